@@ -1,0 +1,24 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const fromRoot = (path: string): string => fileURLToPath(new URL(path, import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    // Unit tests run against the TypeScript sources, so they never test a stale build.
+    alias: {
+      '@webpp/core': fromRoot('./packages/core/src/index.ts'),
+    },
+  },
+  test: {
+    include: [
+      'packages/*/test/**/*.test.ts',
+      'origin/test/**/*.test.ts',
+      'sw/test/**/*.test.ts',
+      'examples/*/test/**/*.test.ts',
+    ],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    pool: 'forks',
+  },
+});
