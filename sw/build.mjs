@@ -1,9 +1,19 @@
 // Bundles the Service Worker and the page script with esbuild into sw/bundle/.
+// The page script is type-checked first (tsconfig.page.json: DOM library), because the
+// package's own tsconfig.json compiles the worker sources with the WebWorker library.
 import { build } from 'esbuild';
 import { mkdirSync, existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
 
 const here = new URL('.', import.meta.url).pathname;
 mkdirSync(`${here}bundle`, { recursive: true });
+
+if (existsSync(`${here}src/webpp.ts`)) {
+  const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+  const check = spawnSync(process.execPath, [tsc, '-p', `${here}tsconfig.page.json`], { stdio: 'inherit' });
+  if (check.status !== 0) process.exit(check.status ?? 1);
+}
 
 const entries = [
   { in: 'src/webpp-sw.ts', out: 'webpp-sw' },
@@ -22,5 +32,6 @@ if (entries.length > 0) {
     sourcemap: true,
     legalComments: 'none',
     logLevel: 'warning',
+    define: { 'process.env.NODE_ENV': '"production"' },
   });
 }

@@ -1,1 +1,37 @@
-export {};
+/**
+ * @webpp/sw: the Web++ smart client as a service worker. Sites either add
+ * `<script src="/webpp.js"></script>` (the bundled worker) or import these into their own
+ * Workbox worker and bundle it themselves.
+ */
+export { ReplicaStrategy, replicaRouteMatcher, createReplicaRouteMatcher, getReplicaClient } from './workbox.js';
+export type { ReplicaStrategyOptions, ReplicaClientWorkboxOptions } from './workbox.js';
+export { ReplicaClient } from './replica-client.js';
+export type { ReplicaClientOptions, RespondIO, Route } from './replica-client.js';
+export { extendedRefreshPolicy, registerPolicy, createPolicy, policyNames } from './policy.js';
+export type {
+  ReplicaPolicy,
+  PlannedAttempt,
+  PlanContext,
+  MaintenanceContext,
+  MaintenancePlan,
+  PolicyFactory,
+  PolicyFactoryOptions,
+} from './policy.js';
+export { parseWorkerOptions, resolveWorkerOptions, PRESETS, DEFAULT_WORKER_OPTIONS } from './config.js';
+export type { WorkerOptions, WorkerOptionsInput, ParsedWorkerOptions, PresetName } from './config.js';
+export { idbKeyValueStore, memoryKeyValueStore } from './storage.js';
+export type { KeyValueStore } from './storage.js';
+export { runAttempts } from './attempt-runner.js';
+export type { AttemptSpec, RunResult, RunnerIO } from './attempt-runner.js';
+export { EVENT_CHANNEL, STATE_REQUEST, FLUSH_REQUEST } from './messages.js';
+export type {
+  AttemptOutcome,
+  AttemptRecord,
+  DecisionRecord,
+  ServerView,
+  WebppEvent,
+  WebppEventType,
+  WorkerCounters,
+  WorkerStateSnapshot,
+} from './messages.js';
+export { SW_VERSION } from './version.js';

@@ -1,1 +1,36 @@
 export type * from './types.js';
+export { PAPER_DEFAULTS, FAST_PRESET, resolveSelectionConfig } from './config.js';
+export { inverseNormalCdf, percentileToZ } from './normal-quantile.js';
+export {
+  EFFECTIVE_WINDOW_WEIGHT,
+  MIN_SAMPLES_FOR_TIMEOUT,
+  ewmaMean,
+  ewmaVariance,
+  foldSample,
+  effectiveSampleWindow,
+  effectiveSampleCount,
+  percentileOfMeanMs,
+  latencyPercentileMs,
+  type LatencyMoments,
+} from './latency-estimate.js';
+export { LatencyTable } from './latency-table.js';
+export { rankReplicas, selectReplica, refreshTarget, dueProbes } from './select-replica.js';
+export {
+  BINDINGS_HEADER,
+  CONTROL_HEADER,
+  CONTROL_OFF,
+  BINDINGS_FORMAT_VERSION,
+  DEFAULT_MAX_HEADER_BYTES,
+  DEFAULT_DECODE_MAX_BYTES,
+  DEFAULT_MAX_INFLATED_BYTES,
+} from './bindings/format.js';
+export { encodeBindings, MIN_HEADER_BYTES } from './bindings/encode.js';
+export { decodeBindings } from './bindings/decode.js';
+export {
+  BindingsIndex,
+  serverOf,
+  type BindingsIndexJSON,
+  type BindingsIndexOptions,
+  type ApplyResult,
+} from './bindings/bindings-index.js';
+export * from './batch/index.js';

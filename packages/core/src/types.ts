@@ -122,6 +122,13 @@ export interface EncodeOptions {
   compression?: 'auto' | 'never' | 'always';
 }
 
+export interface DecodeOptions {
+  /** Longest header value accepted, in bytes (default 64 KiB); longer input is TOO_LARGE. */
+  maxBytes?: number;
+  /** Largest (decompressed) JSON payload accepted, in bytes (default 1 MiB): the zip-bomb bound. */
+  maxInflatedBytes?: number;
+}
+
 export interface EncodeResult {
   /** The header value: header-safe ASCII. */
   value: string;

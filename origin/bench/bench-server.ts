@@ -1,0 +1,35 @@
+/**
+ * A server for the pre-processing benchmark, in its own process so that the load
+ * generator does not share its event loop. argv: <mode> <root> where mode is
+ * "static" (plain @fastify/static), "webpp" (plugin defaults: bindings + script injection,
+ * cache on), "webpp-noinject" (bindings header only, body streamed from disk as by
+ * @fastify/static) or "webpp-nocache" (defaults with the cache disabled).
+ * Prints "READY <port>".
+ */
+import Fastify from 'fastify';
+import fastifyStatic from '@fastify/static';
+import { startReplicaServer } from '../src/server.js';
+import { benchDirectory } from './page.js';
+
+const [mode = 'static', root = '.'] = process.argv.slice(2);
+let port: number;
+let close: () => Promise<void>;
+if (mode === 'static') {
+  const app = Fastify({ logger: false });
+  await app.register(fastifyStatic, { root, index: ['index.html'], redirect: true });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  port = (app.server.address() as { port: number }).port;
+  close = () => app.close();
+} else {
+  const server = await startReplicaServer({
+    root,
+    publicHost: 'a.localhost',
+    directory: benchDirectory,
+    preprocessCacheBytes: mode === 'webpp-nocache' ? 0 : 32 * 1024 * 1024,
+    injectScript: mode !== 'webpp-noinject',
+  });
+  port = server.port;
+  close = () => server.close();
+}
+process.stdout.write(`READY ${port}\n`);
+process.on('SIGTERM', () => void close().then(() => process.exit(0)));

@@ -1,0 +1,34 @@
+/**
+ * Inserts `<script src="/webpp.js"></script>` into an HTML page (paper Section 2: "The
+ * servers also embed a reference to the Web++ client applet within each HTML resource").
+ * The tag is spliced into the original text right after <head> (else after <html>, else
+ * after the doctype, else at the start), so the rest of the page stays byte-for-byte
+ * identical. Pages that already load the script are left alone.
+ */
+
+export function scriptTag(scriptPath: string): string {
+  return `<script src="${escapeAttribute(scriptPath)}"></script>`;
+}
+
+export function injectScriptTag(html: string, scriptPath: string): string {
+  if (alreadyLoads(html, scriptPath)) return html;
+  const tag = scriptTag(scriptPath);
+  for (const pattern of [/<head(?:\s[^>]*)?>/i, /<html(?:\s[^>]*)?>/i, /<!doctype[^>]*>/i]) {
+    const match = pattern.exec(html);
+    if (match !== null) {
+      const at = match.index + match[0].length;
+      return html.slice(0, at) + tag + html.slice(at);
+    }
+  }
+  return tag + html;
+}
+
+function alreadyLoads(html: string, scriptPath: string): boolean {
+  if (!html.includes(scriptPath)) return false;
+  const escaped = scriptPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`<script\\b[^>]*\\bsrc\\s*=\\s*["']?${escaped}(?:["'\\s>?#])`, 'i').test(html);
+}
+
+function escapeAttribute(value: string): string {
+  return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+}

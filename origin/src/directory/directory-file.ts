@@ -1,0 +1,123 @@
+/**
+ * The directory seed file: a JSON document listing the replication directory's initial
+ * entries (format documented in docs/origin.md, "Directory file").
+ *
+ *   {
+ *     "formatVersion": 1,
+ *     "logicalOrigin": "http://a.localhost:8081",
+ *     "entries": [
+ *       { "logical": "/misc/file.txt",
+ *         "physical": ["http://server1.example/files/miscFile.txt", "http://server2.example/misc/file.txt"] },
+ *       { "logical": "/images/*", "servers": ["http://a.localhost:8081", "http://b.localhost:8082"] }
+ *     ]
+ *   }
+ *
+ * `logical` may be a path (resolved against `logicalOrigin`, else the server's logical
+ * origin) or an absolute URL. `physical` lists absolute physical URLs; `servers` is the
+ * shorthand for "the same path on each of these servers".
+ */
+import { readFile } from 'node:fs/promises';
+import { Ajv } from 'ajv';
+import { WEBPP_ERR_DIRECTORY_FILE } from '../errors.js';
+import { formatUrlSpec, parseUrlSpec } from './url-spec.js';
+
+export interface DirectoryFileEntry {
+  logical: string;
+  physical?: string[];
+  servers?: string[];
+}
+
+export interface DirectoryFile {
+  formatVersion: 1;
+  logicalOrigin?: string;
+  entries: DirectoryFileEntry[];
+}
+
+export const directoryFileSchema = {
+  $id: 'https://webpp.dev/schemas/directory-file.json',
+  type: 'object',
+  additionalProperties: false,
+  required: ['formatVersion', 'entries'],
+  properties: {
+    $schema: { type: 'string' },
+    formatVersion: { const: 1 },
+    logicalOrigin: { type: 'string', minLength: 1 },
+    entries: {
+      type: 'array',
+      maxItems: 100_000,
+      items: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['logical'],
+        anyOf: [{ required: ['physical'] }, { required: ['servers'] }],
+        properties: {
+          logical: { type: 'string', minLength: 1, maxLength: 4096 },
+          physical: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1, maxLength: 4096 } },
+          servers: { type: 'array', minItems: 1, items: { type: 'string', minLength: 1, maxLength: 4096 } },
+        },
+      },
+    },
+  },
+} as const;
+
+const validateFile = new Ajv({ allErrors: true }).compile<DirectoryFile>(directoryFileSchema);
+
+/** (logical, physical) pairs in directory notation ("…/*" for prefixes). */
+export type DirectoryPair = [logical: string, physical: string];
+
+/** Reads and validates a directory file; throws WEBPP_ERR_DIRECTORY_FILE naming the problem. */
+export async function readDirectoryFile(path: string, defaultLogicalOrigin: string): Promise<DirectoryPair[]> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new WEBPP_ERR_DIRECTORY_FILE(path, (error as Error).message);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new WEBPP_ERR_DIRECTORY_FILE(path, `not JSON (${(error as Error).message})`);
+  }
+  return directoryPairsFrom(json, defaultLogicalOrigin, path);
+}
+
+/** Validates a parsed directory file and expands it into pairs. */
+export function directoryPairsFrom(json: unknown, defaultLogicalOrigin: string, source = '<inline>'): DirectoryPair[] {
+  if (!validateFile(json)) {
+    const detail = (validateFile.errors ?? [])
+      .map((error) => `${error.instancePath || '/'} ${error.message ?? 'is invalid'}`)
+      .join('; ');
+    throw new WEBPP_ERR_DIRECTORY_FILE(source, detail);
+  }
+  const base = json.logicalOrigin ?? defaultLogicalOrigin;
+  if (parseUrlSpec(base) === undefined) throw new WEBPP_ERR_DIRECTORY_FILE(source, `logicalOrigin ${base} is not an http(s) URL`);
+  const pairs: DirectoryPair[] = [];
+  json.entries.forEach((entry, index) => {
+    const where = `/entries/${index}`;
+    const logical = parseUrlSpec(entry.logical, base);
+    if (logical === undefined) {
+      throw new WEBPP_ERR_DIRECTORY_FILE(source, `${where}/logical ${JSON.stringify(entry.logical)} is not a URL, path or "/*" prefix`);
+    }
+    const logicalPath = new URL(logical.url).pathname + new URL(logical.url).search;
+    for (const physical of entry.physical ?? []) {
+      const spec = parseUrlSpec(physical);
+      if (spec === undefined) throw new WEBPP_ERR_DIRECTORY_FILE(source, `${where}/physical ${JSON.stringify(physical)} is not an absolute URL`);
+      if (spec.prefix !== logical.prefix) {
+        throw new WEBPP_ERR_DIRECTORY_FILE(source, `${where}: a "/*" logical URL needs "/*" physical URLs, and only then`);
+      }
+      pairs.push([formatUrlSpec(logical), formatUrlSpec(spec)]);
+    }
+    for (const server of entry.servers ?? []) {
+      const serverSpec = parseUrlSpec(server);
+      if (serverSpec === undefined || serverSpec.prefix) {
+        throw new WEBPP_ERR_DIRECTORY_FILE(source, `${where}/servers ${JSON.stringify(server)} is not an http(s) origin`);
+      }
+      const origin = new URL(serverSpec.url).origin;
+      const physical = parseUrlSpec(`${origin}${logicalPath}${logical.prefix ? '*' : ''}`);
+      if (physical === undefined) throw new WEBPP_ERR_DIRECTORY_FILE(source, `${where}: cannot place ${entry.logical} on ${server}`);
+      pairs.push([formatUrlSpec(logical), formatUrlSpec(physical)]);
+    }
+  });
+  return pairs;
+}

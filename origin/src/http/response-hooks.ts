@@ -1,0 +1,197 @@
+/**
+ * The hooks that make any Fastify route a Web++ resource:
+ * - onRequest: CORS preflight; serving replicas held in the replica store (they take
+ *   precedence over the site's own routes, since PUT may have updated them);
+ * - onSend: CORS for replicated resources, the kill switch, and the bindings header —
+ *   HTML and CSS bodies (static files, dynamic routes, proxied upstream responses alike)
+ *   are parsed for references (paper Section 5.1), every other replicated resource gets
+ *   its own binding; results are cached (PreprocessCache);
+ * - onResponse: load statistics.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { BINDINGS_HEADER, CONTROL_HEADER, CONTROL_OFF } from '@webpp/core';
+import { canonicalUrl } from '../directory/url-spec.js';
+import type { DirectoryMatch } from '../directory/replication-directory.js';
+import { PreprocessCache, type PreprocessResult } from '../bindings/preprocess-cache.js';
+import { bindingsOnly, preprocessBody, preprocessKind, type PreprocessSettings } from '../bindings/preprocess.js';
+import { bufferPayload, discardPayload, isStream } from './payload.js';
+import { answerPreflight, setCorsHeaders } from './cors.js';
+import { serveReplica } from './serve-replica.js';
+import { WELL_KNOWN_PREFIX, type WebppOrigin } from '../state.js';
+
+/** Suffix added inside the entity tag of pages whose body got the script tag. */
+const INJECTED_ETAG_SUFFIX = '-webpp';
+
+function headerString(reply: FastifyReply, name: string): string | undefined {
+  const value = reply.getHeader(name);
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? value.join(', ') : String(value);
+}
+
+/** The canonical path of a request URL (no query), or undefined if it does not parse. */
+export function requestPath(url: string): string | undefined {
+  try {
+    return new URL(url, 'http://webpp.invalid').pathname;
+  } catch {
+    return undefined;
+  }
+}
+
+function looksLikeHtmlPath(path: string): boolean {
+  return path.endsWith('/') || /\.x?html?$/i.test(path) || !/\.[A-Za-z0-9]{1,8}$/.test(path);
+}
+
+function withInjectedSuffix(etag: string): string {
+  return etag.endsWith('"') ? `${etag.slice(0, -1)}${INJECTED_ETAG_SUFFIX}"` : etag;
+}
+
+export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin): void {
+  const { options, directory, cache, store, stats } = state;
+  const settings: PreprocessSettings = {
+    directory,
+    maxBindingsHeaderBytes: options.maxBindingsHeaderBytes,
+    injectScriptPath: options.injectScript ? options.scriptPath : undefined,
+  };
+  const variant = `${settings.injectScriptPath ?? '-'}|${options.maxBindingsHeaderBytes}`;
+  /** Requests whose conditional headers named an injected page's validator. */
+  const sentInjectedValidator = new WeakSet<FastifyRequest>();
+  const ownEndpoint = (url: string): boolean =>
+    url.startsWith(WELL_KNOWN_PREFIX) ||
+    (options.serveClientScripts && (url.startsWith(options.scriptPath) || url.startsWith(options.workerPath)));
+
+  app.addHook('onRequest', async (request, reply) => {
+    const url = request.url;
+    if (url.startsWith(WELL_KNOWN_PREFIX)) return;
+    if (request.method === 'OPTIONS') {
+      const method = request.headers['access-control-request-method'];
+      if (options.cors !== 'off' && method !== undefined && answerPreflight(method, request.headers['access-control-request-headers'], reply)) {
+        return reply.send();
+      }
+      return;
+    }
+    if (request.method !== 'GET' && request.method !== 'HEAD') return;
+    const path = requestPath(url);
+    if (path === undefined) return;
+    if (settings.injectScriptPath !== undefined) {
+      // Validators we handed out for injected pages carry a suffix; the underlying route
+      // (e.g. @fastify/static) knows the file's own validator.
+      for (const name of ['if-none-match', 'if-range'] as const) {
+        const raw = request.headers[name];
+        const value = Array.isArray(raw) ? raw.join(', ') : raw;
+        if (value?.includes(`${INJECTED_ETAG_SUFFIX}"`)) {
+          request.headers[name] = value.split(`${INJECTED_ETAG_SUFFIX}"`).join('"');
+          sentInjectedValidator.add(request);
+        }
+      }
+      // Byte ranges of a page that is rewritten would not line up with the bytes sent.
+      if (request.headers.range !== undefined && looksLikeHtmlPath(path)) delete request.headers.range;
+    }
+    if (store.size === 0) return;
+    const replica = store.get(path);
+    if (replica === undefined) return;
+    await serveReplica(request, reply, store, replica);
+    return reply;
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (state.killSwitch) reply.header(CONTROL_HEADER, CONTROL_OFF);
+    if (request.method !== 'GET' && request.method !== 'HEAD') return payload;
+    if (ownEndpoint(request.url)) return payload;
+    const status = reply.statusCode;
+    if (status !== 200 && status !== 206 && status !== 304) return payload;
+    const physicalUrl = canonicalUrl(options.publicUrl + request.url);
+    if (physicalUrl === undefined) return payload;
+    const mappedLogical = directory.logicalOf(physicalUrl);
+    if (options.cors === 'all' || (options.cors === 'replicated' && mappedLogical !== undefined)) setCorsHeaders(reply);
+    if (state.killSwitch) return payload;
+    const pageUrl = mappedLogical ?? physicalUrl;
+    const etag = headerString(reply, 'etag');
+    let own = directory.lookup(pageUrl);
+    if (own !== undefined && !own.binding.prefix && etag?.startsWith('"sha256-') === true) {
+      // Content digests are identical on every server holding the version: a usable validator.
+      own = { ...own, binding: { ...own.binding, validator: etag } };
+    }
+    if (status === 304) {
+      // A 304 may lack Content-Type; the cached result of the 200 with this validator tells all.
+      const validator304 = etag ?? headerString(reply, 'last-modified');
+      const hit = validator304 === undefined ? undefined : cache.get(PreprocessCache.key(pageUrl, validator304, directory.version, variant));
+      if (hit?.bindingsHeader !== undefined) reply.header(BINDINGS_HEADER, hit.bindingsHeader);
+      if (hit === undefined) setOwnBinding(reply, own, pageUrl, etag);
+      const injected = hit !== undefined ? hit.body !== undefined : sentInjectedValidator.has(request);
+      if (injected && etag !== undefined) reply.header('etag', withInjectedSuffix(etag));
+      return payload;
+    }
+    const contentEncoding = headerString(reply, 'content-encoding');
+    const kind = preprocessKind(headerString(reply, 'content-type'));
+    if (kind === undefined || status === 206 || (contentEncoding !== undefined && contentEncoding !== 'identity')) {
+      setOwnBinding(reply, own, pageUrl, etag);
+      return payload;
+    }
+
+    const validator = etag ?? headerString(reply, 'last-modified');
+    let key = validator === undefined ? undefined : PreprocessCache.key(pageUrl, validator, directory.version, variant);
+    if (key !== undefined) {
+      const hit = cache.get(key);
+      if (hit !== undefined) {
+        applyHeaders(reply, hit, etag);
+        if (hit.body === undefined) return payload;
+        discardPayload(payload);
+        return hit.body;
+      }
+    }
+    const declaredLength = Number(headerString(reply, 'content-length') ?? Number.NaN);
+    if (declaredLength > options.maxPreprocessBytes) {
+      setOwnBinding(reply, own, pageUrl, etag);
+      return payload;
+    }
+    const buffered = await bufferPayload(payload, options.maxPreprocessBytes);
+    if (buffered === undefined || !buffered.complete) {
+      setOwnBinding(reply, own, pageUrl, etag);
+      return buffered === undefined ? payload : buffered.stream;
+    }
+    const body = buffered.body;
+    if (body.byteLength === 0 && request.method === 'HEAD') {
+      setOwnBinding(reply, own, pageUrl, etag); // nothing to parse: HEAD of a route that sends no body
+      return isStream(payload) ? null : payload;
+    }
+    let result: PreprocessResult | undefined;
+    if (key === undefined) {
+      key = PreprocessCache.key(pageUrl, `sha1:${createHash('sha1').update(body).digest('base64')}`, directory.version, variant);
+      result = cache.get(key);
+    }
+    if (result === undefined) {
+      result = preprocessBody(kind, body, headerString(reply, 'content-type'), pageUrl, own, settings);
+      cache.set(key, result);
+    }
+    applyHeaders(reply, result, etag);
+    return result.body ?? body;
+  });
+
+  /** Bindings header of a response that is not parsed: the resource's own binding. */
+  function setOwnBinding(reply: FastifyReply, own: DirectoryMatch | undefined, pageUrl: string, etag: string | undefined): void {
+    if (own === undefined) return;
+    const key = PreprocessCache.key(pageUrl, `own:${etag ?? ''}`, directory.version, variant);
+    let result = cache.get(key);
+    if (result === undefined) {
+      result = bindingsOnly([own.binding], settings);
+      cache.set(key, result);
+    }
+    if (result.bindingsHeader !== undefined) reply.header(BINDINGS_HEADER, result.bindingsHeader);
+  }
+
+  function applyHeaders(reply: FastifyReply, result: PreprocessResult, etag: string | undefined): void {
+    if (result.bindingsHeader !== undefined) reply.header(BINDINGS_HEADER, result.bindingsHeader);
+    if (result.body !== undefined) {
+      reply.header('content-length', String(result.body.byteLength));
+      if (etag !== undefined) reply.header('etag', withInjectedSuffix(etag));
+    }
+  }
+
+  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+    if (request.url.startsWith(WELL_KNOWN_PREFIX)) return;
+    const path = requestPath(request.url) ?? request.url;
+    const bytes = request.method === 'HEAD' ? 0 : Number(reply.getHeader('content-length') ?? 0) || 0;
+    stats.record(path, bytes, reply.elapsedTime);
+  });
+}

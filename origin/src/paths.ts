@@ -1,0 +1,36 @@
+/**
+ * Validation of logical paths taken from management URLs. Only canonical paths are
+ * accepted: a path that a URL parser would rewrite (dot segments, encoded slashes,
+ * doubled slashes, stray percent signs) is refused instead of being silently fixed, so
+ * that one resource can never be reached, stored or deleted under two names.
+ */
+import { WEBPP_ERR_BAD_PATH } from './errors.js';
+
+export const MAX_LOGICAL_PATH_LENGTH = 2048;
+
+/** Returns the path unchanged when it is canonical; throws WEBPP_ERR_BAD_PATH (400) otherwise. */
+export function assertCanonicalPath(rawPath: string): string {
+  const reject = (reason: string): never => {
+    throw new WEBPP_ERR_BAD_PATH(JSON.stringify(rawPath.slice(0, 200)), reason);
+  };
+  if (!rawPath.startsWith('/')) reject('it must start with "/"');
+  if (rawPath.length > MAX_LOGICAL_PATH_LENGTH) reject(`it is longer than ${MAX_LOGICAL_PATH_LENGTH} characters`);
+  if (/[\u0000-\u0020\u007f\\]/.test(rawPath)) reject('it contains a control character, a space or a backslash');
+  if (rawPath.includes('?') || rawPath.includes('#')) reject('it contains a query or a fragment');
+  if (/%(?![0-9A-Fa-f]{2})/.test(rawPath)) reject('it contains a malformed percent escape');
+  if (/%(2f|5c|00|2e)/i.test(rawPath)) reject('it contains an encoded "/", "\\", "." or NUL');
+  if (rawPath.includes('//')) reject('it contains an empty segment ("//")');
+  const segments = rawPath.split('/');
+  if (segments.some((segment) => segment === '.' || segment === '..')) reject('it contains a "." or ".." segment');
+  if (rawPath.includes('*')) reject('"*" is reserved for wildcard directory entries');
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(rawPath);
+  } catch {
+    return reject('its percent escapes are not valid UTF-8');
+  }
+  if (/[\u0000-\u001f\u007f]/.test(decoded)) reject('it encodes a control character');
+  const canonical = new URL(rawPath, 'http://webpp.invalid').pathname;
+  if (canonical !== rawPath) reject(`it is not normalised (canonical form: ${canonical})`);
+  return rawPath;
+}

@@ -1,0 +1,137 @@
+/**
+ * webppOrigin: the Fastify plugin that turns a web server into a Web++ server (paper
+ * Section 5). Register it before (or beside) whatever serves the content:
+ *
+ *   await app.register(webppOrigin, { publicUrl: 'https://a.example.org', adminToken, dataDir });
+ *   await app.register(fastifyStatic, { root: './public' });
+ *
+ * It is wrapped with fastify-plugin, so its hooks see every route of the app; its own
+ * endpoints live in an encapsulated child under /.well-known/webpp/.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fp from 'fastify-plugin';
+import type { FastifyInstance } from 'fastify';
+import * as Y from 'yjs';
+import { resolveOptions, type WebppOriginOptions } from './options.js';
+import { ReplicationDirectory } from './directory/replication-directory.js';
+import { DirectoryStore } from './directory/directory-store.js';
+import { applySeed } from './directory/seed.js';
+import { ReplicaStore } from './replicas/replica-store.js';
+import { ReplicaManager } from './replicas/replica-manager.js';
+import { LoadStats } from './stats/load-stats.js';
+import { PreprocessCache } from './bindings/preprocess-cache.js';
+import { PeerSync } from './sync/peer-sync.js';
+import { ClientScripts } from './client-scripts.js';
+import { registerResponseHooks } from './http/response-hooks.js';
+import { managementRoutes } from './routes/management.js';
+import { peerRoutes } from './routes/peer.js';
+import { publicRoutes } from './routes/public.js';
+import type { WebppOrigin } from './state.js';
+
+export const DIRECTORY_STATE_FILE = 'directory.ywebpp';
+export const REPLICA_STORE_FOLDER = 'replicas';
+
+async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOptions): Promise<void> {
+  const options = resolveOptions(rawOptions);
+  const temporaryDataDir = options.dataDir === undefined;
+  const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'webpp-origin-')));
+  const log = app.log.child({ plugin: 'webpp-origin' });
+
+  const doc = new Y.Doc();
+  const directoryStore = new DirectoryStore(join(dataDir, DIRECTORY_STATE_FILE));
+  const restored = await directoryStore.load(doc);
+  const directory = new ReplicationDirectory(doc);
+  if (!restored) await directoryStore.save(doc);
+  const seedChanges = await applySeed(directory, options, dataDir, () => directoryStore.save(doc));
+  directoryStore.attach(doc);
+  log.info(
+    { dataDir, restored, seedAdded: seedChanges.added, seedRemoved: seedChanges.removed, directoryPairs: directory.size, directoryVersion: directory.version },
+    restored ? 'webpp replication directory restored' : 'webpp replication directory created',
+  );
+
+  const store = new ReplicaStore(join(dataDir, REPLICA_STORE_FOLDER), log);
+  await store.open();
+  const cache = new PreprocessCache(options.preprocessCacheBytes);
+  directory.onChange(() => cache.clear());
+  const stats = new LoadStats({
+    ewmaWeight: options.statsEwmaWeight,
+    rateHalfLifeMs: options.statsRateHalfLifeMs,
+    maxResources: options.statsMaxResources,
+  });
+  const flushDirectory = (): Promise<void> => directoryStore.flush();
+  const replicas = new ReplicaManager({ options, directory, flushDirectory, store, log });
+  const sync =
+    options.peers.length > 0 && options.clusterSecret !== undefined
+      ? new PeerSync({
+          doc,
+          peers: options.peers,
+          secret: options.clusterSecret,
+          intervalMs: options.syncIntervalMs,
+          timeoutMs: options.peerTimeoutMs,
+          log,
+        })
+      : undefined;
+
+  const state: WebppOrigin = {
+    options,
+    dataDir,
+    directory,
+    store,
+    replicas,
+    stats,
+    cache,
+    sync,
+    clientScripts: new ClientScripts(options.clientBundleDir),
+    killSwitch: options.killSwitch,
+    flushDirectory,
+    async syncNow() {
+      await Promise.all([sync?.syncAll(), replicas.retryPendingPushes()]);
+    },
+    gauges() {
+      return {
+        directoryVersion: directory.version,
+        directoryPairs: directory.size,
+        storedReplicas: store.size,
+        preprocessCacheHits: cache.hits,
+        preprocessCacheMisses: cache.misses,
+        preprocessCacheBytes: cache.bytes,
+        peers: sync?.peerStatus() ?? [],
+      };
+    },
+  };
+  app.decorate('webpp', state);
+  registerResponseHooks(app, state);
+  await app.register(async (child) => {
+    await publicRoutes(child, state);
+  });
+  await app.register(async (child) => {
+    await managementRoutes(child, state);
+  });
+  await app.register(async (child) => {
+    await peerRoutes(child, state);
+  });
+
+  let retryTimer: NodeJS.Timeout | undefined;
+  app.addHook('onReady', async () => {
+    sync?.start();
+    retryTimer = setInterval(() => void replicas.retryPendingPushes(), options.syncIntervalMs);
+    retryTimer.unref();
+  });
+  app.addHook('onClose', async () => {
+    if (retryTimer !== undefined) clearInterval(retryTimer);
+    await sync?.stop();
+    await directoryStore.stop();
+    doc.destroy();
+    if (temporaryDataDir) await rm(dataDir, { recursive: true, force: true });
+  });
+}
+
+/** The webpp origin plugin (Fastify 5). */
+export const webppOrigin = fp(webppOriginPlugin, {
+  fastify: '5.x',
+  name: '@webpp/origin',
+});
+
+export default webppOrigin;

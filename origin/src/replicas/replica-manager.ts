@@ -1,0 +1,299 @@
+/**
+ * Replica management (paper Section 5.2, Figure 8): creation (POST), update (PUT) and
+ * deletion (DELETE) of this server's replica of a logical URL, wrapped in user-supplied
+ * pre-filters (which may veto) and post-filters.
+ *
+ * - create: store the content, add this server's physical URL to the directory, persist
+ *   the directory, and let peer sync propagate the change.
+ * - update: store a new version (if this server holds a replica) and push it to every
+ *   other server the directory lists for the logical URL. Versions are ordered
+ *   (replica-version.ts) and a server keeps only the newest, so pushes that cross or
+ *   arrive late can never roll content back. Failed pushes are retried with each
+ *   anti-entropy round.
+ * - delete: remove this server's replica and its directory pair, persist, propagate.
+ * Operations on one path run one at a time (KeyedMutex); a veto or an error leaves
+ * everything as it was.
+ */
+import { createHash } from 'node:crypto';
+import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { ReplicationDirectory } from '../directory/replication-directory.js';
+import { canonicalUrl } from '../directory/url-spec.js';
+import {
+  WEBPP_ERR_PREFIX_ENTRY,
+  WEBPP_ERR_REPLICA_EXISTS,
+  WEBPP_ERR_REPLICA_NOT_FOUND,
+  WEBPP_ERR_STALE_VERSION,
+  WEBPP_ERR_VETOED,
+} from '../errors.js';
+import type { PushOutcome, ReplicaOperation, ReplicaOutcome, ResolvedOptions } from '../options.js';
+import { clusterRequest } from '../sync/cluster-client.js';
+import { KeyedMutex } from './keyed-mutex.js';
+import { replicaEtag, type ReplicaStore, type StoredReplica } from './replica-store.js';
+import { compareVersions, formatVersion, nextVersion, REPLICA_VERSION_HEADER, type ReplicaVersion } from './replica-version.js';
+
+export const PEER_REPLICAS_PATH = '/.well-known/webpp/peer/replicas';
+export const LOGICAL_URL_HEADER = 'webpp-logical-url';
+
+const MAX_PUSH_ATTEMPTS = 20;
+const MAX_RETRY_BYTES = 64 * 1024 * 1024;
+
+interface OperationContext {
+  source: ReplicaOperation['source'];
+  request?: FastifyRequest;
+}
+
+export interface CreateResult {
+  logicalUrl: string;
+  physicalUrl: string;
+  replica: StoredReplica;
+}
+
+export interface UpdateResult {
+  logicalUrl: string;
+  version: string;
+  etag: string;
+  stored: boolean;
+  pushes: PushOutcome[];
+}
+
+interface PendingPush {
+  physicalUrl: string;
+  logicalUrl: string;
+  content: Buffer;
+  contentType: string;
+  version: ReplicaVersion;
+  attempts: number;
+}
+
+export interface ReplicaManagerDependencies {
+  options: ResolvedOptions;
+  directory: ReplicationDirectory;
+  flushDirectory: () => Promise<void>;
+  store: ReplicaStore;
+  log: FastifyBaseLogger;
+  clock?: () => number;
+}
+
+export class ReplicaManager {
+  private readonly mutex = new KeyedMutex();
+  private readonly clock: () => number;
+  /** Update pushes that failed, by target physical URL; only the newest version is kept. */
+  private readonly retries = new Map<string, PendingPush>();
+
+  constructor(private readonly deps: ReplicaManagerDependencies) {
+    this.clock = deps.clock ?? Date.now;
+  }
+
+  logicalUrlOf(path: string): string {
+    return canonicalUrl(this.deps.options.logicalOrigin + path) as string;
+  }
+
+  physicalUrlOf(path: string): string {
+    return canonicalUrl(this.deps.options.publicUrl + path) as string;
+  }
+
+  get(path: string): StoredReplica | undefined {
+    return this.deps.store.get(path);
+  }
+
+  /** POST: create this server's replica of the logical URL at `path`. */
+  async create(path: string, content: Buffer, contentType: string, context: OperationContext): Promise<CreateResult> {
+    const operation = this.operation('create', path, context, content, contentType);
+    return this.mutex.run(path, async () => {
+      await this.runPreFilters(operation);
+      const existing = this.deps.store.get(path);
+      if (existing !== undefined) throw new WEBPP_ERR_REPLICA_EXISTS(operation.logicalUrl);
+      const replica = await this.deps.store.put(path, content, {
+        logicalUrl: operation.logicalUrl,
+        contentType,
+        version: nextVersion(undefined, this.deps.options.publicUrl, this.clock()),
+        nowMs: this.clock(),
+      });
+      this.deps.directory.addReplica(operation.logicalUrl, operation.physicalUrl);
+      await this.deps.flushDirectory();
+      await this.runPostFilters(operation, { stored: true, version: formatVersion(replica.version), etag: replicaEtag(replica) });
+      return { logicalUrl: operation.logicalUrl, physicalUrl: operation.physicalUrl, replica };
+    });
+  }
+
+  /** PUT: new content for every replica of the logical URL at `path`. */
+  async update(path: string, content: Buffer, contentType: string, context: OperationContext): Promise<UpdateResult> {
+    const operation = this.operation('update', path, context, content, contentType);
+    const { version, stored, etag, targets } = await this.mutex.run(path, async () => {
+      await this.runPreFilters(operation);
+      const holders = this.deps.directory.lookup(operation.logicalUrl)?.physicalUrls ?? [];
+      const existing = this.deps.store.get(path);
+      const holdsHere = existing !== undefined || holders.includes(operation.physicalUrl);
+      const others = holders.filter((physical) => physical !== operation.physicalUrl);
+      if (!holdsHere && others.length === 0) throw new WEBPP_ERR_REPLICA_NOT_FOUND(operation.logicalUrl);
+      const version = nextVersion(existing?.version, this.deps.options.publicUrl, this.clock());
+      let etag = `"sha256-${createHash('sha256').update(content).digest('base64url')}"`;
+      if (holdsHere) {
+        const replica = await this.deps.store.put(path, content, {
+          logicalUrl: operation.logicalUrl,
+          contentType,
+          version,
+          nowMs: this.clock(),
+        });
+        etag = replicaEtag(replica);
+      }
+      return { version, stored: holdsHere, etag, targets: others };
+    });
+    const pushes = await Promise.all(
+      targets.map((physicalUrl) =>
+        this.push({ physicalUrl, logicalUrl: operation.logicalUrl, content, contentType, version, attempts: 0 }),
+      ),
+    );
+    await this.runPostFilters(operation, { stored, version: formatVersion(version), etag, pushes });
+    return { logicalUrl: operation.logicalUrl, version: formatVersion(version), etag, stored, pushes };
+  }
+
+  /** DELETE: remove this server's replica and its directory pair. */
+  async remove(path: string, context: OperationContext): Promise<{ logicalUrl: string; physicalUrl: string }> {
+    const operation = this.operation('delete', path, context);
+    return this.mutex.run(path, async () => {
+      await this.runPreFilters(operation);
+      const stored = this.deps.store.get(path) !== undefined;
+      const listed = this.deps.directory.has(operation.logicalUrl, operation.physicalUrl);
+      if (!stored && !listed) {
+        const match = this.deps.directory.lookup(operation.logicalUrl);
+        if (match?.binding.prefix === true && match.physicalUrls.includes(operation.physicalUrl)) {
+          throw new WEBPP_ERR_PREFIX_ENTRY(operation.logicalUrl, `${match.binding.logical}*`);
+        }
+        throw new WEBPP_ERR_REPLICA_NOT_FOUND(operation.logicalUrl);
+      }
+      if (listed) {
+        this.deps.directory.removeReplica(operation.logicalUrl, operation.physicalUrl);
+        await this.deps.flushDirectory();
+      }
+      if (stored) await this.deps.store.delete(path);
+      await this.runPostFilters(operation, { stored });
+      return { logicalUrl: operation.logicalUrl, physicalUrl: operation.physicalUrl };
+    });
+  }
+
+  /** A peer pushes a new version of the replica this server holds at `path`. */
+  async receive(
+    path: string,
+    content: Buffer,
+    contentType: string,
+    version: ReplicaVersion,
+    logicalUrl: string,
+    context: OperationContext,
+  ): Promise<StoredReplica> {
+    const operation = { ...this.operation('update', path, context, content, contentType), logicalUrl };
+    return this.mutex.run(path, async () => {
+      await this.runPreFilters(operation);
+      const existing = this.deps.store.get(path);
+      if (existing !== undefined && compareVersions(version, existing.version) <= 0) {
+        throw new WEBPP_ERR_STALE_VERSION(formatVersion(version), logicalUrl, formatVersion(existing.version));
+      }
+      const replica = await this.deps.store.put(path, content, { logicalUrl, contentType, version, nowMs: this.clock() });
+      await this.runPostFilters(operation, { stored: true, version: formatVersion(version), etag: replicaEtag(replica) });
+      return replica;
+    });
+  }
+
+  /** Retries failed update pushes once each (called on every anti-entropy round). */
+  async retryPendingPushes(): Promise<void> {
+    const pending = [...this.retries.values()];
+    this.retries.clear();
+    await Promise.all(pending.map((push) => this.push({ ...push, attempts: push.attempts })));
+  }
+
+  get pendingPushes(): number {
+    return this.retries.size;
+  }
+
+  private async push(push: PendingPush): Promise<PushOutcome> {
+    const secret = this.deps.options.clusterSecret;
+    const target = new URL(push.physicalUrl);
+    const outcome = (status: number, error?: string): PushOutcome =>
+      error === undefined ? { physicalUrl: push.physicalUrl, status, ok: true } : { physicalUrl: push.physicalUrl, status, ok: false, error };
+    if (secret === undefined) return outcome(0, 'no clusterSecret configured: cannot push to other servers');
+    let result: PushOutcome;
+    try {
+      const response = await clusterRequest(secret, `${target.origin}${PEER_REPLICAS_PATH}${target.pathname}`, {
+        method: 'PUT',
+        body: push.content,
+        headers: {
+          'content-type': push.contentType,
+          [REPLICA_VERSION_HEADER]: formatVersion(push.version),
+          [LOGICAL_URL_HEADER]: push.logicalUrl,
+        },
+        timeoutMs: this.deps.options.peerTimeoutMs,
+      });
+      // 409 means the peer already has this version or a newer one: the goal is met.
+      const ok = response.status === 200 || response.status === 409;
+      result = ok ? outcome(response.status) : outcome(response.status, new TextDecoder().decode(response.body).slice(0, 300));
+    } catch (error) {
+      result = outcome(0, (error as Error).message);
+    }
+    const retryable = !result.ok && (result.status === 0 || result.status >= 500);
+    if (retryable) this.scheduleRetry(push);
+    if (!result.ok) this.deps.log.warn({ target: push.physicalUrl, status: result.status, err: result.error }, 'webpp replica update push failed');
+    return result;
+  }
+
+  private scheduleRetry(push: PendingPush): void {
+    if (push.attempts + 1 >= MAX_PUSH_ATTEMPTS) {
+      this.deps.log.error({ target: push.physicalUrl, version: formatVersion(push.version) }, 'webpp replica update push abandoned');
+      return;
+    }
+    const queued = this.retries.get(push.physicalUrl);
+    if (queued !== undefined && compareVersions(queued.version, push.version) >= 0) return;
+    let bytes = push.content.byteLength;
+    for (const other of this.retries.values()) bytes += other.content.byteLength;
+    if (bytes > MAX_RETRY_BYTES) {
+      this.deps.log.error({ target: push.physicalUrl }, 'webpp replica update push dropped: retry queue full');
+      return;
+    }
+    this.retries.set(push.physicalUrl, { ...push, attempts: push.attempts + 1 });
+  }
+
+  private operation(
+    kind: ReplicaOperation['operation'],
+    path: string,
+    context: OperationContext,
+    content?: Buffer,
+    contentType?: string,
+  ): ReplicaOperation {
+    const operation: ReplicaOperation = {
+      operation: kind,
+      source: context.source,
+      logicalUrl: this.logicalUrlOf(path),
+      path,
+      physicalUrl: this.physicalUrlOf(path),
+    };
+    if (content !== undefined) operation.content = content;
+    if (contentType !== undefined) operation.contentType = contentType;
+    if (context.request !== undefined) operation.request = context.request;
+    return operation;
+  }
+
+  private async runPreFilters(operation: ReplicaOperation): Promise<void> {
+    for (const filter of this.deps.options.preFilters) {
+      let verdict;
+      try {
+        verdict = await filter(operation);
+      } catch (error) {
+        throw new WEBPP_ERR_VETOED((error as Error).message);
+      }
+      if (verdict !== undefined && verdict !== null && typeof verdict === 'object' && typeof verdict.veto === 'string') {
+        const veto = new WEBPP_ERR_VETOED(verdict.veto);
+        if (verdict.statusCode !== undefined && verdict.statusCode >= 400 && verdict.statusCode < 600) veto.statusCode = verdict.statusCode;
+        throw veto;
+      }
+    }
+  }
+
+  private async runPostFilters(operation: ReplicaOperation, outcome: ReplicaOutcome): Promise<void> {
+    for (const filter of this.deps.options.postFilters) {
+      try {
+        await filter(operation, outcome);
+      } catch (error) {
+        this.deps.log.error({ err: error, operation: operation.operation, logicalUrl: operation.logicalUrl }, 'webpp post-filter failed');
+      }
+    }
+  }
+}

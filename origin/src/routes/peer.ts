@@ -1,0 +1,74 @@
+/**
+ * Server-to-server endpoints, signed with the cluster secret (http/auth.ts):
+ *
+ *   POST /.well-known/webpp/sync                         y-protocols sync messages (directory)
+ *   PUT  /.well-known/webpp/peer/replicas/<path>         a newer version of a replica held here
+ *        headers: webpp-replica-version, webpp-logical-url, content-type
+ *
+ * The signature's presence is checked before the body is read (401), its validity once the
+ * body is in (403); either way nothing changes.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { CLUSTER_AUTH_HEADER, parseClusterAuth, verifyClusterRequest } from '../http/auth.js';
+import { WEBPP_ERR_BAD_HEADER, WEBPP_ERR_DISABLED, WEBPP_ERR_FORBIDDEN, WEBPP_ERR_UNAUTHORIZED } from '../errors.js';
+import { handleSyncMessages, SYNC_PATH } from '../sync/peer-sync.js';
+import { LOGICAL_URL_HEADER, PEER_REPLICAS_PATH } from '../replicas/replica-manager.js';
+import { formatVersion, parseVersion, REPLICA_VERSION_HEADER } from '../replicas/replica-version.js';
+import { replicaEtag } from '../replicas/replica-store.js';
+import { canonicalUrl } from '../directory/url-spec.js';
+import { logicalPathOf } from './management.js';
+import type { WebppOrigin } from '../state.js';
+
+const MAX_SYNC_MESSAGE_BYTES = 64 * 1024 * 1024;
+
+function bodyOf(request: FastifyRequest): Buffer {
+  return Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+}
+
+export async function peerRoutes(app: FastifyInstance, state: WebppOrigin): Promise<void> {
+  const secretOrThrow = (): string => {
+    const secret = state.options.clusterSecret;
+    if (secret === undefined) throw new WEBPP_ERR_DISABLED('Server-to-server calls are disabled: this server has no cluster secret');
+    return secret;
+  };
+  app.addHook('onRequest', async (request) => {
+    secretOrThrow();
+    const parsed = parseClusterAuth(request.headers[CLUSTER_AUTH_HEADER] as string | undefined);
+    if ('ok' in parsed && !parsed.ok) throw new WEBPP_ERR_UNAUTHORIZED(parsed.reason);
+  });
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: Math.max(state.options.maxReplicaBytes, MAX_SYNC_MESSAGE_BYTES) }, (_request, body, done) => {
+    done(null, body);
+  });
+  app.addHook('preHandler', async (request) => {
+    const result = verifyClusterRequest(
+      secretOrThrow(),
+      request.headers[CLUSTER_AUTH_HEADER] as string | undefined,
+      request.method,
+      request.url,
+      bodyOf(request),
+      Date.now(),
+      state.options.maxClockSkewMs,
+    );
+    if (!result.ok) throw result.status === 401 ? new WEBPP_ERR_UNAUTHORIZED(result.reason) : new WEBPP_ERR_FORBIDDEN(result.reason);
+  });
+
+  app.post(SYNC_PATH, { bodyLimit: MAX_SYNC_MESSAGE_BYTES }, async (request, reply) => {
+    const answer = handleSyncMessages(state.directory.doc, bodyOf(request), true);
+    await state.flushDirectory(); // what we acknowledge is on disk
+    reply.header('content-type', 'application/octet-stream');
+    return Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength);
+  });
+
+  app.put(`${PEER_REPLICAS_PATH}/*`, { bodyLimit: state.options.maxReplicaBytes }, async (request) => {
+    const path = logicalPathOf(request.url, PEER_REPLICAS_PATH, state);
+    const version = parseVersion(request.headers[REPLICA_VERSION_HEADER] as string | undefined);
+    if (version === undefined) throw new WEBPP_ERR_BAD_HEADER(REPLICA_VERSION_HEADER, 'expected "<timeMs>@<writer origin>"');
+    const logicalHeader = request.headers[LOGICAL_URL_HEADER] as string | undefined;
+    const logicalUrl = logicalHeader === undefined ? undefined : canonicalUrl(logicalHeader);
+    if (logicalUrl === undefined) throw new WEBPP_ERR_BAD_HEADER(LOGICAL_URL_HEADER, 'expected an absolute http(s) URL');
+    const contentType = request.headers['content-type'] ?? 'application/octet-stream';
+    const replica = await state.replicas.receive(path, bodyOf(request), contentType, version, logicalUrl, { source: 'peer', request });
+    return { path, version: formatVersion(replica.version), etag: replicaEtag(replica) };
+  });
+}

@@ -1,0 +1,44 @@
+/**
+ * What the plugin decorates the Fastify instance with: `app.webpp`. Policies (paper
+ * Section 5.2: algorithms that decide when and where to replicate) use it to read the
+ * load statistics and the directory, and to create, update or delete replicas from code.
+ */
+import type { ReplicationDirectory } from './directory/replication-directory.js';
+import type { ResolvedOptions } from './options.js';
+import type { ReplicaManager } from './replicas/replica-manager.js';
+import type { ReplicaStore } from './replicas/replica-store.js';
+import type { LoadStats } from './stats/load-stats.js';
+import type { PreprocessCache } from './bindings/preprocess-cache.js';
+import type { PeerSync } from './sync/peer-sync.js';
+import type { ClientScripts } from './client-scripts.js';
+import type { OriginGauges } from './stats/prometheus.js';
+
+export const WELL_KNOWN_PREFIX = '/.well-known/webpp/';
+
+export interface WebppOrigin {
+  readonly options: ResolvedOptions;
+  /** Folder holding the persisted directory and the replica store. */
+  readonly dataDir: string;
+  readonly directory: ReplicationDirectory;
+  readonly store: ReplicaStore;
+  /** Replica management (create / update / delete) with filters, usable from code. */
+  readonly replicas: ReplicaManager;
+  readonly stats: LoadStats;
+  readonly cache: PreprocessCache;
+  /** Directory propagation; undefined when no peers are configured. */
+  readonly sync: PeerSync | undefined;
+  readonly clientScripts: ClientScripts;
+  /** When true every response carries `webpp-control: off` and the worker unregisters itself. */
+  killSwitch: boolean;
+  /** Resolves once the directory as it is now is on disk. */
+  flushDirectory(): Promise<void>;
+  /** Runs one anti-entropy round with every peer now (and retries pending update pushes). */
+  syncNow(): Promise<void>;
+  gauges(): OriginGauges;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    webpp: WebppOrigin;
+  }
+}

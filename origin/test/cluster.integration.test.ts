@@ -1,0 +1,245 @@
+/**
+ * Three real replica servers on loopback: random concurrent POST / DELETE on all of them,
+ * one server cut off (it keeps taking changes while isolated), then killed and restarted
+ * from its data folder; every directory must end identical and agree with what each
+ * server actually stores. Then PUT propagation with versions.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { startReplicaServer, type ReplicaServer } from '../src/server.js';
+import { signClusterRequest } from '../src/http/auth.js';
+import { ADMIN_TOKEN, CLUSTER_SECRET, auth, removeTempDirs, tempDir, waitFor } from './helpers.js';
+import { TcpForwarder } from './fixtures/tcp-forwarder.js';
+
+const NAMES = ['a', 'b', 'c'] as const;
+type Name = (typeof NAMES)[number];
+const KEYS = 12;
+const SYNC_INTERVAL_MS = 150;
+
+/** Deterministic PRNG (mulberry32), so every run issues the same operations. */
+function prng(seed: number): () => number {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Node {
+  name: Name;
+  dataDir: string;
+  server: ReplicaServer | undefined;
+  /** Stable public URL (a forwarder), whatever port the server currently has. */
+  publicForwarder: TcpForwarder;
+  /** Forwarders this node uses to reach each peer. */
+  outgoing: Map<Name, TcpForwarder>;
+}
+
+const nodes = new Map<Name, Node>();
+const forwarders: TcpForwarder[] = [];
+
+afterAll(async () => {
+  for (const node of nodes.values()) await node.server?.close();
+  for (const forwarder of forwarders) await forwarder.close();
+  await removeTempDirs();
+});
+
+async function forwarder(): Promise<TcpForwarder> {
+  const created = new TcpForwarder(1);
+  await created.listen();
+  forwarders.push(created);
+  return created;
+}
+
+async function start(node: Node): Promise<void> {
+  node.server = await startReplicaServer({
+    publicUrl: node.publicForwarder.url,
+    // One logical origin for the cluster, so servers race on the same logical URLs.
+    logicalOrigin: nodes.get('a')?.publicForwarder.url,
+    dataDir: node.dataDir,
+    adminToken: ADMIN_TOKEN,
+    clusterSecret: CLUSTER_SECRET,
+    peers: [...node.outgoing.values()].map((f) => f.url),
+    syncIntervalMs: SYNC_INTERVAL_MS,
+    peerTimeoutMs: 2000,
+    injectScript: false,
+  });
+  node.publicForwarder.retarget(node.server.port);
+  for (const other of nodes.values()) other.outgoing.get(node.name)?.retarget(node.server.port);
+}
+
+function isolate(name: Name, cut: boolean): void {
+  const node = nodes.get(name) as Node;
+  const touched = [node.publicForwarder, ...node.outgoing.values(), ...[...nodes.values()].map((other) => other.outgoing.get(name)).filter((f) => f !== undefined)];
+  for (const f of touched) (cut ? f.cut() : f.heal());
+}
+
+async function randomOperations(random: () => number, on: Name[], count: number, concurrency: number): Promise<number[]> {
+  const statuses: number[] = [];
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) {
+      const index = next;
+      next += 1;
+      const name = on[Math.floor(random() * on.length)] as Name;
+      const key = Math.floor(random() * KEYS);
+      const create = random() < 0.6;
+      const server = nodes.get(name)?.server as ReplicaServer;
+      const response = await fetch(`http://127.0.0.1:${server.port}/.well-known/webpp/replicas/r${key}.txt`, {
+        method: create ? 'POST' : 'DELETE',
+        headers: { ...auth, 'content-type': 'text/plain' },
+        body: create ? `r${key} from ${name} op ${index}` : undefined,
+      });
+      await response.arrayBuffer();
+      statuses.push(response.status);
+    }
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
+  return statuses;
+}
+
+async function directoryOf(name: Name): Promise<string> {
+  const server = nodes.get(name)?.server as ReplicaServer;
+  const listing = (await (await fetch(`http://127.0.0.1:${server.port}/.well-known/webpp/directory`)).json()) as { entries: unknown };
+  return JSON.stringify(listing.entries);
+}
+
+describe('directory propagation between three servers', () => {
+  it('converges after concurrent changes, a partition and a restart', async () => {
+    for (const name of NAMES) {
+      nodes.set(name, { name, dataDir: await tempDir(`webpp-cluster-${name}-`), server: undefined, publicForwarder: await forwarder(), outgoing: new Map() });
+    }
+    for (const node of nodes.values()) {
+      for (const peer of NAMES) if (peer !== node.name) node.outgoing.set(peer, await forwarder());
+    }
+    for (const node of nodes.values()) await start(node);
+    const random = prng(20_240_601);
+
+    // Phase 1: everyone connected.
+    const phase1 = await randomOperations(random, ['a', 'b', 'c'], 60, 6);
+    // Phase 2: c is cut off and keeps taking changes on its own.
+    isolate('c', true);
+    const phase2 = await randomOperations(random, ['a', 'b', 'c'], 60, 6);
+    const onlyC = await fetch(`http://127.0.0.1:${nodes.get('c')?.server?.port}/.well-known/webpp/replicas/only-c.txt`, { method: 'POST', headers: auth, body: 'c' });
+    expect(onlyC.status).toBe(201);
+    const logicalOnlyC = `${nodes.get('a')?.publicForwarder.url}/only-c.txt`;
+    // Phase 3: c is stopped; a and b go on.
+    await nodes.get('c')?.server?.close();
+    const phase3 = await randomOperations(random, ['a', 'b'], 40, 4);
+    expect(nodes.get('a')?.server?.app.webpp.directory.lookup(logicalOnlyC)).toBeUndefined(); // the cut held
+    // Phase 4: c restarts from its data folder and the partition heals.
+    await start(nodes.get('c') as Node);
+    expect(nodes.get('c')?.server?.app.webpp.directory.lookup(logicalOnlyC)?.physicalUrls).toEqual([`${nodes.get('c')?.publicForwarder.url}/only-c.txt`]);
+    isolate('c', false);
+
+    for (const status of [...phase1, ...phase2, ...phase3]) expect([200, 201, 404, 409]).toContain(status);
+    expect(phase1.filter((status) => status === 201).length).toBeGreaterThan(5);
+
+    await waitFor(
+      'identical directories on a, b and c',
+      async () => {
+        const listings = await Promise.all(NAMES.map(directoryOf));
+        return new Set(listings).size === 1 ? listings[0] : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 100 },
+    );
+    const versions = NAMES.map((name) => nodes.get(name)?.server?.app.webpp.directory.version);
+    expect(new Set(versions).size).toBe(1);
+
+    // The converged directory agrees with what each server stores: its own pair for r<k>
+    // is listed exactly when it holds r<k>.
+    for (const name of NAMES) {
+      const node = nodes.get(name) as Node;
+      const app = node.server?.app;
+      for (let key = 0; key < KEYS; key += 1) {
+        const logical = `${nodes.get('a')?.publicForwarder.url}/r${key}.txt`;
+        for (const holder of NAMES) {
+          const holderNode = nodes.get(holder) as Node;
+          const physical = `${holderNode.publicForwarder.url}/r${key}.txt`;
+          const listed = app?.webpp.directory.has(logical, physical) ?? false;
+          const stored = holderNode.server?.app.webpp.store.get(`/r${key}.txt`) !== undefined;
+          expect({ on: name, holder, key, listed }).toEqual({ on: name, holder, key, listed: stored });
+        }
+      }
+      expect(app?.webpp.directory.lookup(logicalOnlyC)?.physicalUrls).toEqual([`${nodes.get('c')?.publicForwarder.url}/only-c.txt`]);
+    }
+  }, 120_000);
+});
+
+describe('replica updates between servers', () => {
+  it('pushes PUT to every other replica; an older version never overwrites a newer one', async () => {
+    const servers: ReplicaServer[] = [];
+    try {
+      const dirs = [await tempDir(), await tempDir(), await tempDir()];
+      // Three servers sharing one logical origin (the first); peers learn the directory by sync.
+      const first = await startReplicaServer({ dataDir: dirs[0], adminToken: ADMIN_TOKEN, clusterSecret: CLUSTER_SECRET, syncIntervalMs: 100, injectScript: false });
+      servers.push(first);
+      for (const dir of dirs.slice(1)) {
+        servers.push(
+          await startReplicaServer({
+            dataDir: dir,
+            adminToken: ADMIN_TOKEN,
+            clusterSecret: CLUSTER_SECRET,
+            logicalOrigin: first.url,
+            peers: [first.url],
+            syncIntervalMs: 100,
+            injectScript: false,
+          }),
+        );
+      }
+      // The first server only learns of its peers' replicas through their pushes and anti-entropy (they list it as a peer).
+      const post = (server: ReplicaServer, body: string) =>
+        fetch(`${server.url}/.well-known/webpp/replicas/doc.txt`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body });
+      for (const server of servers) expect((await post(server, 'v1')).status).toBe(201);
+      await waitFor('all three replicas listed on the first server', () => first.app.webpp.directory.lookup(`${first.url}/doc.txt`)?.physicalUrls.length === 3);
+
+      const put = await fetch(`${first.url}/.well-known/webpp/replicas/doc.txt`, { method: 'PUT', headers: { ...auth, 'content-type': 'text/plain' }, body: 'v2' });
+      expect(put.status).toBe(200);
+      const result = (await put.json()) as { version: string; pushes: { ok: boolean; physicalUrl: string }[] };
+      expect(result.pushes.map((push) => push.ok)).toEqual([true, true]);
+      for (const server of servers) {
+        const response = await fetch(`${server.url}/doc.txt`);
+        expect(await response.text()).toBe('v2');
+        expect(response.headers.get('webpp-replica-version')).toBe(result.version);
+      }
+
+      // A delayed push of an older version (replayed with a valid signature) is refused.
+      const target = servers[1] as ReplicaServer;
+      const path = '/.well-known/webpp/peer/replicas/doc.txt';
+      const body = new TextEncoder().encode('stale');
+      const stale = await fetch(`${target.url}${path}`, {
+        method: 'PUT',
+        headers: {
+          'content-type': 'text/plain',
+          'webpp-replica-version': `1@${first.url}`,
+          'webpp-logical-url': `${first.url}/doc.txt`,
+          'webpp-cluster-auth': signClusterRequest(CLUSTER_SECRET, 'PUT', path, body),
+        },
+        body,
+      });
+      expect(stale.status).toBe(409);
+      expect(await (await fetch(`${target.url}/doc.txt`)).text()).toBe('v2');
+
+      // Unsigned, mis-signed and wrong-secret calls change nothing.
+      const unsigned = await fetch(`${target.url}${path}`, { method: 'PUT', headers: { 'webpp-replica-version': `9999999999999@${first.url}`, 'webpp-logical-url': `${first.url}/doc.txt` }, body: 'evil' });
+      expect(unsigned.status).toBe(401);
+      const wrongSecret = await fetch(`${target.url}${path}`, {
+        method: 'PUT',
+        headers: {
+          'webpp-replica-version': `9999999999999@${first.url}`,
+          'webpp-logical-url': `${first.url}/doc.txt`,
+          'webpp-cluster-auth': signClusterRequest('another-secret-another-secret', 'PUT', path, new TextEncoder().encode('evil')),
+        },
+        body: 'evil',
+      });
+      expect(wrongSecret.status).toBe(403);
+      const sync = await fetch(`${target.url}/.well-known/webpp/sync`, { method: 'POST', body: new Uint8Array([0, 0]) });
+      expect(sync.status).toBe(401);
+      expect(await (await fetch(`${target.url}/doc.txt`)).text()).toBe('v2');
+    } finally {
+      for (const server of servers) await server.close();
+    }
+  }, 60_000);
+});

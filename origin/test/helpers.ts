@@ -1,0 +1,82 @@
+/** Shared helpers of the origin tests: temporary folders and bounded polling. */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export const ADMIN_TOKEN = 'test-admin-token-0123456789';
+export const CLUSTER_SECRET = 'test-cluster-secret-0123456789';
+
+const made: string[] = [];
+
+export async function tempDir(prefix = 'webpp-origin-test-'): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), prefix));
+  made.push(dir);
+  return dir;
+}
+
+export async function removeTempDirs(): Promise<void> {
+  await Promise.all(made.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+}
+
+/**
+ * Polls `probe` until it returns a value other than undefined/false, at most `timeoutMs`.
+ * Throws with `what` and the last observed value when the condition never holds.
+ */
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  { timeoutMs = 15_000, intervalMs = 25 }: { timeoutMs?: number; intervalMs?: number } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+      last = value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; last value: ${String(last)}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+export const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
+
+import Fastify, { type FastifyInstance } from 'fastify';
+import fastifyStatic from '@fastify/static';
+import { decodeBindings, type BindingsDocument } from '@webpp/core';
+import { webppOrigin } from '../src/plugin.js';
+import type { WebppOriginOptions } from '../src/options.js';
+
+export const ORIGIN_A = 'http://a.localhost:8081';
+export const ORIGIN_B = 'http://b.localhost:8082';
+export const ORIGIN_C = 'http://c.localhost:8083';
+
+/** A Fastify app with the plugin (publicUrl = ORIGIN_A unless given), optional static root and extra routes. */
+export async function buildApp(
+  options: Partial<WebppOriginOptions> = {},
+  extra: { root?: string; routes?: (app: FastifyInstance) => void } = {},
+): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false });
+  await app.register(webppOrigin, { publicUrl: ORIGIN_A, adminToken: ADMIN_TOKEN, ...options });
+  extra.routes?.(app);
+  if (extra.root !== undefined) await app.register(fastifyStatic, { root: extra.root });
+  await app.ready();
+  return app;
+}
+
+/** Decodes a bindings header, failing the test on malformed input. */
+export function bindingsOf(header: string | string[] | number | undefined): BindingsDocument | undefined {
+  if (header === undefined) return undefined;
+  const result = decodeBindings(String(header));
+  if (!result.ok) throw new Error(`bad bindings header: ${result.error.code} ${result.error.message}`);
+  return result.document;
+}
+
+/** logical URL -> replicas, from a bindings header. */
+export function bindingMap(header: string | string[] | number | undefined): Record<string, string[]> {
+  const document = bindingsOf(header);
+  return Object.fromEntries((document?.bindings ?? []).map((binding) => [`${binding.logical}${binding.prefix ? '*' : ''}`, binding.replicas]));
+}

@@ -1,0 +1,190 @@
+import { Inflate } from 'fflate';
+import { decodeBase64Url } from '../_private/base64url.js';
+import { canonicalUrlOnOrigin, parseHttpUrl } from '../_private/whatwg-url.js';
+import type { Binding, BindingsDocument, BindingsErrorCode, DecodeOptions, DecodeResult } from '../types.js';
+import {
+  BINDINGS_FORMAT_VERSION,
+  DEFAULT_DECODE_MAX_BYTES,
+  DEFAULT_MAX_INFLATED_BYTES,
+  FLAG_PREFIX,
+  MAX_VALIDATOR_LENGTH,
+  VALIDATOR_PATTERN,
+} from './format.js';
+
+/** Thrown internally and turned into `{ ok: false }`: decodeBindings itself never throws. */
+class DecodeFailure {
+  constructor(
+    readonly code: BindingsErrorCode,
+    readonly message: string,
+  ) {}
+}
+
+function reject(code: BindingsErrorCode, message: string): never {
+  throw new DecodeFailure(code, message);
+}
+
+const ENVELOPE = /^(\d{1,9})\.([a-z])\.(\d{1,9})\.(.*)$/s;
+const HEADER_SAFE = /^[\x21-\x7e]*$/;
+
+/**
+ * Decodes a bindings header value (docs/protocol.md). Never throws: malformed, truncated,
+ * oversized, badly compressed or unknown-version input yields `{ ok: false, error }` with a
+ * BindingsErrorCode, and the caller simply ignores the header.
+ */
+export function decodeBindings(value: string | null | undefined, options: DecodeOptions = {}): DecodeResult {
+  try {
+    return { ok: true, document: decodeOrThrow(value, options) };
+  } catch (error) {
+    if (error instanceof DecodeFailure) return { ok: false, error: { code: error.code, message: error.message } };
+    // Anything else (e.g. a stack overflow in JSON.parse) is still malformed input.
+    return { ok: false, error: { code: 'MALFORMED', message: `bindings header rejected: ${String(error)}` } };
+  }
+}
+
+function decodeOrThrow(value: string | null | undefined, options: DecodeOptions): BindingsDocument {
+  const maxBytes = options.maxBytes ?? DEFAULT_DECODE_MAX_BYTES;
+  const maxInflatedBytes = options.maxInflatedBytes ?? DEFAULT_MAX_INFLATED_BYTES;
+  if (typeof value !== 'string') reject('EMPTY', 'no bindings header');
+  if (value.length > maxBytes) reject('TOO_LARGE', `bindings header of ${value.length} bytes exceeds ${maxBytes}`);
+  const text = value.trim();
+  if (text === '') reject('EMPTY', 'empty bindings header');
+  if (!HEADER_SAFE.test(text)) reject('MALFORMED', 'bindings header contains characters outside visible ASCII');
+
+  const versionText = /^\d+/.exec(text)?.[0];
+  if (versionText === undefined) reject('MALFORMED', 'bindings header does not start with a format version');
+  if (Number(versionText) !== BINDINGS_FORMAT_VERSION) {
+    reject('UNSUPPORTED_VERSION', `bindings format version ${versionText} is not supported (expected ${BINDINGS_FORMAT_VERSION})`);
+  }
+  const match = ENVELOPE.exec(text);
+  if (!match) {
+    const fields = text.split('.').length;
+    reject(fields < 4 ? 'TRUNCATED' : 'MALFORMED', 'bindings header is not "version.encoding.length.payload"');
+  }
+  const [, , encoding, lengthText, payload] = match as unknown as [string, string, string, string, string];
+  const jsonLength = Number(lengthText);
+  if (jsonLength > maxInflatedBytes) {
+    reject('TOO_LARGE', `bindings payload of ${jsonLength} bytes exceeds ${maxInflatedBytes}`);
+  }
+  let json: string;
+  if (encoding === 'j') {
+    json = payload;
+  } else if (encoding === 'z') {
+    json = inflatePayload(payload, jsonLength);
+  } else {
+    reject('UNSUPPORTED_VERSION', `bindings payload encoding "${encoding}" is not supported`);
+  }
+  if (json.length < jsonLength) reject('TRUNCATED', `bindings payload has ${json.length} of ${jsonLength} bytes`);
+  if (json.length > jsonLength) reject('MALFORMED', `bindings payload is longer than its declared ${jsonLength} bytes`);
+
+  let wire: unknown;
+  try {
+    wire = JSON.parse(json);
+  } catch {
+    reject('MALFORMED', 'bindings payload is not valid JSON');
+  }
+  return fromWire(wire);
+}
+
+/** Inflates base64url(deflate-raw) input, stopping as soon as the output passes the declared length. */
+function inflatePayload(payload: string, jsonLength: number): string {
+  const bytes = decodeBase64Url(payload);
+  if (bytes === 'truncated') reject('TRUNCATED', 'compressed bindings payload has an impossible base64url length');
+  if (bytes === 'invalid') reject('BAD_COMPRESSION', 'compressed bindings payload is not base64url');
+  const output = new Uint8Array(jsonLength + 1);
+  let written = 0;
+  let overflow = false;
+  let ended = false;
+  const inflater = new Inflate((chunk, final) => {
+    if (written + chunk.length > jsonLength) overflow = true;
+    else output.set(chunk, written);
+    written += chunk.length;
+    if (final) ended = true;
+  });
+  const CHUNK_BYTES = 512; // at most ~0.5 MB of output per push, however the input is crafted
+  try {
+    for (let offset = 0; offset < bytes.length && !overflow; offset += CHUNK_BYTES) {
+      const end = Math.min(bytes.length, offset + CHUNK_BYTES);
+      inflater.push(bytes.subarray(offset, end), end === bytes.length);
+    }
+    if (bytes.length === 0) inflater.push(bytes, true);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (/unexpected EOF/i.test(message)) reject('TRUNCATED', 'compressed bindings payload ends early');
+    reject('BAD_COMPRESSION', `compressed bindings payload does not inflate: ${message}`);
+  }
+  if (overflow) reject('MALFORMED', `compressed bindings payload inflates beyond its declared ${jsonLength} bytes`);
+  if (!ended) reject('TRUNCATED', 'compressed bindings payload ends early');
+  let json = '';
+  for (let i = 0; i < written; i++) {
+    const byte = output[i] as number;
+    if (byte > 0x7e || (byte < 0x20 && byte !== 0x09)) reject('MALFORMED', 'bindings payload is not ASCII JSON');
+    json += String.fromCharCode(byte);
+  }
+  return json;
+}
+
+function fromWire(wire: unknown): BindingsDocument {
+  if (!isPlainObject(wire)) reject('MALFORMED', 'bindings payload is not a JSON object');
+  const { d: directoryVersion, s: servers, b: rows } = wire;
+  if (typeof directoryVersion !== 'number' || !Number.isSafeInteger(directoryVersion) || directoryVersion < 0) {
+    reject('MALFORMED', '"d" (directory version) must be a safe integer >= 0');
+  }
+  if (!Array.isArray(servers)) reject('MALFORMED', '"s" (server table) must be an array');
+  if (!Array.isArray(rows)) reject('MALFORMED', '"b" (bindings) must be an array');
+  const origins = servers.map((server, i) => {
+    const parsed = typeof server === 'string' ? parseHttpUrl(server) : undefined;
+    if (!parsed || parsed.origin !== server) reject('BAD_URL', `s[${i}] is not an http(s) origin`);
+    return parsed.origin;
+  });
+  const bindings = rows.map((row, i) => bindingFromRow(row, i, origins));
+  return { directoryVersion, bindings };
+}
+
+function bindingFromRow(row: unknown, index: number, origins: string[]): Binding {
+  const where = `b[${index}]`;
+  if (!Array.isArray(row) || row.length < 3 || row.length > 5) reject('MALFORMED', `${where} must have 3 to 5 fields`);
+  const [serverIndex, path, replicas, flags = 0, validator] = row as unknown[];
+  if (typeof flags !== 'number' || !Number.isInteger(flags) || flags < 0 || flags > FLAG_PREFIX) {
+    reject('MALFORMED', `${where} has unknown flags`);
+  }
+  const prefix = (flags & FLAG_PREFIX) !== 0;
+  const logicalPath = pathField(path, `${where}[1]`);
+  const logical = absoluteUrl(origins, serverIndex, logicalPath, `${where} logical URL`, prefix);
+  if (!Array.isArray(replicas) || replicas.length === 0) reject('MALFORMED', `${where} has no replicas`);
+  const physical = replicas.map((replica, i) => {
+    const here = `${where} replica ${i}`;
+    if (typeof replica === 'number') return absoluteUrl(origins, replica, logicalPath, here, prefix);
+    if (!Array.isArray(replica) || replica.length !== 2) reject('MALFORMED', `${here} must be an index or [index, path]`);
+    return absoluteUrl(origins, replica[0], pathField(replica[1], here), here, prefix);
+  });
+  const binding: Binding = { logical, prefix, replicas: physical };
+  if (validator !== undefined) {
+    if (typeof validator !== 'string' || validator.length > MAX_VALIDATOR_LENGTH || !VALIDATOR_PATTERN.test(validator)) {
+      reject('MALFORMED', `${where} has an invalid validator`);
+    }
+    binding.validator = validator;
+  }
+  return binding;
+}
+
+function pathField(value: unknown, where: string): string {
+  if (typeof value !== 'string' || !value.startsWith('/')) reject('MALFORMED', `${where} must be a path starting with "/"`);
+  return value;
+}
+
+function absoluteUrl(origins: string[], serverIndex: unknown, path: string, where: string, prefix: boolean): string {
+  if (typeof serverIndex !== 'number' || !Number.isInteger(serverIndex) || origins[serverIndex] === undefined) {
+    reject('MALFORMED', `${where} refers to no entry of the server table`);
+  }
+  const origin = origins[serverIndex] as string;
+  const url = path.includes('#') ? undefined : canonicalUrlOnOrigin(origin, path);
+  if (!url) reject('BAD_URL', `${where} is not a valid URL`);
+  if (prefix && (url.hasQuery || !url.href.endsWith('/'))) {
+    reject('BAD_URL', `${where} of a prefix binding must end with "/" and have no query`);
+  }
+  return url.href;
+}
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

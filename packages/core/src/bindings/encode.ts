@@ -1,0 +1,147 @@
+import { deflateSync, strToU8 } from 'fflate';
+import { encodeBase64Url } from '../_private/base64url.js';
+import { canonicalHttpUrl } from '../_private/whatwg-url.js';
+import type { Binding, BindingsDocument, EncodeOptions, EncodeResult } from '../types.js';
+import {
+  BINDINGS_FORMAT_VERSION,
+  DEFAULT_MAX_HEADER_BYTES,
+  FLAG_PREFIX,
+  MAX_VALIDATOR_LENGTH,
+  VALIDATOR_PATTERN,
+  type WireDocument,
+  type WireReplica,
+  type WireRow,
+} from './format.js';
+
+/** Smallest maxBytes accepted: room for the envelope of an empty document. */
+export const MIN_HEADER_BYTES = 64;
+
+interface SplitUrl {
+  origin: string;
+  path: string;
+}
+
+interface PreparedBinding {
+  logical: SplitUrl;
+  replicas: SplitUrl[];
+  prefix: boolean;
+  validator: string | undefined;
+}
+
+/**
+ * Encodes a bindings document as one header value (docs/protocol.md). Bindings are kept in
+ * document order; when the value would exceed `maxBytes`, bindings are dropped from the end
+ * (so put the page's own binding and prefix bindings first) and counted in droppedBindings.
+ * @throws TypeError for an invalid document (naming the binding), RangeError for bad options.
+ */
+export function encodeBindings(document: BindingsDocument, options: EncodeOptions = {}): EncodeResult {
+  const maxBytes = options.maxBytes ?? DEFAULT_MAX_HEADER_BYTES;
+  const compression = options.compression ?? 'auto';
+  if (!Number.isInteger(maxBytes) || maxBytes < MIN_HEADER_BYTES) {
+    throw new RangeError(`EncodeOptions.maxBytes must be an integer >= ${MIN_HEADER_BYTES} (got ${maxBytes})`);
+  }
+  if (compression !== 'auto' && compression !== 'never' && compression !== 'always') {
+    throw new RangeError(`EncodeOptions.compression must be 'auto', 'never' or 'always' (got ${String(compression)})`);
+  }
+  const prepared = prepareDocument(document);
+  const encodeFirst = (count: number) => envelope(document.directoryVersion, prepared.slice(0, count), compression);
+
+  let best = encodeFirst(prepared.length);
+  let kept = prepared.length;
+  if (best.value.length > maxBytes) {
+    // Binary search for the longest prefix of the bindings that fits the budget.
+    let low = 0;
+    let high = prepared.length - 1;
+    best = encodeFirst(0);
+    kept = 0;
+    while (low <= high) {
+      const middle = (low + high) >> 1;
+      const candidate = encodeFirst(middle);
+      if (candidate.value.length <= maxBytes) {
+        best = candidate;
+        kept = middle;
+        low = middle + 1;
+      } else {
+        high = middle - 1;
+      }
+    }
+  }
+  return { ...best, droppedBindings: prepared.length - kept };
+}
+
+function envelope(
+  directoryVersion: number,
+  bindings: PreparedBinding[],
+  compression: NonNullable<EncodeOptions['compression']>,
+): { value: string; compressed: boolean } {
+  const json = JSON.stringify(toWire(directoryVersion, bindings));
+  const plain = `${BINDINGS_FORMAT_VERSION}.j.${json.length}.${json}`;
+  if (compression === 'never') return { value: plain, compressed: false };
+  const deflated = encodeBase64Url(deflateSync(strToU8(json), { level: 9 }));
+  const packed = `${BINDINGS_FORMAT_VERSION}.z.${json.length}.${deflated}`;
+  if (compression === 'always' || packed.length < plain.length) return { value: packed, compressed: true };
+  return { value: plain, compressed: false };
+}
+
+/** Relative encoding: every URL becomes an index into the server table plus its path. */
+function toWire(directoryVersion: number, bindings: PreparedBinding[]): WireDocument {
+  const servers: string[] = [];
+  const serverIndex = new Map<string, number>();
+  const indexOf = (origin: string): number => {
+    let index = serverIndex.get(origin);
+    if (index === undefined) {
+      index = servers.push(origin) - 1;
+      serverIndex.set(origin, index);
+    }
+    return index;
+  };
+  const rows = bindings.map((binding): WireRow => {
+    const logicalServer = indexOf(binding.logical.origin);
+    const replicas = binding.replicas.map((replica): WireReplica => {
+      const index = indexOf(replica.origin);
+      return replica.path === binding.logical.path ? index : [index, replica.path];
+    });
+    const flags = binding.prefix ? FLAG_PREFIX : 0;
+    if (binding.validator !== undefined) return [logicalServer, binding.logical.path, replicas, flags, binding.validator];
+    if (flags !== 0) return [logicalServer, binding.logical.path, replicas, flags];
+    return [logicalServer, binding.logical.path, replicas];
+  });
+  return { d: directoryVersion, s: servers, b: rows };
+}
+
+function prepareDocument(document: BindingsDocument): PreparedBinding[] {
+  if (typeof document !== 'object' || document === null) throw new TypeError('bindings document must be an object');
+  const { directoryVersion, bindings } = document;
+  if (!Number.isSafeInteger(directoryVersion) || directoryVersion < 0) {
+    throw new TypeError(`directoryVersion must be a safe integer >= 0 (got ${String(directoryVersion)})`);
+  }
+  if (!Array.isArray(bindings)) throw new TypeError('bindings must be an array');
+  return bindings.map(prepareBinding);
+}
+
+function prepareBinding(binding: Binding, index: number): PreparedBinding {
+  const where = `bindings[${index}]`;
+  if (typeof binding !== 'object' || binding === null) throw new TypeError(`${where} must be an object`);
+  const prefix = binding.prefix === true;
+  const logical = splitUrl(binding.logical, `${where}.logical`, prefix);
+  if (!Array.isArray(binding.replicas) || binding.replicas.length === 0) {
+    throw new TypeError(`${where}.replicas must be a non-empty array of URLs`);
+  }
+  const replicas = binding.replicas.map((url, i) => splitUrl(url, `${where}.replicas[${i}]`, prefix));
+  const { validator } = binding;
+  if (validator !== undefined) {
+    if (typeof validator !== 'string' || validator.length > MAX_VALIDATOR_LENGTH || !VALIDATOR_PATTERN.test(validator)) {
+      throw new TypeError(`${where}.validator must be 1-${MAX_VALIDATOR_LENGTH} visible ASCII characters without spaces`);
+    }
+  }
+  return { logical, replicas, prefix, validator };
+}
+
+function splitUrl(url: unknown, where: string, prefix: boolean): SplitUrl {
+  const canonical = typeof url === 'string' ? canonicalHttpUrl(url) : undefined;
+  if (!canonical) throw new TypeError(`${where} must be an absolute http(s) URL without credentials (got ${JSON.stringify(url)})`);
+  if (prefix && (canonical.hasQuery || !canonical.href.endsWith('/'))) {
+    throw new TypeError(`${where} of a prefix binding must end with "/" and have no query (got ${canonical.href})`);
+  }
+  return { origin: canonical.origin, path: canonical.pathAndQuery };
+}

@@ -1,0 +1,47 @@
+/**
+ * @webpp/simulator: a discrete-event simulator that runs @webpp/core's extended Refresh
+ * algorithm (and baseline policies) over @webpp/netem scenario files on a virtual clock.
+ */
+export { EventQueue, type TimerHandle } from './event-queue.js';
+export {
+  EXCHANGE_PURPOSES,
+  SimulatedNetwork,
+  emptyCounts,
+  type Exchange,
+  type ExchangeCounts,
+  type ExchangeHandle,
+  type ExchangeHandlers,
+  type ExchangePurpose,
+  type SimulatedNetworkOptions,
+} from './network.js';
+export type { CancelRequest, FailureReason, LogicalRequest, Policy, PolicyClient, PolicyEnvironment, PolicyObserver, PolicyRun, RequestResult } from './policy.js';
+export { optimalPolicy, randomPolicy, roundRobinPolicy, singleServerPolicy } from './policies/baselines.js';
+export { hedgedPolicy, webppFastPolicy, webppPaperPolicy, webppPolicy, type HedgeOptions, type WebppPolicyOptions } from './policies/webpp.js';
+export { simulate, type RequestRecord, type SimulationOptions, type SimulationResult, type SizeSummary } from './simulation.js';
+export { quantileOfSorted, summarize, type Summary } from './statistics.js';
+export {
+  STANDARD_POLICY_NAMES,
+  comparePolicies,
+  improvementOverSingle,
+  policyByName,
+  standardPolicies,
+  webppFastMidBodyPolicy,
+  toRows,
+  type ComparisonOptions,
+  type ImprovementOverSingle,
+  type ResultRow,
+  type ScenarioComparison,
+} from './compare.js';
+export {
+  DEFAULT_SWEEP_BASES,
+  DEFAULT_SWEEP_VALUES,
+  SWEPT_PARAMETERS,
+  runSweep,
+  type SweepBase,
+  type SweepOptions,
+  type SweepResult,
+  type SweepRow,
+  type SweepValues,
+  type SweptParameter,
+} from './sweep.js';
+export { comparisonMarkdown, goalLines, sweepMarkdown, type ComparisonReportOptions } from './report.js';

@@ -1,0 +1,136 @@
+/**
+ * The simulated network: the same link model as @webpp/netem (schedules, outages,
+ * distributions, request plans), carried out in virtual time instead of on sockets.
+ *
+ * Outages behave as in the emulator: "reset" and "refuse" fail a request at once (and cut
+ * off responses in flight when they start); "hang" black-holes it until the outage ends,
+ * when the hung connection is reset.
+ *
+ * Draws use common random numbers: the plan of an exchange is drawn from a stream named
+ * by (seed, server, exchange key), and the key of a logical request is the same under
+ * every policy. So every policy faces the very same network luck for request i of client
+ * c on server s, and policy differences are not noise.
+ */
+import { createRandom, planRequest, responseTiming, type ServerTimeline } from '@webpp/netem/model';
+import type { EventQueue, TimerHandle } from './event-queue.js';
+
+/** Why an exchange (one HTTP request on the wire) was sent. */
+export const EXCHANGE_PURPOSES = ['request', 'retry', 'hedge', 'parallel', 'refresh', 'probe'] as const;
+export type ExchangePurpose = (typeof EXCHANGE_PURPOSES)[number];
+
+export interface Exchange {
+  server: string;
+  method: 'GET' | 'HEAD';
+  /** Response body size; 0 for HEAD. */
+  bodyBytes: number;
+  /** Names the random stream of this exchange (see the module comment). */
+  key: string;
+  purpose: ExchangePurpose;
+}
+
+export interface ExchangeHandlers {
+  /** The response head (first byte) arrived. */
+  onFirstByte?(atMs: number): void;
+  /** The whole response arrived. */
+  onComplete?(atMs: number): void;
+  /** The connection was refused or reset (before or after the first byte). */
+  onError?(atMs: number): void;
+  /**
+   * Body bytes stopped flowing at `atMs` (a body stall, or a black-hole outage starting
+   * mid-body); they resume at `resumesAtMs`, or never (null: an error follows when the
+   * outage ends). Lets a client model an inactivity timeout.
+   */
+  onBodyStall?(atMs: number, resumesAtMs: number | null): void;
+}
+
+export interface ExchangeHandle {
+  readonly sentAtMs: number;
+  /** Abandons the exchange: none of its handlers will be called any more. */
+  cancel(): void;
+}
+
+export type ExchangeCounts = Record<ExchangePurpose, number>;
+
+export function emptyCounts(): ExchangeCounts {
+  return { request: 0, retry: 0, hedge: 0, parallel: 0, refresh: 0, probe: 0 };
+}
+
+export interface SimulatedNetworkOptions {
+  queue: EventQueue;
+  servers: ReadonlyMap<string, ServerTimeline>;
+  seed: string | number;
+  /** The replica's own time to produce a response head, added to every exchange. Default 0. */
+  serviceMs?: number;
+}
+
+export class SimulatedNetwork {
+  readonly counts: ExchangeCounts = emptyCounts();
+  private readonly queue: EventQueue;
+  private readonly servers: ReadonlyMap<string, ServerTimeline>;
+  private readonly seed: string | number;
+  private readonly serviceMs: number;
+
+  constructor(options: SimulatedNetworkOptions) {
+    this.queue = options.queue;
+    this.servers = options.servers;
+    this.seed = options.seed;
+    this.serviceMs = options.serviceMs ?? 0;
+  }
+
+  serverNames(): string[] {
+    return [...this.servers.keys()];
+  }
+
+  send(exchange: Exchange, handlers: ExchangeHandlers): ExchangeHandle {
+    const timeline = this.servers.get(exchange.server);
+    if (!timeline) throw new RangeError(`unknown server "${exchange.server}"`);
+    const queue = this.queue;
+    const sentAtMs = queue.now();
+    this.counts[exchange.purpose]++;
+    // At most four timers per exchange; cancelling marks them so the queue skips them.
+    const timers: TimerHandle[] = [];
+    const schedule = (atMs: number, run: () => void): void => {
+      timers.push(queue.at(atMs, run));
+    };
+    const handle: ExchangeHandle = {
+      sentAtMs,
+      cancel: () => {
+        for (const timer of timers) queue.cancel(timer);
+      },
+    };
+
+    const down = timeline.outageAt(sentAtMs);
+    if (down) {
+      // Refused/reset at once; a black hole answers only with a reset when it ends.
+      schedule(down.mode === 'hang' ? down.toMs : sentAtMs, () => handlers.onError?.(queue.now()));
+      return handle;
+    }
+
+    const plan = planRequest(timeline.linkAt(sentAtMs), createRandom(this.seed, exchange.server, exchange.key));
+    const timing = responseTiming(plan, exchange.method === 'HEAD' ? 0 : exchange.bodyBytes, this.serviceMs);
+    const firstByteAtMs = sentAtMs + timing.firstByteMs;
+    const completeAtMs = sentAtMs + timing.completeMs;
+    const cut = timeline.outageStartingIn(sentAtMs, completeAtMs);
+    if (cut && cut.fromMs <= firstByteAtMs) {
+      schedule(cut.mode === 'hang' ? cut.toMs : cut.fromMs, () => handlers.onError?.(queue.now()));
+      return handle;
+    }
+    schedule(firstByteAtMs, () => handlers.onFirstByte?.(queue.now()));
+    const bodyStallAtMs = firstByteAtMs + (completeAtMs - firstByteAtMs - (plan.stallPhase === 'body' ? plan.stallMs : 0)) * plan.stallAfterFraction;
+    if (plan.stallPhase === 'body' && plan.stallMs > 0 && (!cut || bodyStallAtMs < cut.fromMs)) {
+      schedule(bodyStallAtMs, () => handlers.onBodyStall?.(queue.now(), bodyStallAtMs + plan.stallMs));
+    }
+    if (cut) {
+      // Cut off in the middle of the body: reset at once, or frozen until the outage ends.
+      if (cut.mode === 'hang') {
+        schedule(cut.fromMs, () => handlers.onBodyStall?.(queue.now(), null));
+        schedule(cut.toMs, () => handlers.onError?.(queue.now()));
+      } else {
+        schedule(cut.fromMs, () => handlers.onError?.(queue.now()));
+      }
+    } else {
+      schedule(completeAtMs, () => handlers.onComplete?.(queue.now()));
+    }
+    return handle;
+  }
+}

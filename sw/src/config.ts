@@ -1,0 +1,121 @@
+/**
+ * Worker configuration: the selection parameters of the extended Refresh algorithm (paper
+ * Section 4.1, Figure 10) plus the worker's own knobs. The page script passes them on the
+ * worker's URL (`/webpp-sw.js?preset=fast&ttlMs=5000`), so a site configures the worker
+ * from its script tag; a Workbox site passes them to `new ReplicaStrategy({ ... })`.
+ */
+import { FAST_PRESET, PAPER_DEFAULTS, resolveSelectionConfig } from '@webpp/core';
+import type { SelectionConfig } from '@webpp/core';
+
+export type PresetName = 'paper' | 'fast';
+
+export const PRESETS: Readonly<Record<PresetName, Readonly<SelectionConfig>>> = {
+  paper: PAPER_DEFAULTS,
+  fast: FAST_PRESET,
+};
+
+export interface WorkerOptions {
+  preset: PresetName;
+  /** The selection parameters in force: the preset with any overrides applied. */
+  selection: SelectionConfig;
+  /** Name of the replica policy (see policy.ts); 'refresh' is the paper's extended Refresh. */
+  policy: string;
+  /** Latency-table updates are written to IndexedDB at most this often (batched, never on the hot path). */
+  flushDelayMs: number;
+  /** How many recent decisions and events the state snapshot keeps. */
+  historySize: number;
+  /**
+   * After `webpp-control: off`, a worker that gets installed again within this time stays
+   * off and unregisters at once (the page script also skips registering for this long).
+   */
+  offRetryMs: number;
+}
+
+export const DEFAULT_WORKER_OPTIONS: Readonly<Omit<WorkerOptions, 'selection' | 'preset'>> = Object.freeze({
+  policy: 'refresh',
+  flushDelayMs: 1_000,
+  historySize: 200,
+  offRetryMs: 60 * 60 * 1_000,
+});
+
+const SELECTION_KEYS = Object.keys(PAPER_DEFAULTS) as (keyof SelectionConfig)[];
+
+/** Bounds of the worker's own numeric options. */
+const WORKER_NUMBER_BOUNDS = {
+  flushDelayMs: [0, 60_000],
+  historySize: [1, 5_000],
+  offRetryMs: [0, 30 * 24 * 60 * 60 * 1_000],
+} as const;
+
+export interface ParsedWorkerOptions {
+  options: WorkerOptions;
+  /** Human-readable problems; each bad setting is ignored, the rest still apply. */
+  errors: string[];
+}
+
+export type WorkerOptionsInput = Partial<Omit<WorkerOptions, 'selection'>> & Partial<SelectionConfig>;
+
+/**
+ * Resolves options from plain values (a Workbox site's constructor argument). Never
+ * throws: a worker must start even with a bad setting, so bad values are reported in
+ * `errors` (and in the state snapshot) and replaced by the defaults.
+ */
+export function resolveWorkerOptions(input: WorkerOptionsInput = {}): ParsedWorkerOptions {
+  const errors: string[] = [];
+  let preset: PresetName = 'paper';
+  if (input.preset !== undefined) {
+    if (input.preset === 'paper' || input.preset === 'fast') preset = input.preset;
+    else errors.push(`preset must be "paper" or "fast" (got ${JSON.stringify(input.preset)})`);
+  }
+  const base = PRESETS[preset];
+
+  const overrides: Partial<SelectionConfig> = {};
+  for (const key of SELECTION_KEYS) {
+    const value = input[key];
+    if (value === undefined) continue;
+    if (typeof value === 'number' && Number.isFinite(value)) overrides[key] = value;
+    else errors.push(`${key} must be a finite number (got ${JSON.stringify(value)})`);
+  }
+  let selection: SelectionConfig;
+  try {
+    selection = resolveSelectionConfig(overrides, base);
+  } catch (error) {
+    errors.push(error instanceof Error ? error.message : String(error));
+    selection = resolveSelectionConfig({}, base);
+  }
+
+  const options: WorkerOptions = { ...DEFAULT_WORKER_OPTIONS, preset, selection };
+  if (input.policy !== undefined) {
+    if (typeof input.policy === 'string' && /^[a-z][a-z0-9-]{0,40}$/.test(input.policy)) options.policy = input.policy;
+    else errors.push(`policy must be a policy name such as "refresh" (got ${JSON.stringify(input.policy)})`);
+  }
+  for (const key of Object.keys(WORKER_NUMBER_BOUNDS) as (keyof typeof WORKER_NUMBER_BOUNDS)[]) {
+    const value = input[key];
+    if (value === undefined) continue;
+    const [min, max] = WORKER_NUMBER_BOUNDS[key];
+    if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) options[key] = value;
+    else errors.push(`${key} must be an integer in [${min}, ${max}] (got ${JSON.stringify(value)})`);
+  }
+  return { options, errors };
+}
+
+/**
+ * Parses options from the worker's URL query (`self.location.search`). Numbers are decimal;
+ * unknown parameters are reported, not fatal.
+ */
+export function parseWorkerOptions(params: URLSearchParams): ParsedWorkerOptions {
+  const input: Record<string, unknown> = {};
+  const errors: string[] = [];
+  const numeric = new Set<string>([...SELECTION_KEYS, ...Object.keys(WORKER_NUMBER_BOUNDS)]);
+  for (const [key, raw] of params) {
+    if (key === 'preset' || key === 'policy') input[key] = raw;
+    else if (numeric.has(key)) {
+      const value = raw.trim() === '' ? Number.NaN : Number(raw);
+      if (Number.isFinite(value)) input[key] = value;
+      else errors.push(`${key} must be a number (got ${JSON.stringify(raw)})`);
+    }
+    else if (key !== 'v') errors.push(`unknown option "${key}"`);
+  }
+  const parsed = resolveWorkerOptions(input as WorkerOptionsInput);
+  return { options: parsed.options, errors: [...errors, ...parsed.errors] };
+}

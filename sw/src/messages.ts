@@ -1,0 +1,180 @@
+/**
+ * The messages between the worker and its pages: the state snapshot a page asks for, and
+ * the live events the worker broadcasts. Types only (plus names), so that the page script
+ * stays tiny: it imports nothing at run time from here but the constants.
+ */
+import type { LatencyTableJSON, SelectionConfig, ServerId, ServerState } from '@webpp/core';
+
+/** BroadcastChannel on which the worker publishes live events (batched arrays of WebppEvent). */
+export const EVENT_CHANNEL = 'webpp';
+
+/** Message types a page sends to the worker; the answer arrives on the transferred MessagePort. */
+export const STATE_REQUEST = 'webpp:state';
+export const FLUSH_REQUEST = 'webpp:flush';
+
+/** Sent by the worker to every open page (client.postMessage) when the site switched it off. */
+export const CONTROL_OFF_MESSAGE = 'webpp:control-off';
+
+export type WorkerRequestMessage = { type: typeof STATE_REQUEST } | { type: typeof FLUSH_REQUEST };
+
+/** How one attempt of a bound request ended. */
+export type AttemptOutcome =
+  /** The replica answered with a usable response (2xx, 3xx, or 4xx other than 404/410). */
+  | 'served'
+  /** No response headers within the T-percentile timeout (paper Section 4.1): server marked failed. */
+  | 'timeout'
+  /** Connection refused or reset, CORS failure, integrity mismatch…: server marked failed. */
+  | 'network-error'
+  /** A 5xx answer: server marked failed. */
+  | 'server-error'
+  /** 404 or 410: the replica no longer holds the resource; its binding is stale. */
+  | 'stale'
+  /** Another attempt answered first (hedged policies), so this one was cancelled. */
+  | 'cancelled'
+  /** The page itself gave up on the request. */
+  | 'aborted';
+
+export interface AttemptRecord {
+  server: ServerId;
+  physicalUrl: string;
+  /** Why the policy put this server here (e.g. 'lowest-percentile', 'last-resort-failed'). */
+  reason: string;
+  /** The timeout this attempt ran under. */
+  timeoutMs: number;
+  outcome: AttemptOutcome;
+  /** HTTP status, when the replica answered. */
+  status?: number;
+  /** fetch() start to response headers, when the replica answered. */
+  ttfbMs?: number;
+  /** When the attempt started, relative to the request's start. */
+  startedAfterMs: number;
+  /** Error text for network errors. */
+  error?: string;
+}
+
+/** One bound request: which replica served which logical URL, and what was tried. */
+export interface DecisionRecord {
+  id: number;
+  /** Wall-clock time the request arrived. */
+  atMs: number;
+  logicalUrl: string;
+  method: string;
+  /** Request destination ('document', 'image', 'script', '' for fetch()…). */
+  destination: string;
+  navigation: boolean;
+  outcome: 'served' | 'failed' | 'aborted';
+  /** The server whose response the page got, if any. */
+  servedBy?: ServerId;
+  physicalUrl?: string;
+  status?: number;
+  /** True when at least one attempt failed before the one that served. */
+  failover: boolean;
+  attempts: AttemptRecord[];
+  /** Time spent choosing replicas, before the first byte was requested. */
+  bindMs: number;
+  /** Arrival to response headers handed to the page. */
+  totalMs: number;
+  /**
+   * Time the worker itself spent on the request: totalMs minus the serving replica's time
+   * to first byte (choosing, building the request, reading headers, re-wrapping). Failed
+   * attempts count as waiting, not as worker time.
+   */
+  workerMs: number;
+  policy: string;
+}
+
+/** One server's row of the latency table, with the figures a dashboard shows. */
+export interface ServerView {
+  server: ServerId;
+  state: ServerState;
+  meanMs: number;
+  stdDevMs: number;
+  /** Eq. (1) of the paper: what selection minimises. Null without samples. */
+  sPercentileMs: number | null;
+  /** The T-percentile timeout the next request to it would get. */
+  timeoutMs: number;
+  sampleCount: number;
+  /** Age of the newest sample; null without samples. */
+  lastSampleAgeMs: number | null;
+  /** No sample within TTL: due for an asynchronous HEAD refresh. */
+  expired: boolean;
+  /** Current F (doubles per probe while failed). */
+  probeIntervalMs: number;
+  /** While failed: time until the next probe is due (0 = due now). Null while available. */
+  nextProbeInMs: number | null;
+}
+
+export interface WorkerCounters {
+  /** GET/HEAD requests the worker answered (bound, observed or passed on). */
+  intercepted: number;
+  /** Requests bound to a replica. */
+  bound: number;
+  /** Same-origin requests fetched as they were, only to read their bindings header. */
+  observed: number;
+  /** Bound requests that some replica served. */
+  served: number;
+  /** Bound requests that no replica could serve. */
+  failed: number;
+  /** Attempts that failed and handed over to the next replica. */
+  failovers: number;
+  /** 404/410 answers: stale bindings. */
+  staleBindings: number;
+  /** Asynchronous HEAD refreshes sent (paper Section 4.1, TTL). */
+  refreshes: number;
+  /** Asynchronous HEAD probes sent to failed servers (F doubling). */
+  probes: number;
+  /** Probes answered: a failed server is back. */
+  recoveries: number;
+  /** TTFB samples folded into the latency table. */
+  samples: number;
+  /** Responses that came from the HTTP cache and were therefore not samples. */
+  cacheHitsSkipped: number;
+  /** Bindings headers accepted / rejected as malformed. */
+  bindingsHeadersAccepted: number;
+  bindingsHeadersRejected: number;
+  /** Internal errors that made the worker fall back to a plain fetch (fail open). */
+  internalErrors: number;
+  /** Latency-table writes to IndexedDB (batched). */
+  tableFlushes: number;
+}
+
+export interface WorkerStateSnapshot {
+  type: 'webpp:state';
+  /** Version of @webpp/sw that runs in the worker. */
+  version: string;
+  /** False once switched off (CONTROL_HEADER: off). */
+  enabled: boolean;
+  startedAtMs: number;
+  nowMs: number;
+  policy: string;
+  preset: string;
+  config: SelectionConfig;
+  /** Problems found in the configuration (the worker then runs with the preset). */
+  configErrors: string[];
+  bindings: { count: number; directoryVersion: number };
+  servers: ServerView[];
+  table: LatencyTableJSON;
+  counters: WorkerCounters;
+  /** Most recent bound requests, newest last. */
+  decisions: DecisionRecord[];
+  /** Most recent failovers, refreshes, probes and other events, newest last. */
+  events: WebppEvent[];
+}
+
+interface EventBase {
+  atMs: number;
+}
+
+export type WebppEvent =
+  | (EventBase & { type: 'decision'; decision: DecisionRecord })
+  | (EventBase & { type: 'failover'; logicalUrl: string; from: ServerId; outcome: AttemptOutcome; status?: number })
+  | (EventBase & { type: 'server-failed'; server: ServerId; outcome: AttemptOutcome })
+  | (EventBase & { type: 'sample'; server: ServerId; ttfbMs: number; kind: 'request' | 'refresh' | 'probe'; view: ServerView })
+  | (EventBase & { type: 'refresh'; server: ServerId; url: string; ok: boolean; status?: number; ttfbMs?: number })
+  | (EventBase & { type: 'probe'; server: ServerId; url: string; recovered: boolean; status?: number; nextProbeInMs: number | null })
+  | (EventBase & { type: 'bindings'; count: number; directoryVersion: number; applied: number; from: string })
+  | (EventBase & { type: 'bindings-rejected'; code: string; message: string; from: string })
+  | (EventBase & { type: 'control-off'; from: string })
+  | (EventBase & { type: 'internal-error'; message: string; url: string });
+
+export type WebppEventType = WebppEvent['type'];

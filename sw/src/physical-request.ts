@@ -1,0 +1,89 @@
+/**
+ * Builds the request the worker sends to a replica for a logical request. The rules:
+ *  - same method; Range and conditional headers travel along (a partial or 304 answer is
+ *    passed back unchanged);
+ *  - a replica on the page's own origin gets the request's credentials; a replica on any
+ *    other origin is fetched in CORS mode with `credentials: 'omit'`, so the site's cookies
+ *    never reach another origin, and without headers the browser added on its own that
+ *    would force a CORS preflight on every request;
+ *  - navigations follow redirects here and the response is rewritten (served-response.ts),
+ *    because a Request cannot be built in 'navigate' mode.
+ */
+
+/** Headers the browser adds itself; forwarding them cross-origin would only trigger preflights. */
+const CROSS_ORIGIN_DROPPED = new Set([
+  'cache-control',
+  'pragma',
+  'upgrade-insecure-requests',
+  'service-worker-navigation-preload',
+  'user-agent',
+]);
+
+/** Accept value for navigations to other origins (the browser's own is too long to be CORS-safelisted). */
+const NAVIGATION_ACCEPT = 'text/html,application/xhtml+xml,*/*;q=0.8';
+
+/** CORS-safelisted Accept: at most 128 bytes, no CORS-unsafe bytes (Fetch standard). */
+function isSafelistedAccept(value: string): boolean {
+  return value.length <= 128 && !/["():<>?@[\\\]{}\u0000-\u0008\u000a-\u001f\u007f]/.test(value);
+}
+
+export interface PhysicalRequestOptions {
+  /** The page's origin (the worker's own), e.g. "http://a.localhost:8081". */
+  selfOrigin: string;
+  signal: AbortSignal;
+  /** Override the HTTP method (HEAD for refreshes and probes). */
+  method?: 'GET' | 'HEAD';
+  /** Override the cache mode (probes bypass the HTTP cache). */
+  cache?: RequestCache;
+}
+
+export function isSameOrigin(url: string, origin: string): boolean {
+  return url.startsWith(origin) && (url.length === origin.length || url[origin.length] === '/');
+}
+
+export function buildPhysicalRequest(logical: Request, physicalUrl: string, options: PhysicalRequestOptions): Request {
+  const sameOrigin = isSameOrigin(physicalUrl, options.selfOrigin);
+  const navigation = logical.mode === 'navigate';
+  const headers = new Headers();
+  logical.headers.forEach((value, name) => {
+    if (!sameOrigin && CROSS_ORIGIN_DROPPED.has(name)) return;
+    if (!sameOrigin && name === 'accept' && !isSafelistedAccept(value)) {
+      if (navigation) headers.set('accept', NAVIGATION_ACCEPT);
+      return;
+    }
+    headers.set(name, value);
+  });
+
+  let cache: RequestCache = options.cache ?? logical.cache;
+  // 'only-if-cached' is only allowed in 'same-origin' mode.
+  if (cache === 'only-if-cached' && !sameOrigin) cache = 'default';
+
+  const init: RequestInit = {
+    method: options.method ?? logical.method,
+    headers,
+    mode: sameOrigin ? 'same-origin' : 'cors',
+    credentials: sameOrigin ? (logical.credentials === 'omit' ? 'omit' : 'include') : 'omit',
+    cache,
+    redirect: navigation ? 'follow' : logical.redirect,
+    referrerPolicy: logical.referrerPolicy,
+    signal: options.signal,
+  };
+  // '' (no referrer, e.g. a typed URL) must stay '': leaving it unset would send the worker's URL.
+  if (logical.referrer !== 'about:client') init.referrer = logical.referrer;
+  // Subresource integrity still holds: a replica with other bytes fails and the next is tried.
+  if (logical.integrity && options.method !== 'HEAD') init.integrity = logical.integrity;
+  return new Request(physicalUrl, init);
+}
+
+/** A HEAD request for an asynchronous refresh or probe: never from the HTTP cache, no cookies cross-origin. */
+export function buildProbeRequest(physicalUrl: string, selfOrigin: string, signal: AbortSignal): Request {
+  const sameOrigin = isSameOrigin(physicalUrl, selfOrigin);
+  return new Request(physicalUrl, {
+    method: 'HEAD',
+    mode: sameOrigin ? 'same-origin' : 'cors',
+    credentials: sameOrigin ? 'same-origin' : 'omit',
+    cache: 'no-store',
+    redirect: 'follow',
+    signal,
+  });
+}

@@ -1,0 +1,46 @@
+/**
+ * The worker's persistent storage: a tiny key-value interface over idb-keyval, so that the
+ * stores stay testable and a Workbox site can choose its own database name.
+ */
+import { createStore, get, set, update } from 'idb-keyval';
+
+export interface KeyValueStore {
+  get(key: string): Promise<unknown>;
+  set(key: string, value: unknown): Promise<void>;
+  /**
+   * Atomic read-modify-write: `updater` sees the stored value and returns the new one, all
+   * inside one IndexedDB readwrite transaction (idb-keyval `update`).
+   */
+  update(key: string, updater: (stored: unknown) => unknown): Promise<void>;
+}
+
+/** Database and object store names used by the bundled worker. */
+export const DEFAULT_DB_NAME = 'webpp';
+export const DEFAULT_STORE_NAME = 'state';
+
+/** Storage keys. */
+export const LATENCY_TABLE_KEY = 'latency-table';
+export const BINDINGS_KEY = 'bindings';
+export const CONTROL_KEY = 'control';
+
+/** IndexedDB through idb-keyval. The database is opened lazily, on first use. */
+export function idbKeyValueStore(dbName = DEFAULT_DB_NAME, storeName = DEFAULT_STORE_NAME): KeyValueStore {
+  let useStore: ReturnType<typeof createStore> | undefined;
+  const store = (): ReturnType<typeof createStore> => (useStore ??= createStore(dbName, storeName));
+  return {
+    get: (key) => get(key, store()),
+    set: (key, value) => set(key, value, store()),
+    update: (key, updater) => update(key, updater, store()),
+  };
+}
+
+/** An in-memory store, for environments without IndexedDB (and for unit tests). */
+export function memoryKeyValueStore(): KeyValueStore {
+  const values = new Map<string, unknown>();
+  const copy = (value: unknown): unknown => (value === undefined ? undefined : structuredClone(value));
+  return {
+    get: async (key) => copy(values.get(key)),
+    set: async (key, value) => void values.set(key, copy(value)),
+    update: async (key, updater) => void values.set(key, copy(updater(copy(values.get(key))))),
+  };
+}

@@ -1,0 +1,143 @@
+/**
+ * The page script, /webpp.js: `<script src="/webpp.js" async></script>`.
+ *
+ * Registers the worker (/webpp-sw.js, scope "/") without blocking rendering, and gives the
+ * page a small API, `window.webpp`:
+ *   webpp.ready            Promise<ServiceWorkerRegistration | undefined>
+ *   webpp.controlled()     Promise<void>, resolves once the worker controls this page
+ *   webpp.state()          Promise<WorkerStateSnapshot>: latency table, decisions, events…
+ *   webpp.flush()          Promise<void>: write the worker's batched state to IndexedDB now
+ *   webpp.on(type, fn)     live events ('decision', 'failover', 'probe', … or '*'); returns an unsubscribe
+ *
+ * Options: the script's own query string and its data-* attributes are passed to the
+ * worker (e.g. data-preset="fast" data-ttl-ms="5000"); data-sw and data-scope choose the
+ * worker URL and scope.
+ */
+import type { WebppEvent, WorkerStateSnapshot } from './messages.js';
+
+interface WebppApi {
+  version: string;
+  ready: Promise<ServiceWorkerRegistration | undefined>;
+  controlled(): Promise<void>;
+  state(): Promise<WorkerStateSnapshot>;
+  flush(): Promise<void>;
+  on(type: WebppEvent['type'] | '*', listener: (event: WebppEvent) => void): () => void;
+}
+
+declare global {
+  interface Window {
+    webpp?: WebppApi;
+  }
+}
+
+(() => {
+  if (window.webpp) return;
+  const CHANNEL = 'webpp';
+  const OFF_KEY = 'webpp:off';
+  const ANSWER_TIMEOUT_MS = 5_000;
+  const script = document.currentScript as HTMLScriptElement | null;
+  const data = script?.dataset ?? {};
+
+  // Worker options: the script's query, then its data-* attributes (data-ttl-ms → ttlMs).
+  const params = new URLSearchParams(script?.src ? new URL(script.src, location.href).search : '');
+  for (const [key, value] of Object.entries(data)) {
+    if (key !== 'sw' && key !== 'scope' && value !== undefined) params.set(key, value);
+  }
+  const query = params.toString();
+  const workerUrl = (data.sw ?? '/webpp-sw.js') + (query ? `?${query}` : '');
+  const scope = data.scope ?? '/';
+  const offRetryMs = Number(params.get('offRetryMs') ?? 3_600_000);
+
+  const listeners = new Map<string, Set<(event: WebppEvent) => void>>();
+  const container = 'serviceWorker' in navigator ? navigator.serviceWorker : undefined;
+
+  const readOff = (): number => {
+    try {
+      return Number(localStorage.getItem(OFF_KEY) ?? 0);
+    } catch {
+      return 0;
+    }
+  };
+
+  let ready: Promise<ServiceWorkerRegistration | undefined>;
+  if (!container) {
+    ready = Promise.resolve(undefined);
+  } else if (Date.now() - readOff() < offRetryMs) {
+    // Switched off by the site (webpp-control: off): stay unregistered for a while.
+    ready = container
+      .getRegistration(scope)
+      .then((registration) => registration?.unregister())
+      .then(() => undefined, () => undefined);
+  } else {
+    ready = container.register(workerUrl, { scope }).catch((error: unknown) => {
+      console.warn('webpp: service worker registration failed', error);
+      return undefined;
+    });
+  }
+
+  // The worker tells every page when the site switched it off (webpp-control: off). A page
+  // that registered again before it heard (which revives the registration) unregisters too.
+  container?.addEventListener('message', (message: MessageEvent<{ type?: string } | null>) => {
+    if (message.data?.type !== 'webpp:control-off') return;
+    try {
+      localStorage.setItem(OFF_KEY, String(Date.now()));
+    } catch {
+      // storage unavailable: the worker's own marker still applies
+    }
+    void container.getRegistration(scope).then((registration) => registration?.unregister());
+  });
+
+  // Live events: the channel is opened only once someone listens, so pages without a
+  // dashboard never spend time on them.
+  let channel: BroadcastChannel | undefined;
+  const listen = (): void => {
+    if (channel || typeof BroadcastChannel === 'undefined') return;
+    channel = new BroadcastChannel(CHANNEL);
+    channel.onmessage = (message: MessageEvent<WebppEvent[]>) => {
+      if (!Array.isArray(message.data)) return;
+      for (const event of message.data) {
+        for (const key of [event.type, '*']) listeners.get(key)?.forEach((listener) => listener(event));
+      }
+    };
+  };
+
+  const timeout = <T>(promise: Promise<T>, what: string): Promise<T> =>
+    new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`webpp: ${what} timed out`)), ANSWER_TIMEOUT_MS);
+      promise.then(
+        (value) => (clearTimeout(timer), resolve(value)),
+        (error: unknown) => (clearTimeout(timer), reject(error)),
+      );
+    });
+
+  const ask = async <T>(type: string): Promise<T> => {
+    if (!container || !(await ready)) throw new Error('webpp: no service worker');
+    const worker = container.controller ?? (await timeout(container.ready, 'waiting for the worker')).active;
+    if (!worker) throw new Error('webpp: no active service worker');
+    const channel = new MessageChannel();
+    const answer = new Promise<T>((resolve) => {
+      channel.port1.onmessage = (message) => resolve(message.data as T);
+    });
+    worker.postMessage({ type }, [channel.port2]);
+    return timeout(answer, `${type}`);
+  };
+
+  window.webpp = {
+    version: '0.1.0',
+    ready,
+    controlled: () =>
+      new Promise<void>((resolve) => {
+        if (!container || container.controller) return resolve();
+        container.addEventListener('controllerchange', () => resolve(), { once: true });
+      }),
+    state: () => ask<WorkerStateSnapshot>('webpp:state'),
+    flush: () => ask<unknown>('webpp:flush').then(() => undefined),
+    on: (type, listener) => {
+      listen();
+      let set = listeners.get(type);
+      if (!set) listeners.set(type, (set = new Set()));
+      set.add(listener);
+      return () => void set.delete(listener);
+    },
+  };
+})();

@@ -1,0 +1,89 @@
+/**
+ * Replica binding for a site that already has a Workbox service worker: a Workbox
+ * `Strategy` and a `workbox-routing` match callback, sharing the bundled worker's
+ * implementation (ReplicaClient).
+ *
+ *   import { registerRoute } from 'workbox-routing';
+ *   import { ReplicaStrategy, replicaRouteMatcher } from '@webpp/sw';
+ *   const replicas = new ReplicaStrategy({ webpp: { preset: 'fast' }, plugins: [myPlugin] });
+ *   registerRoute(replicaRouteMatcher, replicas, 'GET');
+ *   registerRoute(replicaRouteMatcher, replicas, 'HEAD');
+ *
+ * Every attempt goes through `handler.fetch`, so plugins see each request to a replica
+ * (`requestWillFetch`, `fetchDidSucceed`, `fetchDidFail`) and the strategy's own callbacks
+ * (`handlerWillStart`, `handlerWillRespond`, `handlerDidRespond`, …) run as usual.
+ */
+import { Strategy } from 'workbox-strategies';
+import type { StrategyHandler, StrategyOptions } from 'workbox-strategies';
+import type { RouteMatchCallback } from 'workbox-core/types.js';
+import type { WorkerOptionsInput } from './config.js';
+import { ReplicaClient } from './replica-client.js';
+import type { ReplicaClientOptions } from './replica-client.js';
+
+let sharedClient: ReplicaClient | undefined;
+
+/**
+ * The worker-wide ReplicaClient used by ReplicaStrategy and replicaRouteMatcher. Created on
+ * first use with `settings`; later settings are ignored (one latency table per worker).
+ * In a Workbox worker, `webpp-control: off` stops binding but does not unregister the
+ * site's own worker unless `unregisterOnSwitchOff` is true.
+ */
+export function getReplicaClient(settings?: WorkerOptionsInput, extra: ReplicaClientWorkboxOptions = {}): ReplicaClient {
+  if (!sharedClient) {
+    const { unregisterOnSwitchOff = false, ...rest } = extra;
+    sharedClient = new ReplicaClient({
+      ...(settings ? { settings } : {}),
+      ...(unregisterOnSwitchOff ? {} : { unregister: () => Promise.resolve() }),
+      ...rest,
+    });
+  }
+  return sharedClient;
+}
+
+export interface ReplicaClientWorkboxOptions extends Omit<ReplicaClientOptions, 'parsed' | 'settings'> {
+  /** Unregister the whole service worker on `webpp-control: off`. Default false in Workbox workers. */
+  unregisterOnSwitchOff?: boolean;
+}
+
+export interface ReplicaStrategyOptions extends Omit<StrategyOptions, 'cacheName' | 'matchOptions'> {
+  /** Selection parameters and worker options: `{ preset: 'fast', ttlMs: 5000, policy: 'refresh' }`. */
+  webpp?: WorkerOptionsInput;
+  /** Use this client instead of the worker-wide one. */
+  client?: ReplicaClient;
+  /** Options for the worker-wide client when this strategy creates it. */
+  clientOptions?: ReplicaClientWorkboxOptions;
+}
+
+export class ReplicaStrategy extends Strategy {
+  readonly client: ReplicaClient;
+
+  constructor(options: ReplicaStrategyOptions = {}) {
+    const { webpp, client, clientOptions, ...strategyOptions } = options;
+    super(strategyOptions);
+    this.client = client ?? getReplicaClient(webpp, clientOptions);
+    const scope = globalThis as unknown as Partial<ServiceWorkerGlobalScope>;
+    if (typeof scope.addEventListener === 'function' && 'registration' in scope) {
+      // Answers the page script's state requests (window.webpp.state()).
+      this.client.attachMessageListener(scope as ServiceWorkerGlobalScope);
+    }
+  }
+
+  protected override _handle(request: Request, handler: StrategyHandler): Promise<Response> {
+    return this.client.respond(request, {
+      fetch: (physicalRequest) => handler.fetch(physicalRequest),
+      waitUntil: (promise) => void handler.waitUntil(promise),
+    });
+  }
+}
+
+/**
+ * Matches what the worker should handle: GET/HEAD requests whose logical URL has bindings,
+ * plus same-origin navigations, fetches and stylesheets (to learn their bindings). Register
+ * it for 'GET' and for 'HEAD'.
+ */
+export function createReplicaRouteMatcher(client: ReplicaClient): RouteMatchCallback {
+  return ({ request }) => client.route(request) !== 'pass';
+}
+
+/** createReplicaRouteMatcher for the worker-wide client. */
+export const replicaRouteMatcher: RouteMatchCallback = ({ request }) => getReplicaClient().route(request) !== 'pass';

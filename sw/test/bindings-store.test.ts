@@ -1,0 +1,54 @@
+import { BINDINGS_HEADER, encodeBindings } from '@webpp/core';
+import { describe, expect, it } from 'vitest';
+import { BindingsStore } from '../src/bindings-store.js';
+import { memoryKeyValueStore } from '../src/storage.js';
+
+function headers(directoryVersion: number, replicas: string[]): Headers {
+  const value = encodeBindings({
+    directoryVersion,
+    bindings: [{ logical: 'http://a.localhost:1/img/cat.png', prefix: false, replicas }],
+  }).value;
+  return new Headers({ [BINDINGS_HEADER]: value });
+}
+
+describe('BindingsStore', () => {
+  it('applies a bindings header at once, so the page that carried it can use it', () => {
+    const store = new BindingsStore({ storage: memoryKeyValueStore(), flushDelayMs: 0 });
+    expect(store.learn(headers(1, ['http://b.localhost:2/img/cat.png']))).toMatchObject({ kind: 'applied', applied: 1 });
+    expect(store.resolve('http://a.localhost:1/img/cat.png')?.physicalUrls).toEqual(['http://b.localhost:2/img/cat.png']);
+  });
+
+  it('a newer directory version replaces an older one; an older one never wins', () => {
+    const store = new BindingsStore({ storage: memoryKeyValueStore(), flushDelayMs: 0 });
+    store.learn(headers(2, ['http://b.localhost:2/img/cat.png']));
+    store.learn(headers(1, ['http://old.localhost:9/img/cat.png']));
+    expect(store.resolve('http://a.localhost:1/img/cat.png')?.physicalUrls).toEqual(['http://b.localhost:2/img/cat.png']);
+    store.learn(headers(3, ['http://c.localhost:3/img/cat.png']));
+    expect(store.resolve('http://a.localhost:1/img/cat.png')?.physicalUrls).toEqual(['http://c.localhost:3/img/cat.png']);
+  });
+
+  it('reports a malformed header and keeps what it knew', () => {
+    const store = new BindingsStore({ storage: memoryKeyValueStore(), flushDelayMs: 0 });
+    store.learn(headers(1, ['http://b.localhost:2/img/cat.png']));
+    const result = store.learn(new Headers({ [BINDINGS_HEADER]: '1.j.5.{{{' }));
+    expect(result.kind).toBe('rejected');
+    expect(store.size).toBe(1);
+    expect(store.learn(new Headers())).toEqual({ kind: 'none' });
+  });
+
+  it('survives a worker restart through storage, keeping bindings learned meanwhile', async () => {
+    const storage = memoryKeyValueStore();
+    const before = new BindingsStore({ storage, flushDelayMs: 0 });
+    before.learn(headers(1, ['http://b.localhost:2/img/cat.png']));
+    await before.changed();
+
+    const after = new BindingsStore({ storage, flushDelayMs: 0 });
+    after.learn(headers(2, ['http://c.localhost:3/img/cat.png'])); // arrives while loading
+    await after.load();
+    expect(after.resolve('http://a.localhost:1/img/cat.png')?.physicalUrls).toEqual(['http://c.localhost:3/img/cat.png']);
+
+    const fresh = new BindingsStore({ storage, flushDelayMs: 0 });
+    await fresh.load();
+    expect(fresh.resolve('http://a.localhost:1/img/cat.png')?.physicalUrls).toEqual(['http://b.localhost:2/img/cat.png']);
+  });
+});

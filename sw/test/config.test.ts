@@ -1,0 +1,44 @@
+import { FAST_PRESET, PAPER_DEFAULTS } from '@webpp/core';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_WORKER_OPTIONS, parseWorkerOptions, resolveWorkerOptions } from '../src/config.js';
+
+describe('worker options', () => {
+  it('defaults to the paper parameters and the extended Refresh policy', () => {
+    const { options, errors } = parseWorkerOptions(new URLSearchParams(''));
+    expect(errors).toEqual([]);
+    expect(options.preset).toBe('paper');
+    expect(options.selection).toEqual(PAPER_DEFAULTS);
+    expect(options.policy).toBe('refresh');
+    expect(options.flushDelayMs).toBe(DEFAULT_WORKER_OPTIONS.flushDelayMs);
+  });
+
+  it('takes the fast preset and overrides from the worker URL', () => {
+    const { options, errors } = parseWorkerOptions(new URLSearchParams('preset=fast&ttlMs=5000&flushDelayMs=250'));
+    expect(errors).toEqual([]);
+    expect(options.selection).toEqual({ ...FAST_PRESET, ttlMs: 5000 });
+    expect(options.flushDelayMs).toBe(250);
+  });
+
+  it('reports bad settings and keeps going with the defaults', () => {
+    const { options, errors } = parseWorkerOptions(
+      new URLSearchParams('preset=turbo&ttlMs=soon&selectPercentile=120&historySize=0&color=blue'),
+    );
+    expect(options.selection).toEqual(PAPER_DEFAULTS);
+    expect(options.historySize).toBe(DEFAULT_WORKER_OPTIONS.historySize);
+    expect(errors).toEqual([
+      'ttlMs must be a number (got "soon")',
+      'unknown option "color"',
+      'preset must be "paper" or "fast" (got "turbo")',
+      expect.stringContaining('selectPercentile'),
+      'historySize must be an integer in [1, 5000] (got 0)',
+    ]);
+  });
+
+  it('keeps valid overrides when another one is invalid', () => {
+    const { options, errors } = resolveWorkerOptions({ preset: 'fast', policy: 'Bad Name!', historySize: 50 });
+    expect(options.selection).toEqual(FAST_PRESET);
+    expect(options.policy).toBe('refresh');
+    expect(options.historySize).toBe(50);
+    expect(errors).toHaveLength(1);
+  });
+});

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import { buildPhysicalRequest, buildProbeRequest } from '../src/physical-request.js';
+
+const selfOrigin = 'http://a.localhost:1';
+const signal = new AbortController().signal;
+
+describe('buildPhysicalRequest', () => {
+  const page = new Request('http://a.localhost:1/big.txt', {
+    headers: { range: 'bytes=0-9', 'if-none-match': '"v1"', 'cache-control': 'no-cache', 'x-app': 'yes' },
+    credentials: 'include',
+  });
+
+  it('keeps credentials and every header for a same-origin replica', () => {
+    const request = buildPhysicalRequest(page, 'http://a.localhost:1/big.txt', { selfOrigin, signal });
+    expect(request.credentials).toBe('include');
+    expect(request.mode).toBe('same-origin');
+    expect(request.headers.get('cache-control')).toBe('no-cache');
+    expect(request.headers.get('range')).toBe('bytes=0-9');
+  });
+
+  it('omits credentials, uses CORS and forwards Range and conditional headers to another origin', () => {
+    const request = buildPhysicalRequest(page, 'http://b.localhost:2/big.txt', { selfOrigin, signal });
+    expect(request.url).toBe('http://b.localhost:2/big.txt');
+    expect(request.credentials).toBe('omit');
+    expect(request.mode).toBe('cors');
+    expect(request.headers.get('range')).toBe('bytes=0-9');
+    expect(request.headers.get('if-none-match')).toBe('"v1"');
+    expect(request.headers.get('x-app')).toBe('yes');
+    expect(request.headers.has('cache-control')).toBe(false);
+    expect(request.method).toBe('GET');
+  });
+
+  it('a host that merely starts like the page origin is another origin', () => {
+    const request = buildPhysicalRequest(page, 'http://a.localhost:10/big.txt', { selfOrigin, signal });
+    expect(request.credentials).toBe('omit');
+  });
+
+  it('probes bypass the HTTP cache and never carry cookies to other origins', () => {
+    const probe = buildProbeRequest('http://b.localhost:2/x', selfOrigin, signal);
+    expect([probe.method, probe.cache, probe.credentials, probe.mode]).toEqual(['HEAD', 'no-store', 'omit', 'cors']);
+  });
+});

@@ -1,0 +1,215 @@
+/**
+ * The engine both integration paths share, driven the way a fetch event drives it, against
+ * real HTTP servers on loopback (Node's fetch stands in for the browser's).
+ */
+import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { BINDINGS_HEADER, CONTROL_HEADER, encodeBindings } from '@webpp/core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { registerPolicy } from '../src/policy.js';
+import { ReplicaClient } from '../src/replica-client.js';
+import type { RespondIO } from '../src/replica-client.js';
+import { memoryKeyValueStore } from '../src/storage.js';
+import type { WebppEvent } from '../src/messages.js';
+
+interface Server {
+  origin: string;
+  app: FastifyInstance;
+  delayMs: number;
+  control?: string;
+  log: string[];
+}
+
+const servers: Server[] = [];
+let primary: Server;
+let fast: Server;
+let slow: Server;
+
+async function start(delayMs: number): Promise<Server> {
+  const app = Fastify({ forceCloseConnections: true });
+  const server: Server = { origin: '', app, delayMs, log: [] };
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/*',
+    handler: async (request, reply) => {
+      server.log.push(`${request.method} ${request.url}`);
+      if (server.delayMs) await new Promise((resolve) => setTimeout(resolve, server.delayMs));
+      const bindings = encodeBindings({
+        directoryVersion: 1,
+        bindings: [{ logical: `${primary.origin}/file.txt`, prefix: false, replicas: servers.map((s) => `${s.origin}/file.txt`) }],
+      }).value;
+      reply.header(BINDINGS_HEADER, bindings);
+      if (server.control) reply.header(CONTROL_HEADER, server.control);
+      return reply.header('content-type', 'text/plain').send(`from ${server.origin}`);
+    },
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  server.origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  servers.push(server);
+  return server;
+}
+
+beforeAll(async () => {
+  primary = await start(80);
+  fast = await start(0);
+  slow = await start(80);
+});
+
+afterAll(async () => {
+  for (const server of servers) {
+    server.app.server.closeAllConnections();
+    await server.app.close();
+  }
+});
+
+afterEach(() => {
+  for (const server of servers) {
+    server.log.length = 0;
+    delete server.control;
+  }
+});
+
+/** What a fetch event provides: fetch, and waitUntil whose promises the test can await. */
+function eventIO(): RespondIO & { settled(): Promise<void> } {
+  const pending: Promise<unknown>[] = [];
+  return {
+    fetch: (request) => fetch(request),
+    waitUntil: (promise) => void pending.push(promise),
+    settled: async () => {
+      while (pending.length > 0) await Promise.allSettled(pending.splice(0));
+    },
+  };
+}
+
+function client(overrides: ConstructorParameters<typeof ReplicaClient>[0] = {}) {
+  const events: WebppEvent[] = [];
+  const unregistered: string[] = [];
+  const instance = new ReplicaClient({
+    settings: { preset: 'fast', flushDelayMs: 0 },
+    selfOrigin: primary.origin,
+    storage: memoryKeyValueStore(),
+    observeResourceTiming: false,
+    publish: (batch) => void events.push(...batch),
+    unregister: async () => void unregistered.push('unregistered'),
+    notifyPages: async () => undefined,
+    ...overrides,
+  });
+  return { instance, events, unregistered };
+}
+
+/** Lets the client learn the bindings from one observed same-origin fetch. */
+async function learn(instance: ReplicaClient): Promise<void> {
+  await instance.ready;
+  const request = new Request(`${primary.origin}/file.txt`);
+  expect(instance.route(request)).toBe('observe');
+  const io = eventIO();
+  await (await instance.respond(request, io)).text();
+  await io.settled();
+}
+
+describe('ReplicaClient', () => {
+  it('passes through what it has no bindings for, and other methods always', async () => {
+    const { instance } = client();
+    await instance.ready;
+    expect(instance.route(new Request(`${slow.origin}/file.txt`))).toBe('pass'); // another origin, unbound
+    expect(instance.route(new Request(`${primary.origin}/file.txt`, { method: 'POST', body: 'x' }))).toBe('pass');
+    await learn(instance);
+    expect(instance.route(new Request(`${primary.origin}/file.txt`))).toBe('bind');
+    expect(instance.route(new Request(`${primary.origin}/file.txt`, { method: 'HEAD' }))).toBe('bind');
+    expect(instance.route(new Request(`${primary.origin}/file.txt`, { method: 'PUT', body: 'x' }))).toBe('pass');
+  });
+
+  it('binds to the fastest replica once the table knows them all', async () => {
+    const { instance } = client();
+    await learn(instance);
+    let servedBy: string | undefined;
+    for (let i = 0; i < 12 && servedBy !== fast.origin; i++) {
+      const io = eventIO();
+      const response = await instance.respond(new Request(`${primary.origin}/file.txt`), io);
+      await response.text();
+      await io.settled();
+      servedBy = instance.snapshot().decisions.at(-1)?.servedBy;
+    }
+    expect(servedBy).toBe(fast.origin);
+    expect(instance.snapshot().servers.map((server) => server.server).sort()).toEqual(servers.map((s) => s.origin).sort());
+  });
+
+  it('fails open: an internal error falls back to a plain fetch of the request', async () => {
+    const { instance, events } = client({
+      policy: {
+        name: 'broken',
+        plan: () => {
+          throw new Error('policy bug');
+        },
+      },
+    });
+    await learn(instance);
+    const response = await instance.respond(new Request(`${primary.origin}/file.txt`), eventIO());
+    expect(await response.text()).toBe(`from ${primary.origin}`);
+    expect(instance.snapshot().counters.internalErrors).toBe(1);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(events.some((event) => event.type === 'internal-error' && event.message.includes('policy bug'))).toBe(true);
+  });
+
+  it('switches itself off on `webpp-control: off`, remembers it, and unregisters', async () => {
+    const storage = memoryKeyValueStore();
+    const { instance, unregistered } = client({ storage });
+    await learn(instance);
+    primary.control = 'off';
+    fast.control = 'off';
+    slow.control = 'off';
+    const io = eventIO();
+    await (await instance.respond(new Request(`${primary.origin}/file.txt`), io)).text();
+    await io.settled();
+    expect(instance.isEnabled).toBe(false);
+    expect(instance.route(new Request(`${primary.origin}/file.txt`))).toBe('pass');
+    expect(unregistered).toEqual(['unregistered']);
+
+    // A worker installed again soon after stays off.
+    const again = client({ storage });
+    await again.instance.ready;
+    expect(again.instance.isEnabled).toBe(false);
+    expect(again.unregistered).toEqual(['unregistered']);
+  });
+
+  it('uses a registered policy by name: a hedging policy asks the second replica when the first is slow', async () => {
+    registerPolicy('test-hedge', () => ({
+      name: 'test-hedge',
+      plan: () => [
+        { server: slow.origin, timeoutMs: 2_000, reason: 'first' },
+        { server: fast.origin, timeoutMs: 2_000, reason: 'hedge', hedgeAfterMs: 20 },
+      ],
+    }));
+    const { instance } = client({ settings: { preset: 'fast', policy: 'test-hedge', flushDelayMs: 0 } });
+    await learn(instance);
+    const response = await instance.respond(new Request(`${primary.origin}/file.txt`), eventIO());
+    expect(await response.text()).toBe(`from ${fast.origin}`);
+    const decision = instance.snapshot().decisions.at(-1);
+    expect(decision?.policy).toBe('test-hedge');
+    expect(decision?.attempts.map((a) => [a.server, a.outcome])).toEqual([
+      [slow.origin, 'cancelled'],
+      [fast.origin, 'served'],
+    ]);
+    // Policies without maintenance send no background requests.
+    expect(primary.log.filter((line) => line.startsWith('HEAD'))).toEqual([]);
+  });
+
+  it('an unknown policy name is reported and the paper policy runs', () => {
+    const { instance } = client({ settings: { policy: 'no-such-policy' } });
+    expect(instance.policy.name).toBe('refresh');
+    expect(instance.configErrors).toEqual(['unknown policy "no-such-policy"; using "refresh"']);
+  });
+
+  it('sends an asynchronous HEAD to servers whose entries expired, inside waitUntil', async () => {
+    const { instance } = client({ settings: { preset: 'fast', ttlMs: 1, flushDelayMs: 0 } });
+    await learn(instance);
+    for (const server of servers) server.log.length = 0;
+    const io = eventIO();
+    await (await instance.respond(new Request(`${primary.origin}/file.txt`), io)).text();
+    await io.settled();
+    const heads = servers.flatMap((server) => server.log.filter((line) => line === 'HEAD /file.txt'));
+    expect(heads.length).toBeGreaterThanOrEqual(1);
+    expect(instance.snapshot().counters.refreshes).toBeGreaterThanOrEqual(1);
+  });
+});
