@@ -85,19 +85,31 @@ test('the demo survives stopping its busiest replica, and the dashboard shows it
   await expect(card).toHaveAttribute('data-running', 'false', { timeout: 15_000 });
   await expect(dashboard.locator('#control-status')).toContainText('2 of 3 replicas running');
 
-  // 5. Reload the gallery: every photo still renders, served by the other replicas.
-  await gallery.reload();
-  expect(await brokenImages(gallery)).toEqual([]);
-  const servedBy = (await workerState(gallery)).decisions
-    .filter((decision) => decision.outcome === 'served')
-    .slice(-20)
-    .map((decision) => decision.servedBy);
-  expect(servedBy.length).toBeGreaterThan(0);
-  expect(servedBy).not.toContain(busiest.server);
+  // 5. Reload the gallery: every photo still renders, served by the other replicas. The
+  //    worker learns that the replica is down when it next tries it: at once while it
+  //    still ranks first, else by a HEAD refresh once its entry expires (TTL 20 s in the
+  //    fast preset). A user reloads a few times; every reload must render everything.
+  const stoppedRow = dashboard.locator(`#latency-rows tr[data-server="${busiest.server}"]`);
+  for (let reload = 0; reload < 12; reload += 1) {
+    await gallery.reload();
+    expect(await brokenImages(gallery)).toEqual([]);
+    const servedBy = (await workerState(gallery)).decisions
+      .filter((decision) => decision.outcome === 'served')
+      .slice(-20)
+      .map((decision) => decision.servedBy);
+    expect(servedBy.length).toBeGreaterThan(0);
+    expect(servedBy).not.toContain(busiest.server);
+    // The dashboard polls the worker once a second: a bounded wait for it to show the state.
+    const failedShown = await expect(stoppedRow)
+      .toHaveAttribute('data-state', 'failed', { timeout: 3000 })
+      .then(() => true, () => false);
+    if (failedShown) break;
+  }
 
-  // 6. The dashboard lists the failover and shows the stopped server as failed.
-  await expect(dashboard.locator('#event-list li[data-kind="failover"]').first()).toBeVisible({ timeout: 30_000 });
-  await expect(dashboard.locator(`#latency-rows tr[data-server="${busiest.server}"]`)).toHaveAttribute('data-state', 'failed', { timeout: 30_000 });
+  // 6. The dashboard shows the stopped server failed, and the failover (or failed refresh) that found it.
+  await expect(stoppedRow).toHaveAttribute('data-state', 'failed');
+  const found = dashboard.locator(`#event-list li[data-server="${busiest.server}"]:is([data-kind="failover"], [data-kind="failed"])`);
+  await expect(found.first()).toBeVisible({ timeout: 15_000 });
 
   // 7. Restart it from the dashboard: the card says so.
   await card.locator('button[data-action="start"]').click();

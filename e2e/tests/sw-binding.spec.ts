@@ -119,3 +119,25 @@ test('a malformed bindings header does not break the page', async ({ page }) => 
   expect(later.bindings.count).toBeGreaterThan(0);
   expect(later.decisions.some((decision) => decision.outcome === 'served')).toBe(true);
 });
+
+test('a page that listens gets live events as they happen (decisions, samples)', async ({ page }) => {
+  await openControlled(page, cluster.logicalUrl('/index.html'));
+  await page.reload();
+  const events = await page.evaluate(async () => {
+    const api = (window as unknown as {
+      webpp: { on(type: string, listener: (event: { type: string; decision?: { logicalUrl: string } }) => void): () => void };
+    }).webpp;
+    const seen: { type: string; logicalUrl?: string }[] = [];
+    const decided = new Promise<void>((resolve) => {
+      api.on('*', (event) => {
+        seen.push({ type: event.type, ...(event.decision ? { logicalUrl: event.decision.logicalUrl } : {}) });
+        if (event.type === 'decision' && event.decision?.logicalUrl.endsWith('/data.json')) resolve();
+      });
+    });
+    await (await fetch('/data.json')).json();
+    await decided;
+    return seen;
+  });
+  expect(events).toContainEqual({ type: 'decision', logicalUrl: cluster.logicalUrl('/data.json') });
+  expect(events.some((event) => event.type === 'sample')).toBe(true);
+});

@@ -4,9 +4,9 @@
  * "static" (plain @fastify/static), "webpp" (plugin defaults: bindings + script injection,
  * cache on), "webpp-noinject" (bindings header only, body streamed from disk as by
  * @fastify/static) or "webpp-nocache" (defaults with the cache disabled).
- * Prints "READY <port>".
+ * Prints "READY <port>". GET /__cpu returns process.cpuUsage().
  */
-import Fastify from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import { startReplicaServer } from '../src/server.js';
 import { benchDirectory } from './page.js';
@@ -14,8 +14,13 @@ import { benchDirectory } from './page.js';
 const [mode = 'static', root = '.'] = process.argv.slice(2);
 let port: number;
 let close: () => Promise<void>;
+/** CPU time this process has used, so the benchmark can report CPU time per request. */
+const cpuRoute = (app: FastifyInstance): void => {
+  app.get('/__cpu', async () => process.cpuUsage());
+};
 if (mode === 'static') {
   const app = Fastify({ logger: false });
+  cpuRoute(app);
   await app.register(fastifyStatic, { root, index: ['index.html'], redirect: true });
   await app.listen({ port: 0, host: '127.0.0.1' });
   port = (app.server.address() as { port: number }).port;
@@ -23,6 +28,7 @@ if (mode === 'static') {
 } else {
   const server = await startReplicaServer({
     root,
+    routes: cpuRoute,
     publicHost: 'a.localhost',
     directory: benchDirectory,
     preprocessCacheBytes: mode === 'webpp-nocache' ? 0 : 32 * 1024 * 1024,

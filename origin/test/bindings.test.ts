@@ -69,7 +69,7 @@ describe('bindings on HTML responses', () => {
     );
     const dynamic = await app.inject('/dynamic');
     expect(Object.keys(bindingMap(dynamic.headers['webpp-bindings']))).toEqual([`${ORIGIN_A}/images/*`]);
-    expect(dynamic.body).toBe('<script src="/webpp.js"></script><img src="/images/a.png">');
+    expect(dynamic.body).toBe('<script src="/webpp.js" async></script><img src="/images/a.png">');
     const streamed = await app.inject('/streamed');
     expect(Object.keys(bindingMap(streamed.headers['webpp-bindings']))).toEqual([`${ORIGIN_A}/style.css`]);
     expect(streamed.headers['content-length']).toBe(String(Buffer.byteLength(streamed.body)));
@@ -114,7 +114,7 @@ describe('bindings on HTML responses', () => {
     const first = await app.inject('/index.html');
     const etag = String(first.headers.etag);
     expect(etag).toMatch(/-webpp"$/);
-    expect(first.body.startsWith('<!doctype html><html><head><script src="/webpp.js"></script>')).toBe(true);
+    expect(first.body.startsWith('<!doctype html><html><head><script src="/webpp.js" async></script>')).toBe(true);
     const second = await app.inject({ url: '/index.html', headers: { 'if-none-match': etag } });
     expect(second.statusCode).toBe(304);
     expect(second.headers.etag).toBe(etag);

@@ -93,7 +93,7 @@ describe('webpp-origin serving a folder', () => {
     expect(listening.url).toMatch(/^http:\/\/a\.localhost:\d+$/);
     const base = `http://${listening.listen}`;
     const page = await fetch(`${base}/`);
-    expect(await page.text()).toContain('<script src="/webpp.js"></script>');
+    expect(await page.text()).toContain('<script src="/webpp.js" async></script>');
     expect(Object.keys(bindingMap(page.headers.get('webpp-bindings') ?? undefined))).toEqual([`${listening.url}/images/*`]);
     const created = await fetch(`${base}/.well-known/webpp/replicas/new.txt`, { method: 'POST', headers: auth, body: 'new' });
     expect(created.status).toBe(201);

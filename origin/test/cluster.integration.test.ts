@@ -243,3 +243,27 @@ describe('replica updates between servers', () => {
     }
   }, 60_000);
 });
+
+describe('clusters named *.localhost', () => {
+  it('reach each other although the system resolver does not know *.localhost', async () => {
+    const b = await startReplicaServer({ publicHost: 'b.localhost', adminToken: ADMIN_TOKEN, clusterSecret: CLUSTER_SECRET, injectScript: false });
+    const a = await startReplicaServer({ publicHost: 'a.localhost', adminToken: ADMIN_TOKEN, clusterSecret: CLUSTER_SECRET, peers: [b.url], injectScript: false });
+    try {
+      expect(a.url).toMatch(/^http:\/\/a\.localhost:\d+$/);
+      const created = await fetch(`http://127.0.0.1:${a.port}/.well-known/webpp/replicas/named.txt`, { method: 'POST', headers: auth, body: 'one' });
+      expect(created.status).toBe(201);
+      await waitFor('the directory entry on b', () => b.app.webpp.directory.lookup(`${a.url}/named.txt`)?.physicalUrls.join());
+      // b also holds a replica; a's PUT reaches it at its b.localhost physical URL.
+      await b.app.webpp.replicas.create('/named.txt', Buffer.from('one'), 'text/plain', { source: 'api' });
+      b.app.webpp.directory.addReplica(`${a.url}/named.txt`, `${b.url}/named.txt`);
+      await a.app.webpp.syncNow();
+      await waitFor('b listed on a', () => a.app.webpp.directory.lookup(`${a.url}/named.txt`)?.physicalUrls.length === 2);
+      const put = await fetch(`http://127.0.0.1:${a.port}/.well-known/webpp/replicas/named.txt`, { method: 'PUT', headers: auth, body: 'two' });
+      expect(((await put.json()) as { pushes: { ok: boolean }[] }).pushes).toEqual([expect.objectContaining({ ok: true })]);
+      expect(await (await fetch(`http://127.0.0.1:${b.port}/named.txt`)).text()).toBe('two');
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  }, 30_000);
+});

@@ -159,7 +159,7 @@ describe('DirectoryStore (crash-safe persistence)', () => {
     const doc = new Y.Doc();
     new ReplicationDirectory(doc).addReplica(`${A}/x`, `${B}/x`);
     const file = encodeDirectoryFile(Y.encodeStateAsUpdate(doc));
-    file[file.length - 1] ^= 0xff;
+    file.writeUInt8((file.at(-1) ?? 0) ^ 0xff, file.length - 1);
     await writeFile(path, file);
     await expect(new DirectoryStore(path).load(new Y.Doc())).rejects.toMatchObject({ code: 'WEBPP_ERR_DIRECTORY_CORRUPT' });
     await writeFile(path, file.subarray(0, 30));

@@ -55,7 +55,7 @@ describe('proxy mode', () => {
     const response = await fetch(`http://127.0.0.1:${proxy.port}/page`, { headers: { 'accept-encoding': 'gzip, br' } });
     expect(response.status).toBe(200);
     const body = await response.text();
-    expect(body).toBe(PAGE.replace('<head>', '<head><script src="/webpp.js"></script>'));
+    expect(body).toBe(PAGE.replace('<head>', '<head><script src="/webpp.js" async></script>'));
     expect(bindingMap(response.headers.get('webpp-bindings') ?? undefined)).toEqual({
       [`${proxy.url}/images/*`]: ['http://b.localhost:8082/images/'],
       [`${proxy.url}/css/site.css`]: ['http://c.localhost:8083/css/site.css'],

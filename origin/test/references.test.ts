@@ -86,20 +86,20 @@ describe('injectScriptTag', () => {
   it('inserts the tag right after <head> and leaves the rest byte-for-byte', () => {
     const html = '<!DOCTYPE html>\n<HTML lang=en><Head data-x="1"><title>t</title></head><body>é</body></HTML>';
     expect(injectScriptTag(html, '/webpp.js')).toBe(
-      '<!DOCTYPE html>\n<HTML lang=en><Head data-x="1"><script src="/webpp.js"></script><title>t</title></head><body>é</body></HTML>',
+      '<!DOCTYPE html>\n<HTML lang=en><Head data-x="1"><script src="/webpp.js" async></script><title>t</title></head><body>é</body></HTML>',
     );
   });
 
   it('falls back to after <html>, after the doctype, or the start', () => {
-    expect(injectScriptTag('<html><body></body></html>', '/w.js')).toBe('<html><script src="/w.js"></script><body></body></html>');
-    expect(injectScriptTag('<!doctype html><p>x', '/w.js')).toBe('<!doctype html><script src="/w.js"></script><p>x');
-    expect(injectScriptTag('<p>x', '/w.js')).toBe('<script src="/w.js"></script><p>x');
+    expect(injectScriptTag('<html><body></body></html>', '/w.js')).toBe('<html><script src="/w.js" async></script><body></body></html>');
+    expect(injectScriptTag('<!doctype html><p>x', '/w.js')).toBe('<!doctype html><script src="/w.js" async></script><p>x');
+    expect(injectScriptTag('<p>x', '/w.js')).toBe('<script src="/w.js" async></script><p>x');
   });
 
   it('does not inject twice, and is not fooled by a mere mention of the path', () => {
     const already = '<head><script defer src="/webpp.js"></script></head>';
     expect(injectScriptTag(already, '/webpp.js')).toBe(already);
-    expect(injectScriptTag('<head></head><p>see /webpp.js</p>', '/webpp.js')).toContain('<head><script src="/webpp.js"></script>');
+    expect(injectScriptTag('<head></head><p>see /webpp.js</p>', '/webpp.js')).toContain('<head><script src="/webpp.js" async></script>');
   });
 });
 

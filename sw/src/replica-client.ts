@@ -10,23 +10,27 @@
  *    the asynchronous refreshes and probes (maintenance.ts) inside event.waitUntil;
  *  - anything unexpected in its own logic falls back to a plain fetch (fail open).
  */
-import { CONTROL_HEADER, serverOf } from '@webpp/core';
+import { serverOf } from '@webpp/core';
 import type { RandomSource, ResolvedBinding, ServerId } from '@webpp/core';
 import { classifyStatus, runAttempts } from './attempt-runner.js';
 import type { AttemptSpec, RunnerIO } from './attempt-runner.js';
 import { BindingsStore } from './bindings-store.js';
 import { resolveWorkerOptions } from './config.js';
 import type { ParsedWorkerOptions, WorkerOptions } from './config.js';
+import { decisionRecord, failoverEvents, round } from './decision-record.js';
 import { navigationErrorPage } from './error-page.js';
+import { KillSwitch, isSwitchOff, pageNotifier } from './kill-switch.js';
+import type { PageNotifier } from './kill-switch.js';
 import { LatencyStore } from './latency-store.js';
 import { Maintenance } from './maintenance.js';
-import { CONTROL_OFF_MESSAGE, EVENT_CHANNEL, FLUSH_REQUEST, STATE_REQUEST } from './messages.js';
-import type { AttemptOutcome, DecisionRecord, WebppEvent, WorkerStateSnapshot } from './messages.js';
+import { FLUSH_REQUEST, STATE_REQUEST } from './messages.js';
+import type { AttemptOutcome, WebppEvent, WorkerStateSnapshot } from './messages.js';
 import { buildPhysicalRequest, buildProbeRequest, isSameOrigin } from './physical-request.js';
 import { createPolicy, extendedRefreshPolicy } from './policy.js';
 import type { ReplicaPolicy } from './policy.js';
 import { servedResponse } from './served-response.js';
-import { StateReporter, serverView, serverViews } from './state-reporter.js';
+import { ProbeUrls, StaleBindings } from './server-memory.js';
+import { StateReporter, broadcastPublisher, serverView, serverViews } from './state-reporter.js';
 import { CONTROL_KEY, idbKeyValueStore } from './storage.js';
 import type { KeyValueStore } from './storage.js';
 import { TtfbSampler } from './ttfb-sampler.js';
@@ -66,20 +70,19 @@ export interface ReplicaClientOptions {
   /** Unregisters the worker on `webpp-control: off` (default: self.registration.unregister()). */
   unregister?: () => Promise<unknown>;
   /** Tells every open page of the site that the worker was switched off (default: clients.matchAll + postMessage). */
-  notifyPages?: (message: { type: typeof CONTROL_OFF_MESSAGE }) => Promise<unknown>;
+  notifyPages?: PageNotifier;
   /** Watch the worker's Resource Timing entries to leave HTTP-cache hits out of the samples. Default true. */
   observeResourceTiming?: boolean;
+  /**
+   * Paths on the page's origin that are never bound: webpp's own scripts. Default: the
+   * page script "/webpp.js" and the worker's own path. A directory wildcard that covers
+   * them must not make the page depend on a replica for the client itself.
+   */
+  ownScriptPaths?: string[];
 }
 
 /** Same-origin requests without bindings that are still worth reading bindings from. */
 const OBSERVED_DESTINATIONS = new Set(['', 'document', 'iframe', 'style']);
-/** Recent physical URLs remembered per server, for probes ("a randomly chosen resource"). */
-const PROBE_URLS_PER_SERVER = 8;
-const MAX_STALE_MEMO = 1_000;
-
-function isFailureOutcome(outcome: AttemptOutcome): boolean {
-  return outcome === 'timeout' || outcome === 'network-error' || outcome === 'server-error' || outcome === 'stale';
-}
 
 export class ReplicaClient {
   readonly options: WorkerOptions;
@@ -91,21 +94,20 @@ export class ReplicaClient {
   /** Resolves when the stored table and bindings are loaded (never rejects). */
   readonly ready: Promise<void>;
   private loaded = false;
-  private enabled = true;
+  private readonly killSwitch: KillSwitch;
   private readonly selfOrigin: string;
   private readonly storage: KeyValueStore;
   private readonly random: RandomSource;
   private readonly sampler: TtfbSampler;
   private readonly maintenance: Maintenance;
   private readonly plainFetch: (request: Request) => Promise<Response>;
-  private readonly unregister: () => Promise<unknown>;
-  private readonly notifyPages: (message: { type: typeof CONTROL_OFF_MESSAGE }) => Promise<unknown>;
   private readonly startedAtMs = Date.now();
   private readonly resolvedByRequest = new WeakMap<Request, ResolvedBinding>();
   private readonly failureWatchers = new Map<ServerId, Set<() => void>>();
-  private readonly probeUrls = new Map<ServerId, string[]>();
-  private readonly staleMemo = new Map<string, number>();
+  private readonly probeUrls = new ProbeUrls();
+  private readonly staleBindings = new StaleBindings();
   private messageListenerAttached = false;
+  private readonly ownScriptPrefixes: string[];
 
   constructor(init: ReplicaClientOptions = {}) {
     const parsed = init.parsed ?? resolveWorkerOptions(init.settings);
@@ -115,17 +117,23 @@ export class ReplicaClient {
     const named = createPolicy(this.options.policy, { config: this.options.selection, random: this.random });
     if (!init.policy && !named) this.configErrors.push(`unknown policy "${this.options.policy}"; using "refresh"`);
     this.policy = init.policy ?? named ?? extendedRefreshPolicy();
-    this.selfOrigin = init.selfOrigin ?? (globalThis as { location?: { origin: string } }).location?.origin ?? '';
+    const location = (globalThis as { location?: { origin: string; pathname: string } }).location;
+    this.selfOrigin = init.selfOrigin ?? location?.origin ?? '';
+    const ownPaths = init.ownScriptPaths ?? ['/webpp.js', ...(location?.pathname ? [location.pathname] : [])];
+    this.ownScriptPrefixes = ownPaths.map((path) => `${this.selfOrigin}${path}`);
     this.storage = init.storage ?? idbKeyValueStore();
     this.plainFetch = init.fetch ?? ((request) => fetch(request));
-    this.unregister =
-      init.unregister ??
-      (() => (globalThis as unknown as { registration?: ServiceWorkerRegistration }).registration?.unregister() ?? Promise.resolve());
-
-    this.notifyPages = init.notifyPages ?? defaultPageNotifier();
+    this.killSwitch = new KillSwitch({
+      storage: this.storage,
+      offRetryMs: this.options.offRetryMs,
+      unregister:
+        init.unregister ??
+        (() => (globalThis as unknown as { registration?: ServiceWorkerRegistration }).registration?.unregister() ?? Promise.resolve()),
+      notifyPages: init.notifyPages ?? pageNotifier(),
+    });
     this.reporter = new StateReporter({
       historySize: this.options.historySize,
-      publish: init.publish ?? defaultPublisher(),
+      publish: init.publish ?? broadcastPublisher(),
     });
     this.latency = new LatencyStore({
       config: this.options.selection,
@@ -143,7 +151,7 @@ export class ReplicaClient {
     });
     if (init.observeResourceTiming !== false) this.sampler.observeResourceTiming();
     this.maintenance = new Maintenance({
-      probeUrl: (server) => this.probeUrlFor(server),
+      probeUrl: (server) => this.probeUrls.pick(server, this.random),
       buildRequest: (url, signal) => buildProbeRequest(url, this.selfOrigin, signal),
       fetch: this.plainFetch,
       now: () => performance.now(),
@@ -181,7 +189,7 @@ export class ReplicaClient {
 
   /** True until the site switched the worker off. */
   get isEnabled(): boolean {
-    return this.enabled;
+    return !this.killSwitch.isOff;
   }
 
   /**
@@ -190,11 +198,12 @@ export class ReplicaClient {
    * test and one bindings lookup.
    */
   route(request: Request): Route {
-    if (!this.enabled) return 'pass';
+    if (this.killSwitch.isOff) return 'pass';
     const { method } = request;
     if (method !== 'GET' && method !== 'HEAD') return 'pass';
     const { url } = request;
     if (!url.startsWith('http:') && !url.startsWith('https:')) return 'pass';
+    if (this.isOwnScript(url)) return 'pass';
     if (!this.loaded) return 'wait';
     const resolved = this.bindings.resolve(url);
     if (resolved) {
@@ -213,11 +222,10 @@ export class ReplicaClient {
     this.reporter.count('intercepted');
     try {
       if (!this.loaded) await this.ready;
-      const resolved = this.enabled
-        ? (this.resolvedByRequest.get(request) ?? this.bindings.resolve(request.url))
-        : undefined;
+      const enabled = this.isEnabled;
+      const resolved = enabled ? (this.resolvedByRequest.get(request) ?? this.bindings.resolve(request.url)) : undefined;
       if (resolved && (request.method === 'GET' || request.method === 'HEAD')) return await this.bind(request, resolved, io);
-      if (this.enabled && this.isObservable(request)) return await this.observe(request, io);
+      if (enabled && this.isObservable(request)) return await this.observe(request, io);
       return await io.fetch(request).catch(() => Response.error());
     } catch (error) {
       this.reporter.count('internalErrors');
@@ -232,7 +240,7 @@ export class ReplicaClient {
     return {
       type: 'webpp:state',
       version: SW_VERSION,
-      enabled: this.enabled,
+      enabled: this.isEnabled,
       startedAtMs: this.startedAtMs,
       nowMs,
       policy: this.policy.name,
@@ -286,7 +294,7 @@ export class ReplicaClient {
     for (const url of resolved.physicalUrls) {
       const server = serverOf(url);
       if (!physicalByServer.has(server)) physicalByServer.set(server, url);
-      this.rememberProbeUrl(server, url);
+      this.probeUrls.remember(server, url);
     }
     const candidates = [...physicalByServer.keys()];
     const planned = this.policy.plan({
@@ -304,8 +312,7 @@ export class ReplicaClient {
       if (physicalUrl === undefined) continue;
       const spec: AttemptSpec = { ...attempt, physicalUrl };
       // A replica that answered 404/410 for this directory version goes last (it may be back later).
-      const staleAt = this.staleMemo.get(physicalUrl);
-      (staleAt !== undefined && staleAt >= resolved.directoryVersion ? demoted : specs).push(spec);
+      (this.staleBindings.isStale(physicalUrl, resolved.directoryVersion) ? demoted : specs).push(spec);
     }
     specs.push(...demoted);
     const bindMs = performance.now() - arrivedMs;
@@ -331,61 +338,34 @@ export class ReplicaClient {
     io.waitUntil(this.afterRequest(candidates));
 
     const navigation = request.mode === 'navigate';
-    const decision: DecisionRecord = {
-      id: this.reporter.decisionId(),
-      atMs,
-      logicalUrl: resolved.logical,
-      method: request.method,
-      destination: request.destination,
-      navigation,
-      outcome: result.kind === 'served' ? 'served' : result.kind === 'aborted' ? 'aborted' : 'failed',
-      failover: false,
-      attempts: result.attempts,
-      bindMs: round(bindMs),
-      totalMs: 0,
-      workerMs: 0,
-      policy: this.policy.name,
-    };
-    for (const attempt of result.attempts) {
-      if (!isFailureOutcome(attempt.outcome)) continue;
-      decision.failover = true;
-      this.reporter.count('failovers');
-      if (attempt.outcome === 'stale') this.reporter.count('staleBindings');
-      this.reporter.event({
-        type: 'failover',
-        atMs: Date.now(),
-        logicalUrl: resolved.logical,
-        from: attempt.server,
-        outcome: attempt.outcome,
-        ...(attempt.status === undefined ? {} : { status: attempt.status }),
-      });
-    }
-
     let response: Response;
     if (result.kind === 'served') {
       this.reporter.count('served');
-      decision.servedBy = result.winner.server;
-      decision.physicalUrl = result.winner.physicalUrl;
-      decision.status = result.response.status;
       response = servedResponse(request, result.winner.physicalUrl, result.response);
     } else if (result.kind === 'failed' && result.fallback) {
       // Every replica failed, but one answered (e.g. 404 everywhere): that answer is the truth.
       this.reporter.count('failed');
-      decision.servedBy = result.fallback.attempt.server;
-      decision.physicalUrl = result.fallback.attempt.physicalUrl;
-      decision.status = result.fallback.response.status;
       response = servedResponse(request, result.fallback.attempt.physicalUrl, result.fallback.response);
     } else {
       if (result.kind === 'failed') this.reporter.count('failed');
       response = navigation && result.kind === 'failed' ? navigationErrorPage(resolved.logical, result.attempts) : Response.error();
     }
-    const totalMs = performance.now() - arrivedMs;
-    const waitedMs = result.attempts.reduce((latest, attempt) => {
-      const endMs = attempt.startedAfterMs + (attempt.ttfbMs ?? (attempt.outcome === 'timeout' ? attempt.timeoutMs : 0));
-      return Math.max(latest, endMs);
-    }, 0);
-    decision.totalMs = round(totalMs);
-    decision.workerMs = round(Math.max(0, totalMs - waitedMs));
+
+    const decision = decisionRecord({
+      id: this.reporter.decisionId(),
+      atMs,
+      request,
+      logicalUrl: resolved.logical,
+      policy: this.policy.name,
+      result,
+      bindMs,
+      totalMs: performance.now() - arrivedMs,
+    });
+    for (const event of failoverEvents(decision, Date.now())) {
+      this.reporter.count('failovers');
+      if (event.type === 'failover' && event.outcome === 'stale') this.reporter.count('staleBindings');
+      this.reporter.event(event);
+    }
     this.reporter.decision(decision);
     return response;
   }
@@ -419,8 +399,7 @@ export class ReplicaClient {
   /** Reads the bindings and control headers of a response from the site or one of its replicas. */
   private learnFrom(response: Response, from: string, io: RespondIO): void {
     const { headers } = response;
-    const control = headers.get(CONTROL_HEADER);
-    if (control !== null && control.trim().toLowerCase() === 'off') {
+    if (isSwitchOff(headers)) {
       this.switchOff(from, io);
       return;
     }
@@ -444,34 +423,12 @@ export class ReplicaClient {
     }
   }
 
-  /**
-   * The remote kill switch: `webpp-control: off` on any response from the site. Binding
-   * stops at once, the decision is remembered (so a re-installed worker stays off for
-   * offRetryMs), and the worker unregisters itself.
-   */
+  /** The remote kill switch (kill-switch.ts): binding stops before this response is even returned. */
   private switchOff(from: string, io: RespondIO): void {
-    if (!this.enabled) return;
-    this.enabled = false;
+    if (this.killSwitch.isOff) return;
+    io.waitUntil(this.killSwitch.switchOff());
     this.reporter.event({ type: 'control-off', atMs: Date.now(), from });
     this.reporter.flushEvents();
-    io.waitUntil(
-      Promise.allSettled([
-        this.storage.set(CONTROL_KEY, { off: true, atMs: Date.now() }),
-        this.unregister(),
-        this.tellPagesOff(),
-      ]),
-    );
-  }
-
-  /**
-   * Tells open pages (the page script stores a marker and stops registering). The page
-   * whose navigation carried the switch-off is still loading, so tell again shortly after.
-   */
-  private async tellPagesOff(): Promise<void> {
-    const message = { type: CONTROL_OFF_MESSAGE } as const;
-    await this.notifyPages(message).catch(() => undefined);
-    await new Promise((resolve) => setTimeout(resolve, 1_000));
-    await this.notifyPages(message).catch(() => undefined);
   }
 
   // ---------------------------------------------------------------- latency table
@@ -507,6 +464,14 @@ export class ReplicaClient {
 
   // ---------------------------------------------------------------- helpers
 
+  /** webpp's own scripts, with or without a query. */
+  private isOwnScript(url: string): boolean {
+    for (const prefix of this.ownScriptPrefixes) {
+      if (url.startsWith(prefix) && (url.length === prefix.length || url[prefix.length] === '?')) return true;
+    }
+    return false;
+  }
+
   private isObservable(request: Request): boolean {
     return (
       isSameOrigin(request.url, this.selfOrigin) &&
@@ -514,32 +479,9 @@ export class ReplicaClient {
     );
   }
 
-  private rememberProbeUrl(server: ServerId, url: string): void {
-    const urls = this.probeUrls.get(server);
-    if (!urls) {
-      this.probeUrls.set(server, [url]);
-      return;
-    }
-    if (urls.includes(url)) return;
-    urls.push(url);
-    if (urls.length > PROBE_URLS_PER_SERVER) urls.shift();
-  }
-
-  /** "A randomly chosen resource" on the server (Section 4.1), among those it is known to hold. */
-  private probeUrlFor(server: ServerId): string {
-    const urls = this.probeUrls.get(server);
-    if (!urls || urls.length === 0) return `${server}/`;
-    return urls[Math.min(urls.length - 1, Math.floor(this.random() * urls.length))] as string;
-  }
-
   private noteStale(physicalUrl: string, directoryVersion: number): void {
-    if (this.staleMemo.size >= MAX_STALE_MEMO) this.staleMemo.clear();
-    this.staleMemo.set(physicalUrl, directoryVersion);
-    const urls = this.probeUrls.get(serverOf(physicalUrl));
-    if (urls) {
-      const index = urls.indexOf(physicalUrl);
-      if (index !== -1) urls.splice(index, 1);
-    }
+    this.staleBindings.note(physicalUrl, directoryVersion);
+    this.probeUrls.forget(serverOf(physicalUrl), physicalUrl);
   }
 
   private async load(): Promise<void> {
@@ -549,12 +491,9 @@ export class ReplicaClient {
         this.latency.load(),
         this.bindings.load(),
       ]);
-      if (isRecentOff(control, this.options.offRetryMs)) {
-        // Installed again after a switch-off: stay off, and tell the page script so it stops registering.
-        this.enabled = false;
+      // Installed again soon after a switch-off: stay off (and tell the pages again).
+      if (await this.killSwitch.restore(control)) {
         this.reporter.event({ type: 'control-off', atMs: Date.now(), from: 'stored switch-off' });
-        void this.unregister();
-        void this.tellPagesOff();
       }
     } catch {
       // No IndexedDB (or a broken one): start empty; binding still works from memory.
@@ -564,29 +503,3 @@ export class ReplicaClient {
   }
 }
 
-function isRecentOff(value: unknown, offRetryMs: number): boolean {
-  if (typeof value !== 'object' || value === null) return false;
-  const { off, atMs } = value as { off?: unknown; atMs?: unknown };
-  return off === true && typeof atMs === 'number' && Date.now() - atMs < offRetryMs;
-}
-
-function defaultPageNotifier(): (message: unknown) => Promise<unknown> {
-  const clients = (globalThis as unknown as { clients?: Clients }).clients;
-  if (!clients) return () => Promise.resolve();
-  return async (message) => {
-    for (const client of await clients.matchAll({ type: 'window', includeUncontrolled: true })) client.postMessage(message);
-  };
-}
-
-function defaultPublisher(): ((events: WebppEvent[]) => void) | undefined {
-  if (typeof BroadcastChannel === 'undefined') return undefined;
-  let channel: BroadcastChannel | undefined;
-  return (events) => {
-    channel ??= new BroadcastChannel(EVENT_CHANNEL);
-    channel.postMessage(events);
-  };
-}
-
-function round(value: number): number {
-  return Math.round(value * 100) / 100;
-}

@@ -5,6 +5,7 @@
  * published on a BroadcastChannel so a dashboard updates as things happen.
  */
 import type { LatencyTable, ServerId } from '@webpp/core';
+import { EVENT_CHANNEL } from './messages.js';
 import type { DecisionRecord, ServerView, WebppEvent, WorkerCounters } from './messages.js';
 
 export function emptyCounters(): WorkerCounters {
@@ -142,4 +143,14 @@ export class StateReporter {
   recentEvents(): WebppEvent[] {
     return this.events.toArray();
   }
+}
+
+/** Publishes event batches on the BroadcastChannel the page script listens to, opened on first use. */
+export function broadcastPublisher(): ((events: WebppEvent[]) => void) | undefined {
+  if (typeof BroadcastChannel === 'undefined') return undefined;
+  let channel: BroadcastChannel | undefined;
+  return (events) => {
+    channel ??= new BroadcastChannel(EVENT_CHANNEL);
+    channel.postMessage(events);
+  };
 }

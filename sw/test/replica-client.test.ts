@@ -213,3 +213,13 @@ describe('ReplicaClient', () => {
     expect(instance.snapshot().counters.refreshes).toBeGreaterThanOrEqual(1);
   });
 });
+
+describe('ReplicaClient and its own scripts', () => {
+  it('never binds the page script or the worker script, even under a directory wildcard', async () => {
+    const { instance } = client({ ownScriptPaths: ['/webpp.js', '/webpp-sw.js'] });
+    await instance.ready;
+    expect(instance.route(new Request(`${primary.origin}/webpp.js`))).toBe('pass');
+    expect(instance.route(new Request(`${primary.origin}/webpp-sw.js?preset=fast`))).toBe('pass');
+    expect(instance.route(new Request(`${primary.origin}/webpp.json`))).not.toBe('pass');
+  });
+});

@@ -1,13 +1,14 @@
 /**
- * Inserts `<script src="/webpp.js"></script>` into an HTML page (paper Section 2: "The
+ * Inserts `<script src="/webpp.js" async></script>` into an HTML page (paper Section 2: "The
  * servers also embed a reference to the Web++ client applet within each HTML resource").
  * The tag is spliced into the original text right after <head> (else after <html>, else
  * after the doctype, else at the start), so the rest of the page stays byte-for-byte
- * identical. Pages that already load the script are left alone.
+ * identical. `async` keeps the tag from blocking rendering (the page script only registers
+ * the worker). Pages that already load the script are left alone.
  */
 
 export function scriptTag(scriptPath: string): string {
-  return `<script src="${escapeAttribute(scriptPath)}"></script>`;
+  return `<script src="${escapeAttribute(scriptPath)}" async></script>`;
 }
 
 export function injectScriptTag(html: string, scriptPath: string): string {

@@ -71,8 +71,6 @@ export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin):
       return;
     }
     if (request.method !== 'GET' && request.method !== 'HEAD') return;
-    const path = requestPath(url);
-    if (path === undefined) return;
     if (settings.injectScriptPath !== undefined) {
       // Validators we handed out for injected pages carry a suffix; the underlying route
       // (e.g. @fastify/static) knows the file's own validator.
@@ -85,9 +83,11 @@ export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin):
         }
       }
       // Byte ranges of a page that is rewritten would not line up with the bytes sent.
-      if (request.headers.range !== undefined && looksLikeHtmlPath(path)) delete request.headers.range;
+      if (request.headers.range !== undefined && looksLikeHtmlPath(requestPath(url) ?? url)) delete request.headers.range;
     }
     if (store.size === 0) return;
+    const path = requestPath(url);
+    if (path === undefined) return;
     const replica = store.get(path);
     if (replica === undefined) return;
     await serveReplica(request, reply, store, replica);
@@ -100,14 +100,13 @@ export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin):
     if (ownEndpoint(request.url)) return payload;
     const status = reply.statusCode;
     if (status !== 200 && status !== 206 && status !== 304) return payload;
-    const physicalUrl = canonicalUrl(options.publicUrl + request.url);
-    if (physicalUrl === undefined) return payload;
-    const mappedLogical = directory.logicalOf(physicalUrl);
-    if (options.cors === 'all' || (options.cors === 'replicated' && mappedLogical !== undefined)) setCorsHeaders(reply);
+    const resolved = resolve(request.url);
+    if (resolved === undefined) return payload;
+    const { pageUrl, replicated } = resolved;
+    if (options.cors === 'all' || (options.cors === 'replicated' && replicated)) setCorsHeaders(reply);
     if (state.killSwitch) return payload;
-    const pageUrl = mappedLogical ?? physicalUrl;
     const etag = headerString(reply, 'etag');
-    let own = directory.lookup(pageUrl);
+    let own = resolved.own;
     if (own !== undefined && !own.binding.prefix && etag?.startsWith('"sha256-') === true) {
       // Content digests are identical on every server holding the version: a usable validator.
       own = { ...own, binding: { ...own.binding, validator: etag } };
@@ -168,6 +167,33 @@ export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin):
     return result.body ?? body;
   });
 
+  /**
+   * What the directory says about a request URL: its logical URL (the page URL references
+   * resolve against), whether it is a replica, and its own binding. Memoised per raw URL
+   * until the directory changes, so the hot path parses no URL.
+   */
+  interface Resolution {
+    pageUrl: string;
+    replicated: boolean;
+    own: DirectoryMatch | undefined;
+  }
+  const resolutions = new Map<string, Resolution | undefined>();
+  const MAX_RESOLUTIONS = 10_000;
+  directory.onChange(() => resolutions.clear());
+  function resolve(url: string): Resolution | undefined {
+    if (resolutions.has(url)) return resolutions.get(url);
+    const physicalUrl = canonicalUrl(options.publicUrl + url);
+    let resolution: Resolution | undefined;
+    if (physicalUrl !== undefined) {
+      const mappedLogical = directory.logicalOf(physicalUrl);
+      const pageUrl = mappedLogical ?? physicalUrl;
+      resolution = { pageUrl, replicated: mappedLogical !== undefined, own: directory.lookup(pageUrl) };
+    }
+    if (resolutions.size >= MAX_RESOLUTIONS) resolutions.clear();
+    resolutions.set(url, resolution);
+    return resolution;
+  }
+
   /** Bindings header of a response that is not parsed: the resource's own binding. */
   function setOwnBinding(reply: FastifyReply, own: DirectoryMatch | undefined, pageUrl: string, etag: string | undefined): void {
     if (own === undefined) return;
@@ -190,7 +216,8 @@ export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin):
 
   app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
     if (request.url.startsWith(WELL_KNOWN_PREFIX)) return;
-    const path = requestPath(request.url) ?? request.url;
+    const queryStart = request.url.indexOf('?');
+    const path = queryStart < 0 ? request.url : request.url.slice(0, queryStart);
     const bytes = request.method === 'HEAD' ? 0 : Number(reply.getHeader('content-length') ?? 0) || 0;
     stats.record(path, bytes, reply.elapsedTime);
   });

@@ -1,6 +1,12 @@
 /**
- * Signed server-to-server HTTP requests (see http/auth.ts for the signature scheme).
+ * Signed server-to-server HTTP requests (see http/auth.ts for the signature scheme), made
+ * with node:http(s). Host names "localhost" and "*.localhost" always reach the loopback
+ * interface, as RFC 6761 §6.3 asks and browsers do, even where the system resolver does
+ * not know them, so that clusters named a.localhost, b.localhost, … work everywhere.
  */
+import { request as httpRequest, type IncomingMessage } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import { CLUSTER_AUTH_HEADER, signClusterRequest } from '../http/auth.js';
 
 export interface ClusterRequest {
@@ -8,29 +14,65 @@ export interface ClusterRequest {
   body?: Uint8Array;
   headers?: Record<string, string>;
   timeoutMs: number;
+  /** Largest response body accepted. Default 64 MiB. */
+  maxResponseBytes?: number;
 }
 
 export interface ClusterResponse {
   status: number;
   body: Uint8Array;
-  headers: Headers;
+  headers: IncomingMessage['headers'];
+}
+
+export function isLoopbackName(hostname: string): boolean {
+  const name = hostname.toLowerCase().replace(/\.$/, '');
+  return name === 'localhost' || name.endsWith('.localhost');
+}
+
+type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
+
+/** dns.lookup, except that *.localhost is 127.0.0.1 without asking the resolver. */
+export function loopbackAwareLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+  if (isLoopbackName(hostname)) {
+    if (options.all === true) callback(null, [{ address: '127.0.0.1', family: 4 }]);
+    else callback(null, '127.0.0.1', 4);
+    return;
+  }
+  dnsLookup(hostname, options, callback as never);
 }
 
 /** Sends one signed request; rejects on network errors and timeouts, resolves for any HTTP status. */
-export async function clusterRequest(secret: string, url: string, request: ClusterRequest): Promise<ClusterResponse> {
+export function clusterRequest(secret: string, url: string, request: ClusterRequest): Promise<ClusterResponse> {
   const target = new URL(url);
   const body = request.body ?? new Uint8Array(0);
+  const maxResponseBytes = request.maxResponseBytes ?? 64 * 1024 * 1024;
   const headers: Record<string, string> = {
     ...request.headers,
     [CLUSTER_AUTH_HEADER]: signClusterRequest(secret, request.method, target.pathname + target.search, body),
+    'content-length': String(body.byteLength),
   };
   if (request.body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/octet-stream';
-  const response = await fetch(target, {
-    method: request.method,
-    headers,
-    body: request.method === 'GET' ? undefined : body,
-    signal: AbortSignal.timeout(request.timeoutMs),
-    redirect: 'error',
+  const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
+  return new Promise((resolve, reject) => {
+    const outgoing = send(
+      target,
+      { method: request.method, headers, lookup: loopbackAwareLookup as never, signal: AbortSignal.timeout(request.timeoutMs) },
+      (response) => {
+        const chunks: Buffer[] = [];
+        let bytes = 0;
+        response.on('data', (chunk: Buffer) => {
+          bytes += chunk.byteLength;
+          if (bytes > maxResponseBytes) {
+            response.destroy(new Error(`response from ${target.origin} exceeds ${maxResponseBytes} bytes`));
+            return;
+          }
+          chunks.push(chunk);
+        });
+        response.on('error', reject);
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: new Uint8Array(Buffer.concat(chunks)), headers: response.headers }));
+      },
+    );
+    outgoing.on('error', reject);
+    outgoing.end(Buffer.from(body.buffer, body.byteOffset, body.byteLength));
   });
-  return { status: response.status, body: new Uint8Array(await response.arrayBuffer()), headers: response.headers };
 }

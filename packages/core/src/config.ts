@@ -7,7 +7,7 @@ const HOUR_MS = 60 * MINUTE_MS;
  * The paper's parameter settings (Web++ paper, Figure 10): r = 0.95, TTL = 41 min,
  * default F = 28.8 h, S = 55, T = 99.9. The timeout bounds are ours (docs/selection.md).
  */
-export const PAPER_DEFAULTS: Readonly<SelectionConfig> = Object.freeze({
+export const PAPER_DEFAULTS: Readonly<Required<SelectionConfig>> = Object.freeze({
   ewmaWeight: 0.95,
   ttlMs: 41 * MINUTE_MS,
   probeIntervalMs: 28.8 * HOUR_MS,
@@ -15,6 +15,7 @@ export const PAPER_DEFAULTS: Readonly<SelectionConfig> = Object.freeze({
   selectPercentile: 55,
   timeoutPercentile: 99.9,
   timeoutFloorMs: 1_000,
+  timeoutMeanMultiple: 3,
   timeoutCeilingMs: 15_000,
   initialTimeoutMs: 5_000,
 });
@@ -24,7 +25,7 @@ export const PAPER_DEFAULTS: Readonly<SelectionConfig> = Object.freeze({
  * entries expire after 20 s and a failed server is re-probed after 2 s (then 4 s, 8 s, ...
  * at most 60 s), so a recovered replica is back in use within about a minute.
  */
-export const FAST_PRESET: Readonly<SelectionConfig> = Object.freeze({
+export const FAST_PRESET: Readonly<Required<SelectionConfig>> = Object.freeze({
   ewmaWeight: 0.95,
   ttlMs: 20_000,
   probeIntervalMs: 2_000,
@@ -32,25 +33,28 @@ export const FAST_PRESET: Readonly<SelectionConfig> = Object.freeze({
   selectPercentile: 55,
   timeoutPercentile: 99.9,
   timeoutFloorMs: 500,
+  timeoutMeanMultiple: 3,
   timeoutCeilingMs: 5_000,
   initialTimeoutMs: 2_000,
 });
 
 const CONFIG_KEYS = Object.keys(PAPER_DEFAULTS) as (keyof SelectionConfig)[];
 
+
 function fail(field: keyof SelectionConfig, value: unknown, rule: string): never {
   throw new RangeError(`SelectionConfig.${field} must be ${rule} (got ${String(value)})`);
 }
 
 /**
- * Merges `partial` over `base` and validates the result.
+ * Merges `partial` over `base` (and optional fields missing from both over PAPER_DEFAULTS)
+ * and validates the result. Every field of the result is set.
  * @throws RangeError naming the first invalid field.
  */
 export function resolveSelectionConfig(
   partial: Partial<SelectionConfig> = {},
   base: Readonly<SelectionConfig> = PAPER_DEFAULTS,
-): SelectionConfig {
-  const config = { ...base } as SelectionConfig;
+): Required<SelectionConfig> {
+  const config = { ...PAPER_DEFAULTS, ...withoutUndefined(base) } as Required<SelectionConfig>;
   for (const key of CONFIG_KEYS) {
     const value = (partial as Record<string, unknown>)[key];
     if (value !== undefined) (config as unknown as Record<string, unknown>)[key] = value;
@@ -72,6 +76,7 @@ export function resolveSelectionConfig(
     fail('timeoutPercentile', config.timeoutPercentile, 'in (0, 100)');
   }
   if (!(config.timeoutFloorMs > 0)) fail('timeoutFloorMs', config.timeoutFloorMs, '> 0');
+  if (!(config.timeoutMeanMultiple >= 0)) fail('timeoutMeanMultiple', config.timeoutMeanMultiple, '>= 0');
   if (!(config.timeoutCeilingMs >= config.timeoutFloorMs)) {
     fail('timeoutCeilingMs', config.timeoutCeilingMs, `>= timeoutFloorMs (${config.timeoutFloorMs})`);
   }
@@ -83,4 +88,8 @@ export function resolveSelectionConfig(
     );
   }
   return config;
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, field]) => field !== undefined)) as Partial<T>;
 }

@@ -1,4 +1,4 @@
-import { resolveSelectionConfig } from './config.js';
+import { PAPER_DEFAULTS, resolveSelectionConfig } from './config.js';
 import {
   MIN_SAMPLES_FOR_TIMEOUT,
   clamp,
@@ -16,14 +16,14 @@ import type { Clock, LatencyTableJSON, SelectionConfig, ServerEstimate, ServerId
  * plain JSON out, so it can live in IndexedDB and be merged row by row.
  */
 export class LatencyTable {
-  readonly config: Readonly<SelectionConfig>;
+  readonly config: Readonly<Required<SelectionConfig>>;
   private readonly clock: Clock;
   private readonly rows = new Map<ServerId, ServerEstimate>();
   private readonly selectZ: number;
   private readonly timeoutZ: number;
 
   constructor(config: SelectionConfig, clock: Clock = Date.now) {
-    this.config = Object.freeze(resolveSelectionConfig(config, config));
+    this.config = Object.freeze(resolveSelectionConfig(config, PAPER_DEFAULTS));
     this.clock = clock;
     this.selectZ = percentileToZ(this.config.selectPercentile);
     this.timeoutZ = percentileToZ(this.config.timeoutPercentile);
@@ -139,15 +139,17 @@ export class LatencyTable {
 
   /**
    * The request timeout (Figure 4): the T-percentile of one request's latency,
-   * avg + c_T·sqrt(var), clamped to [timeoutFloorMs, timeoutCeilingMs]; initialTimeoutMs
-   * while the server has fewer than MIN_SAMPLES_FOR_TIMEOUT samples.
+   * avg + c_T·sqrt(var), raised to at least max(timeoutFloorMs, timeoutMeanMultiple·avg)
+   * and capped at timeoutCeilingMs; initialTimeoutMs while the server has fewer than
+   * MIN_SAMPLES_FOR_TIMEOUT samples. Whole milliseconds.
    */
   timeoutMs(server: ServerId): number {
     const row = this.rows.get(server);
-    const { timeoutFloorMs, timeoutCeilingMs, initialTimeoutMs } = this.config;
+    const { timeoutFloorMs, timeoutMeanMultiple, timeoutCeilingMs, initialTimeoutMs } = this.config;
     if (!row || row.sampleCount < MIN_SAMPLES_FOR_TIMEOUT) return initialTimeoutMs;
     const percentileMs = latencyPercentileMs(row.meanMs, row.varianceMs2, this.timeoutZ);
-    return Math.round(clamp(percentileMs, timeoutFloorMs, timeoutCeilingMs));
+    const floorMs = Math.max(timeoutFloorMs, timeoutMeanMultiple * row.meanMs);
+    return Math.round(clamp(percentileMs, Math.min(floorMs, timeoutCeilingMs), timeoutCeilingMs));
   }
 
   /**

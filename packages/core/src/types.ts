@@ -28,6 +28,12 @@ export interface SelectionConfig {
   timeoutPercentile: number;
   /** Lower bound on any timeout, so a young or very steady estimate cannot cause false timeouts. */
   timeoutFloorMs: number;
+  /**
+   * A second lower bound, relative: no timeout is shorter than this multiple of the server's
+   * mean latency (0 disables it). Needed because eq. (3) with r near 1 underestimates the
+   * variance by orders of magnitude (docs/selection.md). Optional; the presets set 3.
+   */
+  timeoutMeanMultiple?: number;
   /** Upper bound on any timeout, so a wild estimate cannot make a dead server hang a page. */
   timeoutCeilingMs: number;
   /** Timeout used while a server has too few samples to estimate its variance. */

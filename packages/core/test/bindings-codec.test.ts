@@ -2,7 +2,9 @@ import { deflateSync, strToU8 } from 'fflate';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  CONTROL_HEADER,
   DEFAULT_MAX_HEADER_BYTES,
+  isControlOff,
   decodeBindings,
   encodeBindings,
   type Binding,
@@ -231,6 +233,8 @@ describe('decodeBindings rejects bad input without throwing', () => {
     expectError('1.j.2.{é}', 'MALFORMED');
     expectError('1.j.3.{a}', 'MALFORMED');
     expectError('hello', 'MALFORMED');
+    expectError('1abc', 'MALFORMED');
+    expectError('1.jj.2.{}', 'MALFORMED');
     expectError('1.j.2.[]', 'MALFORMED');
     expectError('1.j.2.{}', 'MALFORMED');
     expectError(`${valid}x`, 'MALFORMED');
@@ -281,5 +285,13 @@ describe('decodeBindings rejects bad input without throwing', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('control header', () => {
+  it('recognises the off switch, case-insensitively, and nothing else', () => {
+    expect(CONTROL_HEADER).toBe('webpp-control');
+    for (const value of ['off', ' OFF ', 'Off']) expect(isControlOff(value)).toBe(true);
+    for (const value of [null, undefined, '', 'on', 'off, on', 'offline']) expect(isControlOff(value)).toBe(false);
   });
 });

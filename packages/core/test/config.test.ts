@@ -26,6 +26,11 @@ describe('resolveSelectionConfig', () => {
     expect(resolveSelectionConfig().ttlMs).toBe(PAPER_DEFAULTS.ttlMs);
   });
 
+  it('fills optional fields missing from the base from PAPER_DEFAULTS', () => {
+    const { timeoutMeanMultiple: _omitted, ...base } = FAST_PRESET;
+    expect(resolveSelectionConfig({}, base).timeoutMeanMultiple).toBe(PAPER_DEFAULTS.timeoutMeanMultiple);
+  });
+
   it('ignores undefined fields', () => {
     expect(resolveSelectionConfig({ ttlMs: undefined } as Partial<SelectionConfig>)).toEqual(PAPER_DEFAULTS);
   });
@@ -40,6 +45,7 @@ describe('resolveSelectionConfig', () => {
     [{ selectPercentile: 100 }, 'selectPercentile'],
     [{ timeoutPercentile: 0 }, 'timeoutPercentile'],
     [{ timeoutFloorMs: 0 }, 'timeoutFloorMs'],
+    [{ timeoutMeanMultiple: -1 }, 'timeoutMeanMultiple'],
     [{ timeoutCeilingMs: 10 }, 'timeoutCeilingMs'],
     [{ initialTimeoutMs: 60_000_000 }, 'initialTimeoutMs'],
     [{ ttlMs: '5' as unknown as number }, 'ttlMs'],

@@ -15,7 +15,7 @@ const B = 'http://b.localhost:8082';
 
 /** r = 0.5 gives a variance large enough to see; bounds wide enough not to clamp. */
 const WORKED = resolveSelectionConfig(
-  { ewmaWeight: 0.5, timeoutFloorMs: 1, timeoutCeilingMs: 100_000, initialTimeoutMs: 3_000 },
+  { ewmaWeight: 0.5, timeoutFloorMs: 1, timeoutMeanMultiple: 0, timeoutCeilingMs: 100_000, initialTimeoutMs: 3_000 },
   FAST_PRESET,
 );
 
@@ -34,7 +34,7 @@ describe('LatencyTable estimates', () => {
   });
 
   it('with the paper r = 0.95, n is capped at m = 2 samples', () => {
-    const table = new LatencyTable({ ...PAPER_DEFAULTS, timeoutFloorMs: 1 }, new FakeClock().now);
+    const table = new LatencyTable({ ...PAPER_DEFAULTS, timeoutFloorMs: 1, timeoutMeanMultiple: 0 }, new FakeClock().now);
     for (const sample of [100, 200, 100]) table.recordSample(A, sample);
     // mean 100 → 195 → 104.75; variance 0 → 23.75 → 0.05·23.75 + 0.95·4.75² = 22.621875
     expect(table.get(A)?.meanMs).toBeCloseTo(104.75, 10);
@@ -54,6 +54,19 @@ describe('LatencyTable estimates', () => {
     table.recordSample(B, 60_000);
     table.recordSample(B, 90_000);
     expect(table.timeoutMs(B)).toBe(FAST_PRESET.timeoutCeilingMs);
+  });
+
+  it('never times out sooner than timeoutMeanMultiple × mean', () => {
+    // Paper r = 0.95: samples 900, 1000 give mean 995 and variance 0.95·5² = 23.75, so the
+    // T-percentile is only 995 + 3.09·4.87 = 1010 ms; the relative floor lifts it to 2·995.
+    const table = new LatencyTable({ ...PAPER_DEFAULTS, timeoutMeanMultiple: 2 }, new FakeClock().now);
+    table.recordSample(A, 900);
+    table.recordSample(A, 1000);
+    expect(table.timeoutMs(A)).toBe(1990);
+    const pure = new LatencyTable({ ...PAPER_DEFAULTS, timeoutMeanMultiple: 0 }, new FakeClock().now);
+    pure.recordSample(A, 900);
+    pure.recordSample(A, 1000);
+    expect(pure.timeoutMs(A)).toBe(1010);
   });
 
   it('ranks an unsampled server as +Infinity', () => {

@@ -10,6 +10,7 @@ import {
   comparisonMarkdown,
   improvementOverSingle,
   optimalPolicy,
+  oraclePolicy,
   simulate,
   standardPolicies,
   webppFastMidBodyPolicy,
@@ -23,7 +24,7 @@ const scenarios = BUILTIN_SCENARIOS.map((name) => loadScenario(name));
 const startedMs = performance.now();
 const comparisons: ScenarioComparison[] = comparePolicies({
   scenarios,
-  policies: (servers) => [...standardPolicies(servers), webppFastMidBodyPolicy()],
+  policies: (servers) => [...standardPolicies(servers), webppFastMidBodyPolicy(), oraclePolicy()],
 });
 const comparisonMs = performance.now() - startedMs;
 const exchanges = comparisons.flatMap((comparison) => comparison.results).reduce((sum, result) => sum + result.exchanges.total, 0);
@@ -63,6 +64,9 @@ const preamble = [
   'successful requests; "extra requests" counts every HTTP request beyond one per page request (retries, hedges,',
   'parallel copies, refresh and probe HEADs). webpp-fast-midbody is not one of the issue\'s policies: it is webpp-fast',
   'with failover of responses cut off mid-body, which the worker does not do (it streams bodies to the page).',
+  '"oracle" is not a policy either but a bound: it knows every link\'s current parameters and sends each request to the',
+  'server with the lowest expected response time. Web++ → oracle is what learning costs; oracle → optimal is what only',
+  'sending every request to every replica can win.',
   '',
   '## Beside the paper (Section 6.2)',
   '',

@@ -24,7 +24,7 @@ const USAGE = `usage: webpp-sim run   [--scenario NAME|FILE ...] [--policy NAME 
        webpp-sim sweep [--scenario NAME|FILE ...] [--base fast|paper ...] [--seeds 1,2,3] [--grid]
                      [--json FILE] [--markdown FILE]
 scenarios: ${BUILTIN_SCENARIOS.join(', ')} (default: all) or a scenario file
-policies: single-<server>, random, round-robin, webpp-paper, webpp-fast, webpp-fast-midbody, optimal, hedged`;
+policies: single-<server>, random, round-robin, webpp-paper, webpp-fast, webpp-fast-midbody, optimal, hedged, oracle`;
 
 function positiveNumber(value: string | undefined, name: string): number | undefined {
   if (value === undefined) return undefined;

@@ -3,7 +3,7 @@
  * table (issue 7), in the format of docs/benchmarks/results.json.
  */
 import { parseScenario, serverNames, type Scenario, type WorkloadSpec } from '@webpp/netem/model';
-import { optimalPolicy, randomPolicy, roundRobinPolicy, singleServerPolicy } from './policies/baselines.js';
+import { optimalPolicy, oraclePolicy, randomPolicy, roundRobinPolicy, singleServerPolicy } from './policies/baselines.js';
 import { FAST_PRESET } from '@webpp/core';
 import { hedgedPolicy, webppFastPolicy, webppPaperPolicy, webppPolicy } from './policies/webpp.js';
 import type { Policy } from './policy.js';
@@ -29,7 +29,7 @@ export function webppFastMidBodyPolicy(): Policy {
   return webppPolicy({ name: 'webpp-fast-midbody', base: FAST_PRESET, midBodyFailover: true });
 }
 
-/** A policy by its report name: single-<server>, random, round-robin, webpp-paper, webpp-fast, webpp-fast-midbody, optimal, hedged. */
+/** A policy by its report name: single-<server>, random, round-robin, webpp-paper, webpp-fast, webpp-fast-midbody, optimal, hedged, oracle. */
 export function policyByName(name: string, servers: readonly string[]): Policy {
   if (name.startsWith('single-')) {
     const server = name.slice('single-'.length);
@@ -44,6 +44,7 @@ export function policyByName(name: string, servers: readonly string[]): Policy {
     'webpp-fast-midbody': webppFastMidBodyPolicy,
     optimal: optimalPolicy,
     hedged: hedgedPolicy,
+    oracle: oraclePolicy,
   };
   const factory = factories[name];
   if (!factory) throw new RangeError(`unknown policy "${name}" (known: single-<server>, ${Object.keys(factories).join(', ')})`);
@@ -64,6 +65,8 @@ export interface ResultRow {
   extra_requests_pct: number;
   failed_requests: number;
   requests: number;
+  /** Share of successful requests served by the best replica of the moment. */
+  best_server_share: number;
   source: 'simulator';
   seed: string | number;
 }
@@ -96,6 +99,7 @@ export function toRows(results: readonly SimulationResult[]): ResultRow[] {
     extra_requests_pct: round(result.extraRequestsPct, 2),
     failed_requests: result.failed,
     requests: result.requests,
+    best_server_share: round(result.bestServerShare, 3),
     source: 'simulator',
     seed: result.seed,
   }));

@@ -15,7 +15,7 @@ export {
   type SimulatedNetworkOptions,
 } from './network.js';
 export type { CancelRequest, FailureReason, LogicalRequest, Policy, PolicyClient, PolicyEnvironment, PolicyObserver, PolicyRun, RequestResult } from './policy.js';
-export { optimalPolicy, randomPolicy, roundRobinPolicy, singleServerPolicy } from './policies/baselines.js';
+export { optimalPolicy, oraclePolicy, randomPolicy, roundRobinPolicy, singleServerPolicy } from './policies/baselines.js';
 export { hedgedPolicy, webppFastPolicy, webppPaperPolicy, webppPolicy, type HedgeOptions, type WebppPolicyOptions } from './policies/webpp.js';
 export { simulate, type RequestRecord, type SimulationOptions, type SimulationResult, type SizeSummary } from './simulation.js';
 export { quantileOfSorted, summarize, type Summary } from './statistics.js';

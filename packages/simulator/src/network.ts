@@ -11,7 +11,7 @@
  * every policy. So every policy faces the very same network luck for request i of client
  * c on server s, and policy differences are not noise.
  */
-import { createRandom, planRequest, responseTiming, type ServerTimeline } from '@webpp/netem/model';
+import { createRandom, meanOf, planRequest, responseTiming, type ServerTimeline } from '@webpp/netem/model';
 import type { EventQueue, TimerHandle } from './event-queue.js';
 
 /** Why an exchange (one HTTP request on the wire) was sent. */
@@ -36,11 +36,12 @@ export interface ExchangeHandlers {
   /** The connection was refused or reset (before or after the first byte). */
   onError?(atMs: number): void;
   /**
-   * Body bytes stopped flowing at `atMs` (a body stall, or a black-hole outage starting
-   * mid-body); they resume at `resumesAtMs`, or never (null: an error follows when the
-   * outage ends). Lets a client model an inactivity timeout.
+   * Bytes stopped flowing at `atMs`: a body stall, or a black-hole outage starting while
+   * the request is in flight (before or after its first byte). They resume at
+   * `resumesAtMs`, or never (null: an error follows when the outage ends). Lets a client
+   * model an inactivity timeout.
    */
-  onBodyStall?(atMs: number, resumesAtMs: number | null): void;
+  onStall?(atMs: number, resumesAtMs: number | null): void;
 }
 
 export interface ExchangeHandle {
@@ -81,6 +82,22 @@ export class SimulatedNetwork {
     return [...this.servers.keys()];
   }
 
+  /**
+   * What an all-knowing observer would expect a GET of `bodyBytes` to `server` to take if
+   * sent now: mean delay + service + mean first-byte stall share + transfer time; Infinity
+   * while the server is down. Only the oracle policy may look.
+   */
+  expectedResponseMs(server: string, bodyBytes: number): number {
+    const timeline = this.servers.get(server);
+    if (!timeline) throw new RangeError(`unknown server "${server}"`);
+    const nowMs = this.queue.now();
+    if (timeline.outageAt(nowMs)) return Number.POSITIVE_INFINITY;
+    const link = timeline.linkAt(nowMs);
+    const stallMs = link.stall ? link.stall.probability * meanOf(link.stall.durationMs) : 0;
+    const transferMs = link.bandwidthBytesPerSec ? (bodyBytes / link.bandwidthBytesPerSec) * 1000 : 0;
+    return meanOf(link.delayMs) + this.serviceMs + stallMs + transferMs;
+  }
+
   send(exchange: Exchange, handlers: ExchangeHandlers): ExchangeHandle {
     const timeline = this.servers.get(exchange.server);
     if (!timeline) throw new RangeError(`unknown server "${exchange.server}"`);
@@ -112,18 +129,23 @@ export class SimulatedNetwork {
     const completeAtMs = sentAtMs + timing.completeMs;
     const cut = timeline.outageStartingIn(sentAtMs, completeAtMs);
     if (cut && cut.fromMs <= firstByteAtMs) {
-      schedule(cut.mode === 'hang' ? cut.toMs : cut.fromMs, () => handlers.onError?.(queue.now()));
+      if (cut.mode === 'hang') {
+        schedule(cut.fromMs, () => handlers.onStall?.(queue.now(), null));
+        schedule(cut.toMs, () => handlers.onError?.(queue.now()));
+      } else {
+        schedule(cut.fromMs, () => handlers.onError?.(queue.now()));
+      }
       return handle;
     }
     schedule(firstByteAtMs, () => handlers.onFirstByte?.(queue.now()));
     const bodyStallAtMs = firstByteAtMs + (completeAtMs - firstByteAtMs - (plan.stallPhase === 'body' ? plan.stallMs : 0)) * plan.stallAfterFraction;
     if (plan.stallPhase === 'body' && plan.stallMs > 0 && (!cut || bodyStallAtMs < cut.fromMs)) {
-      schedule(bodyStallAtMs, () => handlers.onBodyStall?.(queue.now(), bodyStallAtMs + plan.stallMs));
+      schedule(bodyStallAtMs, () => handlers.onStall?.(queue.now(), bodyStallAtMs + plan.stallMs));
     }
     if (cut) {
       // Cut off in the middle of the body: reset at once, or frozen until the outage ends.
       if (cut.mode === 'hang') {
-        schedule(cut.fromMs, () => handlers.onBodyStall?.(queue.now(), null));
+        schedule(cut.fromMs, () => handlers.onStall?.(queue.now(), null));
         schedule(cut.toMs, () => handlers.onError?.(queue.now()));
       } else {
         schedule(cut.fromMs, () => handlers.onError?.(queue.now()));

@@ -50,7 +50,7 @@ export function comparisonMarkdown(comparisons: readonly ScenarioComparison[], o
     parts.push(`## ${comparison.scenario}`);
     parts.push(
       table(
-        ['policy', 'mean ms', 'median ms', 'p95 ms', 'mean / optimal', 'median / optimal', 'extra requests %', 'failed', 'requests'],
+        ['policy', 'mean ms', 'median ms', 'p95 ms', 'mean / optimal', 'median / optimal', 'extra requests %', 'failed', 'requests', 'served by best replica'],
         comparison.rows.map((row) => [
           row.policy,
           num(row.mean_ms),
@@ -61,6 +61,7 @@ export function comparisonMarkdown(comparisons: readonly ScenarioComparison[], o
           row.extra_requests_pct,
           row.failed_requests,
           row.requests,
+          pct(row.best_server_share, 0),
         ]),
       ),
     );
@@ -89,6 +90,7 @@ const PARAMETER_TITLES: Record<string, string> = {
   selectPercentile: 'S — percentile minimised by selection, eq. (1)',
   timeoutPercentile: 'T — percentile used as the request timeout',
   timeoutFloorMs: 'timeout floor — lower bound on any timeout (ours, not the paper\'s)',
+  timeoutMeanMultiple: 'timeout mean multiple — a timeout is at least this many times the mean latency (ours)',
   probeIntervalMs: 'F — first re-probe interval of a failed server',
   clients: 'clients — sharing one latency table (shared) or each with its own (private)',
 };
@@ -121,6 +123,7 @@ export function sweepMarkdown(result: SweepResult, preamble?: string): string {
     if (first) {
       parts.push(
         `r = ${first.r}, TTL = ${first.ttl_ms} ms, F = ${first.f_ms} ms, S = ${first.s}, T = ${first.t}, timeout floor = ${first.timeout_floor_ms} ms, ` +
+          `timeout ≥ ${first.timeout_mean_multiple} × mean, ` +
           `${first.clients} clients sharing one table; ${first.seeds} seed(s) per cell (failed requests summed over them).`,
       );
     }

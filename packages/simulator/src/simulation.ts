@@ -41,6 +41,8 @@ export interface RequestRecord {
   ok: boolean;
   server?: string;
   failure?: FailureReason;
+  /** The server with the lowest expected response time when the request was sent (see oracle). */
+  bestServer?: string;
 }
 
 export interface SizeSummary extends Summary {
@@ -73,6 +75,11 @@ export interface SimulationResult {
   servedBy: Record<string, number>;
   /** Times a server was marked failed (timeouts and errors). */
   markedFailed: number;
+  /**
+   * Share of successful requests served by the server with the lowest expected response
+   * time at the moment they were sent: how often the selection picked the best replica.
+   */
+  bestServerShare: number;
   /** Mean relative error of the latency estimate just before each sample (paper Figure 5); null without samples. */
   meanPredictionError: number | null;
   /** Virtual time when the last client finished. */
@@ -130,6 +137,12 @@ export function simulate(options: SimulationOptions): SimulationResult {
     }
     // Clients cycle through the sizes, each from its own offset, so all sizes interleave.
     const sizeBytes = sizes[(index + clientIndex) % sizes.length]!;
+    let bestServer: string | undefined;
+    let bestExpectedMs = Number.POSITIVE_INFINITY;
+    for (const server of servers) {
+      const expectedMs = network.expectedResponseMs(server, sizeBytes);
+      if (expectedMs < bestExpectedMs) [bestServer, bestExpectedMs] = [server, expectedMs];
+    }
     let settled = false;
     const settle = (result: RequestResult): void => {
       if (settled) return;
@@ -139,6 +152,7 @@ export function simulate(options: SimulationOptions): SimulationResult {
       const record: RequestRecord = { client: clientIndex, index, sizeBytes, startMs, responseMs: ok ? queue.now() - startMs : Number.NaN, ok };
       if (result.server !== undefined) record.server = result.server;
       if (!ok) record.failure = result.failure ?? 'no-replica';
+      if (bestServer !== undefined) record.bestServer = bestServer;
       records.push(record);
       const pauseMs = ok ? workload.thinkTimeMs : Math.max(workload.thinkTimeMs, workload.failurePauseMs);
       queue.after(pauseMs, () => startRequest(clientIndex, client, index + 1));
@@ -228,6 +242,7 @@ function summarizeRun(facts: RunFacts): SimulationResult {
     extraRequestsPct: records.length === 0 ? 0 : (extraRequests / records.length) * 100,
     servedBy,
     markedFailed: facts.markedFailed,
+    bestServerShare: ok.length === 0 ? 0 : ok.filter((record) => record.server === record.bestServer).length / ok.length,
     meanPredictionError: facts.predictionError,
     virtualDurationMs: facts.virtualDurationMs,
     events: facts.events,

@@ -13,7 +13,15 @@ import type { Policy } from './policy.js';
 import { simulate, type SimulationResult } from './simulation.js';
 
 /** The swept SelectionConfig fields. */
-export const SWEPT_PARAMETERS = ['ewmaWeight', 'ttlMs', 'selectPercentile', 'timeoutPercentile', 'timeoutFloorMs', 'probeIntervalMs'] as const;
+export const SWEPT_PARAMETERS = [
+  'ewmaWeight',
+  'ttlMs',
+  'selectPercentile',
+  'timeoutPercentile',
+  'timeoutFloorMs',
+  'timeoutMeanMultiple',
+  'probeIntervalMs',
+] as const;
 export type SweptParameter = (typeof SWEPT_PARAMETERS)[number];
 
 export type SweepValues = Partial<Record<SweptParameter, number[]>> & {
@@ -30,8 +38,9 @@ export const DEFAULT_SWEEP_VALUES: Required<SweepValues> = {
   selectPercentile: [5, 25, 55, 75, 95],
   timeoutPercentile: [90, 99, 99.9, 99.99],
   timeoutFloorMs: [100, 250, 500, 1 * SECOND_MS, 2 * SECOND_MS],
+  timeoutMeanMultiple: [0, 1.5, 3, 5],
   probeIntervalMs: [500, 2 * SECOND_MS, 10 * SECOND_MS, 1 * MINUTE_MS, 28.8 * 60 * MINUTE_MS],
-  clients: [1, 3, 10, 30],
+  clients: [1, 3, 10],
 };
 
 export interface SweepBase {
@@ -68,6 +77,7 @@ export interface SweepRow {
   s: number;
   t: number;
   timeout_floor_ms: number;
+  timeout_mean_multiple: number;
   clients: number;
   shared_table: boolean;
   mean_ms: number;
@@ -193,6 +203,7 @@ export function runSweep(options: SweepOptions): SweepResult {
           s: config.selectPercentile,
           t: config.timeoutPercentile,
           timeout_floor_ms: config.timeoutFloorMs,
+          timeout_mean_multiple: config.timeoutMeanMultiple ?? 0,
           clients: variant.clients,
           shared_table: variant.sharedTable,
           mean_ms: round(mean(perSeed.map(({ result }) => result.responseTime.meanMs))),

@@ -45,7 +45,7 @@ function harness(servers: Scenario['servers'], serviceMs = 0) {
           onFirstByte: (t) => events.push(`${exchange.server}:first@${t}`),
           onComplete: (t) => events.push(`${exchange.server}:complete@${t}`),
           onError: (t) => events.push(`${exchange.server}:error@${t}`),
-          onBodyStall: (t, resumes) => events.push(`${exchange.server}:stall@${t}->${resumes}`),
+          onStall: (t, resumes) => events.push(`${exchange.server}:stall@${t}->${resumes}`),
         },
       ),
     );
@@ -79,12 +79,23 @@ describe('SimulatedNetwork', () => {
       A: { link: { delayMs: 10, bandwidthBytesPerSec: 1000 }, outages: [{ fromMs: 500, toMs: 800, mode: 'reset' }] },
       B: { link: { delayMs: 10, bandwidthBytesPerSec: 1000 }, outages: [{ fromMs: 500, toMs: 800, mode: 'hang' }] },
       C: { link: { delayMs: 1000 }, outages: [{ fromMs: 500, toMs: 800, mode: 'reset' }] },
+      D: { link: { delayMs: 1000 }, outages: [{ fromMs: 500, toMs: 800, mode: 'hang' }] },
     });
     send({ server: 'A', bodyBytes: 1000 });
     send({ server: 'B', bodyBytes: 1000 });
     send({ server: 'C' });
+    send({ server: 'D' });
     queue.run();
-    expect(events).toEqual(['A:first@10', 'B:first@10', 'A:error@500', 'B:stall@500->null', 'C:error@500', 'B:error@800']);
+    expect(events).toEqual([
+      'A:first@10',
+      'B:first@10',
+      'A:error@500',
+      'B:stall@500->null',
+      'C:error@500',
+      'D:stall@500->null',
+      'B:error@800',
+      'D:error@800',
+    ]);
   });
 
   it('reports body stalls with the time the bytes resume', () => {

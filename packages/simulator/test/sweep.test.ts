@@ -23,11 +23,11 @@ describe('runSweep', () => {
     const result = runSweep({
       scenarios: [stationary],
       bases: [{ name: 'fast', config: FAST_PRESET }],
-      values: { ewmaWeight: [0.1, 0.5], ttlMs: [1000], selectPercentile: [50], timeoutPercentile: [99], timeoutFloorMs: [200], probeIntervalMs: [1000], clients: [1, 4] },
+      values: { ewmaWeight: [0.1, 0.5], ttlMs: [1000], selectPercentile: [50], timeoutPercentile: [99], timeoutFloorMs: [200], timeoutMeanMultiple: [0], probeIntervalMs: [1000], clients: [1, 4] },
       seeds: [1, 2],
     });
-    // baseline + 2 r + 1 TTL + 1 S + 1 T + 1 floor + 1 F + 2 clients × shared/private
-    expect(result.rows).toHaveLength(12);
+    // baseline + 2 r + 1 TTL + 1 S + 1 T + 1 floor + 1 multiple + 1 F + 2 clients × shared/private
+    expect(result.rows).toHaveLength(13);
     expect(result.rows.filter((row) => row.parameter === 'ewmaWeight').map((row) => row.r)).toEqual([0.1, 0.5]);
     expect(result.rows.find((row) => row.parameter === 'ttlMs')).toMatchObject({ ttl_ms: 1000, r: FAST_PRESET.ewmaWeight });
     expect(result.rows.filter((row) => row.parameter === 'clients').map((row) => [row.clients, row.shared_table])).toEqual([

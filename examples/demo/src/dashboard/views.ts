@@ -160,7 +160,7 @@ export function resourceItem(resource: ServedResourceView, palette: Palette): HT
 export function eventItem(event: TimelineEventView, palette: Palette): HTMLLIElement {
   return h(
     'li',
-    { dataset: { kind: event.kind } },
+    { dataset: { kind: event.kind, server: event.server ?? '' } },
     h('span', { className: 'event-time', text: formatClock(event.atMs) }),
     h('span', { className: 'event-kind', text: event.kind, dataset: { kind: event.kind } }),
     h(

@@ -203,6 +203,9 @@ export class BatchDecoder {
     const bodyIntact = readU32(this.#take(FRAME_CRC_BYTES)) === crc32(body);
     this.#frames += 1;
     this.#stage = 'head';
+    if (!bodyIntact && this.#frameType !== FRAME_PART) {
+      this.#fail('CORRUPT', `frame ${this.#frames}: body checksum mismatch`);
+    }
     switch (this.#frameType) {
       case FRAME_MANIFEST:
         return { type: 'manifest', manifest: this.#acceptManifest(this.#meta) };

@@ -1,4 +1,4 @@
-import { Inflate } from 'fflate';
+import { Inflate, strFromU8 } from 'fflate';
 import { decodeBase64Url } from '../_private/base64url.js';
 import { canonicalUrlOnOrigin, parseHttpUrl } from '../_private/whatwg-url.js';
 import type { Binding, BindingsDocument, BindingsErrorCode, DecodeOptions, DecodeResult } from '../types.js';
@@ -24,6 +24,8 @@ function reject(code: BindingsErrorCode, message: string): never {
 }
 
 const ENVELOPE = /^(\d{1,9})\.([a-z])\.(\d{1,9})\.(.*)$/s;
+/** What is left of an envelope cut before its payload: "1", "1.", "1.z", "1.z.", "1.z.12". */
+const ENVELOPE_PREFIX = /^\d+(?:\.(?:[a-z](?:\.\d*)?)?)?$/;
 const HEADER_SAFE = /^[\x21-\x7e]*$/;
 
 /**
@@ -57,8 +59,8 @@ function decodeOrThrow(value: string | null | undefined, options: DecodeOptions)
   }
   const match = ENVELOPE.exec(text);
   if (!match) {
-    const fields = text.split('.').length;
-    reject(fields < 4 ? 'TRUNCATED' : 'MALFORMED', 'bindings header is not "version.encoding.length.payload"');
+    const cutShort = ENVELOPE_PREFIX.test(text);
+    reject(cutShort ? 'TRUNCATED' : 'MALFORMED', 'bindings header is not "version.encoding.length.payload"');
   }
   const [, , encoding, lengthText, payload] = match as unknown as [string, string, string, string, string];
   const jsonLength = Number(lengthText);
@@ -114,13 +116,11 @@ function inflatePayload(payload: string, jsonLength: number): string {
   }
   if (overflow) reject('MALFORMED', `compressed bindings payload inflates beyond its declared ${jsonLength} bytes`);
   if (!ended) reject('TRUNCATED', 'compressed bindings payload ends early');
-  let json = '';
-  for (let i = 0; i < written; i++) {
-    const byte = output[i] as number;
-    if (byte > 0x7e || (byte < 0x20 && byte !== 0x09)) reject('MALFORMED', 'bindings payload is not ASCII JSON');
-    json += String.fromCharCode(byte);
+  const json = output.subarray(0, written);
+  for (const byte of json) {
+    if (byte > 0x7e || byte < 0x20) reject('MALFORMED', 'bindings payload is not printable ASCII JSON');
   }
-  return json;
+  return strFromU8(json, true);
 }
 
 function fromWire(wire: unknown): BindingsDocument {

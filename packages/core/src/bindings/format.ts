@@ -12,6 +12,14 @@ export const CONTROL_HEADER = 'webpp-control';
 /** CONTROL_HEADER value that tells the worker to unregister itself (the kill switch). */
 export const CONTROL_OFF = 'off';
 
+/**
+ * True when a CONTROL_HEADER value asks the worker to switch off: the token "off",
+ * case-insensitive, surrounding whitespace ignored. Other values are reserved and ignored.
+ */
+export function isControlOff(value: string | null | undefined): boolean {
+  return typeof value === 'string' && value.trim().toLowerCase() === CONTROL_OFF;
+}
+
 /** The format version written by this encoder, the first field of the header value. */
 export const BINDINGS_FORMAT_VERSION = 1;
 

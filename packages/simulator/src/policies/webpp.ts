@@ -72,7 +72,8 @@ export function webppPolicy(options: WebppPolicyOptions = {}): Policy {
   const config = resolveSelectionConfig(options.config ?? {}, base);
   const hedge = options.hedge ? { percentile: options.hedge.percentile ?? 95, ewmaWeight: options.hedge.ewmaWeight ?? 0.05 } : undefined;
   const hedgeConfig = hedge
-    ? resolveSelectionConfig({ ewmaWeight: hedge.ewmaWeight, timeoutPercentile: hedge.percentile, timeoutFloorMs: 1 }, config)
+    ? // The pure percentile: no floor to speak of, no multiple of the mean.
+      resolveSelectionConfig({ ewmaWeight: hedge.ewmaWeight, timeoutPercentile: hedge.percentile, timeoutFloorMs: 1, timeoutMeanMultiple: 0 }, config)
     : undefined;
   const name = options.name ?? (hedge ? 'hedged' : 'webpp');
   return {
@@ -201,7 +202,7 @@ class WebppClient implements PolicyClient {
           },
           onComplete: () => finish({ ok: true, server: next.server }),
           onError: () => lose(attempt),
-          onBodyStall: (atMs, resumesAtMs) => {
+          onStall: (atMs, resumesAtMs) => {
             if (!this.behaviour.midBodyFailover || winner !== attempt) return;
             // An inactivity timeout as long as the server's first-byte timeout.
             const inactivityMs = table.timeoutMs(next.server);

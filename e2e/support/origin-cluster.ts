@@ -1,0 +1,111 @@
+/**
+ * Replica servers built from the real @webpp/origin plugin (the integration of both halves):
+ * each is Fastify + `webppOrigin` + @fastify/static over one site folder, on 127.0.0.1 with
+ * an ephemeral port and its own `<name>.localhost` origin. The sockets are bound first, so
+ * the replication directory can name every server's real URL before the plugins start.
+ * A hook of this fixture injects a per-server delay and logs requests; everything else is
+ * the origin's own behaviour (bindings header, HTML pre-processing, CORS, script serving).
+ */
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import fastifyStatic from '@fastify/static';
+import { webppOrigin } from '@webpp/origin';
+
+export interface OriginReplica {
+  name: string;
+  origin: string;
+  delayMs: number;
+  log: { method: string; url: string }[];
+  app: FastifyInstance;
+  server: Server;
+}
+
+export interface OriginClusterOptions {
+  /** Folder with the site, served by every replica. */
+  root: string;
+  names?: string[];
+  delaysMs?: Record<string, number>;
+}
+
+export interface OriginCluster {
+  replicas: OriginReplica[];
+  primary: OriginReplica;
+  replica(name: string): OriginReplica;
+  logicalUrl(path: string): string;
+  kill(name: string): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+  });
+}
+
+export async function startOriginCluster(options: OriginClusterOptions): Promise<OriginCluster> {
+  const names = options.names ?? ['a', 'b', 'c'];
+  const servers = names.map(() => createServer());
+  const ports = await Promise.all(servers.map(listen));
+  const origins = names.map((name, i) => `http://${name}.localhost:${ports[i]}`);
+  const logicalOrigin = origins[0] as string;
+  // Every file of the site is replicated on every server (a directory wildcard).
+  const directory = { formatVersion: 1 as const, logicalOrigin, entries: [{ logical: '/*', servers: origins }] };
+
+  const replicas: OriginReplica[] = [];
+  const closeAll = async (): Promise<void> => {
+    await Promise.all(
+      replicas.map(async (replica) => {
+        await replica.app.close().catch(() => undefined);
+        replica.server.closeAllConnections();
+        if (replica.server.listening) await new Promise<void>((done) => replica.server.close(() => done()));
+      }),
+    );
+    for (const server of servers) if (server.listening) server.close();
+  };
+  try {
+    for (const [i, name] of names.entries()) {
+      const server = servers[i] as Server;
+      const app = Fastify({
+        logger: false,
+        serverFactory: (handler: (request: IncomingMessage, response: ServerResponse) => void) => {
+          server.on('request', handler);
+          return server;
+        },
+      }) as unknown as FastifyInstance;
+      const replica: OriginReplica = { name, origin: origins[i] as string, delayMs: options.delaysMs?.[name] ?? 0, log: [], app, server };
+      replicas.push(replica);
+      app.addHook('onRequest', async (request) => {
+        replica.log.push({ method: request.method, url: request.url });
+        if (replica.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, replica.delayMs));
+      });
+      await app.register(webppOrigin, { publicUrl: replica.origin, logicalOrigin, directory });
+      await app.register(fastifyStatic, { root: options.root, index: ['index.html'] });
+      await app.ready();
+    }
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+
+  const replica = (name: string): OriginReplica => {
+    const found = replicas.find((candidate) => candidate.name === name);
+    if (!found) throw new Error(`no replica named ${name}`);
+    return found;
+  };
+  return {
+    replicas,
+    primary: replicas[0] as OriginReplica,
+    replica,
+    logicalUrl: (path) => `${logicalOrigin}${path}`,
+    kill: async (name) => {
+      const victim = replica(name);
+      victim.server.closeAllConnections();
+      await new Promise<void>((done) => victim.server.close(() => done()));
+    },
+    stop: closeAll,
+  };
+}

@@ -1,0 +1,11 @@
+import { startReplicaServer } from '../src/server.ts';
+import { benchDirectory, benchPage } from '../bench/page.ts';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'node:http';
+const root = await mkdtemp(join(tmpdir(), 'x-'));
+await writeFile(join(root, 'index.html'), benchPage(50*1024));
+const s = await startReplicaServer({ root, directory: benchDirectory, injectScript: false });
+for (let i = 0; i < 3; i++) await new Promise<void>((res) => request({ port: s.port, path: '/index.html', agent: false }, (r) => { let n = 0; r.on('data', (c) => n += c.length); r.on('end', () => { console.log(r.statusCode, r.rawHeaders.filter((_, j) => j % 2 === 0).join(','), n, r.headers['content-length'], r.headers.connection); res(); }); }).end());
+await s.close();

@@ -1,0 +1,55 @@
+/**
+ * What the worker remembers about individual physical URLs, beyond the latency table:
+ *  - ProbeUrls: recent URLs each server is known to hold, so that a refresh or probe asks
+ *    for "a randomly chosen resource" of that server (paper Section 4.1);
+ *  - StaleBindings: physical URLs that answered 404/410 for a directory version; they are
+ *    tried last until newer bindings arrive (never dropped: the replica may be back).
+ */
+import type { RandomSource, ServerId } from '@webpp/core';
+
+export class ProbeUrls {
+  private readonly urls = new Map<ServerId, string[]>();
+
+  constructor(private readonly perServer = 8) {}
+
+  remember(server: ServerId, url: string): void {
+    const known = this.urls.get(server);
+    if (!known) {
+      this.urls.set(server, [url]);
+      return;
+    }
+    if (known.includes(url)) return;
+    known.push(url);
+    if (known.length > this.perServer) known.shift();
+  }
+
+  forget(server: ServerId, url: string): void {
+    const known = this.urls.get(server);
+    const index = known?.indexOf(url) ?? -1;
+    if (known && index !== -1) known.splice(index, 1);
+  }
+
+  /** A random known URL of the server, else its root. */
+  pick(server: ServerId, random: RandomSource): string {
+    const known = this.urls.get(server);
+    if (!known || known.length === 0) return `${server}/`;
+    return known[Math.min(known.length - 1, Math.floor(random() * known.length))] as string;
+  }
+}
+
+export class StaleBindings {
+  private readonly staleAt = new Map<string, number>();
+
+  constructor(private readonly capacity = 1_000) {}
+
+  note(physicalUrl: string, directoryVersion: number): void {
+    if (this.staleAt.size >= this.capacity) this.staleAt.clear();
+    this.staleAt.set(physicalUrl, directoryVersion);
+  }
+
+  /** True when this physical URL answered 404/410 under this directory version or a newer one. */
+  isStale(physicalUrl: string, directoryVersion: number): boolean {
+    const version = this.staleAt.get(physicalUrl);
+    return version !== undefined && version >= directoryVersion;
+  }
+}
