@@ -128,10 +128,13 @@ test('a page that listens gets live events as they happen (decisions, samples)',
       webpp: { on(type: string, listener: (event: { type: string; decision?: { logicalUrl: string } }) => void): () => void };
     }).webpp;
     const seen: { type: string; logicalUrl?: string }[] = [];
+    // The decision comes when the response is handed over; its sample once the body has been
+    // read (the worker checks its Resource Timing entry for a cache hit first).
     const decided = new Promise<void>((resolve) => {
       api.on('*', (event) => {
         seen.push({ type: event.type, ...(event.decision ? { logicalUrl: event.decision.logicalUrl } : {}) });
-        if (event.type === 'decision' && event.decision?.logicalUrl.endsWith('/data.json')) resolve();
+        const decision = seen.some((e) => e.type === 'decision' && e.logicalUrl?.endsWith('/data.json'));
+        if (decision && seen.some((e) => e.type === 'sample')) resolve();
       });
     });
     await (await fetch('/data.json')).json();

@@ -4,6 +4,7 @@ import { webppOrigin } from '../src/plugin.ts';
 import { benchDirectory } from '../bench/page.ts';
 const [mode, root] = process.argv.slice(2);
 const app = Fastify();
+app.get('/__cpu', async () => process.cpuUsage());
 if (mode === 'hook') { app.addHook('onRequest', async () => {}); app.addHook('onSend', async (_q, _r, p) => p); app.addHook('onResponse', async () => {}); }
 if (mode === 'noinject') await app.register(webppOrigin, { publicUrl: 'http://a.localhost:1', directory: benchDirectory, injectScript: false });
 if (mode === 'nodir') await app.register(webppOrigin, { publicUrl: 'http://a.localhost:1', injectScript: false });

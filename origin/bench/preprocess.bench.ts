@@ -14,7 +14,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
-import { cpus, tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
@@ -138,6 +138,7 @@ function coldParse(): Record<string, { pageBytes: number; medianMs: number; runs
   return out;
 }
 
+const LOAD_AT_START = loadavg()[0] ?? 0;
 const cold = coldParse();
 const runs = await throughput();
 const rps = (mode: Mode): number => median(runs[mode].map((run) => run.requestsPerSecond));
@@ -154,6 +155,8 @@ const report = {
   date: new Date().toISOString(),
   node: process.version,
   cpus: cpus().length,
+  /** 1-minute load average at the start and the end: other work on the machine skews throughput. */
+  loadAverage: { start: Number(LOAD_AT_START.toFixed(2)), end: Number((loadavg()[0] ?? 0).toFixed(2)) },
   method:
     `autocannon, ${CONNECTIONS} connections, ${DURATION_S} s per measurement, ${ROUNDS} alternating rounds, median; ` +
     'each server in its own process on 127.0.0.1; server CPU time per request from process.cpuUsage()',

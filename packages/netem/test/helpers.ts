@@ -34,6 +34,12 @@ export async function startUpstream(): Promise<Upstream> {
       res.end();
     }
   });
+  // Upgrade: echo → 101, then echoes every byte back (a stand-in for a WebSocket).
+  server.on('upgrade', (req, socket) => {
+    hosts.push(req.headers.host ?? '');
+    socket.write('HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n');
+    socket.pipe(socket);
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { performance } from 'node:perf_hooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   NetemError,
@@ -225,6 +226,26 @@ describe('proxying', () => {
     expect(head.headers['content-length']).toBe('777');
     expect(head.headers['x-upstream']).toBe('yes');
     expect(head.body.length).toBe(0);
+  });
+
+  it('passes protocol upgrades through after one round trip', async () => {
+    const emulator = await emulate({ profile: { delayMs: 150 } });
+    const startMs = performance.now();
+    const echoed = await new Promise<{ status: number; data: string; handshakeMs: number }>((resolve, reject) => {
+      const req = http.request(`${emulator.url}/socket`, { headers: { connection: 'Upgrade', upgrade: 'echo' }, agent: false });
+      req.on('upgrade', (res, socket) => {
+        const handshakeMs = performance.now() - startMs;
+        socket.once('data', (chunk: Buffer) => {
+          socket.destroy();
+          resolve({ status: res.statusCode ?? 0, data: chunk.toString(), handshakeMs });
+        });
+        socket.write('ping');
+      });
+      req.on('error', reject);
+      req.end();
+    });
+    expect(echoed).toMatchObject({ status: 101, data: 'ping' });
+    expect(echoed.handshakeMs).toBeGreaterThanOrEqual(150);
   });
 
   it('makes an unreachable upstream look like a dead server (connection reset)', async () => {

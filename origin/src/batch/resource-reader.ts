@@ -1,0 +1,116 @@
+/**
+ * Reads the embedded resources of a batch through the server itself, with Fastify's
+ * `inject`: each resource is answered exactly as a separate request would be (static files,
+ * replicas from the replica store, dynamic routes, proxied upstreams; validators, caching
+ * headers and bindings headers alike), without a socket.
+ */
+import type { FastifyInstance } from 'fastify';
+
+/** What a HEAD request tells about a resource before its body is read. */
+export interface ResourceHead {
+  status: number;
+  /** The ETag, compared against the cache digest. */
+  validator: string | undefined;
+  contentLength: number | undefined;
+  contentType: string | undefined;
+  /** True when the body would come content-encoded: such parts are left to the client. */
+  encoded: boolean;
+}
+
+export interface ResourceBody {
+  status: number;
+  /** Response headers worth keeping in a batch part (lower-case names). */
+  headers: Array<[string, string]>;
+  validator: string | undefined;
+  body: Buffer;
+}
+
+export interface ResourceReader {
+  head(path: string, forward: Record<string, string>): Promise<ResourceHead>;
+  get(path: string, forward: Record<string, string>): Promise<ResourceBody>;
+}
+
+/**
+ * Headers that describe a transfer, not a resource, or must not travel inside a batch:
+ * hop-by-hop, framing, CORS of the inner response, cookies.
+ */
+const DROPPED_PART_HEADERS = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'content-length',
+  'content-encoding',
+  'content-range',
+  'accept-ranges',
+  'set-cookie',
+  'access-control-allow-origin',
+  'access-control-allow-credentials',
+  'access-control-expose-headers',
+  'timing-allow-origin',
+  'strict-transport-security',
+  'alt-svc',
+  'upgrade',
+  'trailer',
+  'proxy-authenticate',
+]);
+
+type RawHeaders = Record<string, string | string[] | number | undefined>;
+
+function single(headers: RawHeaders, name: string): string | undefined {
+  const value = headers[name];
+  if (value === undefined) return undefined;
+  return Array.isArray(value) ? value.join(', ') : String(value);
+}
+
+/** Keeps the resource headers of a response, lower-cased, for a batch part. */
+export function partHeaders(headers: RawHeaders): Array<[string, string]> {
+  const kept: Array<[string, string]> = [];
+  for (const [rawName, value] of Object.entries(headers)) {
+    const name = rawName.toLowerCase();
+    if (value === undefined || DROPPED_PART_HEADERS.has(name)) continue;
+    const text = Array.isArray(value) ? value.join(', ') : String(value);
+    if (/[\r\n\0]/.test(text)) continue;
+    kept.push([name, text]);
+  }
+  return kept;
+}
+
+function isEncoded(headers: RawHeaders): boolean {
+  const encoding = single(headers, 'content-encoding');
+  return encoding !== undefined && encoding.trim().toLowerCase() !== 'identity';
+}
+
+/** A ResourceReader that asks `app` itself, through `inject`. */
+export function injectResourceReader(app: FastifyInstance): ResourceReader {
+  const request = (method: 'GET' | 'HEAD', path: string, forward: Record<string, string>) =>
+    app.inject({
+      method,
+      url: path,
+      // Identity bodies: a part is compressed, if at all, with the whole batch.
+      headers: { ...forward, accept: '*/*', 'accept-encoding': 'identity' },
+    });
+  return {
+    async head(path, forward) {
+      const response = await request('HEAD', path, forward);
+      const headers = response.headers as RawHeaders;
+      const length = Number(single(headers, 'content-length'));
+      return {
+        status: response.statusCode,
+        validator: single(headers, 'etag'),
+        contentLength: Number.isFinite(length) ? length : undefined,
+        contentType: single(headers, 'content-type'),
+        encoded: isEncoded(headers),
+      };
+    },
+    async get(path, forward) {
+      const response = await request('GET', path, forward);
+      const headers = response.headers as RawHeaders;
+      return {
+        status: isEncoded(headers) ? 0 : response.statusCode,
+        headers: partHeaders(headers),
+        validator: single(headers, 'etag'),
+        body: response.rawPayload,
+      };
+    },
+  };
+}
