@@ -6,9 +6,11 @@ const fromRoot = (path: string): string => fileURLToPath(new URL(path, import.me
 export default defineConfig({
   resolve: {
     // Unit tests run against the TypeScript sources, so they never test a stale build.
-    alias: {
-      '@webpp/core': fromRoot('./packages/core/src/index.ts'),
-    },
+    alias: [
+      { find: /^@webpp\/core$/, replacement: fromRoot('./packages/core/src/index.ts') },
+      { find: /^@webpp\/netem\/model$/, replacement: fromRoot('./packages/netem/src/model/index.ts') },
+      { find: /^@webpp\/netem$/, replacement: fromRoot('./packages/netem/src/index.ts') },
+    ],
   },
   test: {
     include: [

@@ -79,6 +79,7 @@ test('a typed-URL navigation is bound like any other request', async ({ page }) 
 test('POST passes through to the logical URL untouched', async ({ page }) => {
   await openControlled(page, cluster.logicalUrl('/index.html'));
   await page.reload();
+  await expect(page.locator('#whoami')).not.toHaveText(''); // the page's own fetch() is done
   const before = await workerState(page);
 
   const answer = await page.evaluate(async () => {

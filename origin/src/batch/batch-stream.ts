@@ -5,8 +5,8 @@
  * embedded resources are still being read; each resource follows as soon as it is read.
  * Framing: @webpp/core batch format (docs/batching.md).
  */
-import { PassThrough, type Readable, type Transform } from 'node:stream';
-import { constants as zlibConstants, createBrotliCompress, createGzip } from 'node:zlib';
+import { PassThrough, type Readable } from 'node:stream';
+import { constants as zlibConstants, createBrotliCompress, createGzip, type BrotliCompress, type Gzip } from 'node:zlib';
 import {
   encodeBatchPreamble,
   encodeEndFrame,
@@ -54,7 +54,7 @@ export interface BatchStreamHooks {
 const BROTLI_STREAM_QUALITY = 4;
 const GZIP_STREAM_LEVEL = 6;
 
-function compressor(encoding: BatchEncoding): Transform | undefined {
+function compressor(encoding: BatchEncoding): BrotliCompress | Gzip | undefined {
   if (encoding === 'br') {
     return createBrotliCompress({ params: { [zlibConstants.BROTLI_PARAM_QUALITY]: BROTLI_STREAM_QUALITY } });
   }
@@ -69,7 +69,7 @@ function compressor(encoding: BatchEncoding): Transform | undefined {
  */
 export function createBatchStream(plan: BatchPlan, settings: BatchStreamSettings, hooks: BatchStreamHooks = {}): Readable {
   const compress = compressor(settings.encoding);
-  const sink: PassThrough | Transform = compress ?? new PassThrough();
+  const sink: PassThrough | BrotliCompress | Gzip = compress ?? new PassThrough();
   let aborted = false;
   sink.once('close', () => {
     aborted = true;

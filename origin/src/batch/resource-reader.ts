@@ -54,6 +54,17 @@ const DROPPED_PART_HEADERS = new Set([
   'proxy-authenticate',
 ]);
 
+const HEADER_NAME = /^[!#$%&'*+\-.^_`|~0-9a-z]+$/;
+// eslint-disable-next-line no-control-regex
+const CONTROL_CHARACTERS = /[\0-\x08\x0a-\x1f\x7f]/;
+/** Visible ASCII, like an entity tag (RFC 9110 §8.8.3); anything else is not used as a validator. */
+const VALIDATOR = /^[\x21-\x7e]{1,256}$/;
+
+/** The ETag when it is a usable validator. */
+export function usableValidator(etag: string | undefined): string | undefined {
+  return etag !== undefined && VALIDATOR.test(etag) ? etag : undefined;
+}
+
 type RawHeaders = Record<string, string | string[] | number | undefined>;
 
 function single(headers: RawHeaders, name: string): string | undefined {
@@ -69,7 +80,9 @@ export function partHeaders(headers: RawHeaders): Array<[string, string]> {
     const name = rawName.toLowerCase();
     if (value === undefined || DROPPED_PART_HEADERS.has(name)) continue;
     const text = Array.isArray(value) ? value.join(', ') : String(value);
-    if (/[\r\n\0]/.test(text)) continue;
+    // What the batch reader accepts (it rejects the whole batch otherwise): token names,
+    // values without control characters.
+    if (!HEADER_NAME.test(name) || CONTROL_CHARACTERS.test(text)) continue;
     kept.push([name, text]);
   }
   return kept;
@@ -96,7 +109,7 @@ export function injectResourceReader(app: FastifyInstance): ResourceReader {
       const length = Number(single(headers, 'content-length'));
       return {
         status: response.statusCode,
-        validator: single(headers, 'etag'),
+        validator: usableValidator(single(headers, 'etag')),
         contentLength: Number.isFinite(length) ? length : undefined,
         contentType: single(headers, 'content-type'),
         encoded: isEncoded(headers),
@@ -108,7 +121,7 @@ export function injectResourceReader(app: FastifyInstance): ResourceReader {
       return {
         status: isEncoded(headers) ? 0 : response.statusCode,
         headers: partHeaders(headers),
-        validator: single(headers, 'etag'),
+        validator: usableValidator(single(headers, 'etag')),
         body: response.rawPayload,
       };
     },

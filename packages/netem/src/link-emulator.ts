@@ -551,8 +551,12 @@ class HttpLinkEmulator implements LinkEmulator {
     }
   }
 
-  /** Sends the request upstream and resolves with the response head. */
-  private forward(req: IncomingMessage, signal: AbortSignal): Promise<IncomingMessage> {
+  /**
+   * Sends the request upstream and resolves with the response head. A bodiless request
+   * that fails on a reused keep-alive connection (the upstream closed it just as it was
+   * reused: a known race of pooled HTTP/1.1 connections) is retried once on a new one.
+   */
+  private forward(req: IncomingMessage, signal: AbortSignal, retried = false): Promise<IncomingMessage> {
     return new Promise<IncomingMessage>((resolve, reject) => {
       const upstreamReq = http.request({
         host: this.upstream.hostname,
@@ -564,7 +568,14 @@ class HttpLinkEmulator implements LinkEmulator {
         signal,
       });
       upstreamReq.once('response', resolve);
-      upstreamReq.once('error', reject);
+      upstreamReq.once('error', (error: NodeJS.ErrnoException) => {
+        const bodiless = req.method === 'GET' || req.method === 'HEAD';
+        if (!retried && bodiless && upstreamReq.reusedSocket && error.code === 'ECONNRESET' && !signal.aborted) {
+          this.forward(req, signal, true).then(resolve, reject);
+        } else {
+          reject(error);
+        }
+      });
       req.pipe(upstreamReq);
     });
   }

@@ -1,0 +1,34 @@
+/**
+ * The BatchSource of a webpp origin: logical URLs come from the replication directory
+ * (paper Section 2), exactly as the bindings header names them.
+ */
+import type { FastifyRequest } from 'fastify';
+import { canonicalUrl } from '../directory/url-spec.js';
+import type { WebppOrigin } from '../state.js';
+import type { BatchSource } from './register-batching.js';
+
+function pathAndQuery(url: string): string {
+  const parsed = new URL(url);
+  return parsed.pathname + parsed.search;
+}
+
+export function batchSourceFromOrigin(state: Pick<WebppOrigin, 'options' | 'directory'>): BatchSource {
+  const { options, directory } = state;
+  const ownOrigin = new URL(options.publicUrl).origin;
+  return {
+    cors: options.cors !== 'off',
+    pageUrl(request: FastifyRequest) {
+      const physical = canonicalUrl(options.publicUrl + request.url);
+      if (physical === undefined) return undefined;
+      return directory.logicalOf(physical) ?? physical;
+    },
+    localPathOf(logicalUrl: string) {
+      // A replica on this server, as the directory lists it (its path may differ from the logical one)…
+      const match = directory.lookup(logicalUrl);
+      const local = match?.physicalUrls.find((physical) => new URL(physical).origin === ownOrigin);
+      if (local !== undefined) return pathAndQuery(local);
+      // …or the primary copy, when the logical URL names this server.
+      return new URL(logicalUrl).origin === ownOrigin ? pathAndQuery(logicalUrl) : undefined;
+    },
+  };
+}
