@@ -19,7 +19,7 @@
  * Run: npm run bench -- overhead   (writes docs/benchmarks/sw-overhead.json)
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { chromium } from '@playwright/test';
 import type { BrowserContext, Page } from '@playwright/test';
 import { chromiumLaunchOptions } from '../../e2e/support/chromium.js';
@@ -144,7 +144,13 @@ async function main(): Promise<void> {
         'Added latency per request of the webpp service worker: 50 small resources on loopback, fetched one at a time from the page (fetch() start to body read), every scenario in the same run, interleaved round by round.',
       command: 'npm run bench -- overhead',
       date: new Date().toISOString(),
-      machine: { cpus: cpus().length, model: cpus()[0]?.model ?? 'unknown', node: process.version },
+      machine: {
+        cpus: cpus().length,
+        model: cpus()[0]?.model ?? 'unknown',
+        node: process.version,
+        // Other work on this shared machine during the run (1, 5, 15 min averages).
+        load_average: loadavg().map((value) => Math.round(value * 100) / 100),
+      },
       chromium: browser.version(),
       rounds: ROUNDS,
       resources_per_round: RESOURCES,

@@ -61,6 +61,12 @@ export interface ReplicaPolicy {
   plan(context: PlanContext): PlannedAttempt[];
   /** Background requests after a request. Policies without it send none. */
   maintenance?(context: MaintenanceContext): MaintenancePlan;
+  /**
+   * Optional: told of every time-to-first-byte sample the worker records (requests,
+   * refreshes, probes), after the shared table took it; for policies that keep an estimate
+   * of their own (e.g. the hedged policy's p95).
+   */
+  observeSample?(server: ServerId, ttfbMs: number): void;
 }
 
 /**

@@ -436,6 +436,7 @@ export class ReplicaClient {
   private recordSample(server: ServerId, ttfbMs: number, kind: 'request' | 'refresh' | 'probe'): void {
     const table = this.latency.table;
     table.recordSample(server, ttfbMs);
+    this.policy.observeSample?.(server, ttfbMs);
     this.reporter.count('samples');
     void this.latency.changed();
     const view = serverView(table, server, Date.now());

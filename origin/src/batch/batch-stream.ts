@@ -91,7 +91,16 @@ export function createBatchStream(plan: BatchPlan, settings: BatchStreamSettings
       }
     }
     // Push what is written so far through the compressor: never hold a part back.
-    if (compress !== undefined && !aborted) await new Promise<void>((resolve) => compress.flush(() => resolve()));
+    if (compress !== undefined && !aborted) {
+      await new Promise<void>((resolve) => {
+        // A destroyed compressor never calls back: the client going away must not strand us.
+        sink.once('close', resolve);
+        compress.flush(() => {
+          sink.off('close', resolve);
+          resolve();
+        });
+      });
+    }
   };
 
   const produce = async (): Promise<BatchStreamResult> => {

@@ -56,9 +56,15 @@ export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin):
   const variant = `${settings.injectScriptPath ?? '-'}|${options.maxBindingsHeaderBytes}`;
   /** Requests whose conditional headers named an injected page's validator. */
   const sentInjectedValidator = new WeakSet<FastifyRequest>();
-  const ownEndpoint = (url: string): boolean =>
-    url.startsWith(WELL_KNOWN_PREFIX) ||
-    (options.serveClientScripts && (url.startsWith(options.scriptPath) || url.startsWith(options.workerPath)));
+  const clientScriptPaths = new Set(
+    [options.scriptPath, options.workerPath].flatMap((path) => [path, `${path}.map`]),
+  );
+  const ownEndpoint = (url: string): boolean => {
+    if (url.startsWith(WELL_KNOWN_PREFIX)) return true;
+    if (!options.serveClientScripts) return false;
+    const queryStart = url.indexOf('?');
+    return clientScriptPaths.has(queryStart < 0 ? url : url.slice(0, queryStart));
+  };
 
   app.addHook('onRequest', async (request, reply) => {
     const url = request.url;

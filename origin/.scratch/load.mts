@@ -1,3 +1,0 @@
-import autocannon from 'autocannon';
-const r = await autocannon({ url: `http://127.0.0.1:${process.argv[2]}/index.html`, connections: 10, duration: 4 });
-console.log(r.requests.average);

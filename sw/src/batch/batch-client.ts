@@ -1,0 +1,386 @@
+/**
+ * The worker half of batch transmission (Web++ paper, Section 3.4) and of the logical-URL
+ * cache (Section 3.5):
+ *  - a navigation to a page asks for a batch (Accept + cache digest), through the normal
+ *    replica path, and the page is handed to the browser as soon as its part has arrived;
+ *  - the browser's requests for the page's embedded resources are answered from the batch
+ *    (waiting for parts still streaming in) or from the logical-URL cache;
+ *  - anything that goes wrong (an origin without batching, a cut stream, a corrupt or
+ *    missing part, a timeout) sends the request the normal way, through replica selection.
+ * See docs/batching.md.
+ */
+import { BATCH_ACCEPT, BATCH_MEDIA_TYPE, CACHE_DIGEST_HEADER, DEFAULT_CACHE_DIGEST_FP_LOG2, type BatchPart } from '@webpp/core';
+import { idbKeyValueStore, type KeyValueStore } from '../storage.js';
+import { startBatchSession, type BatchSessionResult } from './batch-session.js';
+import { LogicalCache, type CacheLike, type LogicalCacheStats } from './logical-cache.js';
+import { PendingParts } from './pending-parts.js';
+
+export interface BatchClientOptions {
+  /** Ask for batches and use the logical cache at all. Default true. */
+  enabled?: boolean;
+  /** Cache Storage name of the logical-URL cache. Default 'webpp-logical-v1'. */
+  cacheName?: string;
+  /** Bound of the logical cache in body bytes. Default 50 MiB. */
+  maxCacheBytes?: number;
+  /** Bound of the logical cache in entries. Default 2000. */
+  maxCacheEntries?: number;
+  /** Longest batch part accepted. Default 32 MiB. */
+  maxPartBytes?: number;
+  /** Header budget of the cache digest. Default 4096 characters. */
+  digestMaxBytes?: number;
+  /** p of the cache digest: false positives at rate 2^-p. Default 8. */
+  digestFalsePositiveLog2?: number;
+  /** A batch stream silent for this long is abandoned (its parts fetched individually). Default 10 s. */
+  idleTimeoutMs?: number;
+  /** Longest a browser request waits for its part before going to the network. Default 15 s. */
+  pendingTimeoutMs?: number;
+  /** A validator confirmed by a batch manifest serves without revalidation this long. Default 60 s. */
+  validatedWindowMs?: number;
+  /** After an origin answered a batch request with a plain page, send it no digest for this long. Default 10 min. */
+  nonBatchingMemoryMs?: number;
+  /** Index writes to IndexedDB are batched this much. Default 1 s. */
+  flushDelayMs?: number;
+  storage?: KeyValueStore;
+  openCache?: () => Promise<CacheLike>;
+  now?: () => number;
+}
+
+export const DEFAULT_LOGICAL_CACHE_NAME = 'webpp-logical-v1';
+
+/** How the batch layer reaches the network: the worker's normal, replica-selecting path. */
+export interface BatchIO {
+  /** Sends a request the normal way (replica selection, failover, bindings learning). */
+  network(request: Request): Promise<Response>;
+  waitUntil(promise: Promise<unknown>): void;
+  /** The validator the bindings announce for a logical URL, if any. */
+  boundValidator?(url: string): string | undefined;
+}
+
+export interface BatchCounters {
+  /** Navigations that asked for a batch. */
+  requested: number;
+  /** ... and got one. */
+  batched: number;
+  /** ... and got a plain page (the origin does not batch). */
+  unsupported: number;
+  /** Navigations that fell back to a normal request (batch unusable before the page arrived). */
+  pageFallbacks: number;
+  /** Browser requests answered with a batch part. */
+  servedFromBatch: number;
+  /** Browser requests answered from the logical cache without the network. */
+  servedFromCache: number;
+  /** Revalidations sent (conditional requests) and how many got 304. */
+  revalidations: number;
+  notModified: number;
+  /** Browser requests that waited for a part and then went to the network. */
+  partFallbacks: number;
+  /** Internal errors, answered by failing open. */
+  internalErrors: number;
+}
+
+export interface BatchSnapshot {
+  type: 'webpp:batch-state';
+  enabled: boolean;
+  counters: BatchCounters;
+  cache: LogicalCacheStats;
+  pending: number;
+  lastSession: BatchSessionResult | undefined;
+}
+
+function stripHash(url: string): string {
+  const hash = url.indexOf('#');
+  return hash === -1 ? url : url.slice(0, hash);
+}
+
+function isBatchResponse(response: Response): boolean {
+  const type = response.headers.get('content-type')?.split(';', 1)[0]?.trim().toLowerCase();
+  return response.status === 200 && type === BATCH_MEDIA_TYPE && response.body !== null;
+}
+
+function partResponse(part: BatchPart): Response {
+  return new Response(part.body, { status: part.status, headers: part.headers });
+}
+
+function globalCaches(): CacheStorage | undefined {
+  return (globalThis as { caches?: CacheStorage }).caches;
+}
+
+export class BatchClient {
+  readonly enabled: boolean;
+  readonly cache: LogicalCache;
+  readonly pending = new PendingParts();
+  readonly counters: BatchCounters = {
+    requested: 0,
+    batched: 0,
+    unsupported: 0,
+    pageFallbacks: 0,
+    servedFromBatch: 0,
+    servedFromCache: 0,
+    revalidations: 0,
+    notModified: 0,
+    partFallbacks: 0,
+    internalErrors: 0,
+  };
+  private readonly idleTimeoutMs: number;
+  private readonly pendingTimeoutMs: number;
+  private readonly nonBatchingMemoryMs: number;
+  private readonly maxPartBytes: number;
+  private readonly now: () => number;
+  /** Origins that answered a batch request with a plain page, until when. */
+  private readonly nonBatching = new Map<string, number>();
+  private lastSession: BatchSessionResult | undefined;
+
+  constructor(options: BatchClientOptions = {}) {
+    this.enabled = options.enabled ?? true;
+    this.now = options.now ?? Date.now;
+    this.idleTimeoutMs = options.idleTimeoutMs ?? 10_000;
+    this.pendingTimeoutMs = options.pendingTimeoutMs ?? 15_000;
+    this.nonBatchingMemoryMs = options.nonBatchingMemoryMs ?? 10 * 60_000;
+    this.maxPartBytes = options.maxPartBytes ?? 32 * 1024 * 1024;
+    const cacheName = options.cacheName ?? DEFAULT_LOGICAL_CACHE_NAME;
+    this.cache = new LogicalCache({
+      openCache:
+        options.openCache ??
+        (async () => {
+          const caches = globalCaches();
+          if (!caches) throw new Error('no Cache Storage');
+          return caches.open(cacheName) as Promise<CacheLike>;
+        }),
+      storage: options.storage ?? idbKeyValueStore(),
+      maxBytes: options.maxCacheBytes ?? 50 * 1024 * 1024,
+      maxEntries: options.maxCacheEntries ?? 2000,
+      validatedWindowMs: options.validatedWindowMs ?? 60_000,
+      digestMaxBytes: options.digestMaxBytes ?? 4096,
+      digestFalsePositiveLog2: options.digestFalsePositiveLog2 ?? DEFAULT_CACHE_DIGEST_FP_LOG2,
+      flushDelayMs: options.flushDelayMs ?? 1_000,
+      now: this.now,
+    });
+  }
+
+  /**
+   * Synchronous and cheap: whether the batch layer answers this request. 'navigate' for a
+   * page load; 'resource' for a GET of a logical URL that a batch is delivering or the
+   * logical cache holds; undefined for everything else (left to the normal path).
+   */
+  claim(request: Request): 'navigate' | 'resource' | undefined {
+    if (!this.enabled || request.method !== 'GET') return undefined;
+    if (request.mode === 'navigate') return 'navigate';
+    // Byte ranges (media) are never served from a batch: the network answers them exactly.
+    if (request.headers.has('range')) return undefined;
+    const url = stripHash(request.url);
+    return this.pending.has(url) || this.cache.has(url) ? 'resource' : undefined;
+  }
+
+  /**
+   * A page load: asks for a batch through the normal path and answers with the page as soon
+   * as its part is complete; the rest streams into the logical cache in the background.
+   * `fallback` is the normal handling of the original navigation.
+   */
+  async navigate(request: Request, io: BatchIO, fallback: () => Promise<Response>): Promise<Response> {
+    let batchRequest: Request;
+    try {
+      await this.cache.ready;
+      batchRequest = this.batchRequest(request);
+    } catch {
+      this.counters.internalErrors += 1;
+      return fallback();
+    }
+    this.counters.requested += 1;
+    let response: Response;
+    try {
+      response = await io.network(batchRequest);
+    } catch {
+      this.counters.pageFallbacks += 1;
+      return fallback();
+    }
+    if (!isBatchResponse(response)) {
+      // A redirect or an error is handled by the normal navigation path, which maps
+      // redirects back into the logical namespace and shows a readable error page.
+      if (response.type === 'opaqueredirect' || response.type === 'error' || response.redirected || response.status >= 500) {
+        response.body?.cancel().catch(() => undefined);
+        this.counters.pageFallbacks += 1;
+        return fallback();
+      }
+      this.counters.unsupported += 1;
+      this.nonBatching.set(new URL(request.url).origin, this.now() + this.nonBatchingMemoryMs);
+      return response;
+    }
+    this.counters.batched += 1;
+    this.nonBatching.delete(new URL(request.url).origin);
+    const session = startBatchSession(response.body as ReadableStream<Uint8Array>, {
+      pending: this.pending,
+      cache: this.cache,
+      idleTimeoutMs: this.idleTimeoutMs,
+      maxPartBytes: this.maxPartBytes,
+    });
+    io.waitUntil(
+      session.done.then((result) => {
+        this.lastSession = result;
+      }),
+    );
+    let page: BatchPart;
+    try {
+      page = await session.page;
+    } catch {
+      // The parts that do arrive still land in the cache and serve the fallback page load.
+      this.counters.pageFallbacks += 1;
+      return fallback();
+    }
+    return partResponse(page);
+  }
+
+  /**
+   * A request for an embedded resource: from its batch part (waiting for it if needed),
+   * else from the logical cache (revalidating a stale entry), else from the network.
+   */
+  async serve(request: Request, io: BatchIO): Promise<Response> {
+    const url = stripHash(request.url);
+    const waiting = this.pending.wait(url, this.pendingTimeoutMs);
+    if (waiting !== undefined) {
+      const outcome = await waiting;
+      if (outcome.kind === 'part') {
+        this.counters.servedFromBatch += 1;
+        return partResponse(outcome.part);
+      }
+      this.counters.partFallbacks += 1;
+      return this.fetchAndStore(request, io);
+    }
+    await this.cache.ready;
+    if (request.cache === 'no-store' || request.cache === 'reload') return this.fetchAndStore(request, io);
+    const decision = this.cache.decide(url, io.boundValidator?.(url));
+    if (decision.kind === 'fresh') {
+      const cached = await this.cache.read(url);
+      if (cached) {
+        this.counters.servedFromCache += 1;
+        return cached;
+      }
+      return this.fetchAndStore(request, io);
+    }
+    if (decision.kind === 'stale' && decision.validator !== undefined) return this.revalidate(request, decision.validator, io);
+    return this.fetchAndStore(request, io);
+  }
+
+  /**
+   * The whole fetch-event handling for a worker: returns true when it called respondWith.
+   * `normal` is the worker's own handling of a request (replica selection or plain fetch).
+   * Fails open: any internal error answers with `normal`.
+   */
+  handleFetch(event: FetchEvent, normal: (request: Request) => Promise<Response>, boundValidator?: (url: string) => string | undefined): boolean {
+    let claim: ReturnType<BatchClient['claim']>;
+    try {
+      claim = this.claim(event.request);
+    } catch {
+      return false;
+    }
+    if (claim === undefined) return false;
+    const io: BatchIO = { network: normal, waitUntil: (promise) => event.waitUntil(promise), boundValidator };
+    const original = event.request;
+    const answer = claim === 'navigate' ? this.navigate(original, io, () => normal(original)) : this.serve(original, io);
+    event.respondWith(
+      answer.catch(() => {
+        this.counters.internalErrors += 1;
+        return normal(original);
+      }),
+    );
+    return true;
+  }
+
+  snapshot(): BatchSnapshot {
+    return {
+      type: 'webpp:batch-state',
+      enabled: this.enabled,
+      counters: { ...this.counters },
+      cache: this.cache.snapshot(),
+      pending: this.pending.size,
+      lastSession: this.lastSession,
+    };
+  }
+
+  // ------------------------------------------------------------------ internals
+
+  /** The page request, asking for a batch: the browser's headers, Accept, and the digest. */
+  private batchRequest(request: Request): Request {
+    const headers = new Headers(request.headers);
+    headers.set('accept', BATCH_ACCEPT);
+    const origin = new URL(request.url).origin;
+    const unsupportedUntil = this.nonBatching.get(origin);
+    if (unsupportedUntil === undefined || unsupportedUntil < this.now()) {
+      const digest = this.cache.digest();
+      if (digest.value !== '') headers.set(CACHE_DIGEST_HEADER, digest.value);
+    }
+    const sameOrigin = (globalThis as { location?: { origin: string } }).location?.origin === origin;
+    return new Request(request.url, {
+      method: 'GET',
+      headers,
+      mode: sameOrigin ? 'same-origin' : 'cors',
+      credentials: request.credentials,
+      // Every batch is made for the digest sent with it: never from (or into) the HTTP cache.
+      cache: 'no-store',
+      // A redirect goes to the normal navigation path, which maps it to a logical URL.
+      redirect: 'manual',
+      referrer: request.referrer === '' ? '' : request.referrer,
+      referrerPolicy: request.referrerPolicy,
+    });
+  }
+
+  /**
+   * The network answers; a storable answer for a logical URL this layer looks after (it was
+   * announced by a batch or is in the cache) is kept for the next page load.
+   */
+  private async fetchAndStore(request: Request, io: BatchIO): Promise<Response> {
+    const response = await io.network(request);
+    if (response.status === 200 && (response.type === 'basic' || response.type === 'cors' || response.type === 'default')) {
+      const copy = response.clone();
+      io.waitUntil(
+        copy
+          .arrayBuffer()
+          .then((body) => this.cache.store(request.url, copy.status, copy.headers, new Uint8Array(body)))
+          .catch(() => false),
+      );
+    }
+    return response;
+  }
+
+  /** Conditional request with the stored validator; 304 refreshes and serves the stored copy. */
+  private async revalidate(request: Request, validator: string, io: BatchIO): Promise<Response> {
+    const url = stripHash(request.url);
+    const origin = new URL(url).origin;
+    const sameOrigin = (globalThis as { location?: { origin: string } }).location?.origin === origin;
+    // A fresh request: the page's own may be no-cors, which drops If-None-Match silently.
+    const conditional = new Request(url, {
+      method: 'GET',
+      headers: { 'if-none-match': validator },
+      mode: sameOrigin ? 'same-origin' : 'cors',
+      credentials: sameOrigin ? 'include' : 'omit',
+      cache: 'no-store',
+      referrer: request.referrer === '' ? '' : request.referrer,
+      referrerPolicy: request.referrerPolicy,
+    });
+    this.counters.revalidations += 1;
+    let response: Response;
+    try {
+      response = await io.network(conditional);
+    } catch {
+      return this.fetchAndStore(request, io);
+    }
+    if (response.status === 304) {
+      this.counters.notModified += 1;
+      const refreshed = await this.cache.refresh(url, response.headers);
+      if (refreshed) return refreshed;
+      return this.fetchAndStore(request, io);
+    }
+    if (response.status === 200) {
+      const copy = response.clone();
+      io.waitUntil(
+        copy
+          .arrayBuffer()
+          .then((body) => this.cache.store(url, copy.status, copy.headers, new Uint8Array(body)))
+          .catch(() => false),
+      );
+      return response;
+    }
+    // Anything else (404, 5xx after failover): the stored copy is no longer trustworthy.
+    if (response.status === 404 || response.status === 410) io.waitUntil(this.cache.remove(url));
+    return response;
+  }
+}
