@@ -34,6 +34,8 @@ export interface BatchClientOptions {
   idleTimeoutMs?: number;
   /** Longest a browser request waits for its part before going to the network. Default 15 s. */
   pendingTimeoutMs?: number;
+  /** Longest a navigation waits for the page's part before loading the page the normal way. Default 20 s. */
+  pageTimeoutMs?: number;
   /** A validator confirmed by a batch manifest serves without revalidation this long. Default 60 s. */
   validatedWindowMs?: number;
   /** After an origin answered a batch request with a plain page, send it no digest for this long. Default 10 min. */
@@ -98,7 +100,8 @@ function isBatchResponse(response: Response): boolean {
 }
 
 function partResponse(part: BatchPart): Response {
-  return new Response(part.body, { status: part.status, headers: part.headers });
+  // Batch bodies are plain ArrayBuffer views (never shared memory).
+  return new Response(part.body as Uint8Array<ArrayBuffer>, { status: part.status, headers: part.headers });
 }
 
 function globalCaches(): CacheStorage | undefined {
@@ -123,6 +126,7 @@ export class BatchClient {
   };
   private readonly idleTimeoutMs: number;
   private readonly pendingTimeoutMs: number;
+  private readonly pageTimeoutMs: number;
   private readonly nonBatchingMemoryMs: number;
   private readonly maxPartBytes: number;
   private readonly now: () => number;
@@ -135,6 +139,7 @@ export class BatchClient {
     this.now = options.now ?? Date.now;
     this.idleTimeoutMs = options.idleTimeoutMs ?? 10_000;
     this.pendingTimeoutMs = options.pendingTimeoutMs ?? 15_000;
+    this.pageTimeoutMs = options.pageTimeoutMs ?? 20_000;
     this.nonBatchingMemoryMs = options.nonBatchingMemoryMs ?? 10 * 60_000;
     this.maxPartBytes = options.maxPartBytes ?? 32 * 1024 * 1024;
     const cacheName = options.cacheName ?? DEFAULT_LOGICAL_CACHE_NAME;
@@ -219,12 +224,19 @@ export class BatchClient {
       }),
     );
     let page: BatchPart;
+    let timer: ReturnType<typeof setTimeout> | undefined;
     try {
-      page = await session.page;
+      // A server that trickles bytes is never idle; the page still gets a bound of its own.
+      const pageTimeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error('page part too slow')), this.pageTimeoutMs);
+      });
+      page = await Promise.race([session.page, pageTimeout]);
     } catch {
       // The parts that do arrive still land in the cache and serve the fallback page load.
       this.counters.pageFallbacks += 1;
       return fallback();
+    } finally {
+      clearTimeout(timer);
     }
     return partResponse(page);
   }
@@ -349,7 +361,10 @@ export class BatchClient {
     // A fresh request: the page's own may be no-cors, which drops If-None-Match silently.
     const conditional = new Request(url, {
       method: 'GET',
-      headers: { 'if-none-match': validator },
+      // An explicit Cache-Control keeps fetch from adding "no-cache" to a conditional request
+      // (Fetch standard, HTTP-network-or-cache fetch), which makes many servers answer 200.
+      // Cross-origin replicas do not get it (not CORS-safelisted): they may answer 200, still correct.
+      headers: { 'if-none-match': validator, 'cache-control': 'max-age=0' },
       mode: sameOrigin ? 'same-origin' : 'cors',
       credentials: sameOrigin ? 'include' : 'omit',
       cache: 'no-store',

@@ -182,7 +182,7 @@ export class LogicalCache {
     const now = this.options.now();
     const entry = this.entryFor(key, headers, body.byteLength, now);
     try {
-      await (await this.cache()).put(key, new Response(body, { status, headers }));
+      await (await this.cache()).put(key, new Response(body as Uint8Array<ArrayBuffer>, { status, headers }));
     } catch {
       return false;
     }
@@ -208,7 +208,7 @@ export class LogicalCache {
     const body = new Uint8Array(await stored.arrayBuffer());
     this.stats.revalidated += 1;
     await this.store(key, stored.status, headers, body);
-    return new Response(body, { status: stored.status, statusText: stored.statusText, headers });
+    return new Response(body as Uint8Array<ArrayBuffer>, { status: stored.status, statusText: stored.statusText, headers });
   }
 
   /**

@@ -1,0 +1,184 @@
+/**
+ * One scenario in real Chromium: one browser context per policy (its own Service Worker,
+ * IndexedDB and connection pool), every context set up first, then all workloads started at
+ * the same instant as the scenario's time 0, so that every policy meets the same network.
+ */
+import { readFileSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from '@playwright/test';
+import type { ResolvedWorkload } from '@webpp/netem';
+import type { BenchCluster } from './cluster.js';
+import type { BenchPolicy } from './policies.js';
+
+const PAGE_WORKLOAD = readFileSync(new URL('./page-workload.js', import.meta.url), 'utf8');
+
+/** What the page measured for one request. */
+export interface PageRecord {
+  client: number;
+  index: number;
+  sizeBytes: number;
+  /** Since the workload started (scenario time). */
+  startMs: number;
+  responseMs: number;
+  ok: boolean;
+  error: string | null;
+}
+
+/** One bound request as the worker reported it (its live 'decision' event). */
+export interface WorkerDecision {
+  url: string;
+  outcome: 'served' | 'failed' | 'aborted';
+  servedBy: string | null;
+  attempts: { server: string; outcome: string; startedAfterMs: number }[];
+}
+
+export interface WorkerEvents {
+  decisions: WorkerDecision[];
+  refreshes: number;
+  probes: number;
+  failedRefreshes: number;
+  failedProbes: number;
+}
+
+export interface BrowserPolicyRun {
+  policy: BenchPolicy;
+  records: PageRecord[];
+  /** Null for the no-worker policy. */
+  worker: WorkerEvents | null;
+  elapsedMs: number;
+  configErrors: string[];
+}
+
+interface BenchWindow {
+  __webppBench: {
+    listen(tag: string): boolean;
+    events(): WorkerEvents;
+    run(options: unknown): Promise<{ records: PageRecord[]; elapsedMs: number }>;
+  };
+  webpp?: {
+    controlled(): Promise<void>;
+    state(): Promise<{ bindings: { count: number }; configErrors: string[]; policy: string; preset: string }>;
+  };
+}
+
+/** Bounded polling in the page: resolves when `predicate` holds, throws after `timeoutMs`. */
+async function pollPage<T>(page: Page, probe: () => Promise<T>, predicate: (value: T) => boolean, what: string, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (predicate(value)) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
+    await page.waitForTimeout(100);
+  }
+}
+
+interface PreparedContext {
+  policy: BenchPolicy;
+  context: BrowserContext;
+  page: Page;
+  configErrors: string[];
+}
+
+/** Opens the bench page, registers the worker with the policy and teaches it the bindings; the latency table stays empty. */
+async function prepare(browser: Browser, cluster: BenchCluster, policy: BenchPolicy): Promise<PreparedContext> {
+  const context = await browser.newContext({ serviceWorkers: 'allow' });
+  const page = await context.newPage();
+  await page.goto(`${cluster.logicalOrigin}/bench.html`);
+  await page.addScriptTag({ content: PAGE_WORKLOAD });
+  if (policy.browser.mode === 'parallel') return { policy, context, page, configErrors: [] };
+
+  const query = new URLSearchParams(policy.browser.workerParams).toString();
+  await page.addScriptTag({ url: `/webpp.js?${query}` });
+  await page.waitForFunction(() => (window as unknown as BenchWindow).webpp !== undefined);
+  await page.evaluate(() => (window as unknown as BenchWindow).webpp!.controlled());
+  // An observed same-origin fetch: its response's bindings header (the '/*' prefix binding)
+  // teaches the worker the bindings without a latency sample.
+  const state = await pollPage(
+    page,
+    () =>
+      page.evaluate(async () => {
+        await fetch('/bench.html', { cache: 'no-store' });
+        return (window as unknown as BenchWindow).webpp!.state();
+      }),
+    (snapshot) => snapshot.bindings.count > 0,
+    `${policy.name}: bindings learned`,
+  );
+  const expected = policy.browser.workerParams['policy'];
+  if (state.policy !== expected) throw new Error(`${policy.name}: the worker runs policy "${state.policy}", not "${expected}" (config errors: ${state.configErrors.join('; ')})`);
+  const listening = await page.evaluate((tag) => (window as unknown as BenchWindow).__webppBench.listen(tag), policy.name);
+  if (!listening) throw new Error(`${policy.name}: could not listen to the worker's events`);
+  return { policy, context, page, configErrors: state.configErrors };
+}
+
+export interface BrowserScenarioOptions {
+  browser: Browser;
+  cluster: BenchCluster;
+  policies: readonly BenchPolicy[];
+  workload: ResolvedWorkload;
+  /** Safety bound per client (the workload is time-bound). */
+  maxRequestsPerClient: number;
+  /** How long after setup all workloads start together. */
+  startDelayMs?: number;
+  log?: (line: string) => void;
+}
+
+export async function runBrowserScenario(options: BrowserScenarioOptions): Promise<BrowserPolicyRun[]> {
+  const { browser, cluster, policies, workload } = options;
+  const log = options.log ?? (() => undefined);
+  const prepared: PreparedContext[] = [];
+  try {
+    // One at a time: a setup burst would be measured by nobody, but keeps the machine calm.
+    for (const policy of policies) prepared.push(await prepare(browser, cluster, policy));
+    log(`  ${prepared.length} contexts ready (${Object.values(cluster.origins).join(', ')})`);
+
+    const startAtEpochMs = Date.now() + (options.startDelayMs ?? 1_500);
+    const origins = Object.values(cluster.origins);
+    const restart = new Promise<void>((resolve) =>
+      setTimeout(() => {
+        cluster.restart();
+        resolve();
+      }, Math.max(0, startAtEpochMs - Date.now())),
+    );
+    const runs = prepared.map(async ({ policy, page, configErrors }) => {
+      const result = await page.evaluate(
+        (runOptions) => (window as unknown as BenchWindow).__webppBench.run(runOptions),
+        {
+          tag: policy.name,
+          mode: policy.browser.mode,
+          clients: workload.clients,
+          fileSizesBytes: workload.fileSizesBytes,
+          durationMs: workload.durationMs,
+          maxRequestsPerClient: options.maxRequestsPerClient,
+          requestTimeoutMs: workload.requestTimeoutMs,
+          failurePauseMs: workload.failurePauseMs,
+          thinkTimeMs: workload.thinkTimeMs,
+          startAtEpochMs,
+          origins,
+        },
+      );
+      return { policy, page, configErrors, ...result };
+    });
+    await restart;
+    const finished = await Promise.all(runs);
+
+    // Live events arrive in batches shortly after each request: wait until every request's
+    // decision is in (bounded), so the attempt counts are complete.
+    const results: BrowserPolicyRun[] = [];
+    for (const run of finished) {
+      let worker: WorkerEvents | null = null;
+      if (run.policy.browser.mode === 'worker') {
+        const pageRequests = run.records.length;
+        worker = await pollPage(
+          run.page,
+          () => run.page.evaluate(() => (window as unknown as BenchWindow).__webppBench.events()),
+          (events) => events.decisions.length >= pageRequests,
+          `${run.policy.name}: a decision for each of ${pageRequests} requests`,
+          5_000,
+        ).catch(() => run.page.evaluate(() => (window as unknown as BenchWindow).__webppBench.events()));
+      }
+      results.push({ policy: run.policy, records: run.records, worker, elapsedMs: run.elapsedMs, configErrors: run.configErrors });
+    }
+    return results;
+  } finally {
+    await Promise.all(prepared.map(({ context }) => context.close().catch(() => undefined)));
+  }
+}

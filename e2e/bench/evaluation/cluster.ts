@@ -1,0 +1,194 @@
+/**
+ * The emulated wide-area deployment of one bench scenario: three @webpp/origin replica
+ * servers (Fastify + the webppOrigin plugin + @fastify/static), every file fully replicated
+ * through one prefix binding, each behind its own @webpp/netem link emulator on an ephemeral
+ * loopback port, reached by the browser as <name>.localhost:<emulator port>.
+ *
+ * The replicas' sockets are bound first and the emulators started in front of them, so each
+ * replica's public URL (and so the bindings it sends) is its emulator's address.
+ *
+ * Every request the emulators see is counted per policy: the bench tags each page request
+ * with `?p=<policy>&c=<client>&i=<index>`, the worker carries the query over to the physical
+ * URL, and refreshes and probes reuse physical URLs the worker has seen.
+ */
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import Fastify from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import fastifyStatic from '@fastify/static';
+import { webppOrigin } from '@webpp/origin';
+import { startScenarioEmulators, responseTiming } from '@webpp/netem';
+import type { RequestPlan, RequestRecord, Scenario, ScenarioEmulators } from '@webpp/netem';
+
+/** One request as an emulator saw it, for the calibration of the simulator. */
+export interface ServerSideRequest {
+  server: string;
+  method: string;
+  client: number;
+  index: number;
+  outcome: RequestRecord['outcome'];
+  plan: RequestPlan | null;
+  bodyBytes: number;
+  /** Arrival to last byte out, as the emulator measured it. */
+  completeMs: number | undefined;
+}
+
+/** Per policy tag: requests by server and method, and the tagged GETs by client|index. */
+export interface PolicyTraffic {
+  requests: number;
+  byServer: Record<string, number>;
+  byMethod: Record<string, number>;
+  gets: Map<string, ServerSideRequest[]>;
+}
+
+export interface BenchCluster {
+  scenario: Scenario;
+  /** By scenario server name (A, B, C): the public origin, e.g. http://a.localhost:40123. */
+  origins: Record<string, string>;
+  /** The logical origin: the first server's (the primary copy's URL is the logical URL). */
+  logicalOrigin: string;
+  emulators: ScenarioEmulators;
+  /** Scenario time 0 is now. */
+  restart(): void;
+  /** What the emulators saw, per policy tag. */
+  traffic(tag: string): PolicyTraffic;
+  /** Requests that carried no policy tag (page loads, scripts, setup). */
+  untaggedRequests(): number;
+  close(): Promise<void>;
+}
+
+export interface BenchClusterOptions {
+  scenario: Scenario;
+  fileSizesBytes: readonly number[];
+}
+
+/** The bench site: an empty page and one file per size, in a temporary folder. */
+function writeSite(fileSizesBytes: readonly number[]): string {
+  const root = mkdtempSync(join(tmpdir(), 'webpp-eval-site-'));
+  mkdirSync(join(root, 'files'));
+  writeFileSync(
+    join(root, 'bench.html'),
+    '<!doctype html><html><head><meta charset="utf-8"><title>webpp evaluation</title></head><body><h1>webpp evaluation</h1></body></html>',
+  );
+  // Random bytes: incompressible, so every byte crosses the emulated link.
+  for (const size of fileSizesBytes) writeFileSync(join(root, 'files', `${size}.bin`), randomBytes(size));
+  return root;
+}
+
+export function filePath(sizeBytes: number): string {
+  return `/files/${sizeBytes}.bin`;
+}
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+  });
+}
+
+function emptyTraffic(): PolicyTraffic {
+  return { requests: 0, byServer: {}, byMethod: {}, gets: new Map() };
+}
+
+export async function startBenchCluster(options: BenchClusterOptions): Promise<BenchCluster> {
+  const { scenario } = options;
+  const names = Object.keys(scenario.servers);
+  const root = writeSite(options.fileSizesBytes);
+  const servers = names.map(() => createServer());
+  const apps: FastifyInstance[] = [];
+  let emulators: ScenarioEmulators | undefined;
+
+  const close = async (): Promise<void> => {
+    await emulators?.close();
+    await Promise.all(apps.map((app) => app.close().catch(() => undefined)));
+    for (const server of servers) {
+      server.closeAllConnections();
+      if (server.listening) await new Promise<void>((done) => server.close(() => done()));
+    }
+    rmSync(root, { recursive: true, force: true });
+  };
+
+  const byTag = new Map<string, PolicyTraffic>();
+  let untagged = 0;
+  try {
+    const ports = await Promise.all(servers.map(listen));
+    const upstreams = Object.fromEntries(names.map((name, i) => [name, `http://127.0.0.1:${ports[i]}`]));
+    emulators = await startScenarioEmulators({ scenario, upstreams });
+    const origins = Object.fromEntries(names.map((name) => [name, `http://${name.toLowerCase()}.localhost:${emulators!.emulators[name]!.port}`]));
+    const logicalOrigin = origins[names[0]!]!;
+    // Full replication: one prefix binding, in the scenario's server order (A, B, C).
+    const directory = { formatVersion: 1 as const, logicalOrigin, entries: [{ logical: '/*', servers: names.map((name) => origins[name]!) }] };
+
+    for (const [i, name] of names.entries()) {
+      const server = servers[i]!;
+      const app = Fastify({
+        logger: false,
+        serverFactory: (handler: (request: IncomingMessage, response: ServerResponse) => void) => {
+          server.on('request', handler);
+          return server;
+        },
+      }) as unknown as FastifyInstance;
+      apps.push(app);
+      // The bench page registers the worker itself, with the policy under test.
+      await app.register(webppOrigin, { publicUrl: origins[name]!, logicalOrigin, directory, injectScript: false });
+      await app.register(fastifyStatic, { root, index: ['index.html'] });
+      await app.ready();
+    }
+
+    for (const name of names) {
+      emulators.emulators[name]!.events.on('request', (record) => {
+        const url = new URL(record.url, 'http://x');
+        const tag = url.searchParams.get('p');
+        if (tag === null) {
+          untagged++;
+          return;
+        }
+        let traffic = byTag.get(tag);
+        if (!traffic) byTag.set(tag, (traffic = emptyTraffic()));
+        traffic.requests++;
+        traffic.byServer[name] = (traffic.byServer[name] ?? 0) + 1;
+        traffic.byMethod[record.method] = (traffic.byMethod[record.method] ?? 0) + 1;
+        if (record.method === 'GET') {
+          const key = `${url.searchParams.get('c')}|${url.searchParams.get('i')}`;
+          const entry: ServerSideRequest = {
+            server: name,
+            method: record.method,
+            client: Number(url.searchParams.get('c')),
+            index: Number(url.searchParams.get('i')),
+            outcome: record.outcome,
+            plan: record.plan,
+            bodyBytes: record.bodyBytes,
+            completeMs: record.completeMs,
+          };
+          const list = traffic.gets.get(key);
+          if (list) list.push(entry);
+          else traffic.gets.set(key, [entry]);
+        }
+      });
+    }
+
+    return {
+      scenario,
+      origins,
+      logicalOrigin,
+      emulators,
+      restart: () => emulators!.restart(),
+      traffic: (tag) => byTag.get(tag) ?? emptyTraffic(),
+      untaggedRequests: () => untagged,
+      close,
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}
+
+/** The link's idealised time for a response (delay + stalls + size ÷ bandwidth), without any server or client time. */
+export function emulatedMs(plan: RequestPlan, bodyBytes: number): number {
+  return responseTiming(plan, bodyBytes, 0).completeMs;
+}

@@ -1,0 +1,90 @@
+/**
+ * The policies the evaluation compares (issue 7), how the browser runs each one, and what
+ * the simulator runs beside it. Report names follow the simulator's (single-A, webpp-fast…).
+ */
+import {
+  hedgedPolicy,
+  optimalPolicy as optimalCompletePolicy,
+  randomPolicy,
+  roundRobinPolicy,
+  singleServerPolicy,
+  webppFastPolicy,
+  webppPaperPolicy,
+} from '@webpp/simulator';
+import type { Policy } from '@webpp/simulator';
+import { optimalFirstResponsePolicy } from './simulated-optimal.js';
+
+export interface BenchPolicy {
+  /** Report name, e.g. "single-B", "webpp-fast". */
+  name: string;
+  /** How the browser context runs it. */
+  browser:
+    | { mode: 'worker'; workerParams: Record<string, string> }
+    /** No worker: the page fetches every replica itself; the first complete body wins. */
+    | { mode: 'parallel' };
+  /** The same policy in the simulator. */
+  simulated: () => Policy;
+  /** One line for the report. */
+  description: string;
+}
+
+/**
+ * `servers` in the scenario's order, which is also the replication directory's order, so
+ * the worker's `single-<n>` is the scenario's n-th server.
+ */
+export function benchPolicies(servers: readonly string[]): BenchPolicy[] {
+  const fast = { preset: 'fast' };
+  return [
+    ...servers.map((server, i) => ({
+      name: `single-${server}`,
+      browser: { mode: 'worker' as const, workerParams: { ...fast, policy: `single-${i + 1}` } },
+      simulated: () => singleServerPolicy(server),
+      description: `every request to ${server} (worker policy single-${i + 1}); no failover`,
+    })),
+    {
+      name: 'random',
+      browser: { mode: 'worker', workerParams: { ...fast, policy: 'random' } },
+      simulated: randomPolicy,
+      description: 'a random replica per request; no failover',
+    },
+    {
+      name: 'round-robin',
+      browser: { mode: 'worker', workerParams: { ...fast, policy: 'round-robin' } },
+      simulated: roundRobinPolicy,
+      description: 'replicas in turn; no failover',
+    },
+    {
+      name: 'webpp-paper',
+      browser: { mode: 'worker', workerParams: { preset: 'paper', policy: 'refresh' } },
+      simulated: webppPaperPolicy,
+      description: 'extended Refresh, the paper\'s parameters (r 0.95, TTL 41 min, F 28.8 h, S 55, T 99.9)',
+    },
+    {
+      name: 'webpp-fast',
+      browser: { mode: 'worker', workerParams: { preset: 'fast', policy: 'refresh' } },
+      simulated: webppFastPolicy,
+      description: 'extended Refresh, FAST_PRESET (TTL 20 s, F 2 s doubling to 60 s, timeout floor 500 ms)',
+    },
+    {
+      name: 'hedged',
+      browser: { mode: 'worker', workerParams: { ...fast, policy: 'hedged' } },
+      simulated: hedgedPolicy,
+      description: 'webpp-fast + a second request to the next best when no response head by the best one\'s p95',
+    },
+    {
+      name: 'optimal',
+      browser: { mode: 'worker', workerParams: { ...fast, policy: 'optimal' } },
+      simulated: optimalFirstResponsePolicy,
+      description: 'worker asks every replica at once; the first response head wins, the rest are cancelled',
+    },
+    {
+      name: 'optimal-complete',
+      browser: { mode: 'parallel' },
+      simulated: () => ({ ...optimalCompletePolicy(), name: 'optimal-complete' }),
+      description: 'page asks every replica at once; the first complete body wins (paper Section 6.1 to the letter)',
+    },
+  ];
+}
+
+/** The policies whose goals issue 7 states. */
+export const WEBPP_POLICY_NAMES = ['webpp-paper', 'webpp-fast', 'hedged'] as const;
