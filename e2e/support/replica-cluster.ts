@@ -14,7 +14,7 @@
 import { readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { BINDINGS_HEADER, CONTROL_HEADER, encodeBindings } from '@webpp/core';
 import type { Binding } from '@webpp/core';
 
@@ -67,6 +67,12 @@ export class Replica {
   delayMs: number;
   /** When set, every request (except the worker scripts) is answered with this status. */
   forcedStatus: number | undefined;
+  /**
+   * When set, a full-body GET of a file larger than this sends its headers (with the full
+   * Content-Length) and this many bytes of the body, then destroys the socket: a replica
+   * that dies while streaming a large file. Range requests are answered normally.
+   */
+  breakBodyAfterBytes: number | undefined;
   readonly log: RequestLogEntry[] = [];
   private app: FastifyInstance | undefined;
   private stalled = false;
@@ -330,10 +336,28 @@ function buildReplicaApp(replica: Replica, cluster: ReplicaCluster): FastifyInst
           .header('content-range', `bytes ${start}-${end}/${buffer.length}`)
           .send(buffer.subarray(start, end + 1));
       }
+      if (replica.breakBodyAfterBytes !== undefined && buffer.length > replica.breakBodyAfterBytes && request.method === 'GET') {
+        return sendBrokenBody(reply, buffer, replica.breakBodyAfterBytes, cluster.bindingsHeader(path, replica));
+      }
       return reply.send(buffer);
     },
   });
   return app;
+}
+
+/** Headers and the first `sentBytes` of `buffer`, then the connection is destroyed mid-body. */
+function sendBrokenBody(reply: FastifyReply, buffer: Buffer, sentBytes: number, bindings: string | undefined): void {
+  reply.hijack(); // onSend does not run for a hijacked reply: send its headers here
+  const raw = reply.raw;
+  raw.writeHead(200, {
+    ...(reply.getHeaders() as Record<string, string>),
+    'content-length': String(buffer.length),
+    'access-control-allow-origin': '*',
+    'access-control-expose-headers': '*',
+    'timing-allow-origin': '*',
+    ...(bindings === undefined ? {} : { [BINDINGS_HEADER]: bindings }),
+  });
+  raw.write(buffer.subarray(0, sentBytes), () => raw.socket?.destroy());
 }
 
 /** A 1×1 PNG, for image resources. */

@@ -7,6 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import { WEBPP_ERR_BAD_OPTIONS } from './errors.js';
 import { canonicalUrl } from './directory/url-spec.js';
 import type { DirectoryFile } from './directory/directory-file.js';
+import type { BatchOptions } from './batch/batch-options.js';
 
 /** One replica-management operation, as seen by pre- and post-filters (paper Section 5.2). */
 export interface ReplicaOperation {
@@ -117,6 +118,8 @@ export interface WebppOriginOptions {
   preFilters?: PreFilter[];
   /** Run after each successful replica operation. */
   postFilters?: PostFilter[];
+  /** Batch transmission of embedded resources (docs/batching.md): true (default), false, or options. */
+  batch?: BatchOptions | boolean;
 }
 
 export interface ResolvedOptions {
@@ -148,6 +151,7 @@ export interface ResolvedOptions {
   statsMaxResources: number;
   preFilters: PreFilter[];
   postFilters: PostFilter[];
+  batch: BatchOptions | boolean;
 }
 
 const origin = { type: 'string', minLength: 1, maxLength: 2048 } as const;
@@ -187,6 +191,7 @@ export const optionsSchema = {
     statsMaxResources: { type: 'integer', minimum: 1 },
     preFilters: { type: 'array' },
     postFilters: { type: 'array' },
+    batch: { anyOf: [{ type: 'boolean' }, { type: 'object' }] }, // checked in detail by resolveBatchOptions
   },
 } as const;
 
@@ -246,6 +251,7 @@ export function resolveOptions(options: WebppOriginOptions): ResolvedOptions {
     statsMaxResources: options.statsMaxResources ?? 10_000,
     preFilters: options.preFilters ?? [],
     postFilters: options.postFilters ?? [],
+    batch: options.batch ?? true,
   };
 }
 

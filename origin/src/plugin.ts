@@ -25,6 +25,7 @@ import { PreprocessCache } from './bindings/preprocess-cache.js';
 import { PeerSync } from './sync/peer-sync.js';
 import { ClientScripts } from './client-scripts.js';
 import { registerResponseHooks } from './http/response-hooks.js';
+import { batchSourceFromOrigin, registerBatching } from './batch/index.js';
 import { managementRoutes } from './routes/management.js';
 import { peerRoutes } from './routes/peer.js';
 import { publicRoutes } from './routes/public.js';
@@ -103,6 +104,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   };
   app.decorate('webpp', state);
   registerResponseHooks(app, state);
+  registerBatching(app, batchSourceFromOrigin(state), options.batch); // after the hooks above: batches carry pre-processed pages
   await app.register(async (child) => {
     await publicRoutes(child, state);
   });

@@ -1,12 +1,21 @@
 /**
  * Walks the attempts a policy planned for one request (paper Section 4.1, Figure 4): send to
- * a server, abort with an AbortController when the T-percentile timeout expires, and on a
- * timeout, network error or 5xx report the server failed and try the next one; on 404/410
- * (a stale binding) try the next one. The first usable response wins. Hedged plans start
- * later attempts while earlier ones still wait; whatever loses is cancelled.
+ * a server; when its T-percentile timeout expires, mark the server failed and send to the
+ * next one; on a network error or 5xx, mark it failed and move on; on 404/410 (a stale
+ * binding) move on. The first usable response wins. Hedged plans start later attempts while
+ * earlier ones still wait; whatever loses is cancelled.
  *
- * So the paper's guarantee holds: as long as one planned replica answers, the request is
- * served. Only the page's own abort, or every replica failing, ends it without a response.
+ * A timed-out attempt is not thrown away when its spec has a `deadlineMs` beyond its
+ * timeout: it keeps running as a hedge beside the next attempt, and is aborted only at the
+ * deadline (the worker uses timeoutCeilingMs). Figure 4 marks the server failed and sends to
+ * the next server when the timeout expires; it does not need the first request abandoned.
+ * Keeping it matters: a live replica whose answers wait in the browser's queue of six
+ * connections per host (a burst), or one that is merely slower than the timeout, would
+ * otherwise lose every attempt, and the last replica's timeout would fail the request.
+ *
+ * So the paper's guarantee holds: as long as one planned replica answers before its
+ * deadline, the request is served. Only the page's own abort, or every replica failing,
+ * ends it without a response.
  */
 import type { ServerId } from '@webpp/core';
 import type { AttemptOutcome, AttemptRecord } from './messages.js';
@@ -17,6 +26,12 @@ export interface AttemptSpec {
   timeoutMs: number;
   reason: string;
   hedgeAfterMs?: number;
+  /**
+   * After its timeout, the attempt keeps running (its server marked failed, the next attempt
+   * started) until this many ms after it started; then it is aborted. Default: timeoutMs
+   * (aborted at its timeout).
+   */
+  deadlineMs?: number;
 }
 
 export interface RunnerIO {
@@ -26,8 +41,11 @@ export interface RunnerIO {
   buildRequest(attempt: AttemptSpec, signal: AbortSignal): Request;
   /** Monotonic clock in ms. */
   now(): number;
-  /** Every response that arrived (before classification), with its time to first byte. */
-  onResponse?(attempt: AttemptSpec, response: Response, ttfbMs: number): void;
+  /**
+   * Every response that arrived (before classification), with fetch() → headers and the
+   * clock reading just before fetch() was called (to find its Resource Timing entry).
+   */
+  onResponse?(attempt: AttemptSpec, response: Response, ttfbMs: number, sentAtMs: number): void;
   /** An attempt failed in a way that marks its server failed (timeout, network error, 5xx). */
   onServerFailure?(attempt: AttemptSpec, outcome: AttemptOutcome): void;
   /**
@@ -60,6 +78,8 @@ interface RunningAttempt {
   timer: ReturnType<typeof setTimeout> | undefined;
   unwatch: (() => void) | undefined;
   done: boolean;
+  /** Its timeout passed; it runs on as a hedge until its deadline. */
+  timedOut: boolean;
 }
 
 export function runAttempts(plan: readonly AttemptSpec[], io: RunnerIO, pageSignal?: AbortSignal): Promise<RunResult> {
@@ -84,7 +104,8 @@ export function runAttempts(plan: readonly AttemptSpec[], io: RunnerIO, pageSign
 
     const cancel = (attempt: RunningAttempt, outcome: 'cancelled' | 'aborted'): void => {
       if (attempt.done) return;
-      attempt.record.outcome = outcome;
+      // An attempt that timed out keeps saying so when another answer wins.
+      if (!attempt.timedOut || outcome === 'aborted') attempt.record.outcome = outcome;
       settle(attempt);
       attempt.controller.abort(CANCELLED);
     };
@@ -125,7 +146,7 @@ export function runAttempts(plan: readonly AttemptSpec[], io: RunnerIO, pageSign
       };
       records.push(record);
       const controller = new AbortController();
-      const attempt: RunningAttempt = { spec, record, controller, timer: undefined, unwatch: undefined, done: false };
+      const attempt: RunningAttempt = { spec, record, controller, timer: undefined, unwatch: undefined, done: false, timedOut: false };
       running.add(attempt);
 
       let request: Request;
@@ -140,7 +161,23 @@ export function runAttempts(plan: readonly AttemptSpec[], io: RunnerIO, pageSign
         return;
       }
 
-      attempt.timer = setTimeout(() => controller.abort(TIMEOUT), spec.timeoutMs);
+      const deadlineMs = Math.max(spec.timeoutMs, spec.deadlineMs ?? spec.timeoutMs);
+      attempt.timer = setTimeout(() => {
+        if (deadlineMs <= spec.timeoutMs) {
+          controller.abort(TIMEOUT);
+          return;
+        }
+        // Figure 4: the timeout marks the server failed and the next server is asked; this
+        // request stays as a hedge, and the first answer of the two wins.
+        attempt.timedOut = true;
+        record.outcome = 'timeout';
+        record.timedOut = true;
+        attempt.unwatch?.(); // its own failure report must not nudge it a second time
+        attempt.unwatch = undefined;
+        io.onServerFailure?.(spec, 'timeout');
+        attempt.timer = setTimeout(() => controller.abort(TIMEOUT), deadlineMs - spec.timeoutMs);
+        failedOver();
+      }, spec.timeoutMs);
       let nudged = false;
       attempt.unwatch = io.watchServerFailure?.(spec.server, () => {
         if (nudged || attempt.done) return;
@@ -154,14 +191,14 @@ export function runAttempts(plan: readonly AttemptSpec[], io: RunnerIO, pageSign
           const ttfbMs = io.now() - sentAtMs;
           if (attempt.done) {
             // Lost the race (or cancelled): the answer still tells us about the server.
-            io.onResponse?.(spec, response, ttfbMs);
+            io.onResponse?.(spec, response, ttfbMs, sentAtMs);
             response.body?.cancel().catch(() => undefined);
             return;
           }
           settle(attempt);
           record.status = response.status;
           record.ttfbMs = Math.round(ttfbMs * 100) / 100;
-          io.onResponse?.(spec, response, ttfbMs);
+          io.onResponse?.(spec, response, ttfbMs, sentAtMs);
           const outcome = response.type === 'opaqueredirect' ? 'served' : classifyStatus(response.status);
           record.outcome = outcome;
           if (outcome === 'served') {
@@ -178,7 +215,8 @@ export function runAttempts(plan: readonly AttemptSpec[], io: RunnerIO, pageSign
           const timedOut = controller.signal.aborted && controller.signal.reason === TIMEOUT;
           record.outcome = timedOut ? 'timeout' : 'network-error';
           if (!timedOut) record.error = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
-          io.onServerFailure?.(spec, record.outcome);
+          // A hedge that reached its deadline already marked its server failed at its timeout.
+          if (!(timedOut && attempt.timedOut)) io.onServerFailure?.(spec, record.outcome);
           failedOver();
         },
       );

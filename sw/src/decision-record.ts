@@ -41,7 +41,7 @@ export function decisionRecord(input: DecisionInput): DecisionRecord {
     ...(answer
       ? { servedBy: answer.attempt.server, physicalUrl: answer.attempt.physicalUrl, status: answer.response.status }
       : {}),
-    failover: result.attempts.some((attempt) => isFailureOutcome(attempt.outcome)),
+    failover: result.attempts.some((attempt) => isFailureOutcome(attempt.outcome) || attempt.timedOut === true),
     attempts: result.attempts,
     bindMs: round(input.bindMs),
     totalMs: round(input.totalMs),
@@ -50,16 +50,16 @@ export function decisionRecord(input: DecisionInput): DecisionRecord {
   };
 }
 
-/** One `failover` event per failed attempt of the request. */
+/** One `failover` event per failed attempt of the request (a timed-out hedge that still answered included). */
 export function failoverEvents(decision: DecisionRecord, atMs: number): WebppEvent[] {
   return decision.attempts
-    .filter((attempt) => isFailureOutcome(attempt.outcome))
+    .filter((attempt) => isFailureOutcome(attempt.outcome) || attempt.timedOut === true)
     .map((attempt) => ({
       type: 'failover' as const,
       atMs,
       logicalUrl: decision.logicalUrl,
       from: attempt.server,
-      outcome: attempt.outcome,
+      outcome: attempt.timedOut === true ? ('timeout' as const) : attempt.outcome,
       ...(attempt.status === undefined ? {} : { status: attempt.status }),
     }));
 }

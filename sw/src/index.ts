@@ -35,3 +35,4 @@ export type {
   WorkerStateSnapshot,
 } from './messages.js';
 export { SW_VERSION } from './version.js';
+export * from './batch/index.js';

@@ -19,8 +19,11 @@ export interface MaintenanceIO {
   timeoutMs(server: ServerId): number;
   /** Before a probe is sent: F doubles (core's recordProbeSent). */
   probeSent(server: ServerId): void;
-  /** A refresh or probe got an answer below 500: a latency sample, the server is up. */
-  answered(server: ServerId, kind: 'refresh' | 'probe', url: string, ttfbMs: number, status: number): void;
+  /**
+   * A refresh or probe got an answer below 500: the server is up, and the answer is a
+   * latency sample (`sentAtMs`: the clock just before fetch(), to find its timing entry).
+   */
+  answered(server: ServerId, kind: 'refresh' | 'probe', url: string, ttfbMs: number, status: number, sentAtMs: number): void;
   /** A refresh or probe got no usable answer. */
   unanswered(server: ServerId, kind: 'refresh' | 'probe', url: string, status?: number): void;
 }
@@ -62,7 +65,7 @@ export class Maintenance {
       clearTimeout(timer);
       response.body?.cancel().catch(() => undefined);
       if (response.status >= 500) this.io.unanswered(server, kind, url, response.status);
-      else this.io.answered(server, kind, url, ttfbMs, response.status);
+      else this.io.answered(server, kind, url, ttfbMs, response.status, sentAtMs);
     } catch {
       this.io.unanswered(server, kind, url);
     } finally {

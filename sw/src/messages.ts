@@ -46,6 +46,12 @@ export interface AttemptRecord {
   status?: number;
   /** fetch() start to response headers, when the replica answered. */
   ttfbMs?: number;
+  /**
+   * Its T-percentile timeout passed before an answer: the server was marked failed and the
+   * next attempt started, while this one kept running as a hedge until timeoutCeilingMs
+   * (outcome 'served' if it still answered first, else 'timeout').
+   */
+  timedOut?: boolean;
   /** When the attempt started, relative to the request's start. */
   startedAfterMs: number;
   /** Error text for network errors. */
@@ -136,6 +142,10 @@ export interface WorkerCounters {
   internalErrors: number;
   /** Latency-table writes to IndexedDB (batched). */
   tableFlushes: number;
+  /** Response bodies that broke off mid-stream and were resumed (or not) from another replica. */
+  bodyResumes: number;
+  /** Page-script (/webpp.js) requests answered from the worker's cached copy. */
+  pageScriptFromCache: number;
 }
 
 export interface WorkerStateSnapshot {
@@ -175,6 +185,18 @@ export type WebppEvent =
   | (EventBase & { type: 'bindings'; count: number; directoryVersion: number; applied: number; from: string })
   | (EventBase & { type: 'bindings-rejected'; code: string; message: string; from: string })
   | (EventBase & { type: 'control-off'; from: string })
+  | (EventBase & {
+      type: 'body-resumed';
+      logicalUrl: string;
+      /** The server whose body broke off, and the byte (of the representation) it broke at. */
+      from: ServerId;
+      atByte: number;
+      /** The server that sent the rest, when one could. */
+      to?: ServerId;
+      ok: boolean;
+      /** Why the body could not be resumed. */
+      reason?: string;
+    })
   | (EventBase & { type: 'internal-error'; message: string; url: string });
 
 export type WebppEventType = WebppEvent['type'];

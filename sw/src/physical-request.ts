@@ -35,7 +35,16 @@ export interface PhysicalRequestOptions {
   method?: 'GET' | 'HEAD';
   /** Override the cache mode (probes bypass the HTTP cache). */
   cache?: RequestCache;
+  /**
+   * The rest of a body that broke off (resumable-body.ts): this Range (and If-Range) instead
+   * of the page's own Range and conditional headers, no integrity (it covers the whole body,
+   * which the page checks), and no HTTP cache.
+   */
+  resume?: { range: string; ifRange: string | undefined };
 }
+
+/** Headers a resume request must not carry over from the page's request. */
+const RESUME_REPLACED = new Set(['range', 'if-range', 'if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since']);
 
 export function isSameOrigin(url: string, origin: string): boolean {
   return url.startsWith(origin) && (url.length === origin.length || url[origin.length] === '/');
@@ -47,6 +56,7 @@ export function buildPhysicalRequest(logical: Request, physicalUrl: string, opti
   const headers = new Headers();
   logical.headers.forEach((value, name) => {
     if (!sameOrigin && CROSS_ORIGIN_DROPPED.has(name)) return;
+    if (options.resume && RESUME_REPLACED.has(name)) return;
     if (!sameOrigin && name === 'accept' && !isSafelistedAccept(value)) {
       if (navigation) headers.set('accept', NAVIGATION_ACCEPT);
       return;
@@ -54,7 +64,12 @@ export function buildPhysicalRequest(logical: Request, physicalUrl: string, opti
     headers.set(name, value);
   });
 
-  let cache: RequestCache = options.cache ?? logical.cache;
+  if (options.resume) {
+    headers.set('range', options.resume.range);
+    if (options.resume.ifRange !== undefined) headers.set('if-range', options.resume.ifRange);
+  }
+
+  let cache: RequestCache = options.resume ? 'no-store' : (options.cache ?? logical.cache);
   // 'only-if-cached' is only allowed in 'same-origin' mode.
   if (cache === 'only-if-cached' && !sameOrigin) cache = 'default';
 
@@ -71,7 +86,7 @@ export function buildPhysicalRequest(logical: Request, physicalUrl: string, opti
   // '' (no referrer, e.g. a typed URL) must stay '': leaving it unset would send the worker's URL.
   if (logical.referrer !== 'about:client') init.referrer = logical.referrer;
   // Subresource integrity still holds: a replica with other bytes fails and the next is tried.
-  if (logical.integrity && options.method !== 'HEAD') init.integrity = logical.integrity;
+  if (logical.integrity && options.method !== 'HEAD' && !options.resume) init.integrity = logical.integrity;
   return new Request(physicalUrl, init);
 }
 

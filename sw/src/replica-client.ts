@@ -26,14 +26,18 @@ import { Maintenance } from './maintenance.js';
 import { FLUSH_REQUEST, STATE_REQUEST } from './messages.js';
 import type { AttemptOutcome, WebppEvent, WorkerStateSnapshot } from './messages.js';
 import { buildPhysicalRequest, buildProbeRequest, isSameOrigin } from './physical-request.js';
+import type { PhysicalRequestOptions } from './physical-request.js';
 import { createPolicy, extendedRefreshPolicy } from './policy.js';
 import type { ReplicaPolicy } from './policy.js';
+import { resumableBody } from './resumable-body.js';
+import type { ResumeAnswer, ResumeRequest } from './resumable-body.js';
 import { servedResponse } from './served-response.js';
 import { ProbeUrls, StaleBindings } from './server-memory.js';
 import { StateReporter, broadcastPublisher, serverView, serverViews } from './state-reporter.js';
 import { CONTROL_KEY, idbKeyValueStore } from './storage.js';
 import type { KeyValueStore } from './storage.js';
 import { TtfbSampler } from './ttfb-sampler.js';
+import type { SampleKind } from './ttfb-sampler.js';
 import { SW_VERSION } from './version.js';
 
 /** How the worker handles a request. */
@@ -79,6 +83,17 @@ export interface ReplicaClientOptions {
    * them must not make the page depend on a replica for the client itself.
    */
   ownScriptPaths?: string[];
+}
+
+/** What resuming a broken body needs to know about its request. */
+interface ResumeContext {
+  request: Request;
+  resolved: ResolvedBinding;
+  /** The server whose body the page is reading. */
+  server: ServerId;
+  /** The plan of the request: the replicas to ask for the rest, in order. */
+  specs: readonly AttemptSpec[];
+  io: RespondIO;
 }
 
 /** Same-origin requests without bindings that are still worth reading bindings from. */
@@ -144,8 +159,9 @@ export class ReplicaClient {
     this.bindings = new BindingsStore({ storage: this.storage, flushDelayMs: this.options.flushDelayMs });
     this.sampler = new TtfbSampler({
       now: () => performance.now(),
+      maxPending: 1_024,
       sink: {
-        record: (server, ttfbMs) => this.recordSample(server, ttfbMs, 'request'),
+        record: (server, ttfbMs, kind) => this.recordSample(server, ttfbMs, kind),
         skipped: () => this.reporter.count('cacheHitsSkipped'),
       },
     });
@@ -160,9 +176,10 @@ export class ReplicaClient {
         this.latency.table.recordProbeSent(server);
         this.reporter.count('probes');
       },
-      answered: (server, kind, url, ttfbMs, status) => {
+      answered: (server, kind, url, ttfbMs, status, sentAtMs) => {
         const wasFailed = this.latency.table.isFailed(server);
-        this.recordSample(server, ttfbMs, kind);
+        // A HEAD can wait behind a burst to the same server too: its sample comes from Resource Timing.
+        this.sampler.add({ url, server, kind, sentAtMs, headersAtMs: sentAtMs + ttfbMs, mayBeCached: false });
         if (kind === 'refresh') {
           this.reporter.count('refreshes');
           this.reporter.event({ type: 'refresh', atMs: Date.now(), server, url, ok: true, status, ttfbMs: round(ttfbMs) });
@@ -310,30 +327,16 @@ export class ReplicaClient {
     for (const attempt of planned) {
       const physicalUrl = physicalByServer.get(attempt.server);
       if (physicalUrl === undefined) continue;
-      const spec: AttemptSpec = { ...attempt, physicalUrl };
+      // Figure 4's timeout marks the server failed and asks the next one; the request itself
+      // stays as a hedge until the ceiling, so a live but queued or slow replica still counts.
+      const spec: AttemptSpec = { ...attempt, physicalUrl, deadlineMs: Math.max(attempt.timeoutMs, this.options.selection.timeoutCeilingMs) };
       // A replica that answered 404/410 for this directory version goes last (it may be back later).
       (this.staleBindings.isStale(physicalUrl, resolved.directoryVersion) ? demoted : specs).push(spec);
     }
     specs.push(...demoted);
     const bindMs = performance.now() - arrivedMs;
 
-    const mayBeCached = request.method === 'GET' && request.cache !== 'no-store' && request.cache !== 'reload';
-    const runnerIO: RunnerIO = {
-      fetch: io.fetch,
-      now: () => performance.now(),
-      buildRequest: (spec, signal) => buildPhysicalRequest(request, spec.physicalUrl, { selfOrigin: this.selfOrigin, signal }),
-      onResponse: (spec, response, ttfbMs) => {
-        const outcome = classifyStatus(response.status);
-        if (outcome !== 'server-error') {
-          this.sampler.add(spec.physicalUrl, spec.server, ttfbMs, mayBeCached && response.status !== 304);
-          this.learnFrom(response, resolved.logical, io);
-        }
-        if (outcome === 'stale') this.noteStale(spec.physicalUrl, resolved.directoryVersion);
-      },
-      onServerFailure: (spec, outcome) => this.markFailed(spec.server, outcome),
-      watchServerFailure: (server, onFailed) => this.watchServerFailure(server, onFailed),
-    };
-
+    const runnerIO = this.runnerIO(request, resolved, io);
     const result = await runAttempts(specs, runnerIO, request.signal);
     io.waitUntil(this.afterRequest(candidates));
 
@@ -341,7 +344,13 @@ export class ReplicaClient {
     let response: Response;
     if (result.kind === 'served') {
       this.reporter.count('served');
-      response = servedResponse(request, result.winner.physicalUrl, result.response);
+      response = this.resumable(servedResponse(request, result.winner.physicalUrl, result.response), {
+        request,
+        resolved,
+        server: result.winner.server,
+        specs,
+        io,
+      });
     } else if (result.kind === 'failed' && result.fallback) {
       // Every replica failed, but one answered (e.g. 404 everywhere): that answer is the truth.
       this.reporter.count('failed');
@@ -368,6 +377,76 @@ export class ReplicaClient {
     }
     this.reporter.decision(decision);
     return response;
+  }
+
+  /**
+   * How the attempts of one logical request reach the replicas (the page's request rebuilt
+   * per replica, or a resume of its body), and what every answer teaches.
+   */
+  private runnerIO(request: Request, resolved: ResolvedBinding, io: RespondIO, resume?: PhysicalRequestOptions['resume']): RunnerIO {
+    const mayBeCached = !resume && request.method === 'GET' && request.cache !== 'no-store' && request.cache !== 'reload';
+    return {
+      fetch: io.fetch,
+      now: () => performance.now(),
+      buildRequest: (spec, signal) =>
+        buildPhysicalRequest(request, spec.physicalUrl, { selfOrigin: this.selfOrigin, signal, ...(resume ? { resume } : {}) }),
+      onResponse: (spec, response, ttfbMs, sentAtMs) => {
+        const outcome = classifyStatus(response.status);
+        if (outcome !== 'server-error') {
+          this.sampler.add({
+            url: spec.physicalUrl,
+            server: spec.server,
+            kind: 'request',
+            sentAtMs,
+            headersAtMs: sentAtMs + ttfbMs,
+            mayBeCached: mayBeCached && response.status !== 304,
+          });
+          this.learnFrom(response, resolved.logical, io);
+        }
+        if (outcome === 'stale') this.noteStale(spec.physicalUrl, resolved.directoryVersion);
+      },
+      onServerFailure: (spec, outcome) => this.markFailed(spec.server, outcome),
+      watchServerFailure: (server, onFailed) => this.watchServerFailure(server, onFailed),
+    };
+  }
+
+  /**
+   * The served response with a body that survives its replica dying mid-stream: the rest
+   * comes from the next replica of the plan by a Range request (resumable-body.ts).
+   */
+  private resumable(response: Response, context: ResumeContext): Response {
+    const { request, resolved, io } = context;
+    if (request.method !== 'GET' || !response.body || (response.status !== 200 && response.status !== 206)) return response;
+    if (response.type === 'opaque' || response.type === 'opaqueredirect') return response;
+    let settle!: () => void;
+    const settled = new Promise<void>((resolve) => (settle = resolve));
+    const body = resumableBody({
+      response,
+      server: context.server,
+      maxResumes: context.specs.length,
+      fetchRest: (rest) => this.fetchRest(rest, context),
+      onBroken: (server) => this.markFailed(server, 'network-error'),
+      onResumed: (report) => {
+        this.reporter.count('bodyResumes');
+        this.reporter.event({ type: 'body-resumed', atMs: Date.now(), logicalUrl: resolved.logical, ...report });
+      },
+      onSettled: () => settle(),
+    });
+    if (body === response.body) return response;
+    // The worker's code runs until the body ends: keep the worker alive that long.
+    io.waitUntil(settled);
+    return new Response(body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  }
+
+  /** The rest of a broken body from the next replica of the plan that answers. */
+  private async fetchRest(rest: ResumeRequest, context: ResumeContext): Promise<ResumeAnswer | undefined> {
+    const specs = context.specs.filter((spec) => !rest.exclude.has(spec.server));
+    if (specs.length === 0) return undefined;
+    const runnerIO = this.runnerIO(context.request, context.resolved, context.io, { range: rest.range, ifRange: rest.ifRange });
+    const result = await runAttempts(specs, runnerIO, context.request.signal);
+    if (result.kind === 'served') return { server: result.winner.server, response: result.response };
+    if (result.kind === 'failed') result.fallback?.response.body?.cancel().catch(() => undefined);
+    return undefined;
   }
 
   private async observe(request: Request, io: RespondIO): Promise<Response> {
@@ -433,7 +512,7 @@ export class ReplicaClient {
 
   // ---------------------------------------------------------------- latency table
 
-  private recordSample(server: ServerId, ttfbMs: number, kind: 'request' | 'refresh' | 'probe'): void {
+  private recordSample(server: ServerId, ttfbMs: number, kind: SampleKind): void {
     const table = this.latency.table;
     table.recordSample(server, ttfbMs);
     this.policy.observeSample?.(server, ttfbMs);

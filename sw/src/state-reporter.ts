@@ -26,6 +26,8 @@ export function emptyCounters(): WorkerCounters {
     bindingsHeadersRejected: 0,
     internalErrors: 0,
     tableFlushes: 0,
+    bodyResumes: 0,
+    pageScriptFromCache: 0,
   };
 }
 

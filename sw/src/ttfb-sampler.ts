@@ -1,39 +1,77 @@
 /**
- * Feeds time-to-first-byte samples to the latency table, leaving out HTTP-cache hits (a
- * cached answer says nothing about the server; paper Section 4.1 measures "the time to
- * receive the first byte"). fetch() does not say whether the cache answered, but the
- * worker's Resource Timing entries do: a cache hit has `transferSize === 0` with a body.
- * Those entries appear once the body has been read, so a sample waits for its entry and is
- * then recorded or dropped. Without Resource Timing (or for requests that cannot be cache
- * hits, such as `cache: 'no-store'` probes) samples are recorded at once.
+ * Feeds time-to-first-byte samples to the latency table (paper Section 4.1: "the time to
+ * receive the first byte"), measured the way the replica, not the browser, determines it.
+ *
+ * fetch() → response headers is not that time: Chromium sends at most six requests at a
+ * time to one host, so in a burst of 40 resources most of the worker's fetches first wait
+ * in the browser's queue (a 10 ms replica measured 9 → 160 ms within one page load). The
+ * worker's own Resource Timing entry of each physical request has the answer:
+ *
+ *     sample = responseStart − requestStart
+ *
+ * requestStart is when the request went out on a connection, after any queueing, DNS and
+ * connection setup; responseStart is its first byte. What remains is one round trip plus
+ * the server's time: what selection compares replicas by. fetchStart would keep the queue
+ * (the defect); connectStart would add a handshake round trip to the first request of each
+ * connection only, making samples of one server bimodal. (A replica needs
+ * `Timing-Allow-Origin`, which @webpp/origin sends, or its cross-origin entries carry no
+ * timings; then, and where there is no Resource Timing at all, fetch() → headers is used.)
+ *
+ * Entries appear once a response's body is complete, so a sample waits for its entry: it
+ * is matched by URL, and among overlapping requests to one URL by time (the entry started
+ * after its fetch() was called and had its first byte before fetch() resolved). The entry
+ * also tells HTTP-cache hits (transferSize 0 with a body): those are not samples at all.
+ * A sample whose entry does not come within maxWaitMs is recorded with fetch() → headers.
  */
 import type { ServerId } from '@webpp/core';
 
+/** What kind of request a sample comes from (Figure 4: requests, asynchronous refreshes, probes). */
+export type SampleKind = 'request' | 'refresh' | 'probe';
+
 interface PendingSample {
+  url: string;
   server: ServerId;
-  ttfbMs: number;
-  queuedAtMs: number;
+  kind: SampleKind;
+  /** performance.now() just before fetch() was called. */
+  sentAtMs: number;
+  /** performance.now() when fetch() resolved with the headers. */
+  headersAtMs: number;
+  mayBeCached: boolean;
 }
 
 export interface SampleSink {
   /** A real network sample. */
-  record(server: ServerId, ttfbMs: number): void;
+  record(server: ServerId, ttfbMs: number, kind: SampleKind): void;
   /** A response that the HTTP cache served: not a sample. */
   skipped(server: ServerId): void;
 }
 
-/** Minimal view of PerformanceResourceTiming the sampler needs. */
+/** The parts of PerformanceResourceTiming the sampler reads. */
 export interface ResourceEntryLike {
   name: string;
+  startTime: number;
+  requestStart: number;
+  responseStart: number;
   transferSize: number;
   decodedBodySize: number;
 }
 
+/** One answered physical request. */
+export interface SampleInput {
+  url: string;
+  server: ServerId;
+  kind: SampleKind;
+  sentAtMs: number;
+  headersAtMs: number;
+  /** False when the answer cannot come from the HTTP cache (HEAD, no-store, 304). */
+  mayBeCached: boolean;
+}
+
 export interface TtfbSamplerOptions {
   sink: SampleSink;
-  /** Monotonic clock in ms (performance.now). */
+  /** Monotonic clock in ms (performance.now, the time base of the entries). */
   now: () => number;
-  /** A sample whose timing entry has not arrived by then is recorded anyway. */
+  /** A sample whose timing entry has not arrived by then is recorded with fetch() → headers. */
   maxWaitMs?: number;
   /** Pending samples kept at most; the oldest are recorded when more arrive. */
   maxPending?: number;
@@ -42,6 +80,18 @@ export interface TtfbSamplerOptions {
    * of observeResourceTiming()), so samples wait for their entries.
    */
   entriesFedByCaller?: boolean;
+}
+
+/** Clock tolerance when matching an entry to its fetch (timers are coarsened to 0.1 ms). */
+const MATCH_SLACK_MS = 1;
+
+/** Resource Timing entries the worker's buffer may hold (its default is 250). */
+const RESOURCE_BUFFER_SIZE = 1_000;
+
+/** responseStart − requestStart when the entry has both, else undefined. */
+export function entryTtfbMs(entry: ResourceEntryLike): number | undefined {
+  if (!(entry.requestStart > 0 && entry.responseStart >= entry.requestStart)) return undefined;
+  return entry.responseStart - entry.requestStart;
 }
 
 export class TtfbSampler {
@@ -61,18 +111,29 @@ export class TtfbSampler {
     this.observing = options.entriesFedByCaller ?? false;
   }
 
+  /** Samples waiting for their Resource Timing entry. */
+  get pendingSamples(): number {
+    return this.pendingCount;
+  }
+
   /**
    * Starts watching the worker's own Resource Timing entries. Returns false where the
-   * platform has none; samples are then recorded immediately.
+   * platform has none; samples are then recorded at once, from fetch() → headers.
+   *
+   * The buffer never fills: the observer receives every entry whether or not the buffer
+   * has room, and empties the buffer after each delivery; a larger buffer and a
+   * buffer-full handler cover bursts between two deliveries.
    */
   observeResourceTiming(): boolean {
     const Observer = (globalThis as { PerformanceObserver?: typeof PerformanceObserver }).PerformanceObserver;
-    if (!Observer || !Observer.supportedEntryTypes?.includes('resource')) return false;
+    const perf = (globalThis as { performance?: Performance }).performance;
+    if (!Observer || !perf || !Observer.supportedEntryTypes?.includes('resource')) return false;
     try {
+      perf.setResourceTimingBufferSize?.(RESOURCE_BUFFER_SIZE);
+      perf.addEventListener?.('resourcetimingbufferfull', () => perf.clearResourceTimings());
       new Observer((list) => {
         for (const entry of list.getEntries()) this.onEntry(entry as unknown as ResourceEntryLike);
-        // The observer has the entries; keep the global buffer from filling up.
-        performance.clearResourceTimings?.();
+        perf.clearResourceTimings?.();
       }).observe({ type: 'resource' });
       this.observing = true;
     } catch {
@@ -81,44 +142,70 @@ export class TtfbSampler {
     return this.observing;
   }
 
-  /** A response arrived `ttfbMs` after its fetch() started. */
-  add(url: string, server: ServerId, ttfbMs: number, mayBeCached: boolean): void {
-    if (!this.observing || !mayBeCached) {
-      this.sink.record(server, ttfbMs);
+  /** A physical request was answered: record its sample, or wait for its timing entry. */
+  add(input: SampleInput): void {
+    if (!this.observing) {
+      this.sink.record(input.server, input.headersAtMs - input.sentAtMs, input.kind);
       return;
     }
     this.expire();
-    const queue = this.pending.get(url);
-    const sample = { server, ttfbMs, queuedAtMs: this.now() };
+    const sample: PendingSample = { ...input };
+    const queue = this.pending.get(input.url);
     if (queue) queue.push(sample);
-    else this.pending.set(url, [sample]);
+    else this.pending.set(input.url, [sample]);
     this.pendingCount++;
+    if (this.pendingCount > this.maxPending) this.expire();
   }
 
-  /** Matches a Resource Timing entry with the oldest pending sample of its URL. */
+  /** Matches a Resource Timing entry with the pending sample of the same fetch, and records it. */
   onEntry(entry: ResourceEntryLike): void {
     const queue = this.pending.get(entry.name);
-    const sample = queue?.shift();
-    if (!queue || !sample) return;
+    if (!queue) return;
+    const index = matchIndex(queue, entry);
+    if (index === -1) return;
+    const [sample] = queue.splice(index, 1) as [PendingSample];
     if (queue.length === 0) this.pending.delete(entry.name);
     this.pendingCount--;
     // transferSize is 0 for a cache hit; a cross-origin entry without Timing-Allow-Origin
     // reports 0 sizes throughout, which says nothing, so it counts as a network sample.
-    if (entry.transferSize === 0 && entry.decodedBodySize > 0) this.sink.skipped(sample.server);
-    else this.sink.record(sample.server, sample.ttfbMs);
+    if (sample.mayBeCached && entry.transferSize === 0 && entry.decodedBodySize > 0) {
+      this.sink.skipped(sample.server);
+      return;
+    }
+    this.sink.record(sample.server, entryTtfbMs(entry) ?? sample.headersAtMs - sample.sentAtMs, sample.kind);
   }
 
-  /** Records samples whose entries are overdue (or beyond the pending bound). */
+  /** Records, from fetch() → headers, samples whose entries are overdue (or beyond the pending bound). */
   expire(): void {
     if (this.pendingCount === 0) return;
     const deadline = this.now() - this.maxWaitMs;
     for (const [url, queue] of this.pending) {
-      while (queue.length > 0 && ((queue[0] as PendingSample).queuedAtMs < deadline || this.pendingCount >= this.maxPending)) {
+      while (queue.length > 0 && ((queue[0] as PendingSample).headersAtMs < deadline || this.pendingCount > this.maxPending)) {
         const sample = queue.shift() as PendingSample;
         this.pendingCount--;
-        this.sink.record(sample.server, sample.ttfbMs);
+        this.sink.record(sample.server, sample.headersAtMs - sample.sentAtMs, sample.kind);
       }
       if (queue.length === 0) this.pending.delete(url);
     }
   }
+}
+
+/**
+ * The pending fetch an entry belongs to: the entry began after fetch() was called and had
+ * its first byte before fetch() resolved; among several such overlapping fetches of one
+ * URL, the one called closest before the entry began. -1 when none fits.
+ */
+function matchIndex(queue: readonly PendingSample[], entry: ResourceEntryLike): number {
+  let best = -1;
+  let bestGapMs = Infinity;
+  queue.forEach((sample, index) => {
+    const gapMs = entry.startTime - sample.sentAtMs;
+    if (gapMs < -MATCH_SLACK_MS || entry.startTime > sample.headersAtMs + MATCH_SLACK_MS) return;
+    if (entry.responseStart > 0 && entry.responseStart > sample.headersAtMs + MATCH_SLACK_MS) return;
+    if (Math.abs(gapMs) < bestGapMs) {
+      best = index;
+      bestGapMs = Math.abs(gapMs);
+    }
+  });
+  return best;
 }

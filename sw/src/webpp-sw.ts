@@ -7,21 +7,37 @@
 import './policies/register.js'; // the evaluation policies (single-n, random, round-robin, optimal, hedged)
 import { parseWorkerOptions } from './config.js';
 import { ReplicaClient } from './replica-client.js';
+import { PageScriptCache } from './page-script-cache.js';
+import { installBatching } from './batch/install.js';
 
 declare const self: ServiceWorkerGlobalScope;
 
 const client = new ReplicaClient({ parsed: parseWorkerOptions(new URL(self.location.href).searchParams) });
 client.attachMessageListener(self);
+const batching = installBatching(self, client); // batch transmission + logical-URL cache (docs/batching.md)
 
-self.addEventListener('install', () => {
+// A copy of /webpp.js, for pages that a replica serves while the site's own origin is down.
+const pageScript = new PageScriptCache({
+  scriptUrl: new URL('/webpp.js', self.location.href).href,
+  networkTimeoutMs: client.options.selection.initialTimeoutMs,
+  onServedFromCache: () => client.reporter.count('pageScriptFromCache'),
+});
+
+self.addEventListener('install', (event) => {
   void self.skipWaiting();
+  event.waitUntil(pageScript.install());
 });
 
 self.addEventListener('activate', (event) => {
-  event.waitUntil(self.clients.claim());
+  event.waitUntil(Promise.all([self.clients.claim(), pageScript.activate()]));
 });
 
 self.addEventListener('fetch', (event) => {
+  if (pageScript.matches(event.request)) {
+    event.respondWith(pageScript.respond(event.request, (promise) => event.waitUntil(promise)));
+    return;
+  }
+  if (batching.handleFetch(event)) return;
   let route;
   try {
     route = client.route(event.request);

@@ -160,6 +160,81 @@ describe('runAttempts', () => {
     expect(result.attempts.map((a) => a.outcome)).toEqual(['cancelled', 'served']);
   });
 
+  describe('timeouts with a deadline (deadlineMs): the timed-out attempt stays as a hedge', () => {
+    it('the only replica slower than its timeout still serves (marked failed at the timeout)', async () => {
+      const events = { failures: [] as [string, AttemptOutcome][], responses: [] as string[] };
+      const result = await runAttempts([spec(slow, { timeoutMs: 100, deadlineMs: 2_000 })], io(events));
+      expect(result.kind).toBe('served');
+      if (result.kind !== 'served') return;
+      expect(await result.response.text()).toBe('slow');
+      expect(result.attempts).toEqual([expect.objectContaining({ server: slow, outcome: 'served', timedOut: true, status: 200 })]);
+      expect(events.failures).toEqual([[slow, 'timeout']]);
+    });
+
+    it('without a deadline the same request fails at the timeout, as before', async () => {
+      const result = await runAttempts([spec(slow, { timeoutMs: 100 })], io());
+      expect(result.kind).toBe('failed');
+      expect(result.attempts.map((a) => a.outcome)).toEqual(['timeout']);
+    });
+
+    it('asks the next replica at the timeout and takes whichever answers first', async () => {
+      const events = { failures: [] as [string, AttemptOutcome][], responses: [] as string[] };
+      // slow answers at 300 ms; hung (asked at 100 ms) never does: slow wins after its own timeout.
+      const result = await runAttempts(
+        [spec(slow, { timeoutMs: 100, deadlineMs: 2_000 }), spec(hung, { timeoutMs: 100, deadlineMs: 2_000 })],
+        io(events),
+      );
+      expect(result.kind === 'served' && result.winner.server).toBe(slow);
+      expect(result.attempts.map((a) => [a.server, a.outcome, a.timedOut])).toEqual([
+        [slow, 'served', true],
+        [hung, 'timeout', true], // cancelled by the winner, but it did time out
+      ]);
+      expect(result.attempts[1]?.startedAfterMs).toBeGreaterThanOrEqual(95);
+      expect(events.failures).toEqual([
+        [slow, 'timeout'],
+        [hung, 'timeout'],
+      ]);
+    });
+
+    it('a faster next replica wins over the timed-out one, which is cancelled', async () => {
+      const result = await runAttempts([spec(hung, { timeoutMs: 100, deadlineMs: 2_000 }), spec(ok, { deadlineMs: 2_000 })], io());
+      expect(result.kind === 'served' && result.winner.server).toBe(ok);
+      expect(result.attempts.map((a) => a.outcome)).toEqual(['timeout', 'served']);
+    });
+
+    it('aborts at the deadline and reports the server failed once', async () => {
+      const events = { failures: [] as [string, AttemptOutcome][], responses: [] as string[] };
+      const startedMs = performance.now();
+      const result = await runAttempts([spec(hung, { timeoutMs: 100, deadlineMs: 400 })], io(events));
+      expect(result.kind).toBe('failed');
+      expect(performance.now() - startedMs).toBeGreaterThanOrEqual(395);
+      expect(result.attempts.map((a) => [a.outcome, a.timedOut])).toEqual([['timeout', true]]);
+      expect(events.failures).toEqual([[hung, 'timeout']]);
+    });
+
+    it('its own failure report does not start the next attempt twice', async () => {
+      const watchers = new Map<string, Set<() => void>>();
+      const started: string[] = [];
+      const runner: RunnerIO = {
+        ...io(),
+        fetch: (request) => (started.push(new URL(request.url).origin), fetch(request)),
+        // Like ReplicaClient: marking a server failed tells every attempt waiting on it.
+        onServerFailure: (attempt) => watchers.get(attempt.server)?.forEach((watcher) => watcher()),
+        watchServerFailure: (server, onFailed) => {
+          const set = watchers.get(server) ?? new Set();
+          watchers.set(server, set.add(onFailed));
+          return () => void set.delete(onFailed);
+        },
+      };
+      const result = await runAttempts(
+        [spec(slow, { timeoutMs: 100, deadlineMs: 2_000 }), spec(hung, { timeoutMs: 1_000, deadlineMs: 2_000 }), spec(ok)],
+        runner,
+      );
+      expect(result.kind === 'served' && result.winner.server).toBe(slow);
+      expect(started).toEqual([`${slow}`, `${hung}`]);
+    });
+  });
+
   it('treats a request the platform refuses to build like a dead server', async () => {
     const runner: RunnerIO = {
       ...io(),

@@ -24,7 +24,7 @@ import {
   type BatchPart,
 } from '@webpp/core';
 import { registerBatching } from '../../origin/src/batch/index.js';
-import { BatchClient, type BatchIO, type CacheLike } from '../src/batch/index.js';
+import { BatchClient, type BatchIO, type CacheLike, type NavigationIO } from '../src/batch/index.js';
 import { memoryKeyValueStore } from '../src/storage.js';
 
 class MemoryCache implements CacheLike {
@@ -177,9 +177,23 @@ function harness(options: ConstructorParameters<typeof BatchClient>[0] = {}): Ha
 
 const navigation = (url: string): Request => new Request(url, { headers: { accept: 'text/html' } });
 const imageRequest = (base: string, i: number): Request => new Request(`${base}/img/${i}.png`);
-const noFallback = async (): Promise<Response> => {
-  throw new Error('unexpected fallback');
-};
+/**
+ * The navigation IO of a harness: the page request goes out as the worker's normal path
+ * would send it (with the batch decoration when asked); `fallback` answers the plain,
+ * undecorated second attempt.
+ */
+function navIO(h: Harness, url: string, fallback?: () => Promise<Response>): NavigationIO {
+  return {
+    respond: async (decorate) => {
+      if (!decorate) {
+        if (fallback) return fallback();
+        throw new Error('unexpected fallback');
+      }
+      return h.io.network(decorate(navigation(url)));
+    },
+    waitUntil: h.io.waitUntil,
+  };
+}
 
 async function bodyOf(response: Response): Promise<Buffer> {
   return Buffer.from(await response.arrayBuffer());
@@ -189,7 +203,7 @@ describe('batch navigation and the logical-URL cache', () => {
   it('loads a 30-image page with one request, every image from the batch', async () => {
     const origin = await startOrigin();
     const h = harness();
-    const page = await h.client.navigate(navigation(`${origin.base}/index.html`), h.io, noFallback);
+    const page = await h.client.navigate(navigation(`${origin.base}/index.html`), navIO(h, `${origin.base}/index.html`));
     expect(page.headers.get('content-type')).toMatch(/^text\/html/);
     expect(await page.text()).toContain('<img src="/img/29.png">');
     const images = await Promise.all(Array.from({ length: IMAGE_COUNT }, (_, i) => h.client.serve(imageRequest(origin.base, i), h.io)));
@@ -204,14 +218,14 @@ describe('batch navigation and the logical-URL cache', () => {
   it('sends a digest on the next visit and gets only what changed or is missing', async () => {
     const origin = await startOrigin();
     const h = harness();
-    await (await h.client.navigate(navigation(`${origin.base}/index.html`), h.io, noFallback)).text();
+    await (await h.client.navigate(navigation(`${origin.base}/index.html`), navIO(h, `${origin.base}/index.html`))).text();
     await h.settle();
     await h.client.cache.remove(`${origin.base}/img/4.png`);
     await writeFile(join(root, 'img', '9.png'), imageBytes(9, 2));
     try {
       origin.requests.length = 0;
       h.network.length = 0;
-      await (await h.client.navigate(navigation(`${origin.base}/index.html`), h.io, noFallback)).text();
+      await (await h.client.navigate(navigation(`${origin.base}/index.html`), navIO(h, `${origin.base}/index.html`))).text();
       expect(h.network[0]?.headers.get(CACHE_DIGEST_HEADER)).toBeTruthy();
       const images = await Promise.all(Array.from({ length: IMAGE_COUNT }, (_, i) => h.client.serve(imageRequest(origin.base, i), h.io)));
       await h.settle();
@@ -239,7 +253,7 @@ describe('batch navigation and the logical-URL cache', () => {
       void gate.then(() => response.end(wire.subarray(pageEnd)));
     });
     const h = harness();
-    const page = await h.client.navigate(navigation(`${server.base}/index.html`), h.io, noFallback);
+    const page = await h.client.navigate(navigation(`${server.base}/index.html`), navIO(h, `${server.base}/index.html`));
     expect(await page.text()).toContain('<img');
     const early = h.client.serve(imageRequest(server.base, 7), h.io);
     expect(h.client.claim(imageRequest(server.base, 7))).toBe('resource');
@@ -256,7 +270,7 @@ describe('batch navigation and the logical-URL cache', () => {
       response.write(wire.subarray(0, Math.floor(wire.length / 2)), () => response.destroy());
     });
     const h = harness();
-    const page = await h.client.navigate(navigation(`${server.base}/index.html`), h.io, noFallback);
+    const page = await h.client.navigate(navigation(`${server.base}/index.html`), navIO(h, `${server.base}/index.html`));
     expect(await page.text()).toContain('<img src="/img/0.png">');
     const images = await Promise.all(Array.from({ length: IMAGE_COUNT }, (_, i) => h.client.serve(imageRequest(server.base, i), h.io)));
     for (let i = 0; i < IMAGE_COUNT; i++) expect((await bodyOf(images[i]!)).equals(imageBytes(i))).toBe(true);
@@ -276,7 +290,7 @@ describe('batch navigation and the logical-URL cache', () => {
       response.write(wire.subarray(0, Math.floor(wire.length / 3))); // and then silence, connection open
     });
     const h = harness({ idleTimeoutMs: 300 });
-    await (await h.client.navigate(navigation(`${server.base}/index.html`), h.io, noFallback)).text();
+    await (await h.client.navigate(navigation(`${server.base}/index.html`), navIO(h, `${server.base}/index.html`))).text();
     const images = await Promise.all(Array.from({ length: IMAGE_COUNT }, (_, i) => h.client.serve(imageRequest(server.base, i), h.io)));
     for (let i = 0; i < IMAGE_COUNT; i++) expect((await bodyOf(images[i]!)).equals(imageBytes(i))).toBe(true);
     await h.settle();
@@ -297,7 +311,7 @@ describe('batch navigation and the logical-URL cache', () => {
     });
     closers.push(async () => clearInterval(timer));
     const h = harness({ pendingTimeoutMs: 300, idleTimeoutMs: 10_000 });
-    await (await h.client.navigate(navigation(`${server.base}/index.html`), h.io, noFallback)).text();
+    await (await h.client.navigate(navigation(`${server.base}/index.html`), navIO(h, `${server.base}/index.html`))).text();
     const image = await h.client.serve(imageRequest(server.base, 29), h.io);
     expect((await bodyOf(image)).equals(imageBytes(29))).toBe(true);
     expect(h.client.counters.partFallbacks).toBe(1);
@@ -313,7 +327,7 @@ describe('batch navigation and the logical-URL cache', () => {
       response.end(wire);
     });
     const h = harness();
-    await (await h.client.navigate(navigation(`${server.base}/index.html`), h.io, noFallback)).text();
+    await (await h.client.navigate(navigation(`${server.base}/index.html`), navIO(h, `${server.base}/index.html`))).text();
     const images = await Promise.all(Array.from({ length: IMAGE_COUNT }, (_, i) => h.client.serve(imageRequest(server.base, i), h.io)));
     for (let i = 0; i < IMAGE_COUNT; i++) expect((await bodyOf(images[i]!)).equals(imageBytes(i))).toBe(true);
     await h.settle();
@@ -328,10 +342,13 @@ describe('batch navigation and the logical-URL cache', () => {
     });
     const h = harness();
     let fallbacks = 0;
-    const page = await h.client.navigate(navigation(`${server.base}/index.html`), h.io, async () => {
-      fallbacks += 1;
-      return new Response('the normal page', { headers: { 'content-type': 'text/html' } });
-    });
+    const page = await h.client.navigate(
+      navigation(`${server.base}/index.html`),
+      navIO(h, `${server.base}/index.html`, async () => {
+        fallbacks += 1;
+        return new Response('the normal page', { headers: { 'content-type': 'text/html' } });
+      }),
+    );
     expect(await page.text()).toBe('the normal page');
     expect(fallbacks).toBe(1);
     // Nothing was announced, so nothing waits.
@@ -350,7 +367,7 @@ describe('batch navigation and the logical-URL cache', () => {
     });
     closers.push(async () => clearInterval(timer));
     const h = harness({ pageTimeoutMs: 300 });
-    const page = await h.client.navigate(navigation(`${server.base}/index.html`), h.io, async () => new Response('normal page'));
+    const page = await h.client.navigate(navigation(`${server.base}/index.html`), navIO(h, `${server.base}/index.html`, async () => new Response('normal page')));
     expect(await page.text()).toBe('normal page');
     expect(h.client.counters.pageFallbacks).toBe(1);
   });
@@ -359,11 +376,11 @@ describe('batch navigation and the logical-URL cache', () => {
     const origin = await startOrigin({ batching: false });
     const h = harness();
     await h.client.cache.store(`${origin.base}/img/0.png`, 200, new Headers({ etag: '"x"', 'cache-control': 'max-age=60' }), new Uint8Array(3));
-    const page = await h.client.navigate(navigation(`${origin.base}/index.html`), h.io, noFallback);
+    const page = await h.client.navigate(navigation(`${origin.base}/index.html`), navIO(h, `${origin.base}/index.html`));
     expect(await page.text()).toContain('<img');
     expect(h.network[0]?.headers.get(CACHE_DIGEST_HEADER)).toBeTruthy();
     expect(h.client.counters.unsupported).toBe(1);
-    await (await h.client.navigate(navigation(`${origin.base}/index.html`), h.io, noFallback)).text();
+    await (await h.client.navigate(navigation(`${origin.base}/index.html`), navIO(h, `${origin.base}/index.html`))).text();
     expect(h.network[1]?.headers.get(CACHE_DIGEST_HEADER)).toBeNull();
     // Resources it does not hold pass through the normal path untouched.
     expect(h.client.claim(imageRequest(origin.base, 5))).toBeUndefined();
@@ -373,7 +390,7 @@ describe('batch navigation and the logical-URL cache', () => {
     const origin = await startOrigin({ cacheControl: 'max-age=0' });
     let nowMs = 1_000_000;
     const h = harness({ now: () => nowMs, validatedWindowMs: 1000 });
-    await (await h.client.navigate(navigation(`${origin.base}/index.html`), h.io, noFallback)).text();
+    await (await h.client.navigate(navigation(`${origin.base}/index.html`), navIO(h, `${origin.base}/index.html`))).text();
     await Promise.all(Array.from({ length: IMAGE_COUNT }, (_, i) => h.client.serve(imageRequest(origin.base, i), h.io)));
     await h.settle();
     nowMs += 5_000;
@@ -387,7 +404,7 @@ describe('batch navigation and the logical-URL cache', () => {
   it('refetches when the bindings announce a new validator, even while fresh', async () => {
     const origin = await startOrigin({ cacheControl: 'max-age=3600' });
     const h = harness();
-    await (await h.client.navigate(navigation(`${origin.base}/index.html`), h.io, noFallback)).text();
+    await (await h.client.navigate(navigation(`${origin.base}/index.html`), navIO(h, `${origin.base}/index.html`))).text();
     await Promise.all(Array.from({ length: IMAGE_COUNT }, (_, i) => h.client.serve(imageRequest(origin.base, i), h.io)));
     await h.settle();
     await writeFile(join(root, 'img', '2.png'), imageBytes(2, 3));
@@ -406,7 +423,8 @@ describe('batch navigation and the logical-URL cache', () => {
   });
 
   it('does not keep responses that forbid storing, and evicts the least recently used beyond its bounds', async () => {
-    const h = harness({ maxCacheBytes: 5000 });
+    let tick = 0;
+    const h = harness({ maxCacheBytes: 5000, now: () => ++tick });
     const url = (i: number): string => `http://127.0.0.1:9/r${i}`;
     expect(await h.client.cache.store(url(0), 200, new Headers({ 'cache-control': 'no-store' }), new Uint8Array(10))).toBe(false);
     expect(await h.client.cache.store(url(0), 200, new Headers({ vary: 'cookie' }), new Uint8Array(10))).toBe(false);

@@ -30,6 +30,27 @@ describe('buildPhysicalRequest', () => {
     expect(request.method).toBe('GET');
   });
 
+  it('a resume asks for the rest of the body: its own Range and If-Range, no page conditionals, no integrity, no cache', () => {
+    const withIntegrity = new Request('http://a.localhost:1/big.txt', {
+      headers: { range: 'bytes=0-9', 'if-none-match': '"v1"', 'if-modified-since': 'Mon, 01 Jan 2024 00:00:00 GMT', 'x-app': 'yes' },
+      integrity: 'sha256-AAAA',
+    });
+    const request = buildPhysicalRequest(withIntegrity, 'http://b.localhost:2/big.txt', {
+      selfOrigin,
+      signal,
+      resume: { range: 'bytes=5-9', ifRange: '"e1"' },
+    });
+    expect(request.headers.get('range')).toBe('bytes=5-9');
+    expect(request.headers.get('if-range')).toBe('"e1"');
+    expect(request.headers.has('if-none-match')).toBe(false);
+    expect(request.headers.has('if-modified-since')).toBe(false);
+    expect(request.headers.get('x-app')).toBe('yes');
+    expect(request.integrity).toBe('');
+    expect(request.cache).toBe('no-store');
+    const plain = buildPhysicalRequest(withIntegrity, 'http://b.localhost:2/big.txt', { selfOrigin, signal });
+    expect(plain.integrity).toBe('sha256-AAAA');
+  });
+
   it('a host that merely starts like the page origin is another origin', () => {
     const request = buildPhysicalRequest(page, 'http://a.localhost:10/big.txt', { selfOrigin, signal });
     expect(request.credentials).toBe('omit');

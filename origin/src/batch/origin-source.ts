@@ -12,17 +12,22 @@ function pathAndQuery(url: string): string {
   return parsed.pathname + parsed.search;
 }
 
-export function batchSourceFromOrigin(state: Pick<WebppOrigin, 'options' | 'directory'>): BatchSource {
+export function batchSourceFromOrigin(state: Pick<WebppOrigin, 'options' | 'directory' | 'killSwitch'>): BatchSource {
   const { options, directory } = state;
   const ownOrigin = new URL(options.publicUrl).origin;
   return {
     cors: options.cors !== 'off',
+    // The worker is being switched off: answer plain pages.
+    active: () => !state.killSwitch,
     pageUrl(request: FastifyRequest) {
       const physical = canonicalUrl(options.publicUrl + request.url);
       if (physical === undefined) return undefined;
       return directory.logicalOf(physical) ?? physical;
     },
     localPathOf(logicalUrl: string) {
+      // webpp's own scripts are the worker's business (it keeps its own copy of the page script).
+      const path = new URL(logicalUrl).pathname;
+      if (path === options.scriptPath || path === options.workerPath) return undefined;
       // A replica on this server, as the directory lists it (its path may differ from the logical one)…
       const match = directory.lookup(logicalUrl);
       const local = match?.physicalUrls.find((physical) => new URL(physical).origin === ownOrigin);

@@ -32,6 +32,8 @@ export interface BatchSource {
   reader?: ResourceReader;
   /** Answer CORS preflights that carry the cache-digest header. Default true. */
   cors?: boolean;
+  /** False while batching must pause (e.g. the kill switch is on). Default: always active. */
+  active?(): boolean;
 }
 
 /** Counters, for tests, logs and the stats endpoint. */
@@ -53,6 +55,13 @@ export interface BatchStats {
 export interface BatchController {
   readonly options: ResolvedBatchOptions;
   readonly stats: BatchStats;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Batch transmission: options and counters (set by registerBatching). */
+    webppBatch?: BatchController;
+  }
 }
 
 /** Request headers forwarded to same-origin embedded resources, as the browser would send them. */
@@ -107,6 +116,8 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
   const options = resolveBatchOptions(rawOptions);
   const stats: BatchStats = { batches: 0, completed: 0, partsSent: 0, partsCached: 0, partsMissing: 0, bodyBytes: 0 };
   const controller: BatchController = { options, stats };
+  // `app.webppBatch`: the options and counters, for stats endpoints and tests.
+  if (!app.hasDecorator('webppBatch')) app.decorate('webppBatch', controller);
   if (!options.enabled) return controller;
   const log = app.log.child({ feature: 'webpp-batch' });
   const reader = source.reader ?? injectResourceReader(app);
@@ -152,7 +163,7 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
     const contentType = headerString(reply, 'content-type');
     if (!isHtml(contentType)) return payload;
     appendVary(reply, 'Accept');
-    if (!acceptsBatch(request.headers.accept)) return payload;
+    if (!acceptsBatch(request.headers.accept) || source.active?.() === false) return payload;
     const contentEncoding = headerString(reply, 'content-encoding');
     if (contentEncoding !== undefined && contentEncoding.trim().toLowerCase() !== 'identity') return payload;
     const pageUrl = source.pageUrl(request);

@@ -435,6 +435,9 @@ class HttpLinkEmulator implements LinkEmulator {
       this.hungSockets.delete(socket);
     });
     socket.on('error', () => {});
+    // Like http.Server's default (noDelay): without it, Nagle's algorithm holds the body
+    // behind the flushed head until the client's delayed ACK (~40 ms), an unmodelled delay.
+    socket.setNoDelay(true);
     if (this.outageState === 'hang') this.hungSockets.add(socket);
     this.httpServer.emit('connection', socket);
   }

@@ -36,7 +36,10 @@ export interface BatchClientOptions {
   pendingTimeoutMs?: number;
   /** Longest a navigation waits for the page's part before loading the page the normal way. Default 20 s. */
   pageTimeoutMs?: number;
-  /** A validator confirmed by a batch manifest serves without revalidation this long. Default 60 s. */
+  /**
+   * A part just received in a batch, or an entry whose validator a batch manifest confirmed,
+   * serves without revalidation this long (the page load it came for). Default 60 s.
+   */
   validatedWindowMs?: number;
   /** After an origin answered a batch request with a plain page, send it no digest for this long. Default 10 min. */
   nonBatchingMemoryMs?: number;
@@ -56,6 +59,16 @@ export interface BatchIO {
   waitUntil(promise: Promise<unknown>): void;
   /** The validator the bindings announce for a logical URL, if any. */
   boundValidator?(url: string): string | undefined;
+}
+
+/**
+ * How a navigation is sent: the worker's normal handling of the very navigation request
+ * (replica selection, failover, redirects, error page, decision records), with `decorate`
+ * applied to every physical request it sends, which turns each into a batch request.
+ */
+export interface NavigationIO {
+  respond(decorate?: (physical: Request) => Request): Promise<Response>;
+  waitUntil(promise: Promise<unknown>): void;
 }
 
 export interface BatchCounters {
@@ -92,6 +105,16 @@ export interface BatchSnapshot {
 function stripHash(url: string): string {
   const hash = url.indexOf('#');
   return hash === -1 ? url : url.slice(0, hash);
+}
+
+function originOf(url: string): string {
+  const match = /^[a-z][a-z0-9+.-]*:\/\/[^/?#]*/i.exec(url);
+  return match ? match[0].toLowerCase() : url;
+}
+
+function isHtml(response: Response): boolean {
+  const type = response.headers.get('content-type')?.split(';', 1)[0]?.trim().toLowerCase();
+  return type === 'text/html' || type === 'application/xhtml+xml';
 }
 
 function isBatchResponse(response: Response): boolean {
@@ -169,7 +192,11 @@ export class BatchClient {
    */
   claim(request: Request): 'navigate' | 'resource' | undefined {
     if (!this.enabled || request.method !== 'GET') return undefined;
-    if (request.mode === 'navigate') return 'navigate';
+    if (request.mode === 'navigate') {
+      // An origin that answered plain pages recently is left alone (and keeps its HTTP caching).
+      const until = this.nonBatching.get(originOf(request.url));
+      return until !== undefined && until > this.now() ? undefined : 'navigate';
+    }
     // Byte ranges (media) are never served from a batch: the network answers them exactly.
     if (request.headers.has('range')) return undefined;
     const url = stripHash(request.url);
@@ -178,40 +205,31 @@ export class BatchClient {
 
   /**
    * A page load: asks for a batch through the normal path and answers with the page as soon
-   * as its part is complete; the rest streams into the logical cache in the background.
-   * `fallback` is the normal handling of the original navigation.
+   * as its part is complete; the rest streams into the logical cache in the background. Any
+   * problem before the page is there loads the page the normal way instead.
    */
-  async navigate(request: Request, io: BatchIO, fallback: () => Promise<Response>): Promise<Response> {
-    let batchRequest: Request;
+  async navigate(request: Request, io: NavigationIO): Promise<Response> {
+    let decorate: (physical: Request) => Request;
     try {
       await this.cache.ready;
-      batchRequest = this.batchRequest(request);
+      decorate = this.batchDecorator(request.url);
     } catch {
       this.counters.internalErrors += 1;
-      return fallback();
+      return io.respond();
     }
     this.counters.requested += 1;
-    let response: Response;
-    try {
-      response = await io.network(batchRequest);
-    } catch {
-      this.counters.pageFallbacks += 1;
-      return fallback();
-    }
+    const response = await io.respond(decorate);
     if (!isBatchResponse(response)) {
-      // A redirect or an error is handled by the normal navigation path, which maps
-      // redirects back into the logical namespace and shows a readable error page.
-      if (response.type === 'opaqueredirect' || response.type === 'error' || response.redirected || response.status >= 500) {
-        response.body?.cancel().catch(() => undefined);
-        this.counters.pageFallbacks += 1;
-        return fallback();
+      // A plain answer is the answer: a redirect (already mapped to the logical URL), the
+      // error page after every replica failed, or the page of an origin without batching.
+      if (response.status === 200 && isHtml(response)) {
+        this.counters.unsupported += 1;
+        this.nonBatching.set(originOf(request.url), this.now() + this.nonBatchingMemoryMs);
       }
-      this.counters.unsupported += 1;
-      this.nonBatching.set(new URL(request.url).origin, this.now() + this.nonBatchingMemoryMs);
       return response;
     }
     this.counters.batched += 1;
-    this.nonBatching.delete(new URL(request.url).origin);
+    this.nonBatching.delete(originOf(request.url));
     const session = startBatchSession(response.body as ReadableStream<Uint8Array>, {
       pending: this.pending,
       cache: this.cache,
@@ -234,7 +252,7 @@ export class BatchClient {
     } catch {
       // The parts that do arrive still land in the cache and serve the fallback page load.
       this.counters.pageFallbacks += 1;
-      return fallback();
+      return io.respond();
     } finally {
       clearTimeout(timer);
     }
@@ -274,10 +292,15 @@ export class BatchClient {
 
   /**
    * The whole fetch-event handling for a worker: returns true when it called respondWith.
-   * `normal` is the worker's own handling of a request (replica selection or plain fetch).
-   * Fails open: any internal error answers with `normal`.
+   * `respond(request, decorate?)` is the worker's own handling of a request (replica
+   * selection or plain fetch), applying `decorate` to the physical requests it sends.
+   * Fails open: an internal error answers with the plain `respond(request)`.
    */
-  handleFetch(event: FetchEvent, normal: (request: Request) => Promise<Response>, boundValidator?: (url: string) => string | undefined): boolean {
+  handleFetch(
+    event: FetchEvent,
+    respond: (request: Request, decorate?: (physical: Request) => Request) => Promise<Response>,
+    boundValidator?: (url: string) => string | undefined,
+  ): boolean {
     let claim: ReturnType<BatchClient['claim']>;
     try {
       claim = this.claim(event.request);
@@ -285,13 +308,16 @@ export class BatchClient {
       return false;
     }
     if (claim === undefined) return false;
-    const io: BatchIO = { network: normal, waitUntil: (promise) => event.waitUntil(promise), boundValidator };
     const original = event.request;
-    const answer = claim === 'navigate' ? this.navigate(original, io, () => normal(original)) : this.serve(original, io);
+    const waitUntil = (promise: Promise<unknown>): void => event.waitUntil(promise);
+    const answer =
+      claim === 'navigate'
+        ? this.navigate(original, { respond: (decorate) => respond(original, decorate), waitUntil })
+        : this.serve(original, { network: (request) => respond(request), waitUntil, boundValidator });
     event.respondWith(
       answer.catch(() => {
         this.counters.internalErrors += 1;
-        return normal(original);
+        return respond(original);
       }),
     );
     return true;
@@ -310,29 +336,21 @@ export class BatchClient {
 
   // ------------------------------------------------------------------ internals
 
-  /** The page request, asking for a batch: the browser's headers, Accept, and the digest. */
-  private batchRequest(request: Request): Request {
-    const headers = new Headers(request.headers);
-    headers.set('accept', BATCH_ACCEPT);
-    const origin = new URL(request.url).origin;
-    const unsupportedUntil = this.nonBatching.get(origin);
-    if (unsupportedUntil === undefined || unsupportedUntil < this.now()) {
-      const digest = this.cache.digest();
-      if (digest.value !== '') headers.set(CACHE_DIGEST_HEADER, digest.value);
-    }
-    const sameOrigin = (globalThis as { location?: { origin: string } }).location?.origin === origin;
-    return new Request(request.url, {
-      method: 'GET',
-      headers,
-      mode: sameOrigin ? 'same-origin' : 'cors',
-      credentials: request.credentials,
-      // Every batch is made for the digest sent with it: never from (or into) the HTTP cache.
-      cache: 'no-store',
-      // A redirect goes to the normal navigation path, which maps it to a logical URL.
-      redirect: 'manual',
-      referrer: request.referrer === '' ? '' : request.referrer,
-      referrerPolicy: request.referrerPolicy,
-    });
+  /**
+   * Turns each physical request of a navigation into a batch request: Accept names the
+   * batch type, the cache digest goes along (unless the origin recently showed it does not
+   * batch), and the HTTP cache stays out of it (every batch is made for its digest).
+   */
+  private batchDecorator(pageUrl: string): (physical: Request) => Request {
+    const unsupportedUntil = this.nonBatching.get(originOf(pageUrl));
+    const digest = unsupportedUntil === undefined || unsupportedUntil < this.now() ? this.cache.digest().value : '';
+    return (physical) => {
+      const headers = new Headers(physical.headers);
+      headers.set('accept', BATCH_ACCEPT);
+      if (digest !== '') headers.set(CACHE_DIGEST_HEADER, digest);
+      // Same URL, mode, credentials, redirect mode and abort signal as the physical request.
+      return new Request(physical, { headers, cache: 'no-store' });
+    };
   }
 
   /**

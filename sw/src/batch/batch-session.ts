@@ -108,7 +108,7 @@ export function startBatchSession(body: ReadableStream<Uint8Array>, deps: BatchS
           deps.pending.deliver(part);
           stores.push(
             deps.cache
-              .store(part.url, part.status, new Headers(part.headers), part.body)
+              .store(part.url, part.status, new Headers(part.headers), part.body, true)
               .then((stored) => {
                 if (stored) result.stored += 1;
               })

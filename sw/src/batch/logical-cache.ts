@@ -169,9 +169,11 @@ export class LogicalCache {
 
   /**
    * Stores a complete response under its logical URL if HTTP caching allows it. Returns
-   * whether it was stored. Never throws (a full quota just means no caching).
+   * whether it was stored. Never throws (a full quota just means no caching). `validated`:
+   * the response was just sent for the page being loaded (a batch part), so it serves that
+   * page load (the validated window) even when its own freshness lifetime is zero.
    */
-  async store(url: string, status: number, headers: Headers, body: Uint8Array): Promise<boolean> {
+  async store(url: string, status: number, headers: Headers, body: Uint8Array, validated = false): Promise<boolean> {
     const key = stripHash(url);
     if (!storability(status, headers).storable) {
       // The server now forbids caching it: an older copy must not be served either.
@@ -181,6 +183,7 @@ export class LogicalCache {
     if (body.byteLength > this.options.maxBytes) return false;
     const now = this.options.now();
     const entry = this.entryFor(key, headers, body.byteLength, now);
+    if (validated) entry.validatedAtMs = now;
     try {
       await (await this.cache()).put(key, new Response(body as Uint8Array<ArrayBuffer>, { status, headers }));
     } catch {

@@ -1,0 +1,330 @@
+/**
+ * Batch transmission (paper Section 3.4) and the logical-URL cache (Section 3.5), end to end:
+ * a real @webpp/origin server (batching on by default) and the real worker in Chromium.
+ * Requests are counted on the server's socket (`request` events), so the server's own
+ * internal reads of the embedded resources (Fastify inject) are not counted.
+ */
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Transform } from 'node:stream';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { deflateSync } from 'node:zlib';
+import { expect, test, type Page } from '@playwright/test';
+import Fastify, { type FastifyInstance } from 'fastify';
+import fastifyStatic from '@fastify/static';
+import { BATCH_ACCEPT, BATCH_MEDIA_TYPE, crc32 } from '@webpp/core';
+import { webppOrigin, type WebppOriginOptions } from '@webpp/origin';
+import { startOriginCluster } from '../support/origin-cluster.js';
+
+const IMAGE_COUNT = 30;
+const ADMIN_TOKEN = 'batch-e2e-admin-token-0123456789';
+
+/** A solid-colour 16x16 PNG (RGB, 8 bits), written by hand so that each image is distinct. */
+function solidPng(rgb: readonly [number, number, number]): Buffer {
+  const size = 16;
+  const chunk = (type: string, data: Buffer): Buffer => {
+    const typed = Buffer.concat([Buffer.from(type, 'latin1'), data]);
+    const out = Buffer.alloc(8 + data.length + 4);
+    out.writeUInt32BE(data.length, 0);
+    typed.copy(out, 4);
+    out.writeUInt32BE(crc32(typed), 8 + data.length);
+    return out;
+  };
+  const header = Buffer.alloc(13);
+  header.writeUInt32BE(size, 0);
+  header.writeUInt32BE(size, 4);
+  header.set([8, 2, 0, 0, 0], 8);
+  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: size }, () => [...rgb]).flat())]);
+  const raw = Buffer.concat(Array.from({ length: size }, () => row));
+  return Buffer.concat([
+    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', header),
+    chunk('IDAT', deflateSync(raw)),
+    chunk('IEND', Buffer.alloc(0)),
+  ]);
+}
+
+const colourOf = (i: number, version = 1): [number, number, number] => [(i * 8) % 256, (version * 90) % 256, 250 - i * 5];
+
+function pageHtml(count: number): string {
+  const images = Array.from({ length: count }, (_, i) => `<img src="img/${i}.png" alt="" width="16" height="16">`).join('\n');
+  return `<!doctype html><html><head><meta charset="utf-8"><title>batch</title><script src="/webpp.js" data-preset="fast" async></script></head>
+<body><h1 id="title">Thirty images</h1>\n${images}</body></html>`;
+}
+
+interface Site {
+  root: string;
+  origin: string;
+  app: FastifyInstance;
+  server: Server;
+  /** Every request that reached the server over the network: "GET /img/1.png". */
+  requests: string[];
+  stop(): Promise<void>;
+}
+
+/**
+ * One origin server: Fastify + webppOrigin (batching on by default) + @fastify/static on
+ * a.localhost:<port>, replicating the whole site on itself, so that the worker binds every
+ * request. `beforeStatic` may add hooks of the test (e.g. cutting the batch).
+ */
+async function startSite(options: Partial<WebppOriginOptions> = {}, beforeStatic?: (app: FastifyInstance) => void): Promise<Site> {
+  const root = mkdtempSync(join(tmpdir(), 'webpp-batch-e2e-'));
+  mkdirSync(join(root, 'img'));
+  writeFileSync(join(root, 'index.html'), pageHtml(IMAGE_COUNT));
+  for (let i = 0; i < IMAGE_COUNT; i++) writeFileSync(join(root, 'img', `${i}.png`), solidPng(colourOf(i)));
+
+  const server = createServer();
+  const requests: string[] = [];
+  server.on('request', (request: IncomingMessage) => requests.push(`${request.method} ${request.url}`));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const origin = `http://a.localhost:${(server.address() as AddressInfo).port}`;
+  const app = Fastify({
+    logger: false,
+    forceCloseConnections: true,
+    serverFactory: (handler: (request: IncomingMessage, response: ServerResponse) => void) => {
+      server.on('request', handler);
+      return server;
+    },
+  }) as unknown as FastifyInstance;
+  await app.register(webppOrigin, {
+    publicUrl: origin,
+    adminToken: ADMIN_TOKEN,
+    directory: { formatVersion: 1, logicalOrigin: origin, entries: [{ logical: '/*', servers: [origin] }] },
+    ...options,
+  });
+  beforeStatic?.(app);
+  await app.register(fastifyStatic, { root });
+  await app.ready();
+  return {
+    root,
+    origin,
+    app,
+    server,
+    requests,
+    stop: async () => {
+      await app.close();
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The GET requests that loaded the page and its resources. Not counted: webpp's own client
+ * scripts (the worker fetches /webpp.js network-first on purpose, page-script-cache.ts, and
+ * checks /webpp-sw.js for updates) and the worker's asynchronous HEAD refreshes of its
+ * latency table (paper Section 4.1), which load nothing.
+ */
+function pageRequests(site: Site): string[] {
+  return site.requests.filter(
+    (line) => line.startsWith('GET ') && !/^GET \/webpp(-sw)?\.js(\?|$)/.test(line) && !line.includes('/favicon.ico'),
+  );
+}
+
+/** Opens the page and waits until the worker controls it (the first load is not batched). */
+async function openControlled(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await page.waitForFunction(() => (window as { webpp?: unknown }).webpp !== undefined);
+  await page.evaluate(() => (window as unknown as { webpp: { controlled(): Promise<void> } }).webpp.controlled());
+}
+
+/** What the user sees: every image decoded, with the colour of its top-left pixel. */
+async function renderedImages(page: Page): Promise<{ src: string; ok: boolean; rgb: number[] }[]> {
+  await page.waitForLoadState('load');
+  return page.evaluate(() =>
+    [...document.images].map((image) => {
+      const canvas = document.createElement('canvas');
+      canvas.width = 1;
+      canvas.height = 1;
+      const context = canvas.getContext('2d')!;
+      let rgb: number[] = [];
+      if (image.complete && image.naturalWidth > 0) {
+        context.drawImage(image, 0, 0, 1, 1);
+        rgb = [...context.getImageData(0, 0, 1, 1).data.slice(0, 3)];
+      }
+      return { src: image.getAttribute('src') ?? '', ok: image.complete && image.naturalWidth === 16, rgb };
+    }),
+  );
+}
+
+function expectColours(images: { src: string; ok: boolean; rgb: number[] }[], expected: (i: number) => [number, number, number], count = IMAGE_COUNT): void {
+  expect(images).toHaveLength(count);
+  for (const [i, image] of images.entries()) {
+    expect(image, `image ${i}`).toEqual({ src: `img/${i}.png`, ok: true, rgb: [...expected(i)] });
+  }
+}
+
+/** The worker's batch counters and cache, through its message port. */
+async function batchState(page: Page): Promise<{ counters: Record<string, number>; cache: { entries: number }; lastSession?: Record<string, unknown> }> {
+  return page.evaluate(async () => {
+    const registration = await navigator.serviceWorker.ready;
+    const channel = new MessageChannel();
+    const reply = new Promise((resolve) => {
+      channel.port1.onmessage = (event) => resolve(event.data);
+    });
+    registration.active!.postMessage({ type: 'webpp:batch-state' }, [channel.port2]);
+    return (await reply) as { counters: Record<string, number>; cache: { entries: number }; lastSession?: Record<string, unknown> };
+  });
+}
+
+/** Polls until the worker has stored the batch (storing continues after the page is shown). */
+async function waitForSession(page: Page, what: (state: Awaited<ReturnType<typeof batchState>>) => boolean): Promise<Awaited<ReturnType<typeof batchState>>> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const state = await batchState(page);
+    if (what(state)) return state;
+    if (Date.now() > deadline) throw new Error(`batch state never matched: ${JSON.stringify(state)}`);
+    await page.waitForTimeout(50);
+  }
+}
+
+let site: Site | undefined;
+test.afterEach(async () => {
+  await site?.stop();
+  site = undefined;
+});
+
+test('one request: a page with 30 images loads in a single request, and every image renders', async ({ page }) => {
+  site = await startSite();
+  await openControlled(page, `${site.origin}/index.html`);
+  site.requests.length = 0;
+  await page.reload();
+  expectColours(await renderedImages(page), (i) => colourOf(i));
+  expect(pageRequests(site)).toEqual(['GET /index.html']);
+  const state = await waitForSession(page, (s) => s.lastSession !== undefined && s.cache.entries >= IMAGE_COUNT);
+  expect(state.counters).toMatchObject({ batched: 1, revalidations: 0, partFallbacks: 0, pageFallbacks: 0 });
+  // The 30 images: from their parts, streaming or just stored.
+  expect(state.counters.servedFromBatch + state.counters.servedFromCache).toBe(IMAGE_COUNT);
+  // The resources sit in Cache Storage under their logical URLs.
+  const cached = await page.evaluate(async () => (await (await caches.open('webpp-logical-v1')).keys()).map((request) => request.url));
+  const origin = site.origin;
+  expect(cached).toEqual(expect.arrayContaining(Array.from({ length: IMAGE_COUNT }, (_, i) => `${origin}/img/${i}.png`)));
+});
+
+test('second visit: only changed or missing resources are sent', async ({ page }) => {
+  site = await startSite();
+  await openControlled(page, `${site.origin}/index.html`);
+  await page.reload();
+  await waitForSession(page, (s) => s.cache.entries >= IMAGE_COUNT && s.lastSession !== undefined);
+  const sentBefore = site.app.webppBatch!.stats.partsSent;
+
+  // Image 7 changes on disk; the page gains an image 30 that no cache holds.
+  writeFileSync(join(site.root, 'img', '7.png'), solidPng(colourOf(7, 2)));
+  writeFileSync(join(site.root, 'img', '30.png'), solidPng(colourOf(30)));
+  writeFileSync(join(site.root, 'index.html'), pageHtml(IMAGE_COUNT + 1));
+  site.requests.length = 0;
+  await page.reload();
+  expectColours(await renderedImages(page), (i) => colourOf(i, i === 7 ? 2 : 1), IMAGE_COUNT + 1);
+  expect(pageRequests(site)).toEqual(['GET /index.html']);
+  const state = await waitForSession(page, (s) => s.counters.batched === 2 && s.lastSession !== undefined && s.cache.entries >= IMAGE_COUNT + 1);
+  // Two embedded resources crossed the network; the 29 others were confirmed as cached.
+  expect(site.app.webppBatch!.stats.partsSent - sentBefore).toBe(2);
+  expect(state.lastSession).toMatchObject({ received: 2, confirmed: IMAGE_COUNT - 1, unconfirmed: 0, fallbacks: 0 });
+});
+
+test('update: after a PUT that changes one image, the next visit shows the new image', async ({ page }) => {
+  site = await startSite();
+  await openControlled(page, `${site.origin}/index.html`);
+  await page.reload();
+  expectColours(await renderedImages(page), (i) => colourOf(i));
+  await waitForSession(page, (s) => s.cache.entries >= IMAGE_COUNT && s.lastSession !== undefined);
+
+  const put = await fetch(`${site.origin.replace('a.localhost', '127.0.0.1')}/.well-known/webpp/replicas/img/12.png`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'image/png' },
+    body: solidPng(colourOf(12, 3)),
+  });
+  expect(put.status).toBeLessThan(300);
+  // Without the token nothing changes.
+  const denied = await fetch(`${site.origin.replace('a.localhost', '127.0.0.1')}/.well-known/webpp/replicas/img/13.png`, {
+    method: 'PUT',
+    headers: { 'content-type': 'image/png' },
+    body: solidPng(colourOf(13, 3)),
+  });
+  expect(denied.status).toBe(401);
+
+  await page.reload();
+  expectColours(await renderedImages(page), (i) => colourOf(i, i === 12 ? 3 : 1));
+  expect((await batchState(page)).counters.batched).toBe(2);
+});
+
+test('broken stream: a batch cut off halfway still yields a complete page', async ({ page }) => {
+  // Measure the whole batch once, then cut every batch response at half that length.
+  let cutAfterBytes = Number.POSITIVE_INFINITY;
+  site = await startSite({ batch: { compression: 'never' } }, (app) => {
+    app.addHook('onSend', async (_request, reply, payload) => {
+      if (reply.getHeader('content-type') !== BATCH_MEDIA_TYPE || !Number.isFinite(cutAfterBytes)) return payload;
+      let sent = 0;
+      const cutter = new Transform({
+        transform(chunk: Buffer, _encoding, done) {
+          const room = cutAfterBytes - sent;
+          sent += chunk.length;
+          if (room <= 0) return done();
+          if (chunk.length >= room) {
+            this.push(chunk.subarray(0, room));
+            // Let the bytes out, then break the connection mid-stream.
+            setTimeout(() => this.destroy(new Error('cut')), 50);
+            return done();
+          }
+          done(null, chunk);
+        },
+      });
+      (payload as NodeJS.ReadableStream).pipe(cutter);
+      return cutter;
+    });
+  });
+  const whole = await fetch(`${site.origin.replace('a.localhost', '127.0.0.1')}/index.html`, { headers: { accept: BATCH_ACCEPT } });
+  expect(whole.headers.get('content-type')).toBe(BATCH_MEDIA_TYPE);
+  cutAfterBytes = Math.floor((await whole.arrayBuffer()).byteLength / 2);
+
+  await openControlled(page, `${site.origin}/index.html`);
+  site.requests.length = 0;
+  await page.reload();
+  expectColours(await renderedImages(page), (i) => colourOf(i));
+  const state = await waitForSession(page, (s) => s.lastSession !== undefined);
+  expect(state.lastSession?.failure).toBeTruthy();
+  expect(state.counters.batched).toBe(1);
+  // The second half came one by one, through normal replica selection.
+  const individual = pageRequests(site).filter((line) => line.startsWith('GET /img/'));
+  expect(individual.length).toBeGreaterThan(5);
+  expect(individual.length).toBeLessThan(IMAGE_COUNT);
+  expect(state.counters.servedFromBatch + state.counters.partFallbacks).toBeGreaterThanOrEqual(IMAGE_COUNT);
+});
+
+test('a batch from a cross-origin replica: bound by replica selection, digest allowed by CORS', async ({ page }) => {
+  const root = mkdtempSync(join(tmpdir(), 'webpp-batch-cluster-'));
+  mkdirSync(join(root, 'img'));
+  writeFileSync(join(root, 'index.html'), pageHtml(IMAGE_COUNT));
+  for (let i = 0; i < IMAGE_COUNT; i++) writeFileSync(join(root, 'img', `${i}.png`), solidPng(colourOf(i)));
+  const cluster = await startOriginCluster({ root, names: ['a', 'b'], delaysMs: { a: 120, b: 0 } });
+  try {
+    const fast = cluster.replica('b');
+    await openControlled(page, cluster.logicalUrl('/index.html'));
+    // Warm up until the worker binds the page to the fast replica, b (another origin).
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      await page.reload();
+      const state = (await page.evaluate(() => (window as unknown as { webpp: { state(): Promise<{ decisions: { servedBy?: string; navigation: boolean }[] }> } }).webpp.state()));
+      if (state.decisions.at(-1)?.servedBy === fast.origin && state.decisions.some((d) => d.navigation && d.servedBy === fast.origin)) break;
+      if (Date.now() > deadline) throw new Error('the worker never preferred b');
+    }
+    await waitForSession(page, (s) => s.cache.entries >= IMAGE_COUNT);
+    const onSocket: string[] = [];
+    for (const replica of cluster.replicas) {
+      replica.server.on('request', (request: IncomingMessage) => onSocket.push(`${request.method} ${replica.name} ${request.url}`));
+    }
+    await page.reload();
+    expectColours(await renderedImages(page), (i) => colourOf(i));
+    const state = await waitForSession(page, (s) => s.lastSession !== undefined);
+    expect(state.counters.batched).toBeGreaterThanOrEqual(2);
+    // b answered the page with a batch (its digest needs a CORS preflight, which b allows, once
+    // a day per URL), and no image was asked for: all came from the logical-URL cache.
+    const loads = onSocket.filter((line) => !/ \/webpp(-sw)?\.js(\?|$)/.test(line) && !line.startsWith('HEAD ') && !line.startsWith('OPTIONS '));
+    expect(loads).toEqual(['GET b /index.html']);
+    expect(state.lastSession).toMatchObject({ confirmed: IMAGE_COUNT, fallbacks: 0 });
+  } finally {
+    await cluster.stop();
+    rmSync(root, { recursive: true, force: true });
+  }
+});

@@ -1,0 +1,97 @@
+/**
+ * Failures the page must not see: a replica that dies while it streams a large body (the
+ * worker resumes the body from another replica with a Range request), and a page origin
+ * that is down (the page itself comes from a replica, and so must the page script).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { expect, test } from '@playwright/test';
+import type { Page } from '@playwright/test';
+import { ReplicaCluster, demoSite } from '../support/replica-cluster.js';
+import { openControlled, pageRendered, waitForState, workerState } from '../support/webpp-page.js';
+
+let cluster: ReplicaCluster;
+
+const BIG_BYTES = 500_000;
+const big = randomBytes(BIG_BYTES);
+const bigSha256 = createHash('sha256').update(big).digest('hex');
+
+test.beforeEach(async () => {
+  cluster = await ReplicaCluster.start({
+    site: { ...demoSite(4), '/big.bin': { contentType: 'application/octet-stream', body: big } },
+    delaysMs: { a: 150, b: 0, c: 150 },
+    workerParams: { preset: 'fast' },
+  });
+});
+
+test.afterEach(async () => {
+  await cluster.stop();
+});
+
+/** Loads the gallery until the worker prefers replica b (no delay; a and c are 150 ms away). */
+async function warmUp(page: Page): Promise<void> {
+  await openControlled(page, cluster.logicalUrl('/index.html'));
+  const fast = cluster.replica('b').origin;
+  await waitForState(page, (state) => state.servers.length === 3 && state.decisions.at(-1)?.servedBy === fast, {
+    what: 'b preferred',
+    between: async () => void (await page.reload()),
+  });
+}
+
+/** fetch() in the page: status, length and SHA-256 of the body the page received. */
+function fetchDigest(page: Page, path: string): Promise<{ status: number; length: number; sha256: string }> {
+  return page.evaluate(async (url) => {
+    const response = await fetch(url);
+    const bytes = await response.arrayBuffer();
+    const digest = await crypto.subtle.digest('SHA-256', bytes);
+    const sha256 = [...new Uint8Array(digest)].map((byte) => byte.toString(16).padStart(2, '0')).join('');
+    return { status: response.status, length: bytes.byteLength, sha256 };
+  }, path);
+}
+
+test('a replica that dies mid-body: the body resumes from the next replica with a Range request', async ({ page }) => {
+  await warmUp(page);
+  const breaking = cluster.replica('b');
+  breaking.breakBodyAfterBytes = 200_000;
+
+  expect(await fetchDigest(page, '/big.bin')).toEqual({ status: 200, length: BIG_BYTES, sha256: bigSha256 });
+
+  // b sent the start; another replica sent the rest, asked for by a Range request that
+  // names the entity (If-Range: its strong ETag), so a changed file cannot be spliced in.
+  expect(breaking.requests('/big.bin', 'GET')).toHaveLength(1);
+  const resumed = cluster.replicas
+    .filter((replica) => replica !== breaking)
+    .flatMap((replica) => replica.requests('/big.bin', 'GET'));
+  expect(resumed).toHaveLength(1);
+  const range = /^bytes=(\d+)-$/.exec(String(resumed[0]?.headers.range));
+  expect(range).not.toBeNull();
+  expect(Number(range?.[1])).toBeGreaterThan(0);
+  expect(Number(range?.[1])).toBeLessThanOrEqual(200_000);
+  expect(resumed[0]?.headers['if-range']).toBe(`"${'/big.bin'.length}-${BIG_BYTES}"`);
+
+  const state = await workerState(page);
+  expect(state.counters.bodyResumes).toBe(1);
+  expect(state.events).toContainEqual(
+    expect.objectContaining({ type: 'body-resumed', from: breaking.origin, ok: true, atByte: Number(range?.[1]) }),
+  );
+  expect(state.servers.find((server) => server.server === breaking.origin)?.state).toBe('failed');
+});
+
+test('the page origin is down: the page comes from a replica and window.webpp still works', async ({ page }) => {
+  await openControlled(page, cluster.logicalUrl('/index.html'));
+  await page.reload(); // learns the bindings
+
+  await cluster.primary.kill();
+  await page.goto(cluster.logicalUrl('/page2.html'));
+  await expect(page.locator('#title')).toHaveText('Page two');
+  await page.waitForFunction(() => (window as { webpp?: unknown }).webpp !== undefined, undefined, { timeout: 10_000 });
+  const state = await workerState(page);
+  const navigation = state.decisions.findLast((decision) => decision.navigation);
+  expect(navigation?.logicalUrl).toBe(cluster.logicalUrl('/page2.html'));
+  expect(navigation?.servedBy).not.toBe(cluster.primary.origin);
+  // The page script came from the worker's copy (the origin that serves it is down).
+  expect(state.counters.pageScriptFromCache).toBeGreaterThanOrEqual(1);
+
+  // …and the gallery renders completely from the other replicas.
+  await page.goto(cluster.logicalUrl('/index.html'));
+  expect(await pageRendered(page)).toEqual({ images: 4, brokenImages: 0, styled: true, scripted: true });
+});
