@@ -11,6 +11,7 @@
  *   WEBPP_EVAL_SCENARIOS    comma-separated scenario names (default: all four)
  *   WEBPP_EVAL_POLICIES     comma-separated policy names (default: all; optimal is always run)
  *   WEBPP_EVAL_OUT          output folder (default docs/benchmarks)
+ *   WEBPP_EVAL_RAW          a folder: also write every request's record there (raw-<scenario>.json)
  *
  * Writes results.json, results.md, relative-to-optimal.svg and browser-vs-simulator.svg.
  */
@@ -24,7 +25,7 @@ import { agreement, simulateScenario } from './evaluation/agreement.js';
 import type { Agreement } from './evaluation/agreement.js';
 import { runBrowserScenario } from './evaluation/browser-run.js';
 import { startBenchCluster } from './evaluation/cluster.js';
-import { clientOverheadMs, measure } from './evaluation/metrics.js';
+import { bestServerOracle, clientOverheadMs, measure } from './evaluation/metrics.js';
 import type { PolicyMeasurement } from './evaluation/metrics.js';
 import { benchPolicies } from './evaluation/policies.js';
 import { browserVsSimulatorSvg, goalLines, relativeToOptimalSvg, resultRows, resultsMarkdown } from './evaluation/report.js';
@@ -75,11 +76,17 @@ try {
     try {
       const runs = await runBrowserScenario({ browser, cluster, policies, workload, maxRequestsPerClient: MAX_REQUESTS_PER_CLIENT, log });
       const nameByOrigin = Object.fromEntries(Object.entries(cluster.origins).map(([server, origin]) => [origin, server]));
-      measurements = runs.map((run) => measure(name, run, cluster.traffic(run.policy.name), nameByOrigin));
+      const bestServerAt = bestServerOracle(scenario);
+      measurements = runs.map((run) => measure(name, run, cluster.traffic(run.policy.name), nameByOrigin, bestServerAt));
       overheadMs[name] = clientOverheadMs(
-        runs.filter((run) => run.policy.name.startsWith('single-')).map((run) => ({ records: run.records, traffic: cluster.traffic(run.policy.name) })),
+        runs.filter((run) => run.policy.browser.mode === 'worker' && run.policy.name !== 'optimal').map((run) => ({ records: run.records, traffic: cluster.traffic(run.policy.name) })),
       );
       untaggedRequests[name] = cluster.untaggedRequests();
+      const rawDir = process.env['WEBPP_EVAL_RAW'];
+      if (rawDir) {
+        mkdirSync(resolve(root, rawDir), { recursive: true });
+        writeFileSync(resolve(root, rawDir, `raw-${name}.json`), JSON.stringify(runs.map((run) => ({ policy: run.policy.name, records: run.records, worker: run.worker }))));
+      }
       for (const m of measurements) {
         if (m.missingDecisions > 0) log(`  warning: ${m.policy}: ${m.missingDecisions} page requests without a worker decision event`);
         const configErrors = runs.find((run) => run.policy.name === m.policy)?.configErrors ?? [];

@@ -61,3 +61,4 @@ export { toPrometheus, PROMETHEUS_CONTENT_TYPE } from './stats/prometheus.js';
 export { REPLICAS_PREFIX, DIRECTORY_PATH } from './routes/management.js';
 export { RESOLVE_PATH, HEALTH_PATH, STATS_PATH, METRICS_PATH, DIRECTORY_LISTING_PATH } from './routes/public.js';
 export { assertCanonicalPath } from './paths.js';
+export * from './batch/index.js';

@@ -118,7 +118,7 @@ export interface WebppOriginOptions {
   preFilters?: PreFilter[];
   /** Run after each successful replica operation. */
   postFilters?: PostFilter[];
-  /** Batch transmission of embedded resources (docs/batching.md): true (default), false, or options. */
+  /** Batch transmission of embedded resources (docs/batching.md): true, false (default), or options. */
   batch?: BatchOptions | boolean;
 }
 
@@ -251,7 +251,7 @@ export function resolveOptions(options: WebppOriginOptions): ResolvedOptions {
     statsMaxResources: options.statsMaxResources ?? 10_000,
     preFilters: options.preFilters ?? [],
     postFilters: options.postFilters ?? [],
-    batch: options.batch ?? true,
+    batch: options.batch ?? false,
   };
 }
 

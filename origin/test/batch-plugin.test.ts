@@ -76,9 +76,16 @@ async function batchOf(url: string, headers: Record<string, string> = {}): Promi
 }
 
 describe('batching in the webppOrigin plugin', () => {
-  it('is on by default and batches the pre-processed page', async () => {
+  it('is off by default', async () => {
     const root = await site();
-    const { base } = await start(root, { directory: { formatVersion: 1, entries: [{ logical: '/img/*', servers: ['http://127.0.0.1:1'] }] } });
+    const { base, app } = await start(root);
+    expect((await batchOf(`${base}/index.html`)).response.headers.get('content-type')).toMatch(/^text\/html/);
+    expect(app.webppBatch?.options.enabled).toBe(false);
+  });
+
+  it('batches the pre-processed page when switched on', async () => {
+    const root = await site();
+    const { base } = await start(root, { batch: true, directory: { formatVersion: 1, entries: [{ logical: '/img/*', servers: ['http://127.0.0.1:1'] }] } });
     const { response, parts } = await batchOf(`${base}/index.html`);
     expect(response.headers.get('content-type')).toBe(BATCH_MEDIA_TYPE);
     // The bindings header travels on the batch (the worker learns from it) and in the page part.
@@ -98,6 +105,7 @@ describe('batching in the webppOrigin plugin', () => {
     const logicalOrigin = 'http://a.localhost:8081';
     // This server (b) holds the site's replicas; the logical URLs name a.
     const { base: b } = await start(root, (base) => ({
+      batch: true,
       logicalOrigin,
       directory: { formatVersion: 1, logicalOrigin, entries: [{ logical: '/*', servers: [logicalOrigin, base] }] },
     }));
@@ -110,7 +118,7 @@ describe('batching in the webppOrigin plugin', () => {
 
   it('sends the new version after a PUT through the management API, and only that', async () => {
     const root = await site();
-    const { app, base } = await start(root);
+    const { app, base } = await start(root, { batch: true });
     const created = await app.inject({ method: 'POST', url: '/.well-known/webpp/replicas/img/2.png', headers: { ...auth, 'content-type': 'image/png' }, payload: Buffer.alloc(100, 2) });
     expect(created.statusCode).toBe(201);
     const first = await batchOf(`${base}/index.html`);
@@ -124,11 +132,11 @@ describe('batching in the webppOrigin plugin', () => {
     expect(image.validator).toMatch(/^"sha256-/);
   });
 
-  it('can be switched off, and pauses with the kill switch', async () => {
+  it('can be switched off, pauses with the kill switch, and takes options', async () => {
     const root = await site();
     const off = await start(root, { batch: false });
     expect((await batchOf(`${off.base}/index.html`)).response.headers.get('content-type')).toMatch(/^text\/html/);
-    const killed = await start(root, { killSwitch: true });
+    const killed = await start(root, { batch: true, killSwitch: true });
     expect((await batchOf(`${killed.base}/index.html`)).response.headers.get('content-type')).toMatch(/^text\/html/);
     const tuned = await start(root, { batch: { maxParts: 1 } });
     expect((await batchOf(`${tuned.base}/index.html`)).parts).toHaveLength(2);

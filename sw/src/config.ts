@@ -29,6 +29,13 @@ export interface WorkerOptions {
    * off and unregisters at once (the page script also skips registering for this long).
    */
   offRetryMs: number;
+  /**
+   * Response bodies of at least this many bytes (by Content-Length), or of unknown length,
+   * resume from another replica when they break off mid-stream (resumable-body.ts).
+   * Smaller bodies are passed on as they are: they arrive in a segment or two, and passing
+   * every body through the worker's JavaScript costs a few tenths of a millisecond each.
+   */
+  resumeMinBytes: number;
 }
 
 export const DEFAULT_WORKER_OPTIONS: Readonly<Omit<WorkerOptions, 'selection' | 'preset'>> = Object.freeze({
@@ -36,6 +43,7 @@ export const DEFAULT_WORKER_OPTIONS: Readonly<Omit<WorkerOptions, 'selection' | 
   flushDelayMs: 1_000,
   historySize: 200,
   offRetryMs: 60 * 60 * 1_000,
+  resumeMinBytes: 64 * 1_024,
 });
 
 const SELECTION_KEYS = Object.keys(PAPER_DEFAULTS) as (keyof SelectionConfig)[];
@@ -45,6 +53,7 @@ const WORKER_NUMBER_BOUNDS = {
   flushDelayMs: [0, 60_000],
   historySize: [1, 5_000],
   offRetryMs: [0, 30 * 24 * 60 * 60 * 1_000],
+  resumeMinBytes: [0, Number.MAX_SAFE_INTEGER],
 } as const;
 
 export interface ParsedWorkerOptions {

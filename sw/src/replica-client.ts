@@ -418,6 +418,8 @@ export class ReplicaClient {
     const { request, resolved, io } = context;
     if (request.method !== 'GET' || !response.body || (response.status !== 200 && response.status !== 206)) return response;
     if (response.type === 'opaque' || response.type === 'opaqueredirect') return response;
+    const lengthBytes = Number(response.headers.get('content-length') ?? Number.NaN);
+    if (Number.isFinite(lengthBytes) && lengthBytes < this.options.resumeMinBytes) return response;
     let settle!: () => void;
     const settled = new Promise<void>((resolve) => (settle = resolve));
     const body = resumableBody({
@@ -526,6 +528,7 @@ export class ReplicaClient {
     const table = this.latency.table;
     const wasFailed = table.isFailed(server);
     table.markFailed(server);
+    this.sampler.noteFailure(server);
     void this.latency.changed();
     if (!wasFailed) this.reporter.event({ type: 'server-failed', atMs: Date.now(), server, outcome });
     const watchers = this.failureWatchers.get(server);

@@ -22,6 +22,12 @@
  * after its fetch() was called and had its first byte before fetch() resolved). The entry
  * also tells HTTP-cache hits (transferSize 0 with a body): those are not samples at all.
  * A sample whose entry does not come within maxWaitMs is recorded with fetch() → headers.
+ *
+ * Waiting reorders news: a server can fail (its body breaks off, another request times
+ * out) while a sample of an earlier answer still waits for its entry. Recording that sample
+ * would mark the server available again (Figure 4: a response means it is up), undoing the
+ * newer failure; so a sample whose headers arrived before the server's latest failure is
+ * dropped.
  */
 import type { ServerId } from '@webpp/core';
 
@@ -102,6 +108,8 @@ export class TtfbSampler {
   private readonly maxWaitMs: number;
   private readonly maxPending: number;
   private observing = false;
+  /** performance.now() of each server's latest failure. */
+  private readonly failedAtMs = new Map<ServerId, number>();
 
   constructor(options: TtfbSamplerOptions) {
     this.sink = options.sink;
@@ -142,6 +150,11 @@ export class TtfbSampler {
     return this.observing;
   }
 
+  /** The server was just marked failed: pending samples of earlier answers are older news. */
+  noteFailure(server: ServerId): void {
+    this.failedAtMs.set(server, this.now());
+  }
+
   /** A physical request was answered: record its sample, or wait for its timing entry. */
   add(input: SampleInput): void {
     if (!this.observing) {
@@ -172,7 +185,7 @@ export class TtfbSampler {
       this.sink.skipped(sample.server);
       return;
     }
-    this.sink.record(sample.server, entryTtfbMs(entry) ?? sample.headersAtMs - sample.sentAtMs, sample.kind);
+    this.record(sample, entryTtfbMs(entry) ?? sample.headersAtMs - sample.sentAtMs);
   }
 
   /** Records, from fetch() → headers, samples whose entries are overdue (or beyond the pending bound). */
@@ -183,10 +196,16 @@ export class TtfbSampler {
       while (queue.length > 0 && ((queue[0] as PendingSample).headersAtMs < deadline || this.pendingCount > this.maxPending)) {
         const sample = queue.shift() as PendingSample;
         this.pendingCount--;
-        this.sink.record(sample.server, sample.headersAtMs - sample.sentAtMs, sample.kind);
+        this.record(sample, sample.headersAtMs - sample.sentAtMs);
       }
       if (queue.length === 0) this.pending.delete(url);
     }
+  }
+
+  private record(sample: PendingSample, ttfbMs: number): void {
+    const failedAtMs = this.failedAtMs.get(sample.server);
+    if (failedAtMs !== undefined && sample.headersAtMs < failedAtMs) return; // older than the failure
+    this.sink.record(sample.server, ttfbMs, sample.kind);
   }
 }
 

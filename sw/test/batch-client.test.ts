@@ -355,6 +355,31 @@ describe('batch navigation and the logical-URL cache', () => {
     expect(h.client.pending.size).toBe(0);
   });
 
+  it('does not trust a digest false positive: a copy the manifest does not confirm is revalidated', async () => {
+    const server = await startRawServer((base, response) => {
+      const page: BatchPart = { url: `${base}/index.html`, status: 200, headers: [['content-type', 'text/html']], body: new TextEncoder().encode('<img src="/img/3.png">') };
+      // The server left img/3 out "because the digest listed it", but holds another version.
+      const wire = concatBytes([
+        encodeBatchPreamble(),
+        ...encodeManifestFrame({ page: page.url, parts: [], cached: [[`${base}/img/3.png`, '"img-3"']] }),
+        ...encodePartFrame(page, page.body),
+        ...encodeEndFrame({ sentParts: 1, missing: [] }),
+      ]);
+      response.writeHead(200, { 'content-type': BATCH_MEDIA_TYPE });
+      response.end(wire);
+    });
+    const h = harness();
+    const stale = new Uint8Array([1, 2, 3]);
+    await h.client.cache.store(`${server.base}/img/3.png`, 200, new Headers({ etag: '"old"', 'cache-control': 'max-age=3600' }), stale);
+    await (await h.client.navigate(navigation(`${server.base}/index.html`), navIO(h, `${server.base}/index.html`))).text();
+    await h.settle();
+    expect(h.client.snapshot().lastSession).toMatchObject({ confirmed: 0, unconfirmed: 1 });
+    const image = await h.client.serve(imageRequest(server.base, 3), h.io);
+    expect((await bodyOf(image)).equals(imageBytes(3))).toBe(true);
+    expect(server.requests).toContain('GET /img/3.png');
+    expect(h.network.at(-1)?.headers.get('if-none-match')).toBe('"old"');
+  });
+
   it('bounds the wait for the page itself when the server trickles it', async () => {
     let timer: ReturnType<typeof setInterval> | undefined;
     const server = await startRawServer((base, response) => {

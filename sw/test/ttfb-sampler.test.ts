@@ -97,6 +97,17 @@ describe('TtfbSampler', () => {
     expect(instance.pendingSamples).toBe(3);
   });
 
+  it('drops a waiting sample of an answer older than the server\'s latest failure; keeps newer ones', () => {
+    const { instance, recorded, clock } = sampler();
+    instance.add(sample('http://b/x', 0, 10)); // answered at 10, body still streaming…
+    clock.nowMs = 20;
+    instance.noteFailure('http://b'); // …then the body broke off: b failed at 20
+    instance.add(sample('http://b/y', 15, 30)); // a later answer: b is up again
+    instance.onEntry(entry('http://b/x', 0, 1, 9));
+    instance.onEntry(entry('http://b/y', 15, 16, 28));
+    expect(recorded).toEqual([['http://b', 12, 'request']]);
+  });
+
   it('ignores entries of requests it did not sample', () => {
     const { instance, recorded, skipped } = sampler();
     instance.onEntry(entry('http://x/other', 0, 1, 2, { transferSize: 0, decodedBodySize: 5 }));

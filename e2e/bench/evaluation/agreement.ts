@@ -31,6 +31,7 @@ export interface SimulatedPolicy {
   extraRequestsPct: number;
   failedRequests: number;
   requests: number;
+  bestServerShare: number;
   /** Per seed. */
   seeds: { seed: string | number; relativeToOptimal: number; meanMs: number; extraRequestsPct: number; failed: number }[];
 }
@@ -66,6 +67,7 @@ export function simulateScenario(options: SimulatorOptions): SimulatedPolicy[] {
         extraRequestsPct: result.extraRequestsPct,
         failed: result.failed,
         requests: result.requests,
+        bestServerShare: result.bestServerShare,
       };
     });
     const ratios = seeds.map((seed) => seed.relativeToOptimal);
@@ -80,6 +82,7 @@ export function simulateScenario(options: SimulatorOptions): SimulatedPolicy[] {
       extraRequestsPct: mean(seeds.map((seed) => seed.extraRequestsPct)),
       failedRequests: mean(seeds.map((seed) => seed.failed)),
       requests: mean(seeds.map((seed) => seed.requests)),
+      bestServerShare: mean(seeds.map((seed) => seed.bestServerShare)),
       seeds: seeds.map(({ seed, relativeToOptimal, meanMs, extraRequestsPct, failed }) => ({ seed, relativeToOptimal, meanMs, extraRequestsPct, failed })),
     };
   });
@@ -87,6 +90,8 @@ export function simulateScenario(options: SimulatorOptions): SimulatedPolicy[] {
 
 export interface Agreement {
   ratio: boolean;
+  /** The browser's ratio lies within the simulator's range over seeds (a second, descriptive check). */
+  ratioWithinSeedRange: boolean;
   extra: boolean;
   /** Both failed none, or both failed some. */
   failed: boolean;
@@ -99,6 +104,7 @@ export function agreement(browser: { relativeToOptimal: number; extraRequestsPct
   const extraTolerancePoints = Math.max(AGREEMENT_TOLERANCE.extraPointsAbsolute, AGREEMENT_TOLERANCE.extraRelative * simulated.extraRequestsPct);
   return {
     ratio: Math.abs(browser.relativeToOptimal - simulated.relativeToOptimal) <= ratioToleranceAbs,
+    ratioWithinSeedRange: browser.relativeToOptimal >= simulated.relativeMin && browser.relativeToOptimal <= simulated.relativeMax,
     extra: Math.abs(browser.extraRequestsPct - simulated.extraRequestsPct) <= extraTolerancePoints,
     failed: browser.failed === 0 ? simulated.failedRequests === 0 : simulated.failedRequests > 0,
     ratioToleranceAbs,

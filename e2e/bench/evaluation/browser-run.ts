@@ -28,7 +28,7 @@ export interface WorkerDecision {
   url: string;
   outcome: 'served' | 'failed' | 'aborted';
   servedBy: string | null;
-  attempts: { server: string; outcome: string; startedAfterMs: number }[];
+  attempts: { server: string; outcome: string; startedAfterMs: number; ttfbMs: number | null }[];
 }
 
 export interface WorkerEvents {

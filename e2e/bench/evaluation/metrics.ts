@@ -2,6 +2,8 @@
  * From what the pages, the worker and the emulators saw to the rows of
  * docs/benchmarks/results.json.
  */
+import { compileScenario, meanOf } from '@webpp/netem';
+import type { Scenario } from '@webpp/netem';
 import { summarize } from '@webpp/simulator';
 import type { BrowserPolicyRun, PageRecord } from './browser-run.js';
 import { emulatedMs } from './cluster.js';
@@ -30,6 +32,20 @@ export interface PolicyMeasurement {
   servedBy: Record<string, number>;
   /** Page requests with no decision event (should be 0). */
   missingDecisions: number;
+  /** Outcomes of the worker's attempts (served, cancelled, timeout, network-error…). */
+  attemptOutcomes: Record<string, number>;
+  /** Failed attempts (timeout, network error, 5xx) by server: what made the worker fail over. */
+  failedAttemptsByServer: Record<string, number>;
+  /**
+   * The worker's time to first byte minus the emulated link's (delay + first-byte stall), for
+   * single-attempt requests: the measurement noise the latency table sees beyond the link's.
+   */
+  ttfbBeyondLinkMs: { medianMs: number; p95Ms: number; samples: number } | null;
+  /**
+   * Share of successful requests the worker served from the replica with the lowest expected
+   * response time when the request started (the simulator's best_server_share); null without a worker.
+   */
+  bestServerShare: number | null;
   bySize: { sizeBytes: number; count: number; meanMs: number; failed: number }[];
 }
 
@@ -39,7 +55,35 @@ const round = (value: number, digits = 1): number => {
   return Math.round(value * factor) / factor;
 };
 
-export function measure(scenario: string, run: BrowserPolicyRun, traffic: PolicyTraffic, serverNameByOrigin: Record<string, string>): PolicyMeasurement {
+/**
+ * The replica with the lowest expected response time at scenario time `atMs` for a body of
+ * `sizeBytes` (mean delay + mean stall + size ÷ bandwidth; a server in an outage is never
+ * best), as the simulator computes it (SimulatedNetwork.expectedResponseMs).
+ */
+export function bestServerOracle(scenario: Scenario): (atMs: number, sizeBytes: number) => string | undefined {
+  const timelines = compileScenario(scenario);
+  return (atMs, sizeBytes) => {
+    let best: string | undefined;
+    let bestMs = Number.POSITIVE_INFINITY;
+    for (const [server, timeline] of timelines) {
+      if (timeline.outageAt(atMs)) continue;
+      const link = timeline.linkAt(atMs);
+      const stallMs = link.stall ? link.stall.probability * meanOf(link.stall.durationMs) : 0;
+      const transferMs = link.bandwidthBytesPerSec ? (sizeBytes / link.bandwidthBytesPerSec) * 1000 : 0;
+      const expectedMs = meanOf(link.delayMs) + stallMs + transferMs;
+      if (expectedMs < bestMs) [best, bestMs] = [server, expectedMs];
+    }
+    return best;
+  };
+}
+
+export function measure(
+  scenario: string,
+  run: BrowserPolicyRun,
+  traffic: PolicyTraffic,
+  serverNameByOrigin: Record<string, string>,
+  bestServerAt: (atMs: number, sizeBytes: number) => string | undefined,
+): PolicyMeasurement {
   const { records } = run;
   const ok = records.filter((record) => record.ok);
   const summary = summarize(ok.map((record) => record.responseMs));
@@ -49,6 +93,10 @@ export function measure(scenario: string, run: BrowserPolicyRun, traffic: Policy
   let clientHttpRequests: number | null = null;
   const servedBy: Record<string, number> = {};
   let missingDecisions = 0;
+  const attemptOutcomes: Record<string, number> = {};
+  const failedAttemptsByServer: Record<string, number> = {};
+  let ttfbBeyondLinkMs: PolicyMeasurement['ttfbBeyondLinkMs'] = null;
+  let bestServerShare: number | null = null;
   let refreshes = 0;
   let probes = 0;
   if (run.worker) {
@@ -57,14 +105,47 @@ export function measure(scenario: string, run: BrowserPolicyRun, traffic: Policy
     probes = run.worker.probes;
     clientHttpRequests = decisions.reduce((sum, decision) => sum + decision.attempts.length, 0) + refreshes + probes;
     for (const decision of decisions) {
+      for (const attempt of decision.attempts) {
+        attemptOutcomes[attempt.outcome] = (attemptOutcomes[attempt.outcome] ?? 0) + 1;
+        if (attempt.outcome === 'timeout' || attempt.outcome === 'network-error' || attempt.outcome === 'server-error') {
+          const name = serverNameByOrigin[attempt.server] ?? attempt.server;
+          failedAttemptsByServer[name] = (failedAttemptsByServer[name] ?? 0) + 1;
+        }
+      }
       if (decision.outcome !== 'served' || decision.servedBy === null) continue;
       const name = serverNameByOrigin[decision.servedBy] ?? decision.servedBy;
       servedBy[name] = (servedBy[name] ?? 0) + 1;
     }
     missingDecisions = Math.max(0, records.length - decisions.length);
+    const beyond: number[] = [];
+    for (const decision of decisions) {
+      const [only] = decision.attempts;
+      if (decision.attempts.length !== 1 || only?.outcome !== 'served' || only.ttfbMs === null) continue;
+      const query = new URL(decision.url).searchParams;
+      const seen = traffic.gets.get(`${query.get('c')}|${query.get('i')}`);
+      const plan = seen?.length === 1 ? seen[0]?.plan : undefined;
+      if (!plan) continue;
+      beyond.push(only.ttfbMs - plan.delayMs - (plan.stallPhase === 'first-byte' ? plan.stallMs : 0));
+    }
+    const servedByKey = new Map(decisions.map((decision) => {
+      const query = new URL(decision.url).searchParams;
+      return [`${query.get('c')}|${query.get('i')}`, decision.servedBy] as const;
+    }));
+    let served = 0;
+    let servedByBest = 0;
+    for (const record of ok) {
+      const origin = servedByKey.get(`${record.client}|${record.index}`);
+      if (!origin) continue;
+      served++;
+      if (serverNameByOrigin[origin] === bestServerAt(record.startMs, record.sizeBytes)) servedByBest++;
+    }
+    bestServerShare = served === 0 ? null : servedByBest / served;
+    const summary = summarize(beyond);
+    ttfbBeyondLinkMs = beyond.length === 0 ? null : { medianMs: round(summary.medianMs), p95Ms: round(summary.p95Ms), samples: beyond.length };
   } else {
-    // Without a worker: which replica's body won is not visible; count what the servers got.
-    Object.assign(servedBy, traffic.byServer);
+    // Without a worker the page itself sends one request per replica for each page request
+    // (the servers miss the refused ones); which replica's body won is not recorded.
+    clientHttpRequests = records.length * Object.keys(serverNameByOrigin).length;
   }
   const pageRequests = records.length;
   const pct = (http: number): number => (pageRequests === 0 ? 0 : ((http - pageRequests) / pageRequests) * 100);
@@ -89,6 +170,10 @@ export function measure(scenario: string, run: BrowserPolicyRun, traffic: Policy
     probes,
     servedBy,
     missingDecisions,
+    attemptOutcomes,
+    failedAttemptsByServer,
+    ttfbBeyondLinkMs,
+    bestServerShare,
     bySize: sizes.map((sizeBytes) => {
       const ofSize = records.filter((record) => record.sizeBytes === sizeBytes);
       const good = ofSize.filter((record) => record.ok);
@@ -99,7 +184,7 @@ export function measure(scenario: string, run: BrowserPolicyRun, traffic: Policy
 
 /**
  * Time a browser request takes beyond what the emulated link accounts for (the worker, the
- * origin, Chromium, the loopback), from requests served by exactly one attempt: page time −
+ * origin, Chromium, the loopback), from requests that reached exactly one replica: page time −
  * (delay + stalls + size ÷ bandwidth of the plan the emulator drew for it). Used as the
  * simulator's `serviceMs`, so that both sides share the same fixed per-request cost.
  */

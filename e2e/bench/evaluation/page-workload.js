@@ -52,7 +52,7 @@
           url: decision.logicalUrl,
           outcome: decision.outcome,
           servedBy: decision.servedBy ?? null,
-          attempts: decision.attempts.map((attempt) => ({ server: attempt.server, outcome: attempt.outcome, startedAfterMs: attempt.startedAfterMs })),
+          attempts: decision.attempts.map((attempt) => ({ server: attempt.server, outcome: attempt.outcome, startedAfterMs: attempt.startedAfterMs, ttfbMs: attempt.ttfbMs ?? null })),
         });
       });
       window.webpp.on('refresh', (event) => {

@@ -205,6 +205,7 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
     const manifest: BatchManifest = { page: pageUrl, parts: [], cached: [] };
     const parts: PlannedPart[] = [];
     let compressibleBytes = isCompressible(contentType) ? html.byteLength : 0;
+    let totalBytes = html.byteLength;
     candidates.forEach((candidate, index) => {
       const head = heads[index];
       if (head === undefined || head.status !== 200 || head.encoded) return;
@@ -214,11 +215,12 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
         return;
       }
       manifest.parts.push(candidate.url);
+      totalBytes += head.contentLength ?? 0;
       if (isCompressible(head.contentType)) compressibleBytes += head.contentLength ?? 0;
       parts.push({ url: candidate.url, read: () => reader.get(candidate.path, forwardFor(candidate.url)) });
     });
 
-    const encoding = chooseBatchEncoding(request, compressibleBytes);
+    const encoding = chooseBatchEncoding(request, compressibleBytes, totalBytes);
     const pageMeta = {
       url: pageUrl,
       status: 200,
@@ -265,9 +267,15 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
     return undefined;
   }
 
-  function chooseBatchEncoding(request: FastifyRequest, compressibleBytes: number): BatchEncoding {
+  /** Paper Section 3.4: compress "when that helps" — enough text to gain from it. */
+  function chooseBatchEncoding(request: FastifyRequest, compressibleBytes: number, totalBytes: number): BatchEncoding {
     if (options.compression === 'never') return 'identity';
-    if (options.compression === 'auto' && compressibleBytes < options.minCompressibleBytes) return 'identity';
+    if (
+      options.compression === 'auto' &&
+      (compressibleBytes < options.minCompressibleBytes || compressibleBytes < options.minCompressibleShare * totalBytes)
+    ) {
+      return 'identity';
+    }
     return chooseEncoding(request.headers['accept-encoding']);
   }
 

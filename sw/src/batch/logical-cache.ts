@@ -217,11 +217,20 @@ export class LogicalCache {
   /**
    * A batch manifest says the server holds `validator` for `url` and left it out because
    * our digest listed it. True when our entry has that very validator (a real hit, not a
-   * digest false positive): it counts as revalidated now.
+   * digest false positive): it counts as revalidated now. An entry with another validator
+   * is made stale, so that its next use revalidates it.
    */
   confirm(url: string, validator: string): boolean {
     const entry = this.entries.get(stripHash(url));
-    if (entry === undefined || entry.validator !== validator) return false;
+    if (entry === undefined) return false;
+    if (entry.validator !== validator) {
+      // The server holds another version (our digest matched by a false positive): however
+      // fresh our copy looks, it must be revalidated before use.
+      entry.freshUntilMs = 0;
+      entry.validatedAtMs = 0;
+      void this.writer.schedule();
+      return false;
+    }
     entry.validatedAtMs = this.options.now();
     this.stats.revalidated += 1;
     void this.writer.schedule();
