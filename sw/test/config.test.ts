@@ -19,6 +19,14 @@ describe('worker options', () => {
     expect(options.flushDelayMs).toBe(250);
   });
 
+  it('resumeMinBytes: bodies from 64 KiB resume by default; the script tag can change it, not to nonsense', () => {
+    expect(parseWorkerOptions(new URLSearchParams('')).options.resumeMinBytes).toBe(65_536);
+    expect(parseWorkerOptions(new URLSearchParams('resumeMinBytes=0')).options.resumeMinBytes).toBe(0);
+    const bad = parseWorkerOptions(new URLSearchParams('resumeMinBytes=-1'));
+    expect(bad.options.resumeMinBytes).toBe(65_536);
+    expect(bad.errors).toEqual([expect.stringContaining('resumeMinBytes must be an integer')]);
+  });
+
   it('reports bad settings and keeps going with the defaults', () => {
     const { options, errors } = parseWorkerOptions(
       new URLSearchParams('preset=turbo&ttlMs=soon&selectPercentile=120&historySize=0&color=blue'),

@@ -239,15 +239,18 @@ export function resultsMarkdown(rows: readonly ResultRow[], scenarios: readonly 
 
 const esc = (text: string): string => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 const POLICY_COLORS: Record<string, string> = {
+  'single-A': '#a63603',
+  'single-B': '#e6550d',
+  'single-C': '#fd8d3c',
+  random: '#fdd0a2',
+  'round-robin': '#d9b38c',
   'webpp-paper': '#8c6bb1',
   'webpp-fast': '#2b8cbe',
   hedged: '#41ae76',
   optimal: '#525252',
   'optimal-complete': '#969696',
-  random: '#fdae6b',
-  'round-robin': '#fd8d3c',
 };
-const colorOf = (policy: string): string => POLICY_COLORS[policy] ?? (policy.startsWith('single-') ? '#e6550d' : '#bdbdbd');
+const colorOf = (policy: string): string => POLICY_COLORS[policy] ?? '#bdbdbd';
 
 /** One panel per scenario: a bar per policy (browser), a tick for the simulator, a line at 1 (optimal) and at 1.05 (the goal). */
 export function relativeToOptimalSvg(rows: readonly ResultRow[], scenarios: readonly string[]): string {
@@ -313,7 +316,8 @@ export function browserVsSimulatorSvg(rows: readonly ResultRow[]): string {
   const band: string[] = [];
   for (let v = 0.5; v <= max + 1e-9; v += 0.05) band.push(`${px(v)},${py(v + Math.max(0.1, 0.1 * v))}`);
   for (let v = max; v >= 0.5 - 1e-9; v -= 0.05) band.push(`${px(v)},${py(v - Math.max(0.1, 0.1 * v))}`);
-  parts.push(`<polygon points="${band.join(' ')}" fill="#deebf7" stroke="none"/>`);
+  parts.push(`<clipPath id="plot"><rect x="${px(0.5)}" y="${py(max)}" width="${px(max) - px(0.5)}" height="${py(0.5) - py(max)}"/></clipPath>`);
+  parts.push(`<polygon points="${band.join(' ')}" fill="#deebf7" stroke="none" clip-path="url(#plot)"/>`);
   parts.push(`<line x1="${px(0.5)}" y1="${py(0.5)}" x2="${px(max)}" y2="${py(max)}" stroke="#9ecae1"/>`);
   const scenarios = [...new Set(rows.map((row) => row.scenario))];
   const shapes = ['circle', 'square', 'diamond', 'triangle'];
