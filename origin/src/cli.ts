@@ -51,6 +51,8 @@ Behaviour
   --cors <mode>                 replicated (default) | all | off: CORS on GET/HEAD responses.
   --kill-switch                 Send "webpp-control: off": every browser's worker unregisters.
   --public-stats                Serve /.well-known/webpp/stats without the admin token.
+  --batch                       Batch transmission: answer a worker's page request with the page
+                                and its embedded resources in one streamed response (docs/batching.md).
   --max-replica-bytes <n>       Largest replica accepted by POST/PUT (default 52428800).
   --client-bundle-dir <dir>     Folder with webpp.js and webpp-sw.js (default: @webpp/sw bundle).
   --log-level <level>           fatal | error | warn | info (default) | debug | trace | silent.
@@ -108,6 +110,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
       cors: { type: 'string' },
       'kill-switch': { type: 'boolean' },
       'public-stats': { type: 'boolean' },
+      batch: { type: 'boolean' },
       'max-replica-bytes': { type: 'string' },
       'client-bundle-dir': { type: 'string' },
       'log-level': { type: 'string' },
@@ -140,6 +143,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
     injectScript: values['no-inject'] !== true,
     killSwitch: values['kill-switch'] === true,
     publicStats: values['public-stats'] === true,
+    batch: values.batch === true,
   };
   const optional: Partial<ReplicaServerOptions> = {
     root,

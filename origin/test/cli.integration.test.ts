@@ -48,6 +48,12 @@ describe('webpp-origin --help and usage errors', () => {
     expect(result.stderr).toContain('WEBPP_ERR_BAD_OPTIONS');
   });
 
+  it('turns batch transmission on only with --batch', () => {
+    expect(parseCli(['site'])).toMatchObject({ options: { batch: false } });
+    expect(parseCli(['site', '--batch'])).toMatchObject({ options: { batch: true } });
+    expect(runCli(['--help']).stdout).toContain('--batch');
+  });
+
   it('parses repeated and comma-separated peers and reads secrets from the environment', () => {
     process.env.WEBPP_CLUSTER_SECRET = 'from-the-environment-123';
     try {
