@@ -37,6 +37,9 @@ export interface WorkerEvents {
   probes: number;
   failedRefreshes: number;
   failedProbes: number;
+  /** Bodies resumed from another replica after breaking off (one Range request each, at least). */
+  resumes: number;
+  failedResumes: number;
 }
 
 export interface BrowserPolicyRun {

@@ -19,7 +19,7 @@ export interface PolicyMeasurement {
   meanMs: number;
   medianMs: number;
   p95Ms: number;
-  /** HTTP requests the worker sent (attempts + refreshes + probes), from its decision events. */
+  /** HTTP requests the worker sent (attempts + refreshes + probes + body resumes), from its live events. */
   clientHttpRequests: number | null;
   /** HTTP requests the emulators received for this policy (refused connections never arrive). */
   serverHttpRequests: number;
@@ -28,6 +28,8 @@ export interface PolicyMeasurement {
   extraRequestsPctServer: number;
   refreshes: number;
   probes: number;
+  /** Bodies the worker resumed from another replica after they broke off mid-stream. */
+  resumes: number;
   /** Requests served by each server (from the worker's decisions). */
   servedBy: Record<string, number>;
   /** Page requests with no decision event (should be 0). */
@@ -99,11 +101,13 @@ export function measure(
   let bestServerShare: number | null = null;
   let refreshes = 0;
   let probes = 0;
+  let resumes = 0;
   if (run.worker) {
     const { decisions } = run.worker;
     refreshes = run.worker.refreshes;
     probes = run.worker.probes;
-    clientHttpRequests = decisions.reduce((sum, decision) => sum + decision.attempts.length, 0) + refreshes + probes;
+    resumes = run.worker.resumes;
+    clientHttpRequests = decisions.reduce((sum, decision) => sum + decision.attempts.length, 0) + refreshes + probes + resumes;
     for (const decision of decisions) {
       for (const attempt of decision.attempts) {
         attemptOutcomes[attempt.outcome] = (attemptOutcomes[attempt.outcome] ?? 0) + 1;
@@ -168,6 +172,7 @@ export function measure(
     extraRequestsPctServer,
     refreshes,
     probes,
+    resumes,
     servedBy,
     missingDecisions,
     attemptOutcomes,

@@ -15,7 +15,7 @@
 (() => {
   if (window.__webppBench) return;
   const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-  const events = { decisions: [], refreshes: 0, probes: 0, failedRefreshes: 0, failedProbes: 0, listening: false };
+  const events = { decisions: [], refreshes: 0, probes: 0, failedRefreshes: 0, failedProbes: 0, resumes: 0, failedResumes: 0, listening: false };
 
   async function fetchComplete(url, sizeBytes, signal) {
     const response = await fetch(url, { cache: 'no-store', signal });
@@ -59,6 +59,12 @@
         if (!mine(event.url)) return;
         events.refreshes++;
         if (!event.ok) events.failedRefreshes++;
+      });
+      // A body that broke off mid-stream and was continued (Range request) from another replica.
+      window.webpp.on('body-resumed', (event) => {
+        if (!mine(event.logicalUrl)) return;
+        events.resumes++;
+        if (!event.ok) events.failedResumes++;
       });
       window.webpp.on('probe', (event) => {
         if (!mine(event.url)) return;

@@ -2,14 +2,13 @@
  * The policies the evaluation compares (issue 7), how the browser runs each one, and what
  * the simulator runs beside it. Report names follow the simulator's (single-A, webpp-fast…).
  */
+import { FAST_PRESET, PAPER_DEFAULTS } from '@webpp/core';
 import {
-  hedgedPolicy,
   optimalPolicy as optimalCompletePolicy,
   randomPolicy,
   roundRobinPolicy,
   singleServerPolicy,
-  webppFastPolicy,
-  webppPaperPolicy,
+  webppPolicy,
 } from '@webpp/simulator';
 import type { Policy } from '@webpp/simulator';
 import { optimalFirstResponsePolicy } from './simulated-optimal.js';
@@ -27,6 +26,14 @@ export interface BenchPolicy {
   /** One line for the report. */
   description: string;
 }
+
+/**
+ * The worker resumes a body that breaks off mid-stream from another replica of the plan
+ * (sw/src/resumable-body.ts), so its Web++ policies are simulated with mid-body failover.
+ */
+const webppPaperSimulated = (): Policy => webppPolicy({ name: 'webpp-paper', base: PAPER_DEFAULTS, midBodyFailover: true });
+const webppFastSimulated = (): Policy => webppPolicy({ name: 'webpp-fast', base: FAST_PRESET, midBodyFailover: true });
+const hedgedSimulated = (): Policy => webppPolicy({ name: 'hedged', base: FAST_PRESET, hedge: {}, midBodyFailover: true });
 
 /**
  * `servers` in the scenario's order, which is also the replication directory's order, so
@@ -56,19 +63,19 @@ export function benchPolicies(servers: readonly string[]): BenchPolicy[] {
     {
       name: 'webpp-paper',
       browser: { mode: 'worker', workerParams: { preset: 'paper', policy: 'refresh' } },
-      simulated: webppPaperPolicy,
+      simulated: webppPaperSimulated,
       description: 'extended Refresh, the paper\'s parameters (r 0.95, TTL 41 min, F 28.8 h, S 55, T 99.9)',
     },
     {
       name: 'webpp-fast',
       browser: { mode: 'worker', workerParams: { preset: 'fast', policy: 'refresh' } },
-      simulated: webppFastPolicy,
+      simulated: webppFastSimulated,
       description: 'extended Refresh, FAST_PRESET (TTL 20 s, F 2 s doubling to 60 s, timeout floor 500 ms)',
     },
     {
       name: 'hedged',
       browser: { mode: 'worker', workerParams: { ...fast, policy: 'hedged' } },
-      simulated: hedgedPolicy,
+      simulated: hedgedSimulated,
       description: 'webpp-fast + a second request to the next best when no response head by the best one\'s p95',
     },
     {

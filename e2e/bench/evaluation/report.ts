@@ -25,6 +25,7 @@ export interface ResultRow {
   extra_requests_pct_server: number;
   refreshes: number;
   probes: number;
+  resumes: number;
   served_by: Record<string, number>;
   attempt_outcomes: Record<string, number>;
   failed_attempts_by_server: Record<string, number>;
@@ -72,6 +73,7 @@ export function resultRows(
       extra_requests_pct_server: round(m.extraRequestsPctServer, 2),
       refreshes: m.refreshes,
       probes: m.probes,
+      resumes: m.resumes,
       served_by: m.servedBy,
       attempt_outcomes: m.attemptOutcomes,
       failed_attempts_by_server: m.failedAttemptsByServer,
@@ -165,7 +167,7 @@ export function resultsMarkdown(rows: readonly ResultRow[], scenarios: readonly 
   out.push('');
   out.push('Response time is measured in the page, from `fetch()` to the body fully read, over successful requests. ' +
     '`relative_to_optimal` = mean ÷ the worker-`optimal` mean of the same scenario (the paper\'s Figures 12/14 plot the median ratio, ' +
-    'in `results.json` as `relative_median_to_optimal`). Extra requests = HTTP requests the worker sent (every attempt, refresh and probe, ' +
+    'in `results.json` as `relative_median_to_optimal`). Extra requests = HTTP requests the worker sent (every attempt, refresh, probe and body resume, ' +
     'from its live decision events) beyond one per page request; the emulators\' own count is `extra_requests_pct_server` ' +
     '(refused connections never reach them). Failed = `fetch()` rejected, non-2xx, short body, or no complete response within 30 s.');
   out.push('');
