@@ -5,6 +5,7 @@
  * server actually stores. Then PUT propagation with versions.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { createRandom } from '@webpp/netem/model';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
 import { signClusterRequest } from '../src/http/auth.js';
 import { ADMIN_TOKEN, CLUSTER_SECRET, auth, removeTempDirs, tempDir, waitFor } from './helpers.js';
@@ -14,18 +15,6 @@ const NAMES = ['a', 'b', 'c'] as const;
 type Name = (typeof NAMES)[number];
 const KEYS = 12;
 const SYNC_INTERVAL_MS = 150;
-
-/** Deterministic PRNG (mulberry32), so every run issues the same operations. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Node {
   name: Name;
@@ -115,7 +104,8 @@ describe('directory propagation between three servers', () => {
       for (const peer of NAMES) if (peer !== node.name) node.outgoing.set(peer, await forwarder());
     }
     for (const node of nodes.values()) await start(node);
-    const random = prng(20_240_601);
+    // Seeded, so every run issues the same operations.
+    const random = createRandom(20_240_601);
 
     // Phase 1: everyone connected.
     const phase1 = await randomOperations(random, ['a', 'b', 'c'], 60, 6);

@@ -64,13 +64,13 @@ export function benchPolicies(servers: readonly string[]): BenchPolicy[] {
       name: 'webpp-paper',
       browser: { mode: 'worker', workerParams: { preset: 'paper', policy: 'refresh' } },
       simulated: webppPaperSimulated,
-      description: 'extended Refresh, the paper\'s parameters (r 0.95, TTL 41 min, F 28.8 h, S 55, T 99.9)',
+      description: 'the worker\'s default policy (extended Refresh), the paper\'s parameters (r 0.95, TTL 41 min, F 28.8 h, S 55, T 99.9)',
     },
     {
       name: 'webpp-fast',
       browser: { mode: 'worker', workerParams: { preset: 'fast', policy: 'refresh' } },
       simulated: webppFastSimulated,
-      description: 'extended Refresh, FAST_PRESET (TTL 20 s, F 2 s doubling to 60 s, timeout floor 500 ms)',
+      description: 'the worker\'s default policy with preset=fast (TTL 20 s, F 2 s doubling to 60 s, timeout floor 500 ms)',
     },
     {
       name: 'hedged',

@@ -26,7 +26,12 @@ export interface BatchSource {
   pageUrl(request: FastifyRequest): string | undefined;
   /** Path (and query) at which this server holds a logical URL; undefined when it holds none. */
   localPathOf(logicalUrl: string): string | undefined;
-  /** Logical URLs a page embeds. Default: embeddedResourceUrls (cheerio). */
+  /**
+   * Logical URLs embedded in the page this request is answered with, when already known
+   * (the webpp origin: from the page's pre-processing); undefined: the page is parsed.
+   */
+  knownEmbeddedUrls?(request: FastifyRequest, pageUrl: string): string[] | undefined;
+  /** Logical URLs a page embeds. Default: embeddedResourceUrls (one htmlReferences walk). */
   embeddedUrls?(html: string, pageUrl: string): string[];
   /** Reads resources. Default: through the server itself (injectResourceReader). */
   reader?: ResourceReader;
@@ -122,7 +127,7 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
   const log = app.log.child({ feature: 'webpp-batch' });
   const reader = source.reader ?? injectResourceReader(app);
   const collect = source.embeddedUrls ?? embeddedResourceUrls;
-  /** Embedded URLs per page version: the same page is parsed once (paper Section 5.1 caching). */
+  /** Embedded URLs per page version, when the source does not know them: the same page is parsed once (paper Section 5.1 caching). */
   const embeddedCache = new Map<string, string[]>();
 
   if (source.cors !== false) {
@@ -187,7 +192,7 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
 
     // Which embedded resources this server holds, and in which version (paper: "the embedded
     // resources are typically located on the same server").
-    const candidates = embeddedOf(html, pageUrl, pageEtag)
+    const candidates = (source.knownEmbeddedUrls?.(request, pageUrl) ?? embeddedOf(html, pageUrl, pageEtag))
       .flatMap((url) => {
         const path = source.localPathOf(url);
         return path === undefined ? [] : [{ url, path }];

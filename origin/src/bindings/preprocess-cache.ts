@@ -14,6 +14,11 @@ export interface PreprocessResult {
   body: Buffer | undefined;
   /** Number of bindings in the header. */
   bindingCount: number;
+  /**
+   * For a parsed HTML page: the logical URLs of its embedded resources (htmlReferences),
+   * which batch transmission reuses instead of parsing the page again.
+   */
+  embeddedUrls?: string[];
 }
 
 interface Entry {
@@ -49,7 +54,9 @@ export class PreprocessCache {
   }
 
   set(key: string, result: PreprocessResult): void {
-    const bytes = ENTRY_OVERHEAD_BYTES + key.length * 2 + (result.bindingsHeader?.length ?? 0) + (result.body?.byteLength ?? 0);
+    const embeddedChars = (result.embeddedUrls ?? []).reduce((sum, url) => sum + url.length, 0);
+    const bytes =
+      ENTRY_OVERHEAD_BYTES + key.length * 2 + (result.bindingsHeader?.length ?? 0) + (result.body?.byteLength ?? 0) + embeddedChars * 2;
     if (bytes > this.maxBytes) return;
     const previous = this.entries.get(key);
     if (previous !== undefined) {

@@ -57,9 +57,11 @@ export function preprocessBody(
   if (!asciiCompatible(charset)) return bindingsOnly(own === undefined ? [] : [own.binding], settings);
   const utf8 = charset === undefined || charset === 'utf-8' || charset === 'utf8';
   const text = body.toString(utf8 ? 'utf8' : 'latin1');
-  const urls = kind === 'html' ? htmlReferences(text, pageUrl).urls : cssReferenceUrls(text, pageUrl);
+  const references = kind === 'html' ? htmlReferences(text, pageUrl) : undefined;
+  const urls = references?.urls ?? cssReferenceUrls(text, pageUrl);
   const bindings = collectBindings(own, urls, settings.directory);
   const result = bindingsOnly(bindings, settings);
+  if (references !== undefined) result.embeddedUrls = references.embeddedUrls;
   if (kind === 'html' && settings.injectScriptPath !== undefined) {
     // Splice on the byte-preserving latin1 view, so that the rest of the page is untouched.
     const original = body.toString('latin1');

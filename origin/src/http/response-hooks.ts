@@ -20,6 +20,19 @@ import { answerPreflight, setCorsHeaders } from './cors.js';
 import { serveReplica } from './serve-replica.js';
 import { WELL_KNOWN_PREFIX, type WebppOrigin } from '../state.js';
 
+/** The embedded resources pre-processing found in the page each request is answered with. */
+const preprocessedPages = new WeakMap<FastifyRequest, { pageUrl: string; embeddedUrls: string[] }>();
+
+/**
+ * Logical URLs of the resources embedded in the page `request` is being answered with, as
+ * pre-processing (or its cache) found them for `pageUrl`; undefined when the response was
+ * not parsed as HTML for that URL. Batch transmission uses it so a page is parsed once.
+ */
+export function preprocessedEmbeddedUrls(request: FastifyRequest, pageUrl: string): string[] | undefined {
+  const page = preprocessedPages.get(request);
+  return page?.pageUrl === pageUrl ? page.embeddedUrls : undefined;
+}
+
 /** Suffix added inside the entity tag of pages whose body got the script tag. */
 const INJECTED_ETAG_SUFFIX = '-webpp';
 
@@ -139,6 +152,7 @@ export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin):
     if (key !== undefined) {
       const hit = cache.get(key);
       if (hit !== undefined) {
+        rememberPage(request, pageUrl, hit);
         applyHeaders(reply, hit, etag);
         if (hit.body === undefined) return payload;
         discardPayload(payload);
@@ -169,6 +183,7 @@ export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin):
       result = preprocessBody(kind, body, headerString(reply, 'content-type'), pageUrl, own, settings);
       cache.set(key, result);
     }
+    rememberPage(request, pageUrl, result);
     applyHeaders(reply, result, etag);
     return result.body ?? body;
   });
@@ -210,6 +225,10 @@ export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin):
       cache.set(key, result);
     }
     if (result.bindingsHeader !== undefined) reply.header(BINDINGS_HEADER, result.bindingsHeader);
+  }
+
+  function rememberPage(request: FastifyRequest, pageUrl: string, result: PreprocessResult): void {
+    if (result.embeddedUrls !== undefined) preprocessedPages.set(request, { pageUrl, embeddedUrls: result.embeddedUrls });
   }
 
   function applyHeaders(reply: FastifyReply, result: PreprocessResult, etag: string | undefined): void {
