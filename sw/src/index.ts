@@ -36,3 +36,4 @@ export type {
 } from './messages.js';
 export { SW_VERSION } from './version.js';
 export * from './batch/index.js';
+export * from './policies/index.js';

@@ -426,6 +426,8 @@ export class ReplicaClient {
       response,
       server: context.server,
       maxResumes: context.specs.length,
+      // A body frozen by a partition (no error, no bytes) is resumed like a broken one.
+      idleTimeoutMs: this.options.selection.timeoutCeilingMs,
       fetchRest: (rest) => this.fetchRest(rest, context),
       onBroken: (server) => this.markFailed(server, 'network-error'),
       onResumed: (report) => {

@@ -76,6 +76,33 @@ export interface ResumableBodyOptions {
   onSettled?(): void;
   /** At most this many resumes per body. Default 3. */
   maxResumes?: number;
+  /**
+   * A body that delivers no byte for this long is treated as broken and resumed, as when
+   * its replica is partitioned mid-stream and the connection freezes without an error.
+   * Undefined: no watchdog.
+   */
+  idleTimeoutMs?: number;
+}
+
+/** The body went silent: no byte for `idleTimeoutMs`. */
+export class BodyStalledError extends Error {
+  constructor(readonly idleTimeoutMs: number) {
+    super(`no body bytes for ${idleTimeoutMs} ms`);
+    this.name = 'BodyStalledError';
+  }
+}
+
+/** The next chunk, or a BodyStalledError when none arrives within `idleTimeoutMs`. */
+function readWithin(
+  reader: ReadableStreamDefaultReader<Uint8Array>,
+  idleTimeoutMs: number | undefined,
+): Promise<ReadableStreamReadResult<Uint8Array>> {
+  if (idleTimeoutMs === undefined) return reader.read();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const stalled = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new BodyStalledError(idleTimeoutMs)), idleTimeoutMs);
+  });
+  return Promise.race([reader.read(), stalled]).finally(() => clearTimeout(timer));
 }
 
 const CONTENT_RANGE = /^bytes (\d+)-(\d+)\/(\d+|\*)$/;
@@ -212,7 +239,7 @@ export function resumableBody(options: ResumableBodyOptions): ReadableStream<Uin
         for (;;) {
           let chunk: Uint8Array;
           try {
-            const result = await reader.read();
+            const result = await readWithin(reader, options.idleTimeoutMs);
             if (result.done) {
               controller.close();
               settle();
@@ -221,6 +248,8 @@ export function resumableBody(options: ResumableBodyOptions): ReadableStream<Uin
             chunk = result.value;
           } catch (error) {
             if (cancelled) return;
+            // A silent replica's read stays pending: drop that reader before moving on.
+            if (error instanceof BodyStalledError) reader.cancel(error).catch(() => undefined);
             // Broken after the last byte: the page has everything.
             if (expectedBytes !== undefined && delivered >= expectedBytes) {
               controller.close();

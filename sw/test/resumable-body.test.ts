@@ -19,6 +19,8 @@ interface Behaviour {
   breakAfterBytes?: number;
   /** Also cut 206 answers after breakAfterBytes. */
   breakRanges?: boolean;
+  /** Send this many bytes of a full-body answer, then go silent with the socket open. */
+  freezeAfterBytes?: number;
   /** Answer Range requests with the whole file (200). */
   ignoreRange?: boolean;
   etag?: string;
@@ -47,6 +49,10 @@ async function replica(name: string, behaviour: Behaviour): Promise<string> {
       return;
     }
     response.writeHead(200, { etag, 'content-length': file.length });
+    if (behaviour.freezeAfterBytes !== undefined && !range) {
+      response.write(file.subarray(0, behaviour.freezeAfterBytes)); // and nothing more
+      return;
+    }
     if (behaviour.breakAfterBytes !== undefined && !range) {
       response.write(file.subarray(0, behaviour.breakAfterBytes), () => response.socket?.destroy());
       return;
@@ -63,6 +69,7 @@ let healthy: string;
 let ignoresRange: string;
 let changed: string;
 let breaksToo: string;
+let freezing: string;
 
 beforeAll(async () => {
   breaking = await replica('breaking', { breakAfterBytes: 100_000 });
@@ -70,6 +77,7 @@ beforeAll(async () => {
   ignoresRange = await replica('ignores-range', { ignoreRange: true });
   changed = await replica('changed', { etag: '"v2"', file: OTHER_FILE });
   breaksToo = await replica('breaks-too', { breakAfterBytes: 10 });
+  freezing = await replica('freezing', { freezeAfterBytes: 100_000 });
 });
 
 afterAll(() => {
@@ -80,7 +88,7 @@ afterAll(() => {
 });
 
 /** Reads a body while it resumes from `next` servers, in order; reports what happened. */
-async function readResumed(first: string, next: string[], init: RequestInit = {}) {
+async function readResumed(first: string, next: string[], init: RequestInit = {}, idleTimeoutMs?: number) {
   const reports: ResumeReport[] = [];
   const requests: ResumeRequest[] = [];
   const broken: [string, number][] = [];
@@ -100,6 +108,7 @@ async function readResumed(first: string, next: string[], init: RequestInit = {}
     onBroken: (server, atByte) => void broken.push([server, atByte]),
     onResumed: (report) => void reports.push(report),
     onSettled: () => void settled++,
+    ...(idleTimeoutMs === undefined ? {} : { idleTimeoutMs }),
   });
   let bytes: Buffer | undefined;
   let error: unknown;
@@ -150,6 +159,16 @@ describe('resumableBody', () => {
     const { error, reports } = await readResumed(breaking, []);
     expect(error).toBeInstanceOf(Error);
     expect(reports).toEqual([expect.objectContaining({ ok: false, reason: 'no other replica answered' })]);
+  });
+
+  it('resumes a body that froze without an error (a partition) once it has been silent for idleTimeoutMs', async () => {
+    const { bytes, error, requests, broken, reports, settled } = await readResumed(freezing, [healthy], {}, 300);
+    expect(error).toBeUndefined();
+    expect(bytes?.equals(FILE)).toBe(true);
+    expect(broken).toEqual([[freezing, 100_000]]);
+    expect(requests[0]?.range).toBe('bytes=100000-');
+    expect(reports).toEqual([{ from: freezing, atByte: 100_000, to: healthy, ok: true }]);
+    expect(settled).toBe(1);
   });
 
   it('resumes again when the replica that took over breaks too', async () => {
