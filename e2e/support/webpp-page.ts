@@ -32,6 +32,23 @@ export function workerState(page: Page): Promise<WorkerStateSnapshot> {
   });
 }
 
+/**
+ * The worker's state asked directly over a MessageChannel (sw/src/messages.ts), without the
+ * page script: for pages whose own origin is down or that never load /webpp.js.
+ */
+export function workerStateFromController(page: Page): Promise<WorkerStateSnapshot> {
+  return page.evaluate(
+    () =>
+      new Promise<WorkerStateSnapshot>((resolve, reject) => {
+        const controller = navigator.serviceWorker.controller;
+        if (!controller) return reject(new Error('page not controlled'));
+        const channel = new MessageChannel();
+        channel.port1.onmessage = (message) => resolve(message.data as WorkerStateSnapshot);
+        controller.postMessage({ type: 'webpp:state' }, [channel.port2]);
+      }),
+  );
+}
+
 export function flushWorker(page: Page): Promise<void> {
   return page.evaluate(async () => (window as WebppWindow).webpp?.flush());
 }

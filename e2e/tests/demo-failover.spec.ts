@@ -5,31 +5,14 @@
  * the dashboard shows the failover. Finally Ctrl-C stops the demo cleanly.
  */
 import { expect, test, type Page } from '@playwright/test';
-import type { WorkerStateSnapshot } from '@webpp/sw';
 import { startDemoProcess, type DemoProcess } from '../../examples/demo/test/demo-process.js';
+import { workerStateFromController } from '../support/webpp-page.js';
 
 let demo: DemoProcess;
 
 /** The page API of /webpp.js (sw/src/webpp.ts), as far as these tests use it. */
 type WebppWindow = Window & { webpp?: { controlled(): Promise<void> } };
 
-/**
- * The worker's state, asked over a MessageChannel (sw/src/messages.ts). Not through
- * window.webpp: with the first replica stopped, the page script it serves is gone too,
- * while the worker that is already installed keeps binding.
- */
-async function workerState(page: Page): Promise<WorkerStateSnapshot> {
-  return page.evaluate(
-    () =>
-      new Promise<WorkerStateSnapshot>((resolve, reject) => {
-        const controller = navigator.serviceWorker.controller;
-        if (!controller) return reject(new Error('page not controlled'));
-        const channel = new MessageChannel();
-        channel.port1.onmessage = (message) => resolve(message.data as WorkerStateSnapshot);
-        controller.postMessage({ type: 'webpp:state' }, [channel.port2]);
-      }),
-  );
-}
 
 test.beforeAll(async () => {
   demo = await startDemoProcess();
@@ -93,7 +76,7 @@ test('the demo survives stopping its busiest replica, and the dashboard shows it
   for (let reload = 0; reload < 12; reload += 1) {
     await gallery.reload();
     expect(await brokenImages(gallery)).toEqual([]);
-    const servedBy = (await workerState(gallery)).decisions
+    const servedBy = (await workerStateFromController(gallery)).decisions
       .filter((decision) => decision.outcome === 'served')
       .slice(-20)
       .map((decision) => decision.servedBy);

@@ -10,10 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
 import { BINDINGS_HEADER } from '@webpp/core';
-import type { WorkerStateSnapshot } from '@webpp/sw';
 import { createLegacyServer } from '../../examples/proxy-mode/legacy-server.js';
 import { startOriginCli, type CliProcess } from '../../examples/static-site/test/cli-process.js';
 import { startTcpForwarder, type TcpForwarder } from '../../examples/static-site/test/tcp-forwarder.js';
+import { workerStateFromController } from '../support/webpp-page.js';
 
 const NAMES = ['a', 'b'] as const;
 let dataDir: string;
@@ -65,18 +65,6 @@ test.afterAll(async () => {
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
 });
 
-async function workerState(page: Page): Promise<WorkerStateSnapshot> {
-  return page.evaluate(
-    () =>
-      new Promise<WorkerStateSnapshot>((resolve, reject) => {
-        const controller = navigator.serviceWorker.controller;
-        if (!controller) return reject(new Error('page not controlled'));
-        const channel = new MessageChannel();
-        channel.port1.onmessage = (message) => resolve(message.data as WorkerStateSnapshot);
-        controller.postMessage({ type: 'webpp:state' }, [channel.port2]);
-      }),
-  );
-}
 
 async function forecastIconsRendered(page: Page): Promise<boolean> {
   await page.waitForFunction(() => Array.from(document.querySelectorAll<HTMLImageElement>('.forecast img')).every((image) => image.complete), undefined, { timeout: 20_000 });
@@ -98,7 +86,7 @@ test('the proxy makes an unaware server a Web++ replica, and the browser fails o
   await page.reload();
   await expect(page.locator('#local-time')).toBeVisible();
   expect(await forecastIconsRendered(page)).toBe(true);
-  const bound = (await workerState(page)).decisions.filter((decision) => decision.outcome === 'served').map((decision) => new URL(decision.logicalUrl).pathname);
+  const bound = (await workerStateFromController(page)).decisions.filter((decision) => decision.outcome === 'served').map((decision) => new URL(decision.logicalUrl).pathname);
   expect(bound).toEqual(expect.arrayContaining(['/assets/weather.css', '/assets/clock.js', '/assets/sun.svg']));
 
   // Stop the first replica's proxy: the page and its assets come from the second.
@@ -107,7 +95,7 @@ test('the proxy makes an unaware server a Web++ replica, and the browser fails o
   await page.reload();
   await expect(page.locator('h1')).toHaveText('Old Town Weather');
   expect(await forecastIconsRendered(page)).toBe(true);
-  const state = await workerState(page);
+  const state = await workerStateFromController(page);
   const navigation = state.decisions.filter((decision) => decision.navigation).at(-1);
   expect(navigation?.servedBy).toBe(origins[1]);
   const sinceStop = state.decisions.filter((decision) => decision.atMs >= stoppedAtMs);

@@ -9,9 +9,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, test, type Page } from '@playwright/test';
 import { BINDINGS_HEADER } from '@webpp/core';
-import type { WorkerStateSnapshot } from '@webpp/sw';
 import { startOriginCli, type CliProcess } from '../../examples/static-site/test/cli-process.js';
 import { startTcpForwarder, type TcpForwarder } from '../../examples/static-site/test/tcp-forwarder.js';
+import { workerStateFromController } from '../support/webpp-page.js';
 
 const SITE_DIR = fileURLToPath(new URL('../../examples/static-site/site', import.meta.url));
 const SERVER_NAMES = ['a', 'b', 'c'] as const;
@@ -59,18 +59,6 @@ async function brokenImages(page: Page): Promise<string[]> {
   return page.evaluate(() => Array.from(document.querySelectorAll<HTMLImageElement>('img[src]')).filter((image) => image.naturalWidth === 0).map((image) => image.src));
 }
 
-async function workerState(page: Page): Promise<WorkerStateSnapshot> {
-  return page.evaluate(
-    () =>
-      new Promise<WorkerStateSnapshot>((resolve, reject) => {
-        const controller = navigator.serviceWorker.controller;
-        if (!controller) return reject(new Error('page not controlled'));
-        const channel = new MessageChannel();
-        channel.port1.onmessage = (message) => resolve(message.data as WorkerStateSnapshot);
-        controller.postMessage({ type: 'webpp:state' }, [channel.port2]);
-      }),
-  );
-}
 
 test('the CLI-served docs site keeps working in the browser when its first server stops', async ({ page }) => {
   test.setTimeout(120_000);
@@ -83,7 +71,7 @@ test('the CLI-served docs site keeps working in the browser when its first serve
   await expect(page.locator('h1')).toHaveText('Installing Harbor');
   expect(await brokenImages(page)).toEqual([]);
   // The controlled reload learnt the page's bindings from its header and bound its files.
-  const bound = (await workerState(page)).decisions.filter((decision) => decision.outcome === 'served');
+  const bound = (await workerStateFromController(page)).decisions.filter((decision) => decision.outcome === 'served');
   expect(bound.map((decision) => new URL(decision.logicalUrl).pathname)).toEqual(expect.arrayContaining(['/css/docs.css', '/js/toc.js', '/img/anchor.svg']));
 
   // Stop the server the user typed in the address bar: the worker binds the navigation itself.
@@ -92,7 +80,7 @@ test('the CLI-served docs site keeps working in the browser when its first serve
   await page.goto(`${origins[0]}/guide/moorings.html`);
   await expect(page.locator('h1')).toHaveText('Moorings and berths');
   expect(await brokenImages(page)).toEqual([]);
-  const state = await workerState(page);
+  const state = await workerStateFromController(page);
   const navigation = state.decisions.filter((decision) => decision.navigation && decision.logicalUrl.endsWith('/guide/moorings.html')).at(-1);
   expect(navigation?.outcome).toBe('served');
   expect(navigation?.servedBy).not.toBe(origins[0]);
