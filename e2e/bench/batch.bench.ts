@@ -24,16 +24,15 @@
  *   npm run bench batch          (after npm run build)
  */
 import { execFileSync } from 'node:child_process';
-import { createHash, randomBytes, X509Certificate } from 'node:crypto';
+import { createHash, X509Certificate } from 'node:crypto';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import net, { type Socket } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
-import { deflateSync } from 'node:zlib';
 import { chromium, type Browser, type Page } from '@playwright/test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyStatic from '@fastify/static';
-import { crc32 } from '@webpp/core';
+import { noisePng } from '../support/png.js';
 import { webppOrigin } from '@webpp/origin';
 import { chromiumLaunchOptions } from '../support/chromium.js';
 
@@ -60,29 +59,6 @@ type Mode = (typeof MODES)[number];
 type Visit = 'first' | 'repeat';
 
 // ---------------------------------------------------------------- the page: 30 resources
-
-/** A PNG of random RGB noise (incompressible, like a photo), w x h pixels. */
-function noisePng(width: number, height: number): Buffer {
-  const chunk = (type: string, data: Buffer): Buffer => {
-    const typed = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const out = Buffer.alloc(8 + data.length + 4);
-    out.writeUInt32BE(data.length, 0);
-    typed.copy(out, 4);
-    out.writeUInt32BE(crc32(typed), 8 + data.length);
-    return out;
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(width, 0);
-  header.writeUInt32BE(height, 4);
-  header.set([8, 2, 0, 0, 0], 8);
-  const rows = Array.from({ length: height }, () => Buffer.concat([Buffer.from([0]), randomBytes(width * 3)]));
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', deflateSync(Buffer.concat(rows), { level: 1 })),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 /** index.html + 30 embedded resources: a style sheet, a script, a hero image, 27 thumbnails. */
 function writeSite(): { root: string; bytes: number } {

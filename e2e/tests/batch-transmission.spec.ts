@@ -10,40 +10,15 @@ import type { AddressInfo } from 'node:net';
 import { Transform } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { deflateSync } from 'node:zlib';
 import { expect, test, type Page } from '@playwright/test';
 import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyStatic from '@fastify/static';
-import { BATCH_ACCEPT, BATCH_MEDIA_TYPE, crc32 } from '@webpp/core';
+import { BATCH_ACCEPT, BATCH_MEDIA_TYPE } from '@webpp/core';
+import { solidPng } from '../support/png.js';
 import { webppOrigin, type WebppOriginOptions } from '@webpp/origin';
 
 const IMAGE_COUNT = 30;
 const ADMIN_TOKEN = 'batch-e2e-admin-token-0123456789';
-
-/** A solid-colour 16x16 PNG (RGB, 8 bits), written by hand so that each image is distinct. */
-function solidPng(rgb: readonly [number, number, number]): Buffer {
-  const size = 16;
-  const chunk = (type: string, data: Buffer): Buffer => {
-    const typed = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-    const out = Buffer.alloc(8 + data.length + 4);
-    out.writeUInt32BE(data.length, 0);
-    typed.copy(out, 4);
-    out.writeUInt32BE(crc32(typed), 8 + data.length);
-    return out;
-  };
-  const header = Buffer.alloc(13);
-  header.writeUInt32BE(size, 0);
-  header.writeUInt32BE(size, 4);
-  header.set([8, 2, 0, 0, 0], 8);
-  const row = Buffer.concat([Buffer.from([0]), Buffer.from(Array.from({ length: size }, () => [...rgb]).flat())]);
-  const raw = Buffer.concat(Array.from({ length: size }, () => row));
-  return Buffer.concat([
-    Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', header),
-    chunk('IDAT', deflateSync(raw)),
-    chunk('IEND', Buffer.alloc(0)),
-  ]);
-}
 
 const colourOf = (i: number, version = 1): [number, number, number] => [(i * 8) % 256, (version * 90) % 256, 250 - i * 5];
 
