@@ -166,6 +166,30 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
 }
 
 const SHUTDOWN_TIMEOUT_MS = 10_000;
+/** More uncaught errors than this within UNCAUGHT_WINDOW_MS means the process is broken: exit so a supervisor restarts it. */
+const MAX_UNCAUGHT_PER_WINDOW = 20;
+const UNCAUGHT_WINDOW_MS = 10_000;
+
+/**
+ * An error that escapes every handler (a stream 'error' nobody listens to, a rejected
+ * promise nobody awaits) is logged and the server keeps serving: one bad request must not
+ * take a replica down. A burst of them (a real bug in a loop) still ends the process.
+ */
+function keepRunningOnUncaughtErrors(log: { error(object: object, message: string): void; fatal(object: object, message: string): void }): void {
+  const recentMs: number[] = [];
+  const onError = (kind: string) => (error: unknown) => {
+    const nowMs = Date.now();
+    recentMs.push(nowMs);
+    while (recentMs.length > 0 && (recentMs[0] as number) < nowMs - UNCAUGHT_WINDOW_MS) recentMs.shift();
+    if (recentMs.length > MAX_UNCAUGHT_PER_WINDOW) {
+      log.fatal({ err: error, kind }, `more than ${MAX_UNCAUGHT_PER_WINDOW} uncaught errors in ${UNCAUGHT_WINDOW_MS} ms: exiting`);
+      process.exit(70);
+    }
+    log.error({ err: error, kind }, 'uncaught error: logged, server keeps running');
+  };
+  process.on('uncaughtException', onError('uncaughtException'));
+  process.on('unhandledRejection', onError('unhandledRejection'));
+}
 
 export async function main(argv: string[]): Promise<void> {
   let parsed;
@@ -190,6 +214,7 @@ export async function main(argv: string[]): Promise<void> {
     return;
   }
   const running = server;
+  keepRunningOnUncaughtErrors(running.app.log);
   let closing = false;
   const shutdown = (signal: NodeJS.Signals): void => {
     if (closing) {

@@ -9,7 +9,9 @@
  *   await a.close();
  *
  * The socket is bound before the plugin is set up, so that with port 0 the public URL
- * already carries the real port.
+ * already carries the real port. Until the app is ready, the socket answers every request
+ * with 503 and `Retry-After` (start-gate.ts): peers, health checks and browsers that arrive
+ * during start-up are told to come back, and never reach a half-built Fastify instance.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -20,6 +22,7 @@ import httpProxy from '@fastify/http-proxy';
 import { webppOrigin } from './plugin.js';
 import type { WebppOriginOptions } from './options.js';
 import { WEBPP_ERR_BAD_OPTIONS } from './errors.js';
+import { StartGate } from './http/start-gate.js';
 
 export interface ReplicaServerOptions extends Omit<WebppOriginOptions, 'publicUrl'> {
   /** Folder served with @fastify/static. */
@@ -67,7 +70,8 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
   if (proxyUpstream !== undefined && !/^https?:\/\/[^/]+/.test(proxyUpstream)) {
     throw new WEBPP_ERR_BAD_OPTIONS(`proxyUpstream must be an http(s) URL (got ${JSON.stringify(proxyUpstream)})`);
   }
-  const server = createServer();
+  const gate = new StartGate();
+  const server = createServer(gate.handler);
   await listen(server, port, host);
   const boundPort = (server.address() as AddressInfo).port;
   const urlHost = publicHost ?? (host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host);
@@ -78,8 +82,9 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
     : { logger: logger as FastifyServerOptions['logger'] };
   const app = Fastify({
     ...loggerOptions,
+    // Fastify's handler is only reached through the gate, which opens once the app is ready.
     serverFactory: (handler: (request: IncomingMessage, response: ServerResponse) => void) => {
-      server.on('request', handler);
+      gate.setHandler(handler);
       return server;
     },
   }) as unknown as FastifyInstance;
@@ -105,6 +110,7 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
       });
     }
     await app.ready();
+    gate.open(app.log);
   } catch (error) {
     await close().catch(() => undefined);
     throw error;

@@ -11,6 +11,9 @@
  *   SyncStep2 (what we miss) followed by its own SyncStep1; we answer that with SyncStep2
  *   (what it misses). This repairs pushes lost to partitions, crashes or restarts.
  * Yjs updates are idempotent and commutative, so duplicates and reordering are harmless.
+ * A peer that is still starting answers 503 with Retry-After (http/start-gate.ts): the
+ * round with that peer is retried after that delay (at most one period) instead of
+ * waiting a whole period, so that a restarted server catches up within seconds.
  */
 import * as Y from 'yjs';
 import * as syncProtocol from 'y-protocols/sync';
@@ -38,6 +41,24 @@ export interface PeerSyncOptions {
   log: PeerSyncLogger;
 }
 
+/** A peer answered something other than 200; `retryAfterMs` is set when it asked to be retried later (503). */
+export class PeerAnswerError extends Error {
+  constructor(
+    readonly status: number,
+    detail: string,
+    readonly retryAfterMs: number | undefined,
+  ) {
+    super(`peer answered ${status}: ${detail}`);
+  }
+}
+
+/** Retry-After in delta-seconds (RFC 9110 §10.2.3); HTTP dates are not used between peers. */
+export function retryAfterMsOf(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (value === undefined || !/^\d{1,6}$/.test(value.trim())) return undefined;
+  return Number(value.trim()) * 1000;
+}
+
 export interface PeerStatus {
   peer: string;
   lastSuccessAtMs: number;
@@ -56,6 +77,8 @@ export class PeerSync {
   /** Updates waiting to be pushed, per peer; one push per peer is in flight at a time. */
   private readonly pending = new Map<string, Uint8Array[]>();
   private readonly pushing = new Set<string>();
+  /** Early anti-entropy retries with peers that asked for one (503 + Retry-After). */
+  private readonly earlyRetries = new Map<string, NodeJS.Timeout>();
   private readonly onUpdate = (update: Uint8Array, origin: unknown): void => {
     if (origin === REMOTE_ORIGIN || this.stopped) return;
     for (const peer of this.options.peers) {
@@ -102,6 +125,8 @@ export class PeerSync {
     this.stopped = true;
     this.options.doc.off('update', this.onUpdate);
     if (this.timer !== undefined) clearTimeout(this.timer);
+    for (const timer of this.earlyRetries.values()) clearTimeout(timer);
+    this.earlyRetries.clear();
     await Promise.allSettled([...this.inFlight]);
   }
 
@@ -127,8 +152,21 @@ export class PeerSync {
       return true;
     } catch (error) {
       this.failed(peer, error);
+      if (error instanceof PeerAnswerError && error.retryAfterMs !== undefined) this.retryEarly(peer, error.retryAfterMs);
       return false;
     }
+  }
+
+  /** One more round with `peer` after `delayMs` (clamped to [1 s, one period]); at most one pending per peer. */
+  private retryEarly(peer: string, delayMs: number): void {
+    if (this.stopped || this.earlyRetries.has(peer)) return;
+    const clampedMs = Math.min(Math.max(delayMs, 1000), this.options.intervalMs);
+    const timer = setTimeout(() => {
+      this.earlyRetries.delete(peer);
+      if (!this.stopped) this.track(this.syncWith(peer));
+    }, clampedMs);
+    timer.unref();
+    this.earlyRetries.set(peer, timer);
   }
 
   /** Pushes queued updates to one peer, merging whatever piled up while a push was in flight. */
@@ -161,7 +199,8 @@ export class PeerSync {
       timeoutMs: this.options.timeoutMs,
     });
     if (response.status !== 200) {
-      throw new Error(`peer answered ${response.status}: ${new TextDecoder().decode(response.body).slice(0, 200)}`);
+      const retryAfterMs = response.status === 503 ? retryAfterMsOf(response.headers['retry-after']) : undefined;
+      throw new PeerAnswerError(response.status, new TextDecoder().decode(response.body).slice(0, 200), retryAfterMs);
     }
     return response.body;
   }

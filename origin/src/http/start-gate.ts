@@ -1,0 +1,85 @@
+/**
+ * The start gate: the request listener of a server socket that is bound before its app is
+ * ready. startReplicaServer binds first (so that port 0 gives a real port for the public
+ * URL), then builds the Fastify app. A request that reached Fastify's handler in that
+ * window used to throw inside Fastify's hook runner and end the process, so that three
+ * servers started together killed each other with their first sync.
+ *
+ * Until `open()`, the gate answers every request itself:
+ *
+ *   503 Service Unavailable, Retry-After: 1, Connection: close
+ *   {"statusCode":503,"code":"WEBPP_ERR_STARTING","error":"Service Unavailable","message":"…"}
+ *
+ * Peers treat it like any other 5xx: the directory sync and replica pushes are retried
+ * (peer-sync.ts honours Retry-After for an early retry). After `open()`, every request
+ * goes to Fastify; a synchronous throw that escapes Fastify's own error handling is
+ * logged and answered with 500 instead of ending the process.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+
+export const STARTING_RETRY_AFTER_S = 1;
+
+type Handler = (request: IncomingMessage, response: ServerResponse) => void;
+
+interface GateLogger {
+  error(object: object, message: string): void;
+}
+
+const STARTING_BODY = JSON.stringify({
+  statusCode: 503,
+  code: 'WEBPP_ERR_STARTING',
+  error: 'Service Unavailable',
+  message: 'webpp-origin is starting; retry shortly',
+});
+
+export class StartGate {
+  private target: Handler | undefined;
+  private log: GateLogger | undefined;
+  private opened = false;
+
+  /** The listener to give to http.createServer(). */
+  readonly handler: Handler = (request, response) => {
+    if (!this.opened || this.target === undefined) {
+      answerStarting(response);
+      return;
+    }
+    try {
+      this.target(request, response);
+    } catch (error) {
+      this.log?.error({ err: error, method: request.method, url: request.url }, 'request handler threw outside Fastify; answered 500');
+      if (!response.headersSent) {
+        response.statusCode = 500;
+        response.setHeader('content-type', 'application/json; charset=utf-8');
+        response.end(JSON.stringify({ statusCode: 500, error: 'Internal Server Error', message: 'internal error' }));
+      } else {
+        response.destroy();
+      }
+    }
+  };
+
+  /** Fastify's request handler (from serverFactory); not used before open(). */
+  setHandler(handler: Handler): void {
+    this.target = handler;
+  }
+
+  /** From now on requests reach the app. */
+  open(log: GateLogger): void {
+    this.log = log;
+    this.opened = true;
+  }
+
+  get isOpen(): boolean {
+    return this.opened;
+  }
+}
+
+function answerStarting(response: ServerResponse): void {
+  response.statusCode = 503;
+  response.setHeader('retry-after', String(STARTING_RETRY_AFTER_S));
+  response.setHeader('content-type', 'application/json; charset=utf-8');
+  response.setHeader('cache-control', 'no-store');
+  // The request body (a peer's sync message, an upload) is not read: close the connection
+  // rather than leave unread bytes in front of the next request.
+  response.setHeader('connection', 'close');
+  response.end(STARTING_BODY);
+}
