@@ -83,6 +83,13 @@ export const WEBPP_ERR_STALE_VERSION = createError<'WEBPP_ERR_STALE_VERSION', [s
   409,
 );
 
+/** A peer pushed a replica to a server the directory does not list as a replica of that logical URL. */
+export const WEBPP_ERR_NOT_A_REPLICA = createError<'WEBPP_ERR_NOT_A_REPLICA', [string, string]>(
+  'WEBPP_ERR_NOT_A_REPLICA',
+  'The directory here does not list %s as a replica of %s',
+  409,
+);
+
 /** A user-supplied pre-filter vetoed a replica operation (paper Section 5.2). */
 export const WEBPP_ERR_VETOED = createError<'WEBPP_ERR_VETOED', [string]>(
   'WEBPP_ERR_VETOED',

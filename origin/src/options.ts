@@ -74,6 +74,12 @@ export interface WebppOriginOptions {
   directory?: DirectoryFile;
   /** Public URLs of the other servers of this administrative domain. */
   peers?: string[];
+  /**
+   * Other origins at which peers reach this server (an internal address, a port forward).
+   * Signed server-to-server calls are accepted when addressed to publicUrl or to one of
+   * these. Default: none.
+   */
+  aliasUrls?: string[];
   /** Bearer token for the management API. Without it, management is disabled. */
   adminToken?: string;
   /** Shared secret for server-to-server calls. Required when `peers` is not empty. */
@@ -129,6 +135,7 @@ export interface ResolvedOptions {
   directoryFile: string | undefined;
   directory: DirectoryFile | undefined;
   peers: string[];
+  aliasUrls: string[];
   adminToken: string | undefined;
   clusterSecret: string | undefined;
   syncIntervalMs: number;
@@ -169,6 +176,7 @@ export const optionsSchema = {
     directoryFile: { type: 'string', minLength: 1 },
     directory: { type: 'object' },
     peers: { type: 'array', items: origin, maxItems: 256 },
+    aliasUrls: { type: 'array', items: origin, maxItems: 16 },
     adminToken: { type: 'string', minLength: 16, maxLength: 4096, pattern: '^[\\x21-\\x7e]+$' },
     clusterSecret: { type: 'string', minLength: 16, maxLength: 4096 },
     syncIntervalMs: { type: 'integer', minimum: 10, maximum: 86_400_000 },
@@ -229,6 +237,7 @@ export function resolveOptions(options: WebppOriginOptions): ResolvedOptions {
     directoryFile: options.directoryFile,
     directory: options.directory,
     peers,
+    aliasUrls: (options.aliasUrls ?? []).map((alias, index) => originOnly(alias, `aliasUrls[${index}]`)),
     adminToken: options.adminToken,
     clusterSecret: options.clusterSecret,
     syncIntervalMs: options.syncIntervalMs ?? 10_000,

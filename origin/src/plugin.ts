@@ -20,6 +20,7 @@ import { DirectoryStore } from './directory/directory-store.js';
 import { applySeed } from './directory/seed.js';
 import { ReplicaStore } from './replicas/replica-store.js';
 import { ReplicaManager } from './replicas/replica-manager.js';
+import { DEFAULT_MAX_TOMBSTONES, DEFAULT_TOMBSTONE_MAX_AGE_MS, Tombstones } from './replicas/tombstones.js';
 import { LoadStats } from './stats/load-stats.js';
 import { PreprocessCache } from './bindings/preprocess-cache.js';
 import { PeerSync } from './sync/peer-sync.js';
@@ -33,6 +34,7 @@ import type { WebppOrigin } from './state.js';
 
 export const DIRECTORY_STATE_FILE = 'directory.ywebpp';
 export const REPLICA_STORE_FOLDER = 'replicas';
+export const TOMBSTONES_FOLDER = 'replicas/tombstones';
 
 async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOptions): Promise<void> {
   const options = resolveOptions(rawOptions);
@@ -54,6 +56,11 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
 
   const store = new ReplicaStore(join(dataDir, REPLICA_STORE_FOLDER), log);
   await store.open();
+  const tombstones = new Tombstones(join(dataDir, TOMBSTONES_FOLDER), log, {
+    maxCount: DEFAULT_MAX_TOMBSTONES,
+    maxAgeMs: Math.max(DEFAULT_TOMBSTONE_MAX_AGE_MS, 2 * options.maxClockSkewMs),
+  });
+  await tombstones.open();
   const cache = new PreprocessCache(options.preprocessCacheBytes);
   directory.onChange(() => cache.clear());
   const stats = new LoadStats({
@@ -62,7 +69,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     maxResources: options.statsMaxResources,
   });
   const flushDirectory = (): Promise<void> => directoryStore.flush();
-  const replicas = new ReplicaManager({ options, directory, flushDirectory, store, log });
+  const replicas = new ReplicaManager({ options, directory, flushDirectory, store, tombstones, log });
   const sync =
     options.peers.length > 0 && options.clusterSecret !== undefined
       ? new PeerSync({

@@ -51,6 +51,8 @@ async function start(node: Node): Promise<void> {
     adminToken: ADMIN_TOKEN,
     clusterSecret: CLUSTER_SECRET,
     peers: [...node.outgoing.values()].map((f) => f.url),
+    // Peers reach this node through their own forwarders (to cut links one direction at a time).
+    aliasUrls: [...nodes.values()].flatMap((other) => other.outgoing.get(node.name)?.url ?? []),
     syncIntervalMs: SYNC_INTERVAL_MS,
     peerTimeoutMs: 2000,
     injectScript: false,
@@ -205,7 +207,7 @@ describe('replica updates between servers', () => {
           'content-type': 'text/plain',
           'webpp-replica-version': `1@${first.url}`,
           'webpp-logical-url': `${first.url}/doc.txt`,
-          'webpp-cluster-auth': signClusterRequest(CLUSTER_SECRET, 'PUT', path, body),
+          'webpp-cluster-auth': signClusterRequest(CLUSTER_SECRET, 'PUT', `${target.url}${path}`, body),
         },
         body,
       });
@@ -220,7 +222,7 @@ describe('replica updates between servers', () => {
         headers: {
           'webpp-replica-version': `9999999999999@${first.url}`,
           'webpp-logical-url': `${first.url}/doc.txt`,
-          'webpp-cluster-auth': signClusterRequest('another-secret-another-secret', 'PUT', path, new TextEncoder().encode('evil')),
+          'webpp-cluster-auth': signClusterRequest('another-secret-another-secret', 'PUT', `${target.url}${path}`, new TextEncoder().encode('evil')),
         },
         body: 'evil',
       });

@@ -71,7 +71,9 @@ interface Answer {
 async function hit(base: string, index: number): Promise<Answer> {
   try {
     if (index % 3 === 2) {
-      const response = await clusterRequest(CLUSTER_SECRET, `${base}${SYNC_PATH}`, { method: 'POST', body: syncHello(), timeoutMs: 5_000 });
+      // Peers address the server by its public URL (the signature covers that origin).
+      const publicBase = base.replace('//127.0.0.1:', '//a.localhost:');
+      const response = await clusterRequest(CLUSTER_SECRET, `${publicBase}${SYNC_PATH}`, { method: 'POST', body: syncHello(), timeoutMs: 5_000 });
       const retryAfter = response.headers['retry-after'];
       return { status: response.status, retryAfter: typeof retryAfter === 'string' ? retryAfter : null };
     }

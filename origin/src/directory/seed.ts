@@ -15,6 +15,8 @@ import { writeFileAtomic } from './atomic-file.js';
 import { directoryPairsFrom, readDirectoryFile, type DirectoryPair } from './directory-file.js';
 import type { ReplicationDirectory } from './replication-directory.js';
 import type { ResolvedOptions } from '../options.js';
+import { reservedPairReason } from '../reserved-paths.js';
+import { WEBPP_ERR_DIRECTORY_FILE } from '../errors.js';
 
 export const SEED_RECORD_FILE = 'directory-seed.json';
 
@@ -26,7 +28,7 @@ export interface SeedResult {
 
 export async function applySeed(
   directory: ReplicationDirectory,
-  options: Pick<ResolvedOptions, 'directoryFile' | 'directory' | 'logicalOrigin'>,
+  options: Pick<ResolvedOptions, 'directoryFile' | 'directory' | 'logicalOrigin' | 'scriptPath' | 'workerPath'>,
   dataDir: string,
   saveDirectory: () => Promise<void>,
 ): Promise<SeedResult> {
@@ -34,6 +36,10 @@ export async function applySeed(
   const pairs: DirectoryPair[] = [];
   if (options.directoryFile !== undefined) pairs.push(...(await readDirectoryFile(options.directoryFile, options.logicalOrigin)));
   if (options.directory !== undefined) pairs.push(...directoryPairsFrom(options.directory, options.logicalOrigin, 'options.directory'));
+  for (const pair of pairs) {
+    const reserved = reservedPairReason(pair, options);
+    if (reserved !== undefined) throw new WEBPP_ERR_DIRECTORY_FILE(options.directoryFile ?? 'options.directory', `${reserved.url} is reserved: ${reserved.reason}`);
+  }
 
   const recordPath = join(dataDir, SEED_RECORD_FILE);
   const previous = await readRecord(recordPath);

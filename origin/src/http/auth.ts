@@ -3,15 +3,20 @@
  * administrative domain"):
  * - management calls carry the admin token: `Authorization: Bearer <token>`;
  * - server-to-server calls carry an HMAC-SHA256 signature made with the cluster secret,
- *   `webpp-cluster-auth: v1 t=<unix ms> s=<base64url signature>`, over the method, path,
- *   timestamp and body digest. The secret never travels, and a signature is only accepted
- *   within `maxClockSkewMs` of its timestamp.
+ *   `webpp-cluster-auth: v2 t=<unix ms> s=<base64url signature>`, over the target origin
+ *   (the peer's public origin, as the sender addresses it), the method, path and query,
+ *   the timestamp and the body digest. The secret never travels, a signature is only
+ *   accepted within `maxClockSkewMs` of its timestamp, and only by the server it was made
+ *   for: a captured call replayed to another server does not verify there.
+ *   Version 1 signatures (no target origin) are refused: every server of a cluster runs
+ *   the same version.
  * Every comparison is constant-time (crypto.timingSafeEqual over fixed-length digests, so
  * that neither content nor length leaks through timing).
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 export const CLUSTER_AUTH_HEADER = 'webpp-cluster-auth';
+export const CLUSTER_AUTH_VERSION = 'v2';
 export const DEFAULT_MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 export type AuthResult = { ok: true } | { ok: false; status: 401 | 403; reason: string };
@@ -34,41 +39,59 @@ export function checkBearer(authorization: string | undefined, token: string): A
   return { ok: true };
 }
 
-function signature(secret: string, method: string, pathAndQuery: string, timestampMs: number, body: Uint8Array): string {
-  const bodyDigest = createHash('sha256').update(body).digest('base64url');
+/** One signed request: the origin it is sent to, its method, path + query, and body. */
+export interface SignedRequestParts {
+  /** "scheme://host[:port]" of the server the request is addressed to (URL.origin form). */
+  targetOrigin: string;
+  method: string;
+  pathAndQuery: string;
+  body: Uint8Array;
+}
+
+function signature(secret: string, parts: SignedRequestParts, timestampMs: number): string {
+  const bodyDigest = createHash('sha256').update(parts.body).digest('base64url');
   return createHmac('sha256', secret)
-    .update(`v1\n${method.toUpperCase()}\n${pathAndQuery}\n${timestampMs}\n${bodyDigest}`)
+    .update(`${CLUSTER_AUTH_VERSION}\n${parts.targetOrigin}\n${parts.method.toUpperCase()}\n${parts.pathAndQuery}\n${timestampMs}\n${bodyDigest}`)
     .digest('base64url');
 }
 
-/** The header value that authenticates one server-to-server request. */
+/** The header value that authenticates one server-to-server request to `targetUrl` (absolute). */
 export function signClusterRequest(
   secret: string,
   method: string,
-  pathAndQuery: string,
+  targetUrl: string | URL,
   body: Uint8Array,
   nowMs: number = Date.now(),
 ): string {
-  return `v1 t=${nowMs} s=${signature(secret, method, pathAndQuery, nowMs, body)}`;
+  const url = new URL(targetUrl);
+  const parts = { targetOrigin: url.origin, method, pathAndQuery: url.pathname + url.search, body };
+  return `${CLUSTER_AUTH_VERSION} t=${nowMs} s=${signature(secret, parts, nowMs)}`;
 }
 
-/** Parses the header and reports 401 (absent / malformed) without needing the body. */
+/** Parses the header and reports 401 (absent / malformed / old version) without needing the body. */
 export function parseClusterAuth(header: string | undefined): { timestampMs: number; signature: string } | AuthResult {
   if (header === undefined || header === '') {
     return { ok: false, status: 401, reason: `server-to-server calls need a ${CLUSTER_AUTH_HEADER} header` };
   }
-  const match = /^v1 t=(\d{1,16}) s=([A-Za-z0-9_-]{43})$/.exec(header.trim());
-  if (match === null) return { ok: false, status: 401, reason: `malformed ${CLUSTER_AUTH_HEADER} header` };
+  const match = /^v2 t=(\d{1,16}) s=([A-Za-z0-9_-]{43})$/.exec(header.trim());
+  if (match === null) {
+    const reason = /^v1 /.test(header.trim())
+      ? `${CLUSTER_AUTH_HEADER} v1 is no longer accepted: run the same webpp version on every server of the cluster`
+      : `malformed ${CLUSTER_AUTH_HEADER} header`;
+    return { ok: false, status: 401, reason };
+  }
   return { timestampMs: Number(match[1]), signature: match[2] ?? '' };
 }
 
-/** Verifies a signed server-to-server request (timestamp window, then HMAC). */
+/**
+ * Verifies a signed server-to-server request (timestamp window, then HMAC). `ownOrigins`
+ * are the origins this server answers to as a peer (its public origin first); the
+ * signature must have been made for one of them.
+ */
 export function verifyClusterRequest(
   secret: string,
   header: string | undefined,
-  method: string,
-  pathAndQuery: string,
-  body: Uint8Array,
+  request: { ownOrigins: readonly string[]; method: string; pathAndQuery: string; body: Uint8Array },
   nowMs: number = Date.now(),
   maxClockSkewMs: number = DEFAULT_MAX_CLOCK_SKEW_MS,
 ): AuthResult {
@@ -77,7 +100,18 @@ export function verifyClusterRequest(
   if (Math.abs(nowMs - parsed.timestampMs) > maxClockSkewMs) {
     return { ok: false, status: 403, reason: 'signature timestamp outside the allowed clock skew' };
   }
-  const expected = signature(secret, method, pathAndQuery, parsed.timestampMs, body);
-  if (!constantTimeEqual(parsed.signature, expected)) return { ok: false, status: 403, reason: 'bad cluster signature' };
+  let matched = false;
+  for (const targetOrigin of request.ownOrigins) {
+    const expected = signature(secret, { ...request, targetOrigin }, parsed.timestampMs);
+    // Every candidate is compared (no early exit), so timing does not tell which one matched.
+    if (constantTimeEqual(parsed.signature, expected)) matched = true;
+  }
+  if (!matched) {
+    return {
+      ok: false,
+      status: 403,
+      reason: `bad cluster signature (wrong secret, altered request, or signed for another server than ${request.ownOrigins.join(', ')})`,
+    };
+  }
   return { ok: true };
 }

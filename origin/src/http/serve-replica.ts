@@ -53,6 +53,8 @@ export async function serveReplica(
     .header('last-modified', lastModified)
     .header('accept-ranges', 'bytes')
     .header('cache-control', 'no-cache')
+    // The stored content type is what the uploader declared: browsers must not sniff another.
+    .header('x-content-type-options', 'nosniff')
     .header(REPLICA_VERSION_HEADER, formatVersion(replica.version));
 
   const ifNoneMatch = request.headers['if-none-match'];

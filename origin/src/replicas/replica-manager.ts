@@ -10,7 +10,12 @@
  *   (replica-version.ts) and a server keeps only the newest, so pushes that cross or
  *   arrive late can never roll content back. Failed pushes are retried with each
  *   anti-entropy round.
- * - delete: remove this server's replica and its directory pair, persist, propagate.
+ * - delete: remove this server's replica and its directory pair, persist, propagate; the
+ *   deleted version is kept as a tombstone (tombstones.ts).
+ * - receive (a peer's push): accepted only when newer than both the stored version and the
+ *   tombstone, and only when the directory lists this server as a replica of the pushed
+ *   logical URL; so a captured push replayed after a DELETE, or to a server that never
+ *   held the replica, changes nothing.
  * Operations on one path run one at a time (KeyedMutex); a veto or an error leaves
  * everything as it was.
  */
@@ -19,6 +24,7 @@ import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { ReplicationDirectory } from '../directory/replication-directory.js';
 import { canonicalUrl } from '../directory/url-spec.js';
 import {
+  WEBPP_ERR_NOT_A_REPLICA,
   WEBPP_ERR_PREFIX_ENTRY,
   WEBPP_ERR_REPLICA_EXISTS,
   WEBPP_ERR_REPLICA_NOT_FOUND,
@@ -30,6 +36,7 @@ import { clusterRequest } from '../sync/cluster-client.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { replicaEtag, type ReplicaStore, type StoredReplica } from './replica-store.js';
 import { compareVersions, formatVersion, nextVersion, REPLICA_VERSION_HEADER, type ReplicaVersion } from './replica-version.js';
+import type { Tombstones } from './tombstones.js';
 
 export const PEER_REPLICAS_PATH = '/.well-known/webpp/peer/replicas';
 export const LOGICAL_URL_HEADER = 'webpp-logical-url';
@@ -70,6 +77,7 @@ export interface ReplicaManagerDependencies {
   directory: ReplicationDirectory;
   flushDirectory: () => Promise<void>;
   store: ReplicaStore;
+  tombstones: Tombstones;
   log: FastifyBaseLogger;
   clock?: () => number;
 }
@@ -106,7 +114,7 @@ export class ReplicaManager {
       const replica = await this.deps.store.put(path, content, {
         logicalUrl: operation.logicalUrl,
         contentType,
-        version: nextVersion(undefined, this.deps.options.publicUrl, this.clock()),
+        version: nextVersion(this.deps.tombstones.get(path, this.clock()), this.deps.options.publicUrl, this.clock()),
         nowMs: this.clock(),
       });
       this.deps.directory.addReplica(operation.logicalUrl, operation.physicalUrl);
@@ -126,7 +134,7 @@ export class ReplicaManager {
       const holdsHere = existing !== undefined || holders.includes(operation.physicalUrl);
       const others = holders.filter((physical) => physical !== operation.physicalUrl);
       if (!holdsHere && others.length === 0) throw new WEBPP_ERR_REPLICA_NOT_FOUND(operation.logicalUrl);
-      const version = nextVersion(existing?.version, this.deps.options.publicUrl, this.clock());
+      const version = nextVersion(newest(existing?.version, this.deps.tombstones.get(path, this.clock())), this.deps.options.publicUrl, this.clock());
       let etag = `"sha256-${createHash('sha256').update(content).digest('base64url')}"`;
       if (holdsHere) {
         const replica = await this.deps.store.put(path, content, {
@@ -162,6 +170,8 @@ export class ReplicaManager {
         }
         throw new WEBPP_ERR_REPLICA_NOT_FOUND(operation.logicalUrl);
       }
+      // The tombstone first: once any part of the deletion is visible, older pushes are refused.
+      await this.deps.tombstones.record(path, this.deps.store.get(path)?.version, this.deps.options.publicUrl, this.clock());
       if (listed) {
         this.deps.directory.removeReplica(operation.logicalUrl, operation.physicalUrl);
         await this.deps.flushDirectory();
@@ -185,18 +195,27 @@ export class ReplicaManager {
     return this.mutex.run(path, async () => {
       await this.runPreFilters(operation);
       const existing = this.deps.store.get(path);
-      if (existing !== undefined && compareVersions(version, existing.version) <= 0) {
-        throw new WEBPP_ERR_STALE_VERSION(formatVersion(version), logicalUrl, formatVersion(existing.version));
+      const floor = newest(existing?.version, this.deps.tombstones.get(path, this.clock()));
+      if (floor !== undefined && compareVersions(version, floor) <= 0) {
+        throw new WEBPP_ERR_STALE_VERSION(formatVersion(version), logicalUrl, formatVersion(floor));
       }
+      if (!this.isListed(logicalUrl, path)) throw new WEBPP_ERR_NOT_A_REPLICA(operation.physicalUrl, logicalUrl);
       const replica = await this.deps.store.put(path, content, { logicalUrl, contentType, version, nowMs: this.clock() });
       await this.runPostFilters(operation, { stored: true, version: formatVersion(version), etag: replicaEtag(replica) });
       return replica;
     });
   }
 
-  /** Retries failed update pushes once each (called on every anti-entropy round). */
+  /** Whether the directory lists this server's physical URL for `path` as a replica of `logicalUrl`. */
+  private isListed(logicalUrl: string, path: string): boolean {
+    return this.deps.directory.lookup(logicalUrl)?.physicalUrls.includes(this.physicalUrlOf(path)) === true;
+  }
+
+  /** Retries failed update pushes once each (called on every anti-entropy round); targets no longer listed are dropped. */
   async retryPendingPushes(): Promise<void> {
-    const pending = [...this.retries.values()];
+    const pending = [...this.retries.values()].filter(
+      (push) => this.deps.directory.lookup(push.logicalUrl)?.physicalUrls.includes(push.physicalUrl) === true,
+    );
     this.retries.clear();
     await Promise.all(pending.map((push) => this.push({ ...push, attempts: push.attempts })));
   }
@@ -223,13 +242,17 @@ export class ReplicaManager {
         },
         timeoutMs: this.deps.options.peerTimeoutMs,
       });
-      // 409 means the peer already has this version or a newer one: the goal is met.
-      const ok = response.status === 200 || response.status === 409;
-      result = ok ? outcome(response.status) : outcome(response.status, new TextDecoder().decode(response.body).slice(0, 300));
+      // 409 STALE_VERSION means the peer already has this version or a newer one (or deleted
+      // it later): the goal is met. 409 NOT_A_REPLICA means its directory does not list it
+      // (yet): retried, since directory changes propagate.
+      const text = new TextDecoder().decode(response.body);
+      const ok = response.status === 200 || (response.status === 409 && errorCodeOf(text) !== 'WEBPP_ERR_NOT_A_REPLICA');
+      result = ok ? outcome(response.status) : outcome(response.status, text.slice(0, 300));
     } catch (error) {
       result = outcome(0, (error as Error).message);
     }
-    const retryable = !result.ok && (result.status === 0 || result.status >= 500);
+    const notListedYet = result.status === 409 && !result.ok;
+    const retryable = !result.ok && (result.status === 0 || result.status >= 500 || notListedYet);
     if (retryable) this.scheduleRetry(push);
     if (!result.ok) this.deps.log.warn({ target: push.physicalUrl, status: result.status, err: result.error }, 'webpp replica update push failed');
     return result;
@@ -295,5 +318,20 @@ export class ReplicaManager {
         this.deps.log.error({ err: error, operation: operation.operation, logicalUrl: operation.logicalUrl }, 'webpp post-filter failed');
       }
     }
+  }
+}
+
+function newest(a: ReplicaVersion | undefined, b: ReplicaVersion | undefined): ReplicaVersion | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return compareVersions(a, b) >= 0 ? a : b;
+}
+
+function errorCodeOf(body: string): string | undefined {
+  try {
+    const code = (JSON.parse(body) as { code?: unknown }).code;
+    return typeof code === 'string' ? code : undefined;
+  } catch {
+    return undefined;
   }
 }

@@ -16,6 +16,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkBearer } from '../http/auth.js';
 import { assertCanonicalPath } from '../paths.js';
+import { reservedPairReason, reservedPathReason } from '../reserved-paths.js';
 import { WEBPP_ERR_BAD_BODY, WEBPP_ERR_BAD_PATH, WEBPP_ERR_DISABLED, WEBPP_ERR_FORBIDDEN, WEBPP_ERR_UNAUTHORIZED } from '../errors.js';
 import { replicaEtag, type StoredReplica } from '../replicas/replica-store.js';
 import { formatVersion } from '../replicas/replica-version.js';
@@ -35,15 +36,14 @@ export function requireAdmin(state: WebppOrigin, what: string) {
   };
 }
 
-/** The logical path of a management URL, validated (400 for anything non-canonical). */
+/**
+ * The logical path of a management or peer URL, validated: 400 for anything non-canonical,
+ * for a query or a fragment (never silently dropped), and for the paths webpp serves itself.
+ */
 export function logicalPathOf(rawUrl: string, prefix: string, state: WebppOrigin): string {
-  const queryStart = rawUrl.indexOf('?');
-  const pathPart = (queryStart < 0 ? rawUrl : rawUrl.slice(0, queryStart)).slice(prefix.length);
-  const path = assertCanonicalPath(pathPart);
-  const { scriptPath, workerPath } = state.options;
-  if (path.startsWith(WELL_KNOWN_PREFIX) || path === scriptPath || path === workerPath) {
-    throw new WEBPP_ERR_BAD_PATH(JSON.stringify(path), 'it is reserved for webpp itself');
-  }
+  const path = assertCanonicalPath(rawUrl.slice(prefix.length));
+  const reserved = reservedPathReason(path, state.options);
+  if (reserved !== undefined) throw new WEBPP_ERR_BAD_PATH(JSON.stringify(path), reserved);
   return path;
 }
 
@@ -132,6 +132,10 @@ export async function managementRoutes(app: FastifyInstance, state: WebppOrigin)
     };
     const add = asFile(json.add, 'add');
     const remove = asFile(json.remove, 'remove');
+    for (const pair of add) {
+      const reserved = reservedPairReason(pair, state.options);
+      if (reserved !== undefined) throw new WEBPP_ERR_BAD_PATH(reserved.url, reserved.reason);
+    }
     state.directory.batch({ add, remove });
     await state.flushDirectory();
     return state.directory.toJSON();

@@ -6,7 +6,10 @@
  *        headers: webpp-replica-version, webpp-logical-url, content-type
  *
  * The signature's presence is checked before the body is read (401), its validity once the
- * body is in (403); either way nothing changes.
+ * body is in (403); either way nothing changes. A signature verifies only when it was made
+ * for this server's public origin (or one of its `aliasUrls`). A push is refused unless it
+ * is newer than what this server stores or last deleted there (tombstones), and unless the
+ * directory lists this server as a replica of the pushed logical URL (replica-manager.ts).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { CLUSTER_AUTH_HEADER, parseClusterAuth, verifyClusterRequest } from '../http/auth.js';
@@ -31,6 +34,8 @@ export async function peerRoutes(app: FastifyInstance, state: WebppOrigin): Prom
     if (secret === undefined) throw new WEBPP_ERR_DISABLED('Server-to-server calls are disabled: this server has no cluster secret');
     return secret;
   };
+  // A signature is valid only on the server it was made for (http/auth.ts).
+  const ownOrigins = [state.options.publicUrl, ...state.options.aliasUrls];
   app.addHook('onRequest', async (request) => {
     secretOrThrow();
     const parsed = parseClusterAuth(request.headers[CLUSTER_AUTH_HEADER] as string | undefined);
@@ -44,9 +49,7 @@ export async function peerRoutes(app: FastifyInstance, state: WebppOrigin): Prom
     const result = verifyClusterRequest(
       secretOrThrow(),
       request.headers[CLUSTER_AUTH_HEADER] as string | undefined,
-      request.method,
-      request.url,
-      bodyOf(request),
+      { ownOrigins, method: request.method, pathAndQuery: request.url, body: bodyOf(request) },
       Date.now(),
       state.options.maxClockSkewMs,
     );

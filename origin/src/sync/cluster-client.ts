@@ -41,14 +41,16 @@ export function loopbackAwareLookup(hostname: string, options: LookupOptions, ca
   dnsLookup(hostname, options, callback as never);
 }
 
-/** Sends one signed request; rejects on network errors and timeouts, resolves for any HTTP status. */
+/**
+ * Sends one signed request; the signature covers `url`'s origin, so address a peer by the
+ * public URL it knows itself by (its `publicUrl`, or one of its `aliasUrls`). Rejects on network errors and timeouts, resolves for any HTTP status. */
 export function clusterRequest(secret: string, url: string, request: ClusterRequest): Promise<ClusterResponse> {
   const target = new URL(url);
   const body = request.body ?? new Uint8Array(0);
   const maxResponseBytes = request.maxResponseBytes ?? 64 * 1024 * 1024;
   const headers: Record<string, string> = {
     ...request.headers,
-    [CLUSTER_AUTH_HEADER]: signClusterRequest(secret, request.method, target.pathname + target.search, body),
+    [CLUSTER_AUTH_HEADER]: signClusterRequest(secret, request.method, target, body),
     'content-length': String(body.byteLength),
   };
   if (request.body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/octet-stream';
