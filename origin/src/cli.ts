@@ -32,6 +32,9 @@ Network
 Replication
   --peer <url>                  Public URL of another server of this administrative domain.
                                 Repeat the option, or give a comma-separated list.
+  --alias-url <url>             Another origin at which peers reach this server (an internal
+                                address); signed peer calls addressed to it are accepted too.
+                                Repeat the option, or give a comma-separated list.
   --directory <file>            Directory file (JSON) seeding the replication directory;
                                 format in docs/origin.md. Re-applied as a diff when it changes.
   --data-dir <dir>              Where the directory and stored replicas persist
@@ -99,6 +102,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
       'public-host': { type: 'string' },
       'logical-origin': { type: 'string' },
       peer: { type: 'string', multiple: true },
+      'alias-url': { type: 'string', multiple: true },
       directory: { type: 'string' },
       'data-dir': { type: 'string' },
       'sync-interval-ms': { type: 'string' },
@@ -135,6 +139,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
   const port = integer(values.port ?? process.env.PORT, 'port') ?? 8080;
   if (port > 65_535) throw new UsageError(`--port must be at most 65535 (got ${port})`);
   const peers = (values.peer ?? []).flatMap((peer) => peer.split(',')).map((peer) => peer.trim()).filter((peer) => peer !== '');
+  const aliasUrls = (values['alias-url'] ?? []).flatMap((alias) => alias.split(',')).map((alias) => alias.trim()).filter((alias) => alias !== '');
   const options: ReplicaServerOptions = {
     port,
     host: values.host ?? '127.0.0.1',
@@ -151,6 +156,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
     publicUrl: values['public-url'],
     publicHost: values['public-host'],
     logicalOrigin: values['logical-origin'],
+    aliasUrls: aliasUrls.length > 0 ? aliasUrls : undefined,
     directoryFile: values.directory,
     syncIntervalMs: integer(values['sync-interval-ms'], 'sync-interval-ms'),
     maxReplicaBytes: integer(values['max-replica-bytes'], 'max-replica-bytes'),

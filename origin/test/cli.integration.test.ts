@@ -57,10 +57,15 @@ describe('webpp-origin --help and usage errors', () => {
   it('parses repeated and comma-separated peers and reads secrets from the environment', () => {
     process.env.WEBPP_CLUSTER_SECRET = 'from-the-environment-123';
     try {
-      const parsed = parseCli(['site', '--peer', 'http://b.localhost:2,http://c.localhost:3', '--peer', 'http://d.localhost:4']);
+      const parsed = parseCli(['site', '--peer', 'http://b.localhost:2,http://c.localhost:3', '--peer', 'http://d.localhost:4', '--alias-url', 'http://10.0.0.1:8080']);
       expect(parsed).toMatchObject({
         help: false,
-        options: { root: 'site', peers: ['http://b.localhost:2', 'http://c.localhost:3', 'http://d.localhost:4'], clusterSecret: 'from-the-environment-123' },
+        options: {
+          root: 'site',
+          peers: ['http://b.localhost:2', 'http://c.localhost:3', 'http://d.localhost:4'],
+          aliasUrls: ['http://10.0.0.1:8080'],
+          clusterSecret: 'from-the-environment-123',
+        },
       });
     } finally {
       delete process.env.WEBPP_CLUSTER_SECRET;
