@@ -244,6 +244,23 @@ describe('replays of captured peer pushes', () => {
     await editDirectory('d', 'add', path, 'd');
     await nodes.a.server.app.webpp.syncNow();
     expect(await served('d', path)).toEqual({ status: 200, text: 'lag v2' });
+    expect(nodes.a.server.app.webpp.replicas.pendingPushes).toBe(0);
+  }, 30_000);
+
+  it('a pending push to a server the directory no longer lists is dropped, not retried', async () => {
+    const path = '/dropped.txt';
+    expect((await admin('a', 'POST', path, 'dropped v1')).status).toBe(201);
+    await editDirectory('a', 'add', path, 'd');
+    expect((await admin('a', 'PUT', path, 'dropped v2')).status).toBe(200);
+    expect(nodes.a.server.app.webpp.replicas.pendingPushes).toBe(1);
+    // The admin takes d out again; d would now accept the push, but a no longer sends it.
+    await editDirectory('a', 'remove', path, 'd');
+    await editDirectory('d', 'add', path, 'd');
+    const pushesBefore = nodes.d.proxy.requestsTo('PUT', `${PEER_REPLICAS_PATH}${path}`).length;
+    await nodes.a.server.app.webpp.syncNow();
+    expect(nodes.a.server.app.webpp.replicas.pendingPushes).toBe(0);
+    expect(nodes.d.proxy.requestsTo('PUT', `${PEER_REPLICAS_PATH}${path}`).length).toBe(pushesBefore);
+    expect((await served('d', path)).status).toBe(404);
   }, 30_000);
 });
 

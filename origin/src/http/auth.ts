@@ -63,6 +63,9 @@ export function signClusterRequest(
   body: Uint8Array,
   nowMs: number = Date.now(),
 ): string {
+  if (typeof targetUrl === 'string' && !/^https?:\/\//i.test(targetUrl)) {
+    throw new TypeError(`signClusterRequest needs the absolute URL of the target server (its origin is signed), got ${JSON.stringify(targetUrl.slice(0, 100))}`);
+  }
   const url = new URL(targetUrl);
   const parts = { targetOrigin: url.origin, method, pathAndQuery: url.pathname + url.search, body };
   return `${CLUSTER_AUTH_VERSION} t=${nowMs} s=${signature(secret, parts, nowMs)}`;
