@@ -34,8 +34,8 @@ export interface OriginClusterOptions {
   delaysMs?: Record<string, number>;
   /** Serve HTTPS + HTTP/2 with this certificate (valid for every <name>.localhost). */
   tls?: { cert: string; key: string };
-  /** Called with each Fastify app before the plugin is registered (extra hooks for a test). */
-  beforePlugin?: (app: FastifyInstance, name: string) => void;
+  /** Called with each Fastify app after the plugin is registered (extra hooks for a test, run after the plugin's). */
+  afterPlugin?: (app: FastifyInstance, name: string) => void;
 }
 
 export interface OriginCluster {
@@ -106,8 +106,8 @@ export async function startOriginCluster(options: OriginClusterOptions): Promise
         replica.log.push({ method: request.method, url: request.url, httpVersion: request.raw.httpVersion });
         if (replica.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, replica.delayMs));
       });
-      options.beforePlugin?.(app, name);
       await app.register(webppOrigin, { publicUrl: replica.origin, logicalOrigin, directory });
+      options.afterPlugin?.(app, name);
       await app.register(fastifyStatic, { root: options.root, index: ['index.html'] });
       await app.ready();
     }

@@ -114,6 +114,19 @@ export function entryTtfbMs(entry: ResourceEntryLike): number | undefined {
   return entry.responseStart - entry.requestStart;
 }
 
+/**
+ * responseEnd − startTime of an entry without timings (no Timing-Allow-Origin hides
+ * requestStart and responseStart, not these), else undefined. Like fetch() → headers it
+ * is never less than the time to first byte (the body ends after its first byte), but it
+ * is stamped by the browser's loader, so it does not grow when the worker's own thread is
+ * busy (a burst of fetch events delays the callback that reads the clock at the headers).
+ * For a small body the two differ by the body's transfer only.
+ */
+export function untimedEntryMs(entry: ResourceEntryLike): number | undefined {
+  if (entry.responseEnd === undefined || !(entry.responseEnd > 0 && entry.responseEnd >= entry.startTime)) return undefined;
+  return entry.responseEnd - entry.startTime;
+}
+
 export class TtfbSampler {
   private readonly pending = new Map<string, PendingSample[]>();
   private pendingCount = 0;
@@ -216,7 +229,7 @@ export class TtfbSampler {
       return;
     }
     const ttfbMs = entryTtfbMs(entry);
-    if (ttfbMs === undefined) this.recordFetchTimed(sample);
+    if (ttfbMs === undefined) this.recordFetchTimed(sample, untimedEntryMs(entry));
     else this.record(sample, ttfbMs);
   }
 
@@ -237,13 +250,15 @@ export class TtfbSampler {
   /**
    * fetch() → headers, unless the request waited in the browser's queue for its host. Only
    * with Resource Timing: its entries are what tells the queue that a body is complete.
+   * An untimed entry's duration bounds it too (see untimedEntryMs): the smaller is used.
    */
-  private recordFetchTimed(sample: PendingSample): void {
+  private recordFetchTimed(sample: PendingSample, entryDurationMs?: number): void {
     if (this.observing && this.queue?.metNoQueue(sample.url, sample.sentAtMs) === false) {
       this.sink.queued?.(sample.server);
       return;
     }
-    this.record(sample, sample.headersAtMs - sample.sentAtMs);
+    const fetchTimedMs = sample.headersAtMs - sample.sentAtMs;
+    this.record(sample, entryDurationMs === undefined ? fetchTimedMs : Math.min(fetchTimedMs, entryDurationMs));
   }
 
   private record(sample: PendingSample, ttfbMs: number): void {

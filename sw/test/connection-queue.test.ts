@@ -116,6 +116,16 @@ describe('TtfbSampler with a ConnectionQueue (replicas without Timing-Allow-Orig
     expect(queued).toHaveLength(6);
   });
 
+  it('an untimed entry whose duration is shorter than fetch() → headers (the worker was busy) gives the duration', () => {
+    const connections = new ConnectionQueue({ now: () => 0 });
+    const recorded: number[] = [];
+    const sampler = new TtfbSampler({ now: () => 0, entriesFedByCaller: true, queue: connections, sink: { record: (_s, ttfbMs) => void recorded.push(ttfbMs), skipped: () => undefined } });
+    connections.begin('http://b/x');
+    sampler.add({ url: 'http://b/x', server: 'http://b', kind: 'request', sentAtMs: 10, headersAtMs: 130, mayBeCached: true });
+    sampler.onEntry(untimedEntry('http://b/x', 10, 70));
+    expect(recorded).toEqual([60]);
+  });
+
   it('an entry with timings (Timing-Allow-Origin) is used even for a queued request', () => {
     const connections = new ConnectionQueue({ now: () => 0 });
     const recorded: number[] = [];
