@@ -69,6 +69,9 @@ export interface ReplicaServer {
   close(): Promise<void>;
 }
 
+/** Fastify's default http2SessionTimeout. */
+const HTTP2_SESSION_IDLE_MS = 72_000;
+
 function listen(server: Server | Http2SecureServer, port: number, host: string): Promise<void> {
   return new Promise((resolvePromise, reject) => {
     const onError = (error: Error): void => reject(error);
@@ -94,6 +97,10 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
   const server: Server | Http2SecureServer = credentials === undefined
     ? createServer(gate.handler)
     : createSecureServer({ ...credentials, allowHTTP1: true }, gate.handler);
+  // Idle HTTP/2 sessions are closed as Fastify's own http2 server does (http2SessionTimeout).
+  if (credentials !== undefined) {
+    (server as Http2SecureServer).on('session', (session) => session.setTimeout(HTTP2_SESSION_IDLE_MS, () => session.close()));
+  }
   // Every connection, so that close() ends keep-alive HTTP/1.1 and HTTP/2 sessions alike.
   const sockets = new Set<Socket>();
   server.on('connection', (socket: Socket) => {
