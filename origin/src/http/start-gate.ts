@@ -27,7 +27,6 @@ export const STARTING_RETRY_AFTER_S = 1;
 export type GateRequest = IncomingMessage | Http2ServerRequest;
 export type GateResponse = ServerResponse | Http2ServerResponse;
 export type GateHandler = (request: GateRequest, response: GateResponse) => void;
-type Handler = GateHandler;
 
 interface GateLogger {
   error(object: object, message: string): void;
@@ -41,12 +40,12 @@ const STARTING_BODY = JSON.stringify({
 });
 
 export class StartGate {
-  private target: Handler | undefined;
+  private target: GateHandler | undefined;
   private log: GateLogger | undefined;
   private opened = false;
 
   /** The listener to give to http.createServer(). */
-  readonly handler: Handler = (request, response) => {
+  readonly handler: GateHandler = (request, response) => {
     if (!this.opened || this.target === undefined) {
       answerStarting(request, response);
       return;
@@ -66,7 +65,7 @@ export class StartGate {
   };
 
   /** Fastify's request handler (from serverFactory); not used before open(). */
-  setHandler(handler: Handler): void {
+  setHandler(handler: GateHandler): void {
     this.target = handler;
   }
 
