@@ -65,6 +65,17 @@ test('a worker on an HTTPS origin binds to the fastest HTTPS replica over h2 and
   expect(await page.evaluate(() => (performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming).nextHopProtocol)).toBe('h2');
   expect(await page.evaluate(() => window.isSecureContext && location.protocol)).toBe('https:');
 
+  // The worker's own Resource Timing entries say which protocol each replica answered with.
+  const worker = page.context().serviceWorkers().find((candidate) => candidate.url().startsWith(cluster.logicalUrl('/')));
+  expect(worker).toBeDefined();
+  await worker?.evaluate(() => {
+    const scope = self as unknown as { hops: [string, string][] };
+    scope.hops = [];
+    new PerformanceObserver((list) => {
+      for (const entry of list.getEntries()) scope.hops.push([entry.name, (entry as PerformanceResourceTiming).nextHopProtocol]);
+    }).observe({ type: 'resource' });
+  });
+
   await waitForState(page, (state) => state.servers.length === 3 && state.decisions.at(-1)?.servedBy === fast.origin, {
     what: 'b preferred',
     between: async () => void (await page.reload()),
@@ -77,6 +88,10 @@ test('a worker on an HTTPS origin binds to the fastest HTTPS replica over h2 and
   const imageRequests = fast.log.filter((entry) => entry.url === '/img/1.png');
   expect(imageRequests.length).toBeGreaterThan(0);
   expect(imageRequests.every((entry) => entry.httpVersion === '2.0')).toBe(true);
+  const hops = (await worker?.evaluate(() => (self as unknown as { hops: [string, string][] }).hops)) ?? [];
+  const fromFast = hops.filter(([name]) => name.startsWith(`${fast.origin}/img/`));
+  expect(fromFast.length).toBeGreaterThan(0);
+  expect(new Set(fromFast.map(([, protocol]) => protocol))).toEqual(new Set(['h2']));
 
   await cluster.kill('b');
   await page.reload();
