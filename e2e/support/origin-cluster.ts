@@ -5,10 +5,13 @@
  * the replication directory can name every server's real URL before the plugins start.
  * A hook of this fixture injects a per-server delay and logs requests; everything else is
  * the origin's own behaviour (bindings header, HTML pre-processing, CORS, script serving).
+ * With `tls`, every server speaks HTTPS with HTTP/2 and HTTP/1.1 (ALPN), Fastify in its
+ * http2 + https mode over the pre-bound socket: `https://<name>.localhost:<port>` origins.
  */
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createSecureServer } from 'node:http2';
+import type { AddressInfo, Socket } from 'node:net';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import fastifyStatic from '@fastify/static';
@@ -18,7 +21,8 @@ export interface OriginReplica {
   name: string;
   origin: string;
   delayMs: number;
-  log: { method: string; url: string }[];
+  /** Requests as the server saw them; httpVersion '2.0' for HTTP/2. */
+  log: { method: string; url: string; httpVersion: string }[];
   app: FastifyInstance;
   server: Server;
 }
@@ -28,6 +32,10 @@ export interface OriginClusterOptions {
   root: string;
   names?: string[];
   delaysMs?: Record<string, number>;
+  /** Serve HTTPS + HTTP/2 with this certificate (valid for every <name>.localhost). */
+  tls?: { cert: string; key: string };
+  /** Called with each Fastify app after the plugin is registered (extra hooks for a test, run after the plugin's). */
+  afterPlugin?: (app: FastifyInstance, name: string) => void;
 }
 
 export interface OriginCluster {
@@ -48,9 +56,24 @@ function listen(server: Server): Promise<number> {
 
 export async function startOriginCluster(options: OriginClusterOptions): Promise<OriginCluster> {
   const names = options.names ?? ['a', 'b', 'c'];
-  const servers = names.map(() => createServer());
+  const tls = options.tls;
+  // An Http2SecureServer is not an http.Server, but it is what Fastify's http2 mode runs on.
+  const servers = names.map(() => (tls === undefined ? createServer() : (createSecureServer({ ...tls, allowHTTP1: true }) as unknown as Server)));
+  // Every connection of each server, so that kill() and stop() end HTTP/2 sessions too.
+  const sockets = servers.map((server) => {
+    const open = new Set<Socket>();
+    server.on('connection', (socket: Socket) => {
+      open.add(socket);
+      socket.once('close', () => open.delete(socket));
+    });
+    return open;
+  });
+  const destroyConnections = (server: Server): void => {
+    for (const socket of sockets[servers.indexOf(server)] ?? []) socket.destroy();
+  };
   const ports = await Promise.all(servers.map(listen));
-  const origins = names.map((name, i) => `http://${name}.localhost:${ports[i]}`);
+  const scheme = tls === undefined ? 'http' : 'https';
+  const origins = names.map((name, i) => `${scheme}://${name}.localhost:${ports[i]}`);
   const logicalOrigin = origins[0] as string;
   // Every file of the site is replicated on every server (a directory wildcard).
   const directory = { formatVersion: 1 as const, logicalOrigin, entries: [{ logical: '/*', servers: origins }] };
@@ -60,7 +83,7 @@ export async function startOriginCluster(options: OriginClusterOptions): Promise
     await Promise.all(
       replicas.map(async (replica) => {
         await replica.app.close().catch(() => undefined);
-        replica.server.closeAllConnections();
+        destroyConnections(replica.server);
         if (replica.server.listening) await new Promise<void>((done) => replica.server.close(() => done()));
       }),
     );
@@ -71,6 +94,7 @@ export async function startOriginCluster(options: OriginClusterOptions): Promise
       const server = servers[i] as Server;
       const app = Fastify({
         logger: false,
+        ...(tls === undefined ? {} : { http2: true, https: { allowHTTP1: true } }),
         serverFactory: (handler: (request: IncomingMessage, response: ServerResponse) => void) => {
           server.on('request', handler);
           return server;
@@ -79,10 +103,11 @@ export async function startOriginCluster(options: OriginClusterOptions): Promise
       const replica: OriginReplica = { name, origin: origins[i] as string, delayMs: options.delaysMs?.[name] ?? 0, log: [], app, server };
       replicas.push(replica);
       app.addHook('onRequest', async (request) => {
-        replica.log.push({ method: request.method, url: request.url });
+        replica.log.push({ method: request.method, url: request.url, httpVersion: request.raw.httpVersion });
         if (replica.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, replica.delayMs));
       });
       await app.register(webppOrigin, { publicUrl: replica.origin, logicalOrigin, directory });
+      options.afterPlugin?.(app, name);
       await app.register(fastifyStatic, { root: options.root, index: ['index.html'] });
       await app.ready();
     }
@@ -103,7 +128,7 @@ export async function startOriginCluster(options: OriginClusterOptions): Promise
     logicalUrl: (path) => `${logicalOrigin}${path}`,
     kill: async (name) => {
       const victim = replica(name);
-      victim.server.closeAllConnections();
+      destroyConnections(victim.server);
       await new Promise<void>((done) => victim.server.close(() => done()));
     },
     stop: closeAll,

@@ -29,6 +29,13 @@ Network
   --logical-origin <url>        Origin of logical URLs given as paths (management API,
                                 directory file). Default: the public URL.
 
+HTTPS and HTTP/2
+  --tls-cert <file>             PEM certificate chain: serve HTTPS, with HTTP/2 and HTTP/1.1
+                                (ALPN). Needs --tls-key. Reloaded when the file changes or on
+                                SIGHUP; a reload that fails keeps the current certificate.
+  --tls-key <file>              PEM private key of --tls-cert.
+                                Peers with a private CA: start with NODE_EXTRA_CA_CERTS=<ca.pem>.
+
 Replication
   --peer <url>                  Public URL of another server of this administrative domain.
                                 Repeat the option, or give a comma-separated list.
@@ -63,7 +70,7 @@ Behaviour
 
 Endpoints (all under /.well-known/webpp/): resolve?url=, directory, health, stats, metrics,
 replicas/<path> (POST create, PUT update, DELETE remove; Authorization: Bearer <admin token>).
-The server exits cleanly on SIGINT and SIGTERM.
+The server exits cleanly on SIGINT and SIGTERM; SIGHUP reloads the TLS certificate and key.
 `;
 
 class UsageError extends Error {}
@@ -101,6 +108,8 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
       'public-url': { type: 'string' },
       'public-host': { type: 'string' },
       'logical-origin': { type: 'string' },
+      'tls-cert': { type: 'string' },
+      'tls-key': { type: 'string' },
       peer: { type: 'string', multiple: true },
       'alias-url': { type: 'string', multiple: true },
       directory: { type: 'string' },
@@ -138,6 +147,9 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
   }
   const port = integer(values.port ?? process.env.PORT, 'port') ?? 8080;
   if (port > 65_535) throw new UsageError(`--port must be at most 65535 (got ${port})`);
+  const tlsCert = values['tls-cert'];
+  const tlsKey = values['tls-key'];
+  if ((tlsCert === undefined) !== (tlsKey === undefined)) throw new UsageError('give --tls-cert and --tls-key together');
   const peers = (values.peer ?? []).flatMap((peer) => peer.split(',')).map((peer) => peer.trim()).filter((peer) => peer !== '');
   const aliasUrls = (values['alias-url'] ?? []).flatMap((alias) => alias.split(',')).map((alias) => alias.trim()).filter((alias) => alias !== '');
   const options: ReplicaServerOptions = {
@@ -162,6 +174,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
     maxReplicaBytes: integer(values['max-replica-bytes'], 'max-replica-bytes'),
     clientBundleDir: values['client-bundle-dir'],
     cors: cors as CorsMode | undefined,
+    tls: tlsCert !== undefined && tlsKey !== undefined ? { certFile: tlsCert, keyFile: tlsKey } : undefined,
     adminToken: secret(values['admin-token'], values['admin-token-file'], 'WEBPP_ADMIN_TOKEN', 'admin-token'),
     clusterSecret: secret(values['cluster-secret'], values['cluster-secret-file'], 'WEBPP_CLUSTER_SECRET', 'cluster-secret'),
   };
@@ -247,6 +260,9 @@ export async function main(argv: string[]): Promise<void> {
   };
   process.on('SIGINT', shutdown);
   process.on('SIGTERM', shutdown);
+  // SIGHUP: the operator renewed the certificate (logrotate-style); reload() logs the outcome.
+  const reloadTls = running.reloadTls;
+  if (reloadTls !== undefined) process.on('SIGHUP', () => reloadTls('SIGHUP'));
 }
 
 /** True when this file is the program being run (not imported by a test). */

@@ -127,3 +127,10 @@ export const WEBPP_ERR_PREFIX_ENTRY = createError<'WEBPP_ERR_PREFIX_ENTRY', [str
 
 /** A management request body that does not follow the documented format. */
 export const WEBPP_ERR_BAD_BODY = createError<'WEBPP_ERR_BAD_BODY', [string]>('WEBPP_ERR_BAD_BODY', 'Invalid request body: %s', 400);
+
+/** A TLS certificate or key file could not be read, or they do not form a usable pair. */
+export const WEBPP_ERR_TLS_CREDENTIALS = createError<'WEBPP_ERR_TLS_CREDENTIALS', [string]>(
+  'WEBPP_ERR_TLS_CREDENTIALS',
+  'Invalid TLS certificate or key: %s',
+  500,
+);

@@ -12,9 +12,15 @@
  * already carries the real port. Until the app is ready, the socket answers every request
  * with 503 and `Retry-After` (start-gate.ts): peers, health checks and browsers that arrive
  * during start-up are told to come back, and never reach a half-built Fastify instance.
+ *
+ * With `tls` the socket is an HTTP/2 server with TLS that also speaks HTTP/1.1 (ALPN picks
+ * per connection; `allowHTTP1`), and Fastify runs in its http2 + https mode over it. The
+ * certificate and key are reloaded when their files change, or on `reloadTls()`
+ * (tls-credentials.ts).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type Server } from 'node:http';
+import { createSecureServer, type Http2SecureServer } from 'node:http2';
+import type { AddressInfo, Socket } from 'node:net';
 import { resolve } from 'node:path';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import fastifyStatic from '@fastify/static';
@@ -22,7 +28,8 @@ import httpProxy from '@fastify/http-proxy';
 import { webppOrigin } from './plugin.js';
 import type { WebppOriginOptions } from './options.js';
 import { WEBPP_ERR_BAD_OPTIONS } from './errors.js';
-import { StartGate } from './http/start-gate.js';
+import { StartGate, type GateHandler as StartGateTarget } from './http/start-gate.js';
+import { readTlsCredentials, TlsReloader, type TlsFileOptions } from './http/tls-credentials.js';
 
 export interface ReplicaServerOptions extends Omit<WebppOriginOptions, 'publicUrl'> {
   /** Folder served with @fastify/static. */
@@ -33,7 +40,12 @@ export interface ReplicaServerOptions extends Omit<WebppOriginOptions, 'publicUr
   host?: string;
   /** Listen port. Default 0 (an ephemeral port). */
   port?: number;
-  /** Public URL of this server. Default http://<publicHost or host>:<port>. */
+  /**
+   * Serve HTTPS, with HTTP/2 and HTTP/1.1 (ALPN), from these PEM files; they are reloaded
+   * when they change. Without it the server speaks plain HTTP/1.1.
+   */
+  tls?: TlsFileOptions;
+  /** Public URL of this server. Default http(s)://<publicHost or host>:<port>. */
   publicUrl?: string;
   /** Host name for the default public URL, e.g. "a.localhost". */
   publicHost?: string;
@@ -48,10 +60,19 @@ export interface ReplicaServer {
   url: string;
   port: number;
   app: FastifyInstance;
+  /**
+   * Reads the TLS certificate and key files again (the CLI calls it on SIGHUP). True when
+   * the new ones are in use; false when they failed to load and the old ones stay. Absent
+   * without `tls`.
+   */
+  reloadTls?: (reason?: string) => boolean;
   close(): Promise<void>;
 }
 
-function listen(server: Server, port: number, host: string): Promise<void> {
+/** Fastify's default http2SessionTimeout. */
+const HTTP2_SESSION_IDLE_MS = 72_000;
+
+function listen(server: Server | Http2SecureServer, port: number, host: string): Promise<void> {
   return new Promise((resolvePromise, reject) => {
     const onError = (error: Error): void => reject(error);
     server.once('error', onError);
@@ -63,7 +84,7 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 }
 
 export async function startReplicaServer(options: ReplicaServerOptions = {}): Promise<ReplicaServer> {
-  const { root, proxyUpstream, host = '127.0.0.1', port = 0, publicUrl, publicHost, logger = false, routes, ...webpp } = options;
+  const { root, proxyUpstream, host = '127.0.0.1', port = 0, publicUrl, publicHost, logger = false, routes, tls, ...webpp } = options;
   if (root !== undefined && proxyUpstream !== undefined) {
     throw new WEBPP_ERR_BAD_OPTIONS('root and proxyUpstream are exclusive: serve a folder or proxy a server, not both');
   }
@@ -71,27 +92,46 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
     throw new WEBPP_ERR_BAD_OPTIONS(`proxyUpstream must be an http(s) URL (got ${JSON.stringify(proxyUpstream)})`);
   }
   const gate = new StartGate();
-  const server = createServer(gate.handler);
+  // Fails before binding when the files are missing or do not form a pair.
+  const credentials = tls === undefined ? undefined : readTlsCredentials(tls);
+  const server: Server | Http2SecureServer = credentials === undefined
+    ? createServer(gate.handler)
+    : createSecureServer({ ...credentials, allowHTTP1: true }, gate.handler);
+  // Idle HTTP/2 sessions are closed as Fastify's own http2 server does (http2SessionTimeout).
+  if (credentials !== undefined) {
+    (server as Http2SecureServer).on('session', (session) => session.setTimeout(HTTP2_SESSION_IDLE_MS, () => session.close()));
+  }
+  // Every connection, so that close() ends keep-alive HTTP/1.1 and HTTP/2 sessions alike.
+  const sockets = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  });
   await listen(server, port, host);
   const boundPort = (server.address() as AddressInfo).port;
   const urlHost = publicHost ?? (host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host);
-  const url = publicUrl ?? `http://${urlHost}:${boundPort}`;
+  const url = publicUrl ?? `${tls === undefined ? 'http' : 'https'}://${urlHost}:${boundPort}`;
 
   const loggerOptions = typeof logger === 'object' && logger !== null && 'child' in logger && typeof logger.child === 'function'
     ? { loggerInstance: logger as FastifyBaseLogger }
     : { logger: logger as FastifyServerOptions['logger'] };
   const app = Fastify({
     ...loggerOptions,
+    // Fastify's own HTTP/2 + HTTPS mode (request.raw is an Http2ServerRequest, or an
+    // IncomingMessage on an HTTP/1.1 connection); the server is the one bound above.
+    ...(tls === undefined ? {} : { http2: true as const, https: { allowHTTP1: true } }),
     // Fastify's handler is only reached through the gate, which opens once the app is ready.
-    serverFactory: (handler: (request: IncomingMessage, response: ServerResponse) => void) => {
+    serverFactory: (handler: StartGateTarget) => {
       gate.setHandler(handler);
-      return server;
+      return server as Server;
     },
-  }) as unknown as FastifyInstance;
+  } as FastifyServerOptions) as unknown as FastifyInstance;
+  const reloader = tls === undefined ? undefined : new TlsReloader(server as Http2SecureServer, tls, app.log);
 
   const close = async (): Promise<void> => {
+    reloader?.close();
     await app.close();
-    server.closeAllConnections();
+    for (const socket of sockets) socket.destroy();
     if (server.listening) await new Promise<void>((done) => server.close(() => done()));
   };
 
@@ -111,10 +151,12 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
     }
     await app.ready();
     gate.open(app.log);
+    reloader?.watch();
   } catch (error) {
     await close().catch(() => undefined);
     throw error;
   }
-  app.log.info({ url, listen: `${host}:${boundPort}`, root, proxyUpstream }, 'webpp-origin listening');
-  return { url, port: boundPort, app, close };
+  app.log.info({ url, listen: `${host}:${boundPort}`, root, proxyUpstream, tls: tls !== undefined }, 'webpp-origin listening');
+  const reloadTls = reloader === undefined ? undefined : (reason = 'reload requested') => reloader.reload(reason);
+  return { url, port: boundPort, app, close, ...(reloadTls === undefined ? {} : { reloadTls }) };
 }

@@ -135,6 +135,8 @@ export interface WorkerCounters {
   samples: number;
   /** Responses that came from the HTTP cache and were therefore not samples. */
   cacheHitsSkipped: number;
+  /** Untimed responses (no Timing-Allow-Origin) that waited in the browser's per-host queue: not samples. */
+  queuedSamplesSkipped: number;
   /** Bindings headers accepted / rejected as malformed. */
   bindingsHeadersAccepted: number;
   bindingsHeadersRejected: number;

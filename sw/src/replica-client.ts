@@ -37,6 +37,7 @@ import { StateReporter, broadcastPublisher, serverView, serverViews } from './st
 import { CONTROL_KEY, idbKeyValueStore } from './storage.js';
 import type { KeyValueStore } from './storage.js';
 import { TtfbSampler } from './ttfb-sampler.js';
+import { ConnectionQueue } from './connection-queue.js';
 import type { SampleKind } from './ttfb-sampler.js';
 import { SW_VERSION } from './version.js';
 
@@ -114,6 +115,8 @@ export class ReplicaClient {
   private readonly storage: KeyValueStore;
   private readonly random: RandomSource;
   private readonly sampler: TtfbSampler;
+  /** The worker's requests per host, to tell untimed samples that waited in the browser's queue. */
+  private readonly connections = new ConnectionQueue({ now: () => performance.now() });
   private readonly maintenance: Maintenance;
   private readonly plainFetch: (request: Request) => Promise<Response>;
   private readonly startedAtMs = Date.now();
@@ -163,13 +166,15 @@ export class ReplicaClient {
       sink: {
         record: (server, ttfbMs, kind) => this.recordSample(server, ttfbMs, kind),
         skipped: () => this.reporter.count('cacheHitsSkipped'),
+        queued: () => this.reporter.count('queuedSamplesSkipped'),
       },
+      queue: this.connections,
     });
     if (init.observeResourceTiming !== false) this.sampler.observeResourceTiming();
     this.maintenance = new Maintenance({
       probeUrl: (server) => this.probeUrls.pick(server, this.random),
       buildRequest: (url, signal) => buildProbeRequest(url, this.selfOrigin, signal),
-      fetch: this.plainFetch,
+      fetch: this.connections.track(this.plainFetch),
       now: () => performance.now(),
       timeoutMs: (server) => this.latency.table.timeoutMs(server),
       probeSent: (server) => {
@@ -386,7 +391,7 @@ export class ReplicaClient {
   private runnerIO(request: Request, resolved: ResolvedBinding, io: RespondIO, resume?: PhysicalRequestOptions['resume']): RunnerIO {
     const mayBeCached = !resume && request.method === 'GET' && request.cache !== 'no-store' && request.cache !== 'reload';
     return {
-      fetch: io.fetch,
+      fetch: this.connections.track(io.fetch),
       now: () => performance.now(),
       buildRequest: (spec, signal) =>
         buildPhysicalRequest(request, spec.physicalUrl, { selfOrigin: this.selfOrigin, signal, ...(resume ? { resume } : {}) }),

@@ -22,6 +22,7 @@ export function emptyCounters(): WorkerCounters {
     recoveries: 0,
     samples: 0,
     cacheHitsSkipped: 0,
+    queuedSamplesSkipped: 0,
     bindingsHeadersAccepted: 0,
     bindingsHeadersRejected: 0,
     internalErrors: 0,

@@ -23,6 +23,10 @@
  * also tells HTTP-cache hits (transferSize 0 with a body): those are not samples at all.
  * A sample whose entry does not come within maxWaitMs is recorded with fetch() → headers.
  *
+ * Without `Timing-Allow-Origin` (most CDNs and static hosts), fetch() → headers includes
+ * the wait in the browser's per-host queue. With a ConnectionQueue (connection-queue.ts),
+ * such a time is used only when the request met no queue; otherwise it is not a sample.
+ *
  * Waiting reorders news: a server can fail (its body breaks off, another request times
  * out) while a sample of an earlier answer still waits for its entry. Recording that sample
  * would mark the server available again (Figure 4: a response means it is up), undoing the
@@ -30,6 +34,7 @@
  * dropped.
  */
 import type { ServerId } from '@webpp/core';
+import type { ConnectionQueue } from './connection-queue.js';
 
 /** What kind of request a sample comes from (Figure 4: requests, asynchronous refreshes, probes). */
 export type SampleKind = 'request' | 'refresh' | 'probe';
@@ -50,6 +55,8 @@ export interface SampleSink {
   record(server: ServerId, ttfbMs: number, kind: SampleKind): void;
   /** A response that the HTTP cache served: not a sample. */
   skipped(server: ServerId): void;
+  /** An untimed response (no Timing-Allow-Origin) that waited in the browser's queue: not a sample. */
+  queued?(server: ServerId): void;
 }
 
 /** The parts of PerformanceResourceTiming the sampler reads. */
@@ -60,6 +67,8 @@ export interface ResourceEntryLike {
   responseStart: number;
   transferSize: number;
   decodedBodySize: number;
+  /** When the body was complete (given with or without Timing-Allow-Origin). */
+  responseEnd?: number;
 }
 
 /** One answered physical request. */
@@ -86,6 +95,11 @@ export interface TtfbSamplerOptions {
    * of observeResourceTiming()), so samples wait for their entries.
    */
   entriesFedByCaller?: boolean;
+  /**
+   * The worker's own requests per host: fetch() → headers times (no Timing-Allow-Origin,
+   * no Resource Timing) are used only for requests that met no queue.
+   */
+  queue?: ConnectionQueue;
 }
 
 /** Clock tolerance when matching an entry to its fetch (timers are coarsened to 0.1 ms). */
@@ -100,6 +114,19 @@ export function entryTtfbMs(entry: ResourceEntryLike): number | undefined {
   return entry.responseStart - entry.requestStart;
 }
 
+/**
+ * responseEnd − startTime of an entry without timings (no Timing-Allow-Origin hides
+ * requestStart and responseStart, not these), else undefined. Like fetch() → headers it
+ * is never less than the time to first byte (the body ends after its first byte), so the
+ * smaller of the two is the tighter bound. (Measured in Chromium 156 for small bodies in a
+ * burst: the two were within a few ms of each other; neither removes the browser's own
+ * overhead that a timed entry leaves out.)
+ */
+export function untimedEntryMs(entry: ResourceEntryLike): number | undefined {
+  if (entry.responseEnd === undefined || !(entry.responseEnd > 0 && entry.responseEnd >= entry.startTime)) return undefined;
+  return entry.responseEnd - entry.startTime;
+}
+
 export class TtfbSampler {
   private readonly pending = new Map<string, PendingSample[]>();
   private pendingCount = 0;
@@ -108,6 +135,7 @@ export class TtfbSampler {
   private readonly maxWaitMs: number;
   private readonly maxPending: number;
   private observing = false;
+  private readonly queue: ConnectionQueue | undefined;
   /** performance.now() of each server's latest failure. */
   private readonly failedAtMs = new Map<ServerId, number>();
 
@@ -117,6 +145,7 @@ export class TtfbSampler {
     this.maxWaitMs = options.maxWaitMs ?? 10_000;
     this.maxPending = options.maxPending ?? 256;
     this.observing = options.entriesFedByCaller ?? false;
+    this.queue = options.queue;
   }
 
   /** Samples waiting for their Resource Timing entry. */
@@ -140,7 +169,7 @@ export class TtfbSampler {
       perf.setResourceTimingBufferSize?.(RESOURCE_BUFFER_SIZE);
       perf.addEventListener?.('resourcetimingbufferfull', () => perf.clearResourceTimings());
       new Observer((list) => {
-        for (const entry of list.getEntries()) this.onEntry(entry as unknown as ResourceEntryLike);
+        this.onEntries(list.getEntries() as unknown as ResourceEntryLike[]);
         perf.clearResourceTimings?.();
       }).observe({ type: 'resource' });
       this.observing = true;
@@ -158,7 +187,7 @@ export class TtfbSampler {
   /** A physical request was answered: record its sample, or wait for its timing entry. */
   add(input: SampleInput): void {
     if (!this.observing) {
-      this.sink.record(input.server, input.headersAtMs - input.sentAtMs, input.kind);
+      this.recordFetchTimed({ ...input });
       return;
     }
     this.expire();
@@ -170,8 +199,22 @@ export class TtfbSampler {
     if (this.pendingCount > this.maxPending) this.expire();
   }
 
+  /**
+   * A batch of entries, as the observer delivers them: every body they complete frees its
+   * connection first, then the samples are judged (an earlier request's entry may come
+   * after a later one's in the same batch).
+   */
+  onEntries(entries: readonly ResourceEntryLike[]): void {
+    for (const entry of entries) this.queue?.onEntry({ name: entry.name, startTime: entry.startTime, responseEnd: entry.responseEnd ?? 0 });
+    for (const entry of entries) this.matchEntry(entry);
+  }
+
   /** Matches a Resource Timing entry with the pending sample of the same fetch, and records it. */
   onEntry(entry: ResourceEntryLike): void {
+    this.onEntries([entry]);
+  }
+
+  private matchEntry(entry: ResourceEntryLike): void {
     const queue = this.pending.get(entry.name);
     if (!queue) return;
     const index = matchIndex(queue, entry);
@@ -185,7 +228,9 @@ export class TtfbSampler {
       this.sink.skipped(sample.server);
       return;
     }
-    this.record(sample, entryTtfbMs(entry) ?? sample.headersAtMs - sample.sentAtMs);
+    const ttfbMs = entryTtfbMs(entry);
+    if (ttfbMs === undefined) this.recordFetchTimed(sample, untimedEntryMs(entry));
+    else this.record(sample, ttfbMs);
   }
 
   /** Records, from fetch() → headers, samples whose entries are overdue (or beyond the pending bound). */
@@ -196,10 +241,24 @@ export class TtfbSampler {
       while (queue.length > 0 && ((queue[0] as PendingSample).headersAtMs < deadline || this.pendingCount > this.maxPending)) {
         const sample = queue.shift() as PendingSample;
         this.pendingCount--;
-        this.record(sample, sample.headersAtMs - sample.sentAtMs);
+        this.recordFetchTimed(sample);
       }
       if (queue.length === 0) this.pending.delete(url);
     }
+  }
+
+  /**
+   * fetch() → headers, unless the request waited in the browser's queue for its host. Only
+   * with Resource Timing: its entries are what tells the queue that a body is complete.
+   * An untimed entry's duration bounds it too (see untimedEntryMs): the smaller is used.
+   */
+  private recordFetchTimed(sample: PendingSample, entryDurationMs?: number): void {
+    if (this.observing && this.queue?.metNoQueue(sample.url, sample.sentAtMs) === false) {
+      this.sink.queued?.(sample.server);
+      return;
+    }
+    const fetchTimedMs = sample.headersAtMs - sample.sentAtMs;
+    this.record(sample, entryDurationMs === undefined ? fetchTimedMs : Math.min(fetchTimedMs, entryDurationMs));
   }
 
   private record(sample: PendingSample, ttfbMs: number): void {

@@ -14,12 +14,19 @@
  * (peer-sync.ts honours Retry-After for an early retry). After `open()`, every request
  * goes to Fastify; a synchronous throw that escapes Fastify's own error handling is
  * logged and answered with 500 instead of ending the process.
+ *
+ * The gate serves node:http servers and HTTPS + HTTP/2 servers alike (http2's compatibility
+ * API gives it Http2ServerRequest/Http2ServerResponse, or http1 objects for ALPN fallback).
+ * HTTP/2 has no Connection header: there the stream is closed and the session stays.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 
 export const STARTING_RETRY_AFTER_S = 1;
 
-type Handler = (request: IncomingMessage, response: ServerResponse) => void;
+export type GateRequest = IncomingMessage | Http2ServerRequest;
+export type GateResponse = ServerResponse | Http2ServerResponse;
+export type GateHandler = (request: GateRequest, response: GateResponse) => void;
 
 interface GateLogger {
   error(object: object, message: string): void;
@@ -33,14 +40,14 @@ const STARTING_BODY = JSON.stringify({
 });
 
 export class StartGate {
-  private target: Handler | undefined;
+  private target: GateHandler | undefined;
   private log: GateLogger | undefined;
   private opened = false;
 
   /** The listener to give to http.createServer(). */
-  readonly handler: Handler = (request, response) => {
+  readonly handler: GateHandler = (request, response) => {
     if (!this.opened || this.target === undefined) {
-      answerStarting(response);
+      answerStarting(request, response);
       return;
     }
     try {
@@ -58,7 +65,7 @@ export class StartGate {
   };
 
   /** Fastify's request handler (from serverFactory); not used before open(). */
-  setHandler(handler: Handler): void {
+  setHandler(handler: GateHandler): void {
     this.target = handler;
   }
 
@@ -73,13 +80,14 @@ export class StartGate {
   }
 }
 
-function answerStarting(response: ServerResponse): void {
+function answerStarting(request: GateRequest, response: GateResponse): void {
   response.statusCode = 503;
   response.setHeader('retry-after', String(STARTING_RETRY_AFTER_S));
   response.setHeader('content-type', 'application/json; charset=utf-8');
   response.setHeader('cache-control', 'no-store');
   // The request body (a peer's sync message, an upload) is not read: close the connection
-  // rather than leave unread bytes in front of the next request.
-  response.setHeader('connection', 'close');
+  // rather than leave unread bytes in front of the next request (HTTP/1.x only; an HTTP/2
+  // stream ends on its own and carries no connection headers).
+  if (request.httpVersionMajor < 2) response.setHeader('connection', 'close');
   response.end(STARTING_BODY);
 }
