@@ -7,7 +7,8 @@
 //   2. runs a small Fastify app that registers the plugin, and fetches over real HTTP on
 //      127.0.0.1 a page whose webpp-bindings header decodes (with the installed @webpp/core),
 //      and the page script and worker the origin serves from the installed @webpp/sw;
-//   3. bundles a Workbox worker that imports @webpp/sw with esbuild.
+//   3. bundles a Workbox worker that imports @webpp/sw with esbuild;
+//   4. type-checks a TypeScript file that imports the three (types resolved through exports).
 // The install uses the versions of package-lock.json, so a warm npm cache serves it; without
 // the registry or the cache it fails with a message, never hangs. WEBPP_KEEP_PACK_TEST=1
 // keeps the temporary folder.
@@ -33,7 +34,7 @@ const PACKAGES = [
   { dir: 'origin', name: '@webpp/origin', promised: ['dist/index.js', 'dist/index.d.ts', 'dist/cli.js'] },
 ];
 /** Installed beside the tarballs, at the versions the monorepo locks. */
-const PEERS = ['fastify', 'esbuild', 'workbox-routing'];
+const PEERS = ['fastify', 'esbuild', 'workbox-routing', 'typescript', '@types/node'];
 
 const startedMs = performance.now();
 let failed = 0;
@@ -184,6 +185,12 @@ try {
     if (syntax.code !== 0) bundleProblems.push(`the bundle does not parse: ${syntax.stderr}`);
   }
   report('esbuild bundles a Workbox worker that imports @webpp/sw (the replica strategy inside)', bundleProblems);
+
+  // 6. The published types, as a TypeScript user (module NodeNext) resolves them.
+  writeFileSync(join(project, fixtures.TYPES_FILE), fixtures.typesSource);
+  writeFileSync(join(project, fixtures.TSCONFIG_FILE), fixtures.tsconfigSource);
+  const typed = await run(npx, ['--no-install', 'tsc', '-p', fixtures.TSCONFIG_FILE], { cwd: project, timeoutMs: STEP_TIMEOUT_MS, env });
+  report('TypeScript finds the types of the three packages (NodeNext resolution)', typed.code === 0 ? [] : [`tsc ${typed.timedOut ? 'timed out' : `exit ${typed.code}`}: ${typed.stdout}${typed.stderr}`.trim()]);
 } catch (error) {
   if (!(error instanceof Fatal)) throw error;
   console.error(`pack-and-install test: ${error.message}`);

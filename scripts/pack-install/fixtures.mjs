@@ -54,3 +54,36 @@ const result = await build({
 });
 console.log(JSON.stringify(Object.keys(result.metafile.inputs)));
 `;
+
+/** A TypeScript user of the three packages: the published types resolve through `exports`. */
+export const TYPES_FILE = 'check-types.ts';
+export const typesSource = `import { decodeBindings, type BindingsDocument } from '@webpp/core';
+import { webppOrigin, type WebppOriginOptions } from '@webpp/origin';
+import { ReplicaStrategy, replicaRouteMatcher, type ReplicaStrategyOptions } from '@webpp/sw';
+
+const decoded = decodeBindings('1.j.0.e30');
+export const document: BindingsDocument | undefined = decoded.ok ? decoded.document : undefined;
+export const options: WebppOriginOptions = { publicUrl: ${JSON.stringify(PUBLIC_URL)} };
+export const plugin: typeof webppOrigin = webppOrigin;
+export const strategyOptions: ReplicaStrategyOptions = { webpp: { preset: 'fast' } };
+export const strategy: typeof ReplicaStrategy = ReplicaStrategy;
+export const matcher: typeof replicaRouteMatcher = replicaRouteMatcher;
+`;
+export const TSCONFIG_FILE = 'tsconfig.json';
+export const tsconfigSource = JSON.stringify(
+  {
+    compilerOptions: {
+      target: 'ES2022',
+      module: 'NodeNext',
+      moduleResolution: 'NodeNext',
+      lib: ['ES2022', 'DOM', 'WebWorker'],
+      strict: true,
+      noEmit: true,
+      skipLibCheck: true,
+      types: ['node'],
+    },
+    files: [TYPES_FILE],
+  },
+  null,
+  2,
+);
