@@ -120,6 +120,7 @@ try {
   const installedDir = (name) => join(project, 'node_modules', ...name.split('/'));
   const layoutProblems = PACKAGES.flatMap(({ name }) => {
     const dir = installedDir(name);
+    if (!existsSync(dir)) return [`${name} is not installed`];
     if (lstatSync(dir).isSymbolicLink() || !realpathSync(dir).startsWith(project + sep)) return [`${name} is a link, not an installed copy`];
     return sourceMapProblems(dir).map((problem) => `${name}: ${problem}`);
   });
