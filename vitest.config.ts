@@ -18,6 +18,7 @@ export default defineConfig({
       'origin/test/**/*.test.ts',
       'sw/test/**/*.test.ts',
       'examples/*/test/**/*.test.ts',
+      'e2e/bench/**/*.test.ts',
     ],
     testTimeout: 30_000,
     hookTimeout: 30_000,

@@ -35,6 +35,7 @@ import fastifyStatic from '@fastify/static';
 import { noisePng } from '../support/png.js';
 import { webppOrigin } from '@webpp/origin';
 import { chromiumLaunchOptions } from '../support/chromium.js';
+import { formatDuration, Progress } from './support/progress.js';
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 7);
 const RTTS_MS = [50, 150];
@@ -291,10 +292,17 @@ interface Cell {
   requestsPerLoad: number;
 }
 const cells: Cell[] = [];
+// One unit per page run; on a terminal a status line tells which cell runs and the time left.
+const progress = new Progress({ title: 'batch', totalUnits: PROTOCOLS.length * RTTS_MS.length * PAGE_VARIANTS.length * SAMPLES * MODES.length });
+const groupCount = PROTOCOLS.length * RTTS_MS.length;
+let groupIndex = 0;
 
 try {
   for (const protocol of PROTOCOLS) {
     for (const rttMs of RTTS_MS) {
+      groupIndex += 1;
+      const group = `${protocol} at ${rttMs} ms RTT (${groupIndex}/${groupCount})`;
+      const groupStartedMs = Date.now();
       const origins = {} as Record<Mode, Origin>;
       for (const mode of MODES) origins[mode] = await startOrigin(root, protocol, mode, rttMs, tls);
       // Requests that reach each server over the network (its own internal reads are not counted).
@@ -315,6 +323,7 @@ try {
           if (Date.now() - startedAt > BENCH_DEADLINE_MS) throw new Error('benchmark deadline exceeded');
           // Interleaved, alternating order: drift on this shared machine hits both modes alike.
           for (const mode of i % 2 === 0 ? MODES : [...MODES].reverse()) {
+            progress.step(`${group}, ${variant.name}: sample ${i + 1}/${SAMPLES}, ${mode}`, 1);
             const result = await run(browser, origins[mode], variant);
             for (const visit of ['first', 'repeat'] as const) {
               if (result[visit].brokenImages > 0 || result[visit].images !== THUMBNAILS + 1) {
@@ -342,10 +351,15 @@ try {
         }
       }
       for (const mode of MODES) await origins[mode].close();
-      console.log(`done: ${protocol} at ${rttMs} ms RTT`);
+      const firstVisitRatios = PAGE_VARIANTS.map((variant) => {
+        const median = (mode: Mode): number => cells.find((cell) => cell.page === variant.name && cell.protocol === protocol && cell.rttMs === rttMs && cell.visit === 'first' && cell.mode === mode)!.loadMs.medianMs;
+        return `${(median('batched') / median('unbatched')).toFixed(2)} ${variant.name}`;
+      });
+      progress.complete(`${group} done in ${formatDuration(Date.now() - groupStartedMs)}: first-visit load batched ÷ unbatched ${firstVisitRatios.join(', ')}`);
     }
   }
 } finally {
+  progress.close();
   await browser.close();
   rmSync(root, { recursive: true, force: true });
 }

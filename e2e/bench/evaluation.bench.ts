@@ -14,6 +14,9 @@
  *   WEBPP_EVAL_RAW          a folder: also write every request's record there (raw-<scenario>.json)
  *
  * Writes results.json, results.md, relative-to-optimal.svg and browser-vs-simulator.svg.
+ * On a terminal, a status line shows the scenario, the policy being set up or the run's
+ * progress, and the time left; each finished scenario prints a one-line summary (only those
+ * lines, no redraws, when the output is not a terminal).
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -30,6 +33,7 @@ import type { PolicyMeasurement } from './evaluation/metrics.js';
 import { benchPolicies } from './evaluation/policies.js';
 import { browserVsSimulatorSvg, goalLines, relativeToOptimalSvg, resultRows, resultsMarkdown } from './evaluation/report.js';
 import type { ResultRow, RunInfo } from './evaluation/report.js';
+import { EvaluationProgress } from './evaluation/run-progress.js';
 
 const root = new URL('../../', import.meta.url).pathname;
 const timeScale = Number(process.env['WEBPP_EVAL_TIME_SCALE'] ?? 0.5);
@@ -47,11 +51,21 @@ const clients = Number(process.env['WEBPP_EVAL_CLIENTS'] ?? 1);
 if (!(Number.isInteger(clients) && clients >= 1 && clients <= 10)) throw new RangeError('WEBPP_EVAL_CLIENTS must be an integer in [1, 10]');
 /** A safety bound only: the workload is bounded by scenario time. */
 const MAX_REQUESTS_PER_CLIENT = 2_000;
-const log = (line: string): void => console.log(line);
+
+/** Every scenario with its policies, known up front so that progress can tell the time left. */
+const plans = scenarioNames.map((name) => {
+  const scenario = scaleScenarioTime(loadScenario(name), timeScale);
+  const workload = resolveWorkload(scenario, { clients });
+  const policies = benchPolicies(Object.keys(scenario.servers)).filter((policy) => !policyFilter || policy.name === 'optimal' || policyFilter.includes(policy.name));
+  return { name, scenario, workload, policies };
+});
+const progress = new EvaluationProgress(plans.map(({ name, workload, policies }) => ({ name, policies: policies.length, durationMs: workload.durationMs })));
+const log = (line: string): void => progress.log(line);
 
 const startedAt = new Date();
 const startedMs = performance.now();
 const loadAverage = loadavg().map((value) => value.toFixed(2)).join(', ');
+progress.launchingBrowser();
 const browser = await chromium.launch(chromiumLaunchOptions);
 const chromiumVersion = browser.version();
 const rows: ResultRow[] = [];
@@ -62,19 +76,16 @@ let workloadInfo: { clients: number; fileSizesBytes: number[]; durationMs: numbe
 let simulatorSeeds: (string | number)[] = [];
 
 try {
-  for (const name of scenarioNames) {
-    const scenario = scaleScenarioTime(loadScenario(name), timeScale);
-    const workload = resolveWorkload(scenario, { clients });
+  for (const [scenarioIndex, { name, scenario, workload, policies }] of plans.entries()) {
     workloadInfo = { clients: workload.clients, fileSizesBytes: workload.fileSizesBytes, durationMs: workload.durationMs };
-    const servers = Object.keys(scenario.servers);
-    const policies = benchPolicies(servers).filter((policy) => !policyFilter || policy.name === 'optimal' || policyFilter.includes(policy.name));
     for (const policy of policies) descriptions[policy.name] = policy.description;
     log(`\n${name}: ${policies.length} policies × ${workload.clients} clients for ${workload.durationMs / 1000} s (time scale ${timeScale})`);
 
+    const hooks = progress.scenarioHooks(scenarioIndex);
     const cluster = await startBenchCluster({ scenario, fileSizesBytes: workload.fileSizesBytes });
     let measurements: PolicyMeasurement[];
     try {
-      const runs = await runBrowserScenario({ browser, cluster, policies, workload, maxRequestsPerClient: MAX_REQUESTS_PER_CLIENT, log });
+      const runs = await runBrowserScenario({ browser, cluster, policies, workload, maxRequestsPerClient: MAX_REQUESTS_PER_CLIENT, log, hooks });
       const nameByOrigin = Object.fromEntries(Object.entries(cluster.origins).map(([server, origin]) => [origin, server]));
       const bestServerAt = bestServerOracle(scenario);
       measurements = runs.map((run) => measure(name, run, cluster.traffic(run.policy.name), nameByOrigin, bestServerAt));
@@ -98,6 +109,7 @@ try {
 
     const seeds = [scenario.seed ?? 0, 1, 2, 3, 4];
     simulatorSeeds = seeds;
+    progress.simulating(scenarioIndex, seeds.length);
     const simulated = simulateScenario({
       scenario,
       policies,
@@ -129,8 +141,10 @@ try {
       );
     }
     log(`  overhead beyond the emulated link: ${overheadMs[name]!.medianMs.toFixed(1)} ms (median of ${overheadMs[name]!.samples})`);
+    progress.scenarioDone(scenarioIndex, scenarioRows);
   }
 } finally {
+  progress.close();
   await browser.close();
 }
 

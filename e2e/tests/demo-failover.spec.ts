@@ -1,5 +1,7 @@
 /**
- * The `npm start` demo, as a user runs it: start the launcher, open the gallery and see
+ * The `npm start` demo, as a user runs it. A newcomer opens the dashboard link first, in a
+ * browser that has never seen the site, on a busy machine: the preview ends with the gallery
+ * shown and attributed to replicas. Then: start the launcher, open the gallery and see
  * every photo, open the dashboard and see the latency table, stop the replica that served
  * most of the gallery with the dashboard's button, reload, and still see every photo while
  * the dashboard shows the failover. Finally Ctrl-C stops the demo cleanly.
@@ -31,6 +33,61 @@ async function brokenImages(page: Page): Promise<string[]> {
     images,
   );
 }
+
+/** The dashboard's preview frame, as the dashboard sees it. */
+async function previewState(dashboard: Page): Promise<{ path: string; images: number; controlled: boolean }> {
+  return dashboard.evaluate(() => {
+    const frameWindow = document.querySelector<HTMLIFrameElement>('#gallery-frame')?.contentWindow;
+    return {
+      path: frameWindow?.location.href === 'about:blank' ? 'about:blank' : (frameWindow?.location.pathname ?? ''),
+      images: frameWindow?.document.querySelectorAll('#gallery img').length ?? 0,
+      controlled: Boolean(frameWindow?.navigator.serviceWorker.controller),
+    };
+  });
+}
+
+test('a newcomer who opens the dashboard first, on a busy machine, sees the gallery served by replicas', async ({ browser }) => {
+  test.setTimeout(120_000);
+  // A browser that has never seen the site: no worker, no cache.
+  const context = await browser.newContext();
+  try {
+    const dashboard = await context.newPage();
+    // A busy machine: the worker takes control while the preview's first navigation is in flight.
+    const cdp = await context.newCDPSession(dashboard);
+    await cdp.send('Emulation.setCPUThrottlingRate', { rate: 6 });
+    await dashboard.goto(demo.dashboardUrl);
+
+    // The preview ends with the gallery, loaded through the worker, and its resources attributed to replicas.
+    //    (Before the fix it stayed blank for good: "1 resources …", every reload reloading about:blank.)
+    await expect.poll(() => previewState(dashboard), { timeout: 60_000 }).toEqual({ path: '/', images: 32, controlled: true });
+    await expect(dashboard.locator('#load-summary')).toHaveText(/^\d+ resources at .*; most from [A-C] · /, { timeout: 30_000 });
+    const bars = dashboard.locator('#served-bars .served-bar[data-server^="http"]');
+    const servedCount = async (): Promise<number> =>
+      (await bars.evaluateAll((elements) => elements.map((element) => Number((element as HTMLElement).dataset.count)))).reduce((sum, count) => sum + count, 0);
+    expect(await servedCount()).toBeGreaterThan(1);
+
+    // "Reload gallery" loads the gallery again, bound, and the summary is redrawn for that load.
+    await expect(dashboard.locator('#reload-gallery')).toBeEnabled();
+    const markLoadedDocument = (): void => {
+      (document.querySelector<HTMLIFrameElement>('#gallery-frame')!.contentWindow as Window & { seen?: boolean }).seen = true;
+    };
+    await dashboard.evaluate(markLoadedDocument);
+    await dashboard.locator('#reload-gallery').click();
+    await dashboard.waitForFunction(
+      () => {
+        const frameWindow = document.querySelector<HTMLIFrameElement>('#gallery-frame')?.contentWindow as (Window & { seen?: boolean }) | null;
+        return frameWindow?.seen === undefined && frameWindow.location.pathname === '/' && frameWindow.document.readyState === 'complete';
+      },
+      undefined,
+      { timeout: 30_000 },
+    );
+    await expect(dashboard.locator('#load-summary')).toHaveText(/^\d+ resources at .*; most from [A-C] · /, { timeout: 30_000 });
+    expect(await previewState(dashboard)).toEqual({ path: '/', images: 32, controlled: true });
+    expect(await servedCount()).toBeGreaterThan(1);
+  } finally {
+    await context.close();
+  }
+});
 
 test('the demo survives stopping its busiest replica, and the dashboard shows it', async ({ context }) => {
   test.setTimeout(180_000);

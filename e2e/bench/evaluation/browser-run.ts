@@ -122,6 +122,17 @@ export interface BrowserScenarioOptions {
   /** How long after setup all workloads start together. */
   startDelayMs?: number;
   log?: (line: string) => void;
+  /** Lifecycle callbacks, for progress reports. */
+  hooks?: BrowserScenarioHooks;
+}
+
+export interface BrowserScenarioHooks {
+  /** Before a policy's context is set up, one after another (index from 0). */
+  contextWillPrepare?(policy: BenchPolicy, index: number, count: number): void;
+  /** Every context is ready; all workloads start together after startDelayMs and run for durationMs. */
+  workloadWillStart?(startDelayMs: number, durationMs: number): void;
+  /** Every workload finished; the worker's events are being collected. */
+  workloadDidFinish?(): void;
 }
 
 export async function runBrowserScenario(options: BrowserScenarioOptions): Promise<BrowserPolicyRun[]> {
@@ -130,10 +141,15 @@ export async function runBrowserScenario(options: BrowserScenarioOptions): Promi
   const prepared: PreparedContext[] = [];
   try {
     // One at a time: a setup burst would be measured by nobody, but keeps the machine calm.
-    for (const policy of policies) prepared.push(await prepare(browser, cluster, policy));
+    for (const [index, policy] of policies.entries()) {
+      options.hooks?.contextWillPrepare?.(policy, index, policies.length);
+      prepared.push(await prepare(browser, cluster, policy));
+    }
     log(`  ${prepared.length} contexts ready (${Object.values(cluster.origins).join(', ')})`);
 
-    const startAtEpochMs = Date.now() + (options.startDelayMs ?? 1_500);
+    const startDelayMs = options.startDelayMs ?? 1_500;
+    options.hooks?.workloadWillStart?.(startDelayMs, workload.durationMs);
+    const startAtEpochMs = Date.now() + startDelayMs;
     const origins = Object.values(cluster.origins);
     const restart = new Promise<void>((resolve) =>
       setTimeout(() => {
@@ -162,6 +178,7 @@ export async function runBrowserScenario(options: BrowserScenarioOptions): Promi
     });
     await restart;
     const finished = await Promise.all(runs);
+    options.hooks?.workloadDidFinish?.();
 
     // Live events arrive in batches shortly after each request: wait until every request's
     // decision is in (bounded), so the attempt counts are complete.

@@ -6,11 +6,32 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { BUILTIN_SCENARIOS, loadScenario } from '@webpp/netem';
-import { runSweep, sweepMarkdown } from '@webpp/simulator';
+import { runSweep, sweepMarkdown, type SweepProgress } from '@webpp/simulator';
+import { formatDuration, Progress } from '../../../e2e/bench/support/progress.js';
 
 const outDir = new URL('../../../docs/benchmarks/', import.meta.url);
 const seeds = [1, 2, 3];
-const result = runSweep({ scenarios: BUILTIN_SCENARIOS.map((name) => loadScenario(name)), seeds });
+// The sweep is synchronous: the status line is redrawn before each variant, on a terminal only.
+const progress = new Progress({ title: 'sweep', totalUnits: 1 });
+let scenarioStartedMs = performance.now();
+let previous: SweepProgress | undefined;
+const scenarioDone = (at: SweepProgress): void =>
+  progress.complete(`${at.scenario} (${at.scenarioIndex + 1}/${at.scenarioCount}) swept in ${formatDuration(performance.now() - scenarioStartedMs)}: ${at.variantCount} variants × ${seeds.length} seeds`);
+const result = runSweep({
+  scenarios: BUILTIN_SCENARIOS.map((name) => loadScenario(name)),
+  seeds,
+  onVariant: (at) => {
+    if (previous && previous.scenarioIndex !== at.scenarioIndex) {
+      scenarioDone(previous);
+      scenarioStartedMs = performance.now();
+    }
+    previous = at;
+    progress.setTotal(at.scenarioCount * at.variantCount);
+    progress.step(`${at.scenario} (${at.scenarioIndex + 1}/${at.scenarioCount}): ${at.base} ${at.parameter}${at.value === null ? '' : ` = ${at.value}`} (${at.variantIndex + 1}/${at.variantCount})`, 1);
+  },
+});
+if (previous) scenarioDone(previous);
+progress.close();
 const preamble =
   'Produced by `npm run bench simulator` (packages/simulator/bench/sweep.bench.ts) with the simulator (virtual time), ' +
   `seeds ${seeds.join(', ')}, the shipped scenarios and their workloads (3 clients unless the row says otherwise). ` +

@@ -39,6 +39,7 @@ export {
   runSweep,
   type SweepBase,
   type SweepOptions,
+  type SweepProgress,
   type SweepResult,
   type SweepRow,
   type SweepValues,

@@ -63,6 +63,20 @@ export interface SweepOptions {
   seeds?: Array<string | number>;
   workload?: WorkloadSpec;
   serviceMs?: number;
+  /** Called before each variant runs, for progress reports (the sweep is synchronous). */
+  onVariant?: (progress: SweepProgress) => void;
+}
+
+/** Where a sweep is: the scenario and the variant about to run. */
+export interface SweepProgress {
+  scenario: string;
+  scenarioIndex: number;
+  scenarioCount: number;
+  base: string;
+  parameter: SweepRow['parameter'];
+  value: number | null;
+  variantIndex: number;
+  variantCount: number;
 }
 
 export interface SweepRow {
@@ -173,7 +187,7 @@ export function runSweep(options: SweepOptions): SweepResult {
   const seeds: Array<string | number | undefined> = options.seeds && options.seeds.length > 0 ? options.seeds : [undefined];
   const mean = (values: number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
 
-  for (const input of options.scenarios) {
+  for (const [scenarioIndex, input] of options.scenarios.entries()) {
     const scenario = parseScenario(input);
     const defaultClients = resolveWorkload(scenario, options.workload).clients;
     const optimalCache = new Map<string, number>();
@@ -186,37 +200,46 @@ export function runSweep(options: SweepOptions): SweepResult {
       }
       return value;
     };
-    for (const base of bases) {
-      for (const variant of variantsOf(base, values, options.grid ?? false, defaultClients)) {
-        const policy = webppPolicy({ name: `webpp-${base.name}`, base: variant.config, sharedTable: variant.sharedTable });
-        const perSeed = seeds.map((seed) => ({ result: run(scenario, seed, variant.clients, policy), optimal: optimalMean(seed, variant.clients) }));
-        const errors = perSeed.map(({ result }) => result.meanPredictionError).filter((value): value is number => value !== null);
-        const { config } = variant;
-        rows.push({
-          scenario: scenario.name,
-          base: base.name,
-          parameter: variant.parameter,
-          value: variant.value,
-          r: config.ewmaWeight,
-          ttl_ms: config.ttlMs,
-          f_ms: config.probeIntervalMs,
-          s: config.selectPercentile,
-          t: config.timeoutPercentile,
-          timeout_floor_ms: config.timeoutFloorMs,
-          timeout_mean_multiple: config.timeoutMeanMultiple ?? 0,
-          clients: variant.clients,
-          shared_table: variant.sharedTable,
-          mean_ms: round(mean(perSeed.map(({ result }) => result.responseTime.meanMs))),
-          median_ms: round(mean(perSeed.map(({ result }) => result.responseTime.medianMs))),
-          p95_ms: round(mean(perSeed.map(({ result }) => result.responseTime.p95Ms))),
-          relative_to_optimal: round(mean(perSeed.map(({ result, optimal }) => result.responseTime.meanMs / optimal)), 3),
-          extra_requests_pct: round(mean(perSeed.map(({ result }) => result.extraRequestsPct)), 2),
-          failed_requests: perSeed.reduce((sum, { result }) => sum + result.failed, 0),
-          requests: perSeed.reduce((sum, { result }) => sum + result.requests, 0),
-          prediction_error: errors.length === 0 ? null : round(mean(errors), 3),
-          seeds: perSeed.length,
-        });
-      }
+    const variants = bases.flatMap((base) => variantsOf(base, values, options.grid ?? false, defaultClients).map((variant) => ({ base, variant })));
+    for (const [variantIndex, { base, variant }] of variants.entries()) {
+      options.onVariant?.({
+        scenario: scenario.name,
+        scenarioIndex,
+        scenarioCount: options.scenarios.length,
+        base: base.name,
+        parameter: variant.parameter,
+        value: variant.value,
+        variantIndex,
+        variantCount: variants.length,
+      });
+      const policy = webppPolicy({ name: `webpp-${base.name}`, base: variant.config, sharedTable: variant.sharedTable });
+      const perSeed = seeds.map((seed) => ({ result: run(scenario, seed, variant.clients, policy), optimal: optimalMean(seed, variant.clients) }));
+      const errors = perSeed.map(({ result }) => result.meanPredictionError).filter((value): value is number => value !== null);
+      const { config } = variant;
+      rows.push({
+        scenario: scenario.name,
+        base: base.name,
+        parameter: variant.parameter,
+        value: variant.value,
+        r: config.ewmaWeight,
+        ttl_ms: config.ttlMs,
+        f_ms: config.probeIntervalMs,
+        s: config.selectPercentile,
+        t: config.timeoutPercentile,
+        timeout_floor_ms: config.timeoutFloorMs,
+        timeout_mean_multiple: config.timeoutMeanMultiple ?? 0,
+        clients: variant.clients,
+        shared_table: variant.sharedTable,
+        mean_ms: round(mean(perSeed.map(({ result }) => result.responseTime.meanMs))),
+        median_ms: round(mean(perSeed.map(({ result }) => result.responseTime.medianMs))),
+        p95_ms: round(mean(perSeed.map(({ result }) => result.responseTime.p95Ms))),
+        relative_to_optimal: round(mean(perSeed.map(({ result, optimal }) => result.responseTime.meanMs / optimal)), 3),
+        extra_requests_pct: round(mean(perSeed.map(({ result }) => result.extraRequestsPct)), 2),
+        failed_requests: perSeed.reduce((sum, { result }) => sum + result.failed, 0),
+        requests: perSeed.reduce((sum, { result }) => sum + result.requests, 0),
+        prediction_error: errors.length === 0 ? null : round(mean(errors), 3),
+        seeds: perSeed.length,
+      });
     }
     optimalMeanMs[scenario.name] = round(mean(seeds.map((seed) => optimalMean(seed, defaultClients))));
   }

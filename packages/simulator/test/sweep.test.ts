@@ -19,6 +19,19 @@ const stationary = parseScenario({
 });
 
 describe('runSweep', () => {
+  it('reports each variant before it runs, with how many there are (for progress)', () => {
+    const seen: string[] = [];
+    const result = runSweep({
+      scenarios: [stationary, { ...stationary, name: 'steady-2' }],
+      bases: [{ name: 'fast', config: FAST_PRESET }],
+      values: { ewmaWeight: [0.5], ttlMs: [], selectPercentile: [], timeoutPercentile: [], timeoutFloorMs: [], timeoutMeanMultiple: [], probeIntervalMs: [], clients: [] },
+      seeds: [1],
+      onVariant: (progress) => seen.push(`${progress.scenario} ${progress.scenarioIndex + 1}/${progress.scenarioCount} ${progress.parameter}=${progress.value} ${progress.variantIndex + 1}/${progress.variantCount}`),
+    });
+    expect(seen).toEqual(['steady 1/2 baseline=null 1/2', 'steady 1/2 ewmaWeight=0.5 2/2', 'steady-2 2/2 baseline=null 1/2', 'steady-2 2/2 ewmaWeight=0.5 2/2']);
+    expect(result.rows).toHaveLength(seen.length);
+  });
+
   it('varies one parameter at a time around each base and reports ratios to optimal', () => {
     const result = runSweep({
       scenarios: [stationary],

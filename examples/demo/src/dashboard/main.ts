@@ -166,9 +166,11 @@ function reloadGallery(): void {
   galleryLoadControlled = Boolean(navigator.serviceWorker?.controller);
   elements.loadSummary.textContent = 'Loading the gallery…';
   elements.reloadGallery.disabled = true;
-  const frameWindow = elements.galleryFrame.contentWindow;
-  if (frameWindow && elements.galleryFrame.getAttribute('src')) frameWindow.location.reload();
-  else elements.galleryFrame.setAttribute('src', GALLERY_PATH);
+  // Set src again rather than reload(): while the frame's first navigation is still in flight
+  // it holds about:blank, and reload() would abort that navigation and reload about:blank
+  // for good. Setting src (even to the same URL) starts a fresh navigation to the gallery,
+  // one the worker now controls. The URL stays the logical one, so the worker binds it.
+  elements.galleryFrame.setAttribute('src', GALLERY_PATH);
 }
 
 elements.galleryFrame.addEventListener('load', () => {
