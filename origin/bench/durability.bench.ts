@@ -11,7 +11,8 @@
  *
  * Environment: WEBPP_DURABILITY_SEEDS (comma-separated, default 1,2,3),
  * WEBPP_DURABILITY_KILLS (default 6), WEBPP_DURABILITY_MAX_WRITES (default 4000),
- * WEBPP_DURABILITY_SYNC_INTERVAL_MS (default 300). Loopback only; each run is bounded
+ * WEBPP_DURABILITY_SYNC_INTERVAL_MS (default 300), WEBPP_DURABILITY_ENTRY (dist, or source
+ * to run origin/src/cli.ts through tsx). Loopback only; each run is bounded
  * (writes, kills, 180 s of writing, 30 s to converge). Exits 1 when a run lost an
  * acknowledged write, damaged a store or did not converge; the full trace of such a run is
  * written to a temporary file named in the output.
@@ -55,7 +56,7 @@ for (const seed of seeds) {
       tailMs: 1500,
       maxWriteMs: 180_000,
       convergeTimeoutMs: 30_000,
-      entry: 'dist',
+      entry: process.env.WEBPP_DURABILITY_ENTRY === 'source' ? 'source' : 'dist',
     },
     (line) => console.log(line),
   );
