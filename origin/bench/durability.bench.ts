@@ -21,7 +21,7 @@ import { writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { DEFAULT_PATHS, runDurability, type DurabilityResult } from './durability/run.js';
+import { DEFAULT_PATHS, runDurability, traceOf, type DurabilityResult } from './durability/run.js';
 
 const OUTPUT = fileURLToPath(new URL('../../docs/benchmarks/durability.json', import.meta.url));
 const seeds = (process.env.WEBPP_DURABILITY_SEEDS ?? '1,2,3').split(',').map((seed) => Number(seed.trim()));
@@ -70,7 +70,8 @@ for (const seed of seeds) {
       `converged ${result.converged} in ${result.converge_ms} ms after the last write; directory/store mismatches ${result.directory_store_mismatches}; ` +
       `PUT pushes unconfirmed ${result.put_pushes_unconfirmed} (never applied ${result.put_pushes_unconfirmed_never_applied}); ${(result.duration_ms / 1000).toFixed(1)} s`,
   );
-  for (const violation of result.violations.slice(0, 20)) console.log(`  violation ${violation.invariant} ${violation.server} ${violation.path} write ${violation.writeId ?? '-'}: ${violation.detail}`);
+  for (const violation of result.violations.slice(0, 5)) console.log(`  violation: ${traceOf(result, violation).replaceAll('\n', '\n    ')}`);
+  for (const violation of result.violations.slice(5, 20)) console.log(`  violation ${violation.invariant} ${violation.server} ${violation.path} write ${violation.writeId ?? '-'}: ${violation.detail}`);
   for (const problem of result.store_problems.slice(0, 20)) console.log(`  store: ${problem}`);
   for (const mismatch of result.mismatches.slice(0, 20)) console.log(`  directory/store: ${mismatch}`);
   if (bad || result.violations.length > 0 || result.directory_store_mismatches > 0) {

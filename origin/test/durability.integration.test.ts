@@ -9,20 +9,20 @@
  * hold whatever the moments the kills land at.
  */
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PATHS, runDurability } from '../bench/durability/run.js';
+import { DEFAULT_PATHS, runDurability, traceOf } from '../bench/durability/run.js';
 
 describe('durability under kill -9', () => {
   it('loses no acknowledged write, damages no store and converges, across 3 kills during writes', async () => {
     const result = await runDurability({
       seed: 7,
       kills: 3,
-      killGapMs: [300, 1200],
-      downMs: [100, 800],
+      killGapMs: [200, 800],
+      downMs: [50, 500],
       maxWrites: 400,
       concurrency: 6,
       paths: DEFAULT_PATHS,
       syncIntervalMs: 300,
-      tailMs: 800,
+      tailMs: 500,
       maxWriteMs: 60_000,
       convergeTimeoutMs: 20_000,
       entry: 'source',
@@ -31,7 +31,7 @@ describe('durability under kill -9', () => {
     expect(result.kills).toBe(3);
     expect(result.restarts).toBe(3);
     for (const method of ['POST', 'PUT', 'DELETE'] as const) expect(result.by_method[method].acknowledged).toBeGreaterThan(0);
-    expect(result.violations).toEqual([]);
+    expect(result.violations, result.violations.map((violation) => traceOf(result, violation)).join('\n\n')).toEqual([]);
     expect(result.acknowledged_writes_lost).toBe(0);
     expect(result.store_problems).toEqual([]);
     expect(result.corrupt_stores).toBe(0);

@@ -182,3 +182,17 @@ export async function runDurability(options: DurabilityOptions, progress: (line:
     await cluster.dispose();
   }
 }
+
+/** The writes behind a violation, one line each, times relative to the first write: evidence for a report. */
+export function traceOf(result: DurabilityResult, violation: Violation, lines = 12): string {
+  const t0 = result.writes[0]?.sentAtMs ?? 0;
+  const related = result.writes.filter(
+    (write) => write.path === violation.path && (write.server === violation.server || write.method === 'PUT') && write.id <= (violation.writeId ?? Infinity) + 20,
+  );
+  const describe = (write: WriteRecord): string =>
+    `#${write.id} ${write.method} ${write.path} on ${write.server} sent +${write.sentAtMs - t0} ms, answered +${write.endAtMs - t0} ms: ${write.status}` +
+    `${write.error ? ` ${write.error}` : ''}${write.version ? ` version ${write.version}` : ''}` +
+    `${write.pushes ? ` pushes ${write.pushes.map((push) => `${push.server}:${push.status}`).join(',')}` : ''}`;
+  const kills = result.kill_log.map((kill) => `kill -9 ${kill.server} at +${kill.killedAtMs - t0} ms, up again at +${(kill.restartedAtMs ?? NaN) - t0} ms`);
+  return [`${violation.invariant} on ${violation.server} ${violation.path}: ${violation.detail}`, ...related.slice(-lines).map(describe), ...kills].join('\n');
+}
