@@ -105,8 +105,11 @@ export class DurabilityCluster {
     return node;
   }
 
-  /** Starts the server from its data folder and resolves once its health check answers 200. */
-  async start(node: ServerNode): Promise<void> {
+  /**
+   * Starts the server from its data folder and resolves once its health check answers 200.
+   * With `markUp: false` the caller marks it up (the write loop only writes to servers marked up).
+   */
+  async start(node: ServerNode, { markUp = true }: { markUp?: boolean } = {}): Promise<void> {
     if (node.child !== undefined) throw new Error(`${node.name} is already running`);
     const args = [
       ...ENTRY_ARGS[this.entry],
@@ -149,7 +152,7 @@ export class DurabilityCluster {
       if (Date.now() > deadline) throw new Error(`${node.name} not healthy after ${START_TIMEOUT_MS} ms:\n${node.output.slice(-4000)}`);
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    node.up = true;
+    node.up = markUp;
   }
 
   /** kill -9, and wait until the process is gone. */

@@ -32,6 +32,10 @@
  *  3. No phantom content. A present F(R) holds the bytes of a POST p on S or of a PUT p
  *     (sent anywhere) that was not refused; its version's writer is the server that write
  *     was sent to, and if that write was acknowledged, F(R)'s version is the acknowledged one.
+ * The same invariants 1 and 2 are also checked on a killed server right after its restart,
+ * before it takes writes again, against the writes answered until then: a write lost by
+ * the crash and then overwritten by later writes would pass the final check (it is
+ * superseded by then) but not this one.
  * Stores and directories are checked elsewhere (observe.ts): every server restarts, every
  * replica it lists is served with bytes whose SHA-256 is its ETag, and the three directory
  * listings (and versions) are identical.
@@ -50,6 +54,8 @@ export type FinalState = Map<string, Map<string, FinalReplica>>;
 
 export interface Violation {
   invariant: 'present-or-superseded' | 'deletes-stick' | 'no-phantom';
+  /** 'final': after the run and a clean restart; 'restart': right after a kill -9 and restart of `server`. */
+  phase: 'final' | 'restart';
   server: string;
   path: string;
   writeId?: number;
@@ -80,7 +86,14 @@ function versionAtLeast(final: FinalReplica | undefined, version: string): boole
   return have !== undefined && want !== undefined && compareVersions(have, want) >= 0;
 }
 
-export function checkInvariants(writes: WriteRecord[], final: FinalState, serverUrls: Map<string, string>): InvariantReport {
+/**
+ * Checks the invariants on `final`. With `onlyServer`, only the replicas of that server are
+ * checked, and only invariants 1 and 2 (the restart check: `final` holds that server alone,
+ * and writes still in flight are not in `writes`).
+ */
+export function checkInvariants(writes: WriteRecord[], final: FinalState, serverUrls: Map<string, string>, onlyServer?: string): InvariantReport {
+  const phase = onlyServer === undefined ? 'final' : 'restart';
+  const concerned = (server: string): boolean => onlyServer === undefined || server === onlyServer;
   const violations: Violation[] = [];
   const lost = new Set<number>();
   const possible = writes.filter((write) => outcomeOf(write) !== 'refused');
@@ -99,13 +112,13 @@ export function checkInvariants(writes: WriteRecord[], final: FinalState, server
     if (write.method === 'POST' || write.stored === true) confirmed.push(write.server);
     for (const push of write.pushes ?? []) {
       if (push.ok) confirmed.push(push.server);
-      else {
+      else if (onlyServer === undefined) {
         unconfirmedPushes += 1;
         const applied = versionAtLeast(finalOf(push.server, write.path), write.version);
         if (!applied && !deletedAfter(push.server, write.path, write.sentAtMs)) unconfirmedPushesNeverApplied += 1;
       }
     }
-    for (const server of confirmed) {
+    for (const server of confirmed.filter(concerned)) {
       if (deletedAfter(server, write.path, write.sentAtMs)) continue;
       const replica = finalOf(server, write.path);
       let detail: string | undefined;
@@ -113,7 +126,7 @@ export function checkInvariants(writes: WriteRecord[], final: FinalState, server
       else if (!versionAtLeast(replica, write.version)) detail = `holds older version ${replica.version} than acknowledged ${write.version}`;
       else if (replica.version === write.version && replica.digest !== write.digest) detail = `version ${write.version} holds other bytes than were written`;
       if (detail !== undefined) {
-        violations.push({ invariant: 'present-or-superseded', server, path: write.path, writeId: write.id, detail });
+        violations.push({ invariant: 'present-or-superseded', phase, server, path: write.path, writeId: write.id, detail });
         lost.add(write.id);
       }
     }
@@ -121,11 +134,12 @@ export function checkInvariants(writes: WriteRecord[], final: FinalState, server
 
   // Invariant 2: acknowledged deletes stick unless a create on the same server may have followed.
   for (const write of writes) {
-    if (outcomeOf(write) !== 'acknowledged' || write.method !== 'DELETE') continue;
+    if (outcomeOf(write) !== 'acknowledged' || write.method !== 'DELETE' || !concerned(write.server)) continue;
     const replica = finalOf(write.server, write.path);
     if (replica === undefined || createdAfter(write.server, write.path, write.sentAtMs)) continue;
     violations.push({
       invariant: 'deletes-stick',
+      phase,
       server: write.server,
       path: write.path,
       writeId: write.id,
@@ -135,7 +149,7 @@ export function checkInvariants(writes: WriteRecord[], final: FinalState, server
   }
 
   // Invariant 3: every replica served holds bytes some write put there, with that write's version.
-  for (const [server, replicas] of final) {
+  for (const [server, replicas] of onlyServer === undefined ? final : new Map()) {
     for (const [path, replica] of replicas) {
       const source = possible.find(
         (w) => w.digest === replica.digest && w.path === path && (w.method === 'PUT' || (w.method === 'POST' && w.server === server)),
@@ -145,7 +159,7 @@ export function checkInvariants(writes: WriteRecord[], final: FinalState, server
       if (source === undefined) detail = `serves bytes (sha256 ${replica.digest.slice(0, 12)}…) that no write to ${path} on ${server} sent`;
       else if (writer !== serverUrls.get(source.server)) detail = `version ${replica.version} names another writer than ${source.server}, where write ${source.id} was sent`;
       else if (source.version !== undefined && source.version !== replica.version) detail = `holds write ${source.id} under version ${replica.version}, acknowledged as ${source.version}`;
-      if (detail !== undefined) violations.push({ invariant: 'no-phantom', server, path, ...(source ? { writeId: source.id } : {}), detail });
+      if (detail !== undefined) violations.push({ invariant: 'no-phantom', phase, server, path, ...(source ? { writeId: source.id } : {}), detail });
     }
   }
   return { violations, lostWriteIds: [...lost].sort((a, b) => a - b), unconfirmedPushes, unconfirmedPushesNeverApplied };

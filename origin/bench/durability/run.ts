@@ -72,9 +72,25 @@ function between(random: () => number, [min, max]: [number, number]): number {
   return min + random() * (max - min);
 }
 
-/** Kills one server at a time at seeded moments, restarting it before the next kill. */
-async function killLoop(cluster: DurabilityCluster, options: DurabilityOptions, random: () => number, stop: () => boolean): Promise<KillRecord[]> {
+interface KillLoopContext {
+  cluster: DurabilityCluster;
+  options: DurabilityOptions;
+  random: () => number;
+  stop: () => boolean;
+  /** Writes answered so far (the loop appends to it). */
+  records: WriteRecord[];
+  /** Violations and store problems found on a server right after its restart. */
+  violations: Violation[];
+  storeProblems: string[];
+}
+
+/**
+ * Kills one server at a time at seeded moments; restarts it, checks what it serves against
+ * the writes answered until then (before it takes writes again), then lets writes resume.
+ */
+async function killLoop({ cluster, options, random, stop, records, violations, storeProblems }: KillLoopContext): Promise<KillRecord[]> {
   const log: KillRecord[] = [];
+  const serverUrls = new Map(cluster.nodes.map((node) => [node.name, node.url]));
   for (let i = 0; i < options.kills && !stop(); i += 1) {
     await sleep(between(random, options.killGapMs));
     const victim = cluster.nodes[Math.floor(random() * cluster.nodes.length)] as ServerNode;
@@ -83,8 +99,13 @@ async function killLoop(cluster: DurabilityCluster, options: DurabilityOptions, 
     await cluster.kill(victim);
     await sleep(between(random, options.downMs));
     try {
-      await cluster.start(victim);
+      await cluster.start(victim, { markUp: false });
       record.restartedAtMs = Date.now();
+      const answered = [...records];
+      const check = await checkStore(victim, options.paths);
+      storeProblems.push(...check.problems.map((problem) => `${victim.name}: after restart ${i + 1}: ${problem}`));
+      violations.push(...checkInvariants(answered, new Map([[victim.name, check.replicas]]), serverUrls, victim.name).violations);
+      victim.up = true;
     } catch (error) {
       record.error = (error as Error).message.slice(0, 2000);
       return log; // a server that cannot restart stays down: no further kills (never two down)
@@ -104,7 +125,11 @@ export async function runDurability(options: DurabilityOptions, progress: (line:
     const deadlineMs = Date.now() + options.maxWriteMs;
     let killsDone = false;
     let tailEndsAtMs = Infinity;
+    const records: WriteRecord[] = [];
+    const restartViolations: Violation[] = [];
+    const restartProblems: string[] = [];
     const writes = runWrites({
+      records,
       cluster,
       random: writeRandom,
       paths: options.paths,
@@ -113,10 +138,19 @@ export async function runDurability(options: DurabilityOptions, progress: (line:
       deadlineMs,
       shouldStop: () => killsDone && Date.now() >= tailEndsAtMs,
     });
-    const kills = await killLoop(cluster, options, killRandom, () => Date.now() >= deadlineMs);
+    const kills = await killLoop({
+      cluster,
+      options,
+      random: killRandom,
+      stop: () => Date.now() >= deadlineMs,
+      records,
+      violations: restartViolations,
+      storeProblems: restartProblems,
+    });
     killsDone = true;
     tailEndsAtMs = Date.now() + options.tailMs;
-    const records = await writes;
+    await writes;
+    records.sort((a, b) => a.id - b.id);
     const lastWriteAtMs = Math.max(...records.map((record) => record.endAtMs));
     progress(`seed ${options.seed}: ${records.length} writes, ${kills.length} kills; waiting for convergence`);
 
@@ -137,11 +171,14 @@ export async function runDurability(options: DurabilityOptions, progress: (line:
     const final = finalStateOf(checks);
     const serverUrls = new Map(cluster.nodes.map((node) => [node.name, node.url]));
     const invariants = checkInvariants(records, final, serverUrls);
+    const violations = [...restartViolations, ...invariants.violations];
+    const lostWriteIds = new Set(violations.filter((violation) => violation.invariant !== 'no-phantom').map((violation) => violation.writeId));
     const damage = cluster.damageReports();
     const storeProblems = [
       ...restartErrors,
       ...kills.filter((kill) => kill.error !== undefined).map((kill) => `${kill.server} restart after kill: ${kill.error}`),
       ...damage,
+      ...restartProblems,
       ...checks.flatMap((check) => check.problems.map((problem) => `${check.server}: ${problem}`)),
     ];
     const damaged = new Set([...storeProblems.map((problem) => problem.split(/[: ]/)[0])]);
@@ -160,7 +197,7 @@ export async function runDurability(options: DurabilityOptions, progress: (line:
       writes_refused: count('refused'),
       writes_unacknowledged: count('unknown'),
       by_method: byMethod,
-      acknowledged_writes_lost: invariants.lostWriteIds.length,
+      acknowledged_writes_lost: lostWriteIds.size,
       kills: kills.length,
       restarts: kills.filter((kill) => kill.restartedAtMs !== undefined).length,
       restart_failures: kills.filter((kill) => kill.error !== undefined).length + restartErrors.length,
@@ -172,7 +209,7 @@ export async function runDurability(options: DurabilityOptions, progress: (line:
       put_pushes_unconfirmed: invariants.unconfirmedPushes,
       put_pushes_unconfirmed_never_applied: invariants.unconfirmedPushesNeverApplied,
       duration_ms: Date.now() - startedAtMs,
-      violations: invariants.violations,
+      violations,
       store_problems: storeProblems,
       mismatches,
       kill_log: kills,

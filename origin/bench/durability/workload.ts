@@ -52,6 +52,8 @@ export interface WorkloadOptions {
   /** Stops the loop early (checked before each write). */
   shouldStop: () => boolean;
   requestTimeoutMs?: number;
+  /** Every answered write is appended here as soon as its answer arrives. */
+  records: WriteRecord[];
 }
 
 const METHOD_WEIGHTS: [WriteMethod, number][] = [
@@ -130,7 +132,7 @@ async function send(options: WorkloadOptions, id: number, node: ServerNode, meth
 /** Runs the loop until maxWrites, the deadline or shouldStop(); resolves with every write sent. */
 export async function runWrites(options: WorkloadOptions): Promise<WriteRecord[]> {
   const { cluster, random, paths } = options;
-  const records: WriteRecord[] = [];
+  const { records } = options;
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < options.maxWrites && Date.now() < options.deadlineMs && !options.shouldStop()) {
