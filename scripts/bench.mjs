@@ -25,7 +25,7 @@ function benchDirs() {
 
 const files = benchDirs()
   .flatMap((dir) => readdirSync(dir).filter((name) => /\.bench\.(ts|mjs)$/.test(name)).map((name) => join(dir, name)))
-  .filter((file) => !filter || file.includes(filter))
+  .filter((file) => !filter || relative(root, file).includes(filter)) // relative: the checkout's own path must not match
   .sort();
 
 if (files.length === 0) {

@@ -20,7 +20,7 @@ async function json<T>(url: string, headers: Record<string, string> = {}): Promi
   return (await response.json()) as T;
 }
 
-export function directoryOf(node: ServerNode): Promise<DirectoryListing> {
+function directoryOf(node: ServerNode): Promise<DirectoryListing> {
   return json<DirectoryListing>(`${node.url}/.well-known/webpp/directory`);
 }
 
