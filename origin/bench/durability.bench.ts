@@ -71,7 +71,7 @@ for (const seed of seeds) {
       `PUT pushes unconfirmed ${result.put_pushes_unconfirmed} (never applied ${result.put_pushes_unconfirmed_never_applied}); ${(result.duration_ms / 1000).toFixed(1)} s`,
   );
   for (const violation of result.violations.slice(0, 5)) console.log(`  violation: ${traceOf(result, violation).replaceAll('\n', '\n    ')}`);
-  for (const violation of result.violations.slice(5, 20)) console.log(`  violation ${violation.invariant} ${violation.server} ${violation.path} write ${violation.writeId ?? '-'}: ${violation.detail}`);
+  for (const violation of result.violations.slice(5, 20)) console.log(`  violation ${violation.invariant} (${violation.phase}) ${violation.server} ${violation.path} write ${violation.writeId ?? '-'}: ${violation.detail}`);
   for (const problem of result.store_problems.slice(0, 20)) console.log(`  store: ${problem}`);
   for (const mismatch of result.mismatches.slice(0, 20)) console.log(`  directory/store: ${mismatch}`);
   if (bad || result.violations.length > 0 || result.directory_store_mismatches > 0) {

@@ -55,8 +55,14 @@ function digestOfEtag(etag: string | null | undefined): string | undefined {
   return match === null ? undefined : Buffer.from(match[1] as string, 'base64url').toString('hex');
 }
 
-/** Lists a server's stored replicas and fetches each one, plus every path of the run (to see what it serves). */
-export async function checkStore(node: ServerNode, paths: string[]): Promise<StoreCheck> {
+/**
+ * Lists a server's stored replicas and fetches each one, plus every path of the run (to see
+ * what it serves). Each response must carry bytes whose SHA-256 is its ETag, of its
+ * Content-Length. With `quiet` (nothing writes to the server meanwhile) the listing must
+ * also agree with what is served; right after a restart, peers' pushes may land between
+ * the listing and the fetches, so only each response is checked against itself.
+ */
+export async function checkStore(node: ServerNode, paths: string[], { quiet }: { quiet: boolean }): Promise<StoreCheck> {
   const problems: string[] = [];
   const replicas = new Map<string, FinalReplica>();
   const listing = await json<{ replicas: { path: string; version: string; etag: string; size: number }[] }>(
@@ -68,18 +74,22 @@ export async function checkStore(node: ServerNode, paths: string[]): Promise<Sto
     const response = await fetch(`${node.url}${path}`, { signal: AbortSignal.timeout(10_000) });
     const body = Buffer.from(await response.arrayBuffer());
     const entry = listed.get(path);
-    if (entry === undefined) {
-      if (response.status !== 404) problems.push(`${path}: not listed as stored, but answers ${response.status}`);
+    if (response.status === 404) {
+      if (entry !== undefined && quiet) problems.push(`${path}: listed as stored, but answers 404`);
       continue;
     }
     const digest = createHash('sha256').update(body).digest('hex');
+    const etag = response.headers.get('etag');
     const version = response.headers.get('webpp-replica-version');
-    if (response.status !== 200) problems.push(`${path}: listed as stored, but answers ${response.status}`);
-    else if (digestOfEtag(entry.etag) !== digest || digestOfEtag(response.headers.get('etag')) !== digest) {
-      problems.push(`${path}: served bytes (sha256 ${digest.slice(0, 12)}…) do not match the ETag ${entry.etag}`);
-    } else if (body.byteLength !== entry.size) problems.push(`${path}: ${body.byteLength} bytes served, ${entry.size} listed`);
-    else if (version !== entry.version) problems.push(`${path}: served as version ${version}, listed as ${entry.version}`);
-    else replicas.set(path, { digest, version: entry.version });
+    if (response.status !== 200 || version === null) problems.push(`${path}: answers ${response.status}${version === null ? ' without a replica version' : ''}`);
+    else if (digestOfEtag(etag) !== digest) problems.push(`${path}: served bytes (sha256 ${digest.slice(0, 12)}…) do not match its ETag ${etag}`);
+    else if (Number(response.headers.get('content-length')) !== body.byteLength) problems.push(`${path}: ${body.byteLength} bytes served, Content-Length ${response.headers.get('content-length')}`);
+    else {
+      replicas.set(path, { digest, version });
+      if (quiet && (entry === undefined || entry.etag !== etag || entry.version !== version || entry.size !== body.byteLength)) {
+        problems.push(`${path}: served ${version} ${etag}, listed ${entry === undefined ? 'nothing' : `${entry.version} ${entry.etag}`}`);
+      }
+    }
   }
   return { server: node.name, replicas, problems };
 }

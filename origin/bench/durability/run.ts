@@ -102,7 +102,7 @@ async function killLoop({ cluster, options, random, stop, records, violations, s
       await cluster.start(victim, { markUp: false });
       record.restartedAtMs = Date.now();
       const answered = [...records];
-      const check = await checkStore(victim, options.paths);
+      const check = await checkStore(victim, options.paths, { quiet: false });
       storeProblems.push(...check.problems.map((problem) => `${victim.name}: after restart ${i + 1}: ${problem}`));
       violations.push(...checkInvariants(answered, new Map([[victim.name, check.replicas]]), serverUrls, victim.name).violations);
       victim.up = true;
@@ -166,7 +166,7 @@ export async function runDurability(options: DurabilityOptions, progress: (line:
     );
     const afterRestart = await waitForConvergence(cluster, options.convergeTimeoutMs);
     const checks: StoreCheck[] = await Promise.all(
-      cluster.nodes.filter((node) => node.up).map((node) => checkStore(node, options.paths)),
+      cluster.nodes.filter((node) => node.up).map((node) => checkStore(node, options.paths, { quiet: true })),
     );
     const final = finalStateOf(checks);
     const serverUrls = new Map(cluster.nodes.map((node) => [node.name, node.url]));
@@ -231,5 +231,5 @@ export function traceOf(result: DurabilityResult, violation: Violation, lines = 
     `${write.error ? ` ${write.error}` : ''}${write.version ? ` version ${write.version}` : ''}` +
     `${write.pushes ? ` pushes ${write.pushes.map((push) => `${push.server}:${push.status}`).join(',')}` : ''}`;
   const kills = result.kill_log.map((kill) => `kill -9 ${kill.server} at +${kill.killedAtMs - t0} ms, up again at +${(kill.restartedAtMs ?? NaN) - t0} ms`);
-  return [`${violation.invariant} on ${violation.server} ${violation.path}: ${violation.detail}`, ...related.slice(-lines).map(describe), ...kills].join('\n');
+  return [`${violation.invariant} (${violation.phase}) on ${violation.server} ${violation.path}: ${violation.detail}`, ...related.slice(-lines).map(describe), ...kills].join('\n');
 }
