@@ -87,6 +87,13 @@ export class ReplicaManager {
   private readonly clock: () => number;
   /** Update pushes that failed, by target physical URL; only the newest version is kept. */
   private readonly retries = new Map<string, PendingPush>();
+  /**
+   * timeMs of the last version this server issued. Versions it issues are strictly
+   * increasing, so two writes never share one: two PUTs on a server that holds no replica
+   * (nothing stored to order them by) within one millisecond used to get the same version,
+   * and peers answered the second one's push 409 "already have it" with other bytes.
+   */
+  private lastIssuedMs = 0;
 
   constructor(private readonly deps: ReplicaManagerDependencies) {
     this.clock = deps.clock ?? Date.now;
@@ -114,7 +121,7 @@ export class ReplicaManager {
       const replica = await this.deps.store.put(path, content, {
         logicalUrl: operation.logicalUrl,
         contentType,
-        version: nextVersion(this.deps.tombstones.get(path, this.clock()), this.deps.options.publicUrl, this.clock()),
+        version: this.issueVersion(this.deps.tombstones.get(path, this.clock())),
         nowMs: this.clock(),
       });
       this.deps.directory.addReplica(operation.logicalUrl, operation.physicalUrl);
@@ -134,7 +141,7 @@ export class ReplicaManager {
       const holdsHere = existing !== undefined || holders.includes(operation.physicalUrl);
       const others = holders.filter((physical) => physical !== operation.physicalUrl);
       if (!holdsHere && others.length === 0) throw new WEBPP_ERR_REPLICA_NOT_FOUND(operation.logicalUrl);
-      const version = nextVersion(newest(existing?.version, this.deps.tombstones.get(path, this.clock())), this.deps.options.publicUrl, this.clock());
+      const version = this.issueVersion(newest(existing?.version, this.deps.tombstones.get(path, this.clock())));
       let etag = `"sha256-${createHash('sha256').update(content).digest('base64url')}"`;
       if (holdsHere) {
         const replica = await this.deps.store.put(path, content, {
@@ -272,6 +279,13 @@ export class ReplicaManager {
       return;
     }
     this.retries.set(push.physicalUrl, { ...push, attempts: push.attempts + 1 });
+  }
+
+  /** A new version of this server's, greater than `previous` and than every version it issued before. */
+  private issueVersion(previous: ReplicaVersion | undefined): ReplicaVersion {
+    const version = nextVersion(previous, this.deps.options.publicUrl, Math.max(this.clock(), this.lastIssuedMs + 1));
+    this.lastIssuedMs = version.timeMs;
+    return version;
   }
 
   private operation(
