@@ -100,6 +100,13 @@ export interface WebppOriginOptions {
   killSwitch?: boolean;
   /** Byte budget of the bindings header. Default 8192. */
   maxBindingsHeaderBytes?: number;
+  /**
+   * Folder the site's static files are served from (startReplicaServer passes its `root`):
+   * their SHA-256 digests go into the bindings header so the worker can check replicas' bytes.
+   */
+  contentRoot?: string;
+  /** Send SHA-256 content digests in the bindings header (docs/protocol.md). Default true. */
+  contentDigests?: boolean;
   /** Byte bound of the pre-processing cache. Default 32 MiB. */
   preprocessCacheBytes?: number;
   /** Largest HTML or CSS body that is parsed for references; bigger ones get only their own binding. Default 8 MiB. */
@@ -142,6 +149,8 @@ export interface ResolvedOptions {
   cors: CorsMode;
   killSwitch: boolean;
   maxBindingsHeaderBytes: number;
+  contentRoot: string | undefined;
+  contentDigests: boolean;
   preprocessCacheBytes: number;
   maxPreprocessBytes: number;
   maxReplicaBytes: number;
@@ -182,6 +191,8 @@ export const optionsSchema = {
     cors: { enum: ['replicated', 'all', 'off'] },
     killSwitch: { type: 'boolean' },
     maxBindingsHeaderBytes: { type: 'integer', minimum: 64, maximum: 1_048_576 },
+    contentRoot: { type: 'string', minLength: 1 },
+    contentDigests: { type: 'boolean' },
     preprocessCacheBytes: { type: 'integer', minimum: 0 },
     maxPreprocessBytes: { type: 'integer', minimum: 0 },
     maxReplicaBytes: { type: 'integer', minimum: 1 },
@@ -242,6 +253,8 @@ export function resolveOptions(options: WebppOriginOptions): ResolvedOptions {
     cors: options.cors ?? 'replicated',
     killSwitch: options.killSwitch ?? false,
     maxBindingsHeaderBytes: options.maxBindingsHeaderBytes ?? 8192,
+    contentRoot: options.contentRoot,
+    contentDigests: options.contentDigests ?? true,
     preprocessCacheBytes: options.preprocessCacheBytes ?? 32 * 1024 * 1024,
     maxPreprocessBytes: options.maxPreprocessBytes ?? 8 * 1024 * 1024,
     maxReplicaBytes: options.maxReplicaBytes ?? 50 * 1024 * 1024,

@@ -11,14 +11,17 @@
  *  - anything unexpected in its own logic falls back to a plain fetch (fail open).
  */
 import { serverOf } from '@webpp/core';
-import type { RandomSource, ResolvedBinding, ServerId } from '@webpp/core';
+import type { BindingsDocument, RandomSource, ResolvedBinding, ServerId } from '@webpp/core';
 import { classifyStatus, runAttempts } from './attempt-runner.js';
 import type { AttemptSpec, RunnerIO } from './attempt-runner.js';
 import { BindingsStore } from './bindings-store.js';
 import { resolveWorkerOptions } from './config.js';
 import type { ParsedWorkerOptions, WorkerOptions } from './config.js';
 import { decisionRecord, failoverEvents, round } from './decision-record.js';
+import { DigestStore } from './digest-store.js';
 import { navigationErrorPage } from './error-page.js';
+import { DEFAULT_VERIFY_BUFFER_BYTES } from './integrity.js';
+import { IntegrityGuard } from './integrity-guard.js';
 import { KillSwitch, isSwitchOff, pageNotifier } from './kill-switch.js';
 import type { PageNotifier } from './kill-switch.js';
 import { LatencyStore } from './latency-store.js';
@@ -36,6 +39,7 @@ import { ProbeUrls, StaleBindings } from './server-memory.js';
 import { StateReporter, broadcastPublisher, serverView, serverViews } from './state-reporter.js';
 import { CONTROL_KEY, idbKeyValueStore } from './storage.js';
 import type { KeyValueStore } from './storage.js';
+import { TrustRule } from './trust.js';
 import { TtfbSampler } from './ttfb-sampler.js';
 import type { SampleKind } from './ttfb-sampler.js';
 import { SW_VERSION } from './version.js';
@@ -83,6 +87,8 @@ export interface ReplicaClientOptions {
    * them must not make the page depend on a replica for the client itself.
    */
   ownScriptPaths?: string[];
+  /** Bodies with a digest up to this size are verified before the page sees them (integrity.ts). Default 1 MiB. */
+  verifyBufferBytes?: number;
 }
 
 /** What resuming a broken body needs to know about its request. */
@@ -123,6 +129,9 @@ export class ReplicaClient {
   private readonly staleBindings = new StaleBindings();
   private messageListenerAttached = false;
   private readonly ownScriptPrefixes: string[];
+  private readonly trust: TrustRule;
+  readonly digests: DigestStore;
+  private readonly integrity: IntegrityGuard;
 
   constructor(init: ReplicaClientOptions = {}) {
     const parsed = init.parsed ?? resolveWorkerOptions(init.settings);
@@ -157,6 +166,19 @@ export class ReplicaClient {
       onFlushed: () => this.reporter.count('tableFlushes'),
     });
     this.bindings = new BindingsStore({ storage: this.storage, flushDelayMs: this.options.flushDelayMs });
+    this.trust = new TrustRule(this.selfOrigin);
+    this.digests = new DigestStore({ storage: this.storage, flushDelayMs: this.options.flushDelayMs });
+    this.integrity = new IntegrityGuard({
+      digests: this.digests,
+      selfOrigin: this.selfOrigin,
+      maxBufferBytes: init.verifyBufferBytes ?? DEFAULT_VERIFY_BUFFER_BYTES,
+      onMismatch: ({ server, logicalUrl, expected, actual, streamed }) => {
+        this.reporter.count('integrityFailures');
+        this.reporter.event({ type: 'integrity-failure', atMs: Date.now(), server, logicalUrl, expected, actual, streamed });
+        this.markFailed(server, 'network-error');
+      },
+      onUnreadable: (server) => this.markFailed(server, 'network-error'),
+    });
     this.sampler = new TtfbSampler({
       now: () => performance.now(),
       maxPending: 1_024,
@@ -276,7 +298,7 @@ export class ReplicaClient {
   /** Writes pending table and bindings changes to IndexedDB now. */
   async flush(): Promise<void> {
     this.sampler.expire();
-    await Promise.all([this.latency.flushNow(), this.bindings.flushNow()]);
+    await Promise.all([this.latency.flushNow(), this.bindings.flushNow(), this.digests.flushNow()]);
   }
 
   /**
@@ -337,20 +359,15 @@ export class ReplicaClient {
     const bindMs = performance.now() - arrivedMs;
 
     const runnerIO = this.runnerIO(request, resolved, io);
-    const result = await runAttempts(specs, runnerIO, request.signal);
+    const result = await this.integrity.run(request, resolved.logical, specs, (plan) => runAttempts(plan, runnerIO, request.signal));
     io.waitUntil(this.afterRequest(candidates));
 
     const navigation = request.mode === 'navigate';
     let response: Response;
     if (result.kind === 'served') {
       this.reporter.count('served');
-      response = this.resumable(servedResponse(request, result.winner.physicalUrl, result.response), {
-        request,
-        resolved,
-        server: result.winner.server,
-        specs,
-        io,
-      });
+      const served = servedResponse(request, result.winner.physicalUrl, result.response);
+      response = this.integrity.guard(request, this.resumable(served, { request, resolved, server: result.winner.server, specs, io }));
     } else if (result.kind === 'failed' && result.fallback) {
       // Every replica failed, but one answered (e.g. 404 everywhere): that answer is the truth.
       this.reporter.count('failed');
@@ -401,7 +418,7 @@ export class ReplicaClient {
             headersAtMs: sentAtMs + ttfbMs,
             mayBeCached: mayBeCached && response.status !== 304,
           });
-          this.learnFrom(response, resolved.logical, io);
+          this.learnFrom(response, resolved.logical, io, this.trust.isOwn(spec.server, response.url) ? undefined : spec.server);
         }
         if (outcome === 'stale') this.noteStale(spec.physicalUrl, resolved.directoryVersion);
       },
@@ -479,16 +496,25 @@ export class ReplicaClient {
 
   // ---------------------------------------------------------------- learning
 
-  /** Reads the bindings and control headers of a response from the site or one of its replicas. */
-  private learnFrom(response: Response, from: string, io: RespondIO): void {
+  /**
+   * Reads the bindings and control headers of a response from the site or one of its
+   * replicas. `replica`: the server, when it is not the site's own origin; what it says goes
+   * through the trust rule (trust.ts).
+   */
+  private learnFrom(response: Response, from: string, io: RespondIO, replica?: ServerId): void {
     const { headers } = response;
     if (isSwitchOff(headers)) {
-      this.switchOff(from, io);
-      return;
+      if (replica === undefined) return this.switchOff(from, io);
+      this.reporter.count('untrustedHeaders');
+      this.reporter.event({ type: 'untrusted-header', atMs: Date.now(), header: 'webpp-control', server: replica, from });
     }
-    const learned = this.bindings.learn(headers);
+    const learned = this.bindings.learn(headers, replica === undefined ? undefined : (document) => this.screen(document, replica, from));
     if (learned.kind === 'applied') {
       this.reporter.count('bindingsHeadersAccepted');
+      if (replica === undefined && learned.document) {
+        this.trust.learnServers(learned.document.bindings);
+        if (this.digests.record(learned.document.digests ?? []) > 0) io.waitUntil(this.digests.changed());
+      }
       if (learned.applied > 0) {
         io.waitUntil(this.bindings.changed());
         this.reporter.send({
@@ -504,6 +530,16 @@ export class ReplicaClient {
       this.reporter.count('bindingsHeadersRejected');
       this.reporter.event({ type: 'bindings-rejected', atMs: Date.now(), code: learned.error.code, message: learned.error.message, from });
     }
+  }
+
+  /** A replica's bindings, as the trust rule allows them; dropped rows are counted and reported. */
+  private screen(document: BindingsDocument, replica: ServerId, from: string): BindingsDocument {
+    const screened = this.trust.screen(document);
+    if (screened.dropped.length > 0) {
+      this.reporter.count('untrustedBindings', screened.dropped.length);
+      this.reporter.event({ type: 'untrusted-bindings', atMs: Date.now(), server: replica, from, dropped: screened.dropped.slice(0, 8), droppedCount: screened.dropped.length });
+    }
+    return screened.document;
   }
 
   /** The remote kill switch (kill-switch.ts): binding stops before this response is even returned. */
@@ -575,7 +611,9 @@ export class ReplicaClient {
         this.storage.get(CONTROL_KEY),
         this.latency.load(),
         this.bindings.load(),
+        this.digests.load(),
       ]);
+      this.trust.learnServers(this.bindings.held());
       // Installed again soon after a switch-off: stay off (and tell the pages again).
       if (await this.killSwitch.restore(control)) {
         this.reporter.event({ type: 'control-off', atMs: Date.now(), from: 'stored switch-off' });
