@@ -28,6 +28,13 @@ export interface OriginClusterOptions {
   root: string;
   names?: string[];
   delaysMs?: Record<string, number>;
+  /** SHA-256 digests of the site's files in the bindings header (the origin's default: on). */
+  contentDigests?: boolean;
+  /**
+   * Per replica name: hooks added after the webpp plugin, so an onSend hook here sees (and
+   * may replace) what the origin sends: a hostile or broken replica.
+   */
+  configure?: Record<string, (app: FastifyInstance) => void>;
 }
 
 export interface OriginCluster {
@@ -82,7 +89,14 @@ export async function startOriginCluster(options: OriginClusterOptions): Promise
         replica.log.push({ method: request.method, url: request.url });
         if (replica.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, replica.delayMs));
       });
-      await app.register(webppOrigin, { publicUrl: replica.origin, logicalOrigin, directory });
+      await app.register(webppOrigin, {
+        publicUrl: replica.origin,
+        logicalOrigin,
+        directory,
+        contentRoot: options.root,
+        contentDigests: options.contentDigests ?? true,
+      });
+      options.configure?.[name]?.(app);
       await app.register(fastifyStatic, { root: options.root, index: ['index.html'] });
       await app.ready();
     }

@@ -23,6 +23,7 @@ import { navigationErrorPage } from './error-page.js';
 import { DEFAULT_VERIFY_BUFFER_BYTES } from './integrity.js';
 import { IntegrityGuard } from './integrity-guard.js';
 import { KillSwitch, isSwitchOff, pageNotifier } from './kill-switch.js';
+import { ControlCheck } from './control-check.js';
 import type { PageNotifier } from './kill-switch.js';
 import { LatencyStore } from './latency-store.js';
 import { Maintenance } from './maintenance.js';
@@ -132,6 +133,7 @@ export class ReplicaClient {
   private readonly trust: TrustRule;
   readonly digests: DigestStore;
   private readonly integrity: IntegrityGuard;
+  private readonly controlCheck: ControlCheck;
 
   constructor(init: ReplicaClientOptions = {}) {
     const parsed = init.parsed ?? resolveWorkerOptions(init.settings);
@@ -178,6 +180,18 @@ export class ReplicaClient {
         this.markFailed(server, 'network-error');
       },
       onUnreadable: (server) => this.markFailed(server, 'network-error'),
+    });
+    this.controlCheck = new ControlCheck({
+      selfOrigin: this.selfOrigin,
+      intervalMs: this.options.controlCheckMs,
+      now: () => performance.now(),
+      head: (url, signal) => this.plainFetch(buildProbeRequest(url, this.selfOrigin, signal)),
+      timeoutMs: () => this.options.selection.timeoutCeilingMs,
+      answered: (response, url) => {
+        const started: Promise<unknown>[] = [];
+        this.learnFrom(response, url, { fetch: this.plainFetch, waitUntil: (promise) => void started.push(promise) });
+        return Promise.allSettled(started);
+      },
     });
     this.sampler = new TtfbSampler({
       now: () => performance.now(),
@@ -367,6 +381,7 @@ export class ReplicaClient {
     if (result.kind === 'served') {
       this.reporter.count('served');
       const served = servedResponse(request, result.winner.physicalUrl, result.response);
+      if (navigation && result.winner.server !== this.selfOrigin) io.waitUntil(this.controlCheck.afterReplicaNavigation(resolved.logical));
       response = this.integrity.guard(request, this.resumable(served, { request, resolved, server: result.winner.server, specs, io }));
     } else if (result.kind === 'failed' && result.fallback) {
       // Every replica failed, but one answered (e.g. 404 everywhere): that answer is the truth.
@@ -503,6 +518,7 @@ export class ReplicaClient {
    */
   private learnFrom(response: Response, from: string, io: RespondIO, replica?: ServerId): void {
     const { headers } = response;
+    if (replica === undefined) this.controlCheck.heard();
     if (isSwitchOff(headers)) {
       if (replica === undefined) return this.switchOff(from, io);
       this.reporter.count('untrustedHeaders');
