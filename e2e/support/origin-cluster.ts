@@ -35,6 +35,8 @@ export interface OriginClusterOptions {
    * may replace) what the origin sends: a hostile or broken replica.
    */
   configure?: Record<string, (app: FastifyInstance) => void>;
+  /** The directory's entries, from the servers' origins by name. Default: "/*" on every server. */
+  entries?: (origins: Record<string, string>) => { logical: string; servers: string[] }[];
 }
 
 export interface OriginCluster {
@@ -60,7 +62,9 @@ export async function startOriginCluster(options: OriginClusterOptions): Promise
   const origins = names.map((name, i) => `http://${name}.localhost:${ports[i]}`);
   const logicalOrigin = origins[0] as string;
   // Every file of the site is replicated on every server (a directory wildcard).
-  const directory = { formatVersion: 1 as const, logicalOrigin, entries: [{ logical: '/*', servers: origins }] };
+  const byName = Object.fromEntries(names.map((name, i) => [name, origins[i] as string]));
+  const entries = options.entries?.(byName) ?? [{ logical: '/*', servers: origins }];
+  const directory = { formatVersion: 1 as const, logicalOrigin, entries };
 
   const replicas: OriginReplica[] = [];
   const closeAll = async (): Promise<void> => {

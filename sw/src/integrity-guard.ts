@@ -25,6 +25,8 @@ export interface IntegrityGuardOptions {
   onMismatch(report: { server: ServerId; logicalUrl: string; expected: string; actual: string; streamed: boolean }): void;
   /** A replica's body broke off while it was being checked. */
   onUnreadable(server: ServerId): void;
+  /** A replica's body matched its digest. */
+  onVerified?(server: ServerId): void;
 }
 
 /** Attempt outcomes after which a server is not asked again for the same request. */
@@ -48,6 +50,7 @@ export class IntegrityGuard {
       const merged = (served: Response): RunResult => ({ kind: 'served', winner, response: served, attempts: [...earlier, ...attempts] });
       if (winner.server === this.options.selfOrigin || !verifiable(request, response)) return merged(response);
       const check = await checkBody(response, integrity, this.options.maxBufferBytes);
+      if (check.kind === 'verified') this.options.onVerified?.(winner.server);
       if (check.kind === 'verified' || check.kind === 'skipped') return merged(check.kind === 'verified' ? check.response : response);
       if (check.kind === 'too-large') {
         this.toStream.set(request, { server: winner.server, logicalUrl, integrity });
@@ -80,8 +83,11 @@ export class IntegrityGuard {
     if (pending === undefined) return response;
     this.toStream.delete(request);
     const { server, logicalUrl, integrity } = pending;
-    return verifyingResponse(response, integrity, (actual) =>
-      this.options.onMismatch({ server, logicalUrl, expected: integrity, actual, streamed: true }),
+    return verifyingResponse(
+      response,
+      integrity,
+      (actual) => this.options.onMismatch({ server, logicalUrl, expected: integrity, actual, streamed: true }),
+      () => this.options.onVerified?.(server),
     );
   }
 }

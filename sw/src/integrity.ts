@@ -76,7 +76,12 @@ export async function checkBody(response: Response, integrity: string, maxBuffer
  * `response` with a body that is hashed as it streams: the last chunk waits for the verdict,
  * and on a mismatch `onMismatch` is called and the body errors instead of ending.
  */
-export function verifyingResponse(response: Response, integrity: string, onMismatch: (actual: string) => void): Response {
+export function verifyingResponse(
+  response: Response,
+  integrity: string,
+  onMismatch: (actual: string) => void,
+  onMatch?: () => void,
+): Response {
   if (!response.body) return response;
   const reader = response.body.getReader();
   const hash = sha256.create();
@@ -92,6 +97,7 @@ export function verifyingResponse(response: Response, integrity: string, onMisma
             controller.error(new TypeError('webpp: body does not match its SHA-256 digest'));
             return;
           }
+          onMatch?.();
           if (held) controller.enqueue(held);
           controller.close();
           return;

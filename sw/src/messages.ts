@@ -150,6 +150,8 @@ export interface WorkerCounters {
   untrustedHeaders: number;
   /** Binding rows from a replica dropped by the trust rule. */
   untrustedBindings: number;
+  /** Replica bodies checked against the own origin's SHA-256 digest and found right (before the page saw them, or at their end). */
+  bodiesVerified: number;
   /** Replica bodies that did not match the own origin's SHA-256 digest. */
   integrityFailures: number;
 }

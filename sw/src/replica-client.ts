@@ -180,6 +180,7 @@ export class ReplicaClient {
         this.markFailed(server, 'network-error');
       },
       onUnreadable: (server) => this.markFailed(server, 'network-error'),
+      onVerified: () => this.reporter.count('bodiesVerified'),
     });
     this.controlCheck = new ControlCheck({
       selfOrigin: this.selfOrigin,

@@ -30,6 +30,7 @@ export function emptyCounters(): WorkerCounters {
     pageScriptFromCache: 0,
     untrustedHeaders: 0,
     untrustedBindings: 0,
+    bodiesVerified: 0,
     integrityFailures: 0,
   };
 }
