@@ -97,18 +97,23 @@ function eventIO(): RespondIO & { settled(): Promise<void> } {
   };
 }
 
-async function learnedClient(): Promise<{ instance: ReplicaClient; events: WebppEvent[] }> {
+function newClient(storage = memoryKeyValueStore()): { instance: ReplicaClient; events: WebppEvent[] } {
   const events: WebppEvent[] = [];
   const instance = new ReplicaClient({
     settings: { preset: 'fast', policy: 'bad-first', flushDelayMs: 0 },
     selfOrigin: site.origin,
-    storage: memoryKeyValueStore(),
+    storage,
     observeResourceTiming: false,
     publish: (batch) => void events.push(...batch),
     unregister: async () => undefined,
     notifyPages: async () => undefined,
     verifyBufferBytes: 64 * 1024,
   });
+  return { instance, events };
+}
+
+async function learnedClient(storage = memoryKeyValueStore()): Promise<{ instance: ReplicaClient; events: WebppEvent[] }> {
+  const { instance, events } = newClient(storage);
   await instance.ready;
   const io = eventIO();
   // The own origin's page: bindings and digests (the only digests that count).
@@ -153,6 +158,18 @@ describe('integrity of replica bodies', () => {
       [site.origin, 'integrity-primary-copy', 'served'],
     ]);
     expect(site.hits).toEqual(['/site-only.bin']);
+  });
+
+  it('digests survive a worker restart (IndexedDB): a new worker still catches the replica', async () => {
+    const storage = memoryKeyValueStore();
+    const first = await learnedClient(storage);
+    await first.instance.flush();
+    const { instance } = newClient(storage);
+    await instance.ready;
+    const response = await get(instance, '/small.bin');
+    expect(Buffer.from(await response.arrayBuffer()).equals(SMALL)).toBe(true);
+    expect(instance.snapshot().counters.integrityFailures).toBe(1);
+    expect(instance.snapshot().counters.observed).toBe(0);
   });
 
   it('a large tampered body errors at its end instead of ending with wrong bytes', async () => {
