@@ -8,9 +8,8 @@
 import { isSha256Integrity } from '@webpp/core';
 import type { ContentDigest } from '@webpp/core';
 import { DebouncedTask } from './_private/debounced-task.js';
+import { DIGESTS_KEY } from './storage.js';
 import type { KeyValueStore } from './storage.js';
-
-export const DIGESTS_KEY = 'digests';
 
 export interface DigestStoreOptions {
   storage: KeyValueStore;
