@@ -160,10 +160,10 @@ export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin):
       const hit = cache.get(key);
       if (hit !== undefined) {
         rememberPage(request, pageUrl, hit);
+        // Release a replaced stream at once: an upstream body left waiting may fail meanwhile.
+        if (hit.body !== undefined) discardPayload(payload);
         await applyHeaders(reply, hit, etag, pageUrl);
-        if (hit.body === undefined) return payload;
-        discardPayload(payload);
-        return hit.body;
+        return hit.body ?? payload;
       }
     }
     const declaredLength = Number(headerString(reply, 'content-length') ?? Number.NaN);
