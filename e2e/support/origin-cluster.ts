@@ -28,7 +28,7 @@ export interface OriginClusterOptions {
   root: string;
   names?: string[];
   delaysMs?: Record<string, number>;
-  /** SHA-256 digests of the site's files in the bindings header (the origin's default: on). */
+  /** SHA-256 digests of the site's files in the bindings header (the origin's default: off). */
   contentDigests?: boolean;
   /**
    * Per replica name: hooks added after the webpp plugin, so an onSend hook here sees (and
@@ -98,7 +98,7 @@ export async function startOriginCluster(options: OriginClusterOptions): Promise
         logicalOrigin,
         directory,
         contentRoot: options.root,
-        contentDigests: options.contentDigests ?? true,
+        contentDigests: options.contentDigests ?? false,
       });
       options.configure?.[name]?.(app);
       await app.register(fastifyStatic, { root: options.root, index: ['index.html'] });

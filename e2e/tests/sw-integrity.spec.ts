@@ -67,6 +67,7 @@ test.afterAll(() => {
 test.beforeEach(async () => {
   cluster = await startOriginCluster({
     root,
+    contentDigests: true,
     delaysMs: { a: 150, b: 100, c: 0 },
     configure: {
       c: (app) =>

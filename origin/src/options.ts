@@ -105,7 +105,11 @@ export interface WebppOriginOptions {
    * their SHA-256 digests go into the bindings header so the worker can check replicas' bytes.
    */
   contentRoot?: string;
-  /** Send SHA-256 content digests in the bindings header (docs/protocol.md). Default true. */
+  /**
+   * Send SHA-256 content digests in the bindings header (docs/protocol.md). Default false:
+   * opt-in while the worker's body checks are known to disturb its latency samples
+   * (docs/service-worker.md, "Integrity").
+   */
   contentDigests?: boolean;
   /** Byte bound of the pre-processing cache. Default 32 MiB. */
   preprocessCacheBytes?: number;
@@ -254,7 +258,7 @@ export function resolveOptions(options: WebppOriginOptions): ResolvedOptions {
     killSwitch: options.killSwitch ?? false,
     maxBindingsHeaderBytes: options.maxBindingsHeaderBytes ?? 8192,
     contentRoot: options.contentRoot,
-    contentDigests: options.contentDigests ?? true,
+    contentDigests: options.contentDigests ?? false,
     preprocessCacheBytes: options.preprocessCacheBytes ?? 32 * 1024 * 1024,
     maxPreprocessBytes: options.maxPreprocessBytes ?? 8 * 1024 * 1024,
     maxReplicaBytes: options.maxReplicaBytes ?? 50 * 1024 * 1024,

@@ -37,7 +37,7 @@ describe('content digests in the bindings header', () => {
   it('gives the digest of every referenced static file, never of HTML, dotfiles or missing files', async () => {
     const files = { 'index.html': PAGE, 'other.html': '<p>x</p>', 'style.css': 'body{}', 'img/cat.png': 'PNG bytes', '.secret': 'no' };
     const root = await site(files);
-    app = await buildApp({ directory, contentRoot: root }, { root });
+    app = await buildApp({ directory, contentRoot: root, contentDigests: true }, { root });
     const response = await app.inject('/index.html');
     expect(digestsOf(response.headers['webpp-bindings'])).toEqual({
       [`${ORIGIN_A}/style.css`]: sri(files['style.css']),
@@ -50,7 +50,7 @@ describe('content digests in the bindings header', () => {
 
   it('follows a changed file (new size or mtime): the next header has the new digest', async () => {
     const root = await site({ 'index.html': PAGE, 'style.css': 'body{}', 'img/cat.png': 'old' });
-    app = await buildApp({ directory, contentRoot: root }, { root });
+    app = await buildApp({ directory, contentRoot: root, contentDigests: true }, { root });
     const first = await app.inject('/index.html');
     expect(digestsOf(first.headers['webpp-bindings'])[`${ORIGIN_A}/img/cat.png`]).toBe(sri('old'));
     await writeFile(join(root, 'img/cat.png'), 'new!');
@@ -63,7 +63,7 @@ describe('content digests in the bindings header', () => {
 
   it('uses the stored digest of a replica created through the management API', async () => {
     const root = await site({ 'index.html': '<img src="/pic.bin">' });
-    app = await buildApp({ directory: { formatVersion: 1, entries: [] }, contentRoot: root }, { root });
+    app = await buildApp({ directory: { formatVersion: 1, entries: [] }, contentRoot: root, contentDigests: true }, { root });
     const created = await app.inject({
       method: 'POST',
       url: '/.well-known/webpp/replicas/pic.bin',
@@ -75,14 +75,18 @@ describe('content digests in the bindings header', () => {
     expect(digestsOf(page.headers['webpp-bindings'])).toEqual({ [`${ORIGIN_A}/pic.bin`]: sri('stored bytes') });
   });
 
-  it('sends no digests when contentDigests is false, or for a server without contentRoot', async () => {
+  it('sends no digests by default, when contentDigests is false, or for a server without contentRoot', async () => {
     const root = await site({ 'index.html': PAGE, 'style.css': 'body{}', 'img/cat.png': 'x' });
     app = await buildApp({ directory, contentRoot: root, contentDigests: false }, { root });
     const off = await app.inject('/index.html');
     expect(bindingsOf(off.headers['webpp-bindings'])?.bindings.length).toBeGreaterThan(0);
     expect(bindingsOf(off.headers['webpp-bindings'])?.digests).toBeUndefined();
     await app.close();
-    app = await buildApp({ directory }, { root });
+    app = await buildApp({ directory, contentRoot: root }, { root });
+    const byDefault = await app.inject('/index.html');
+    expect(bindingsOf(byDefault.headers['webpp-bindings'])?.digests).toBeUndefined();
+    await app.close();
+    app = await buildApp({ directory, contentDigests: true }, { root });
     const noRoot = await app.inject('/index.html');
     expect(bindingsOf(noRoot.headers['webpp-bindings'])?.digests).toBeUndefined();
   });
