@@ -131,6 +131,7 @@ test('a tampered body too large to hold: the page gets an error or the right byt
   await waitForState(page, (state) => state.decisions.some((d) => d.navigation && d.servedBy === tamperer.origin), {
     what: 'a page served by c',
     between: async () => void (await page.reload()),
+    timeoutMs: 45_000,
   });
   const results: string[] = [];
   for (let i = 0; i < 4; i++) {

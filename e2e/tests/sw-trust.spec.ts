@@ -71,6 +71,8 @@ async function loadUntilServedBy(page: Page, origin: string): Promise<void> {
   await waitForState(page, (state) => state.decisions.some((decision) => decision.navigation && decision.servedBy === origin), {
     what: `a page served by ${origin}`,
     between: async () => void (await page.reload()),
+    // An early sample inflated by a loaded machine keeps c unpreferred until its TTL (20 s).
+    timeoutMs: 45_000,
   });
 }
 
@@ -79,7 +81,7 @@ test('a replica that rebinds the site to a server nobody named: the worker never
   const hostileOrigin = nobody.origin;
   cluster = await startOriginCluster({
     root,
-    delaysMs: { a: 150, b: 100, c: 0 },
+    delaysMs: { a: 300, b: 200, c: 0 },
     configure: {
       // c sends the site's URLs to `nobody`, with a directory version no honest server has yet.
       c: (app) =>
@@ -124,7 +126,7 @@ test('a replica that rebinds the site to a server nobody named: the worker never
 test('a replica that sends `webpp-control: off`: the worker stays on and keeps binding', async ({ page }) => {
   cluster = await startOriginCluster({
     root,
-    delaysMs: { a: 150, b: 100, c: 0 },
+    delaysMs: { a: 300, b: 200, c: 0 },
     configure: {
       c: (app) =>
         app.addHook('onSend', async (_request, reply, payload) => {
@@ -150,7 +152,7 @@ test('a replica that sends `webpp-control: off`: the worker stays on and keeps b
 });
 
 test("the site's own origin still switches the worker off, though the pages come from a replica", async ({ page }) => {
-  cluster = await startOriginCluster({ root, delaysMs: { a: 150, b: 100, c: 0 } });
+  cluster = await startOriginCluster({ root, delaysMs: { a: 300, b: 200, c: 0 } });
   await loadUntilServedBy(page, cluster.replica('c').origin);
   // The origin's own kill switch (@webpp/origin `killSwitch`): only a sends the header.
   cluster.primary.app.webpp.killSwitch = true;
