@@ -36,6 +36,15 @@ export interface OriginClusterOptions {
   tls?: { cert: string; key: string };
   /** Called with each Fastify app after the plugin is registered (extra hooks for a test, run after the plugin's). */
   afterPlugin?: (app: FastifyInstance, name: string) => void;
+  /** SHA-256 digests of the site's files in the bindings header (the origin's default: off). */
+  contentDigests?: boolean;
+  /**
+   * Per replica name: hooks added after the webpp plugin, so an onSend hook here sees (and
+   * may replace) what the origin sends: a hostile or broken replica.
+   */
+  configure?: Record<string, (app: FastifyInstance) => void>;
+  /** The directory's entries, from the servers' origins by name. Default: "/*" on every server. */
+  entries?: (origins: Record<string, string>) => { logical: string; servers: string[] }[];
 }
 
 export interface OriginCluster {
@@ -76,7 +85,9 @@ export async function startOriginCluster(options: OriginClusterOptions): Promise
   const origins = names.map((name, i) => `${scheme}://${name}.localhost:${ports[i]}`);
   const logicalOrigin = origins[0] as string;
   // Every file of the site is replicated on every server (a directory wildcard).
-  const directory = { formatVersion: 1 as const, logicalOrigin, entries: [{ logical: '/*', servers: origins }] };
+  const byName = Object.fromEntries(names.map((name, i) => [name, origins[i] as string]));
+  const entries = options.entries?.(byName) ?? [{ logical: '/*', servers: origins }];
+  const directory = { formatVersion: 1 as const, logicalOrigin, entries };
 
   const replicas: OriginReplica[] = [];
   const closeAll = async (): Promise<void> => {
@@ -106,7 +117,14 @@ export async function startOriginCluster(options: OriginClusterOptions): Promise
         replica.log.push({ method: request.method, url: request.url, httpVersion: request.raw.httpVersion });
         if (replica.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, replica.delayMs));
       });
-      await app.register(webppOrigin, { publicUrl: replica.origin, logicalOrigin, directory });
+      await app.register(webppOrigin, {
+        publicUrl: replica.origin,
+        logicalOrigin,
+        directory,
+        contentRoot: options.root,
+        contentDigests: options.contentDigests ?? false,
+      });
+      options.configure?.[name]?.(app);
       options.afterPlugin?.(app, name);
       await app.register(fastifyStatic, { root: options.root, index: ['index.html'] });
       await app.ready();

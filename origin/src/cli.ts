@@ -60,6 +60,7 @@ Behaviour
   --no-inject                   Do not insert <script src="/webpp.js"> into HTML pages.
   --cors <mode>                 replicated (default) | all | off: CORS on GET/HEAD responses.
   --kill-switch                 Send "webpp-control: off": every browser's worker unregisters.
+  --content-digests             Send SHA-256 digests of the site's files in the bindings header.
   --public-stats                Serve /.well-known/webpp/stats without the admin token.
   --batch                       Batch transmission: answer a worker's page request with the page
                                 and its embedded resources in one streamed response (docs/batching.md).
@@ -122,6 +123,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
       'no-inject': { type: 'boolean' },
       cors: { type: 'string' },
       'kill-switch': { type: 'boolean' },
+      'content-digests': { type: 'boolean' },
       'public-stats': { type: 'boolean' },
       batch: { type: 'boolean' },
       'max-replica-bytes': { type: 'string' },
@@ -159,6 +161,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
     peers,
     injectScript: values['no-inject'] !== true,
     killSwitch: values['kill-switch'] === true,
+    contentDigests: values['content-digests'] === true,
     publicStats: values['public-stats'] === true,
     batch: values.batch === true,
   };

@@ -106,6 +106,17 @@ export interface WebppOriginOptions {
   killSwitch?: boolean;
   /** Byte budget of the bindings header. Default 8192. */
   maxBindingsHeaderBytes?: number;
+  /**
+   * Folder the site's static files are served from (startReplicaServer passes its `root`):
+   * their SHA-256 digests go into the bindings header so the worker can check replicas' bytes.
+   */
+  contentRoot?: string;
+  /**
+   * Send SHA-256 content digests in the bindings header (docs/protocol.md). Default false:
+   * opt-in while the worker's body checks are known to disturb its latency samples
+   * (docs/service-worker.md, "Integrity").
+   */
+  contentDigests?: boolean;
   /** Byte bound of the pre-processing cache. Default 32 MiB. */
   preprocessCacheBytes?: number;
   /** Largest HTML or CSS body that is parsed for references; bigger ones get only their own binding. Default 8 MiB. */
@@ -149,6 +160,8 @@ export interface ResolvedOptions {
   cors: CorsMode;
   killSwitch: boolean;
   maxBindingsHeaderBytes: number;
+  contentRoot: string | undefined;
+  contentDigests: boolean;
   preprocessCacheBytes: number;
   maxPreprocessBytes: number;
   maxReplicaBytes: number;
@@ -190,6 +203,8 @@ export const optionsSchema = {
     cors: { enum: ['replicated', 'all', 'off'] },
     killSwitch: { type: 'boolean' },
     maxBindingsHeaderBytes: { type: 'integer', minimum: 64, maximum: 1_048_576 },
+    contentRoot: { type: 'string', minLength: 1 },
+    contentDigests: { type: 'boolean' },
     preprocessCacheBytes: { type: 'integer', minimum: 0 },
     maxPreprocessBytes: { type: 'integer', minimum: 0 },
     maxReplicaBytes: { type: 'integer', minimum: 1 },
@@ -251,6 +266,8 @@ export function resolveOptions(options: WebppOriginOptions): ResolvedOptions {
     cors: options.cors ?? 'replicated',
     killSwitch: options.killSwitch ?? false,
     maxBindingsHeaderBytes: options.maxBindingsHeaderBytes ?? 8192,
+    contentRoot: options.contentRoot,
+    contentDigests: options.contentDigests ?? false,
     preprocessCacheBytes: options.preprocessCacheBytes ?? 32 * 1024 * 1024,
     maxPreprocessBytes: options.maxPreprocessBytes ?? 8 * 1024 * 1024,
     maxReplicaBytes: options.maxReplicaBytes ?? 50 * 1024 * 1024,

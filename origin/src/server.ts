@@ -136,7 +136,7 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
   };
 
   try {
-    await app.register(webppOrigin, { ...webpp, publicUrl: url });
+    await app.register(webppOrigin, { ...(root === undefined ? {} : { contentRoot: resolve(root) }), ...webpp, publicUrl: url });
     if (routes !== undefined) await app.register(async (child) => routes(child));
     if (root !== undefined) {
       await app.register(fastifyStatic, { root: resolve(root), index: ['index.html'], redirect: true });

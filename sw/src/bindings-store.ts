@@ -5,7 +5,7 @@
  * subresources), and written to IndexedDB in batches so they survive worker restarts.
  */
 import { BINDINGS_HEADER, BindingsIndex, decodeBindings } from '@webpp/core';
-import type { BindingsError, ResolvedBinding } from '@webpp/core';
+import type { Binding, BindingsDocument, BindingsError, ResolvedBinding } from '@webpp/core';
 import { DebouncedTask } from './_private/debounced-task.js';
 import { BINDINGS_KEY } from './storage.js';
 import type { KeyValueStore } from './storage.js';
@@ -13,7 +13,7 @@ import type { KeyValueStore } from './storage.js';
 export type LearnResult =
   | { kind: 'none' }
   /** `repeated`: the very same header value was applied recently; nothing to do. */
-  | { kind: 'applied'; applied: number; ignored: number; repeated?: boolean }
+  | { kind: 'applied'; applied: number; ignored: number; repeated?: boolean; document?: BindingsDocument }
   | { kind: 'rejected'; error: BindingsError };
 
 export interface BindingsStoreOptions {
@@ -60,21 +60,31 @@ export class BindingsStore {
     return this.index.directoryVersion;
   }
 
+  /** Every binding held (to seed the trust rule's servers after a restart). */
+  held(): Binding[] {
+    return this.index.toJSON().entries.map((entry) => entry.binding);
+  }
+
   /**
    * Reads the bindings header of a response. Synchronous, so that bindings that arrive
    * with a page apply before the page's subresources are requested. Never throws: a
-   * malformed header is reported and otherwise ignored.
+   * malformed header is reported and otherwise ignored. `screen`, for a header from a
+   * replica, keeps only what the trust rule (trust.ts) allows; `document` in the result is
+   * what was applied.
    */
-  learn(headers: Headers): LearnResult {
+  learn(headers: Headers, screen?: (document: BindingsDocument) => BindingsDocument): LearnResult {
     const value = headers.get(BINDINGS_HEADER);
     if (value === null) return { kind: 'none' };
-    if (this.recentValues.has(value)) return { kind: 'applied', applied: 0, ignored: 0, repeated: true };
+    // The same bytes from the own origin and from a replica do not mean the same bindings.
+    const key = screen === undefined ? value : `screened:${value}`;
+    if (this.recentValues.has(key)) return { kind: 'applied', applied: 0, ignored: 0, repeated: true };
     const decoded = decodeBindings(value);
     if (!decoded.ok) return { kind: 'rejected', error: decoded.error };
-    const { applied, ignored } = this.index.apply(decoded.document);
-    this.recentValues.add(value);
+    const document = screen === undefined ? decoded.document : screen(decoded.document);
+    const { applied, ignored } = this.index.apply(document);
+    this.recentValues.add(key);
     if (this.recentValues.size > RECENT_HEADER_VALUES) this.recentValues.delete(this.recentValues.values().next().value as string);
-    return { kind: 'applied', applied, ignored };
+    return { kind: 'applied', applied, ignored, document };
   }
 
   /** Returns the promise of the batched write, for `event.waitUntil`. */

@@ -36,6 +36,12 @@ export interface WorkerOptions {
    * every body through the worker's JavaScript costs a few tenths of a millisecond each.
    */
   resumeMinBytes: number;
+  /**
+   * On a navigation served by a replica, the worker asks the site's own origin with one
+   * background HEAD when it has not heard from it for this long (control-check.ts): the
+   * own origin's `webpp-control` and digests still reach it. 0: on every such navigation.
+   */
+  controlCheckMs: number;
 }
 
 export const DEFAULT_WORKER_OPTIONS: Readonly<Omit<WorkerOptions, 'selection' | 'preset'>> = Object.freeze({
@@ -44,6 +50,7 @@ export const DEFAULT_WORKER_OPTIONS: Readonly<Omit<WorkerOptions, 'selection' | 
   historySize: 200,
   offRetryMs: 60 * 60 * 1_000,
   resumeMinBytes: 64 * 1_024,
+  controlCheckMs: 60_000,
 });
 
 const SELECTION_KEYS = Object.keys(PAPER_DEFAULTS) as (keyof SelectionConfig)[];
@@ -54,6 +61,7 @@ const WORKER_NUMBER_BOUNDS = {
   historySize: [1, 5_000],
   offRetryMs: [0, 30 * 24 * 60 * 60 * 1_000],
   resumeMinBytes: [0, Number.MAX_SAFE_INTEGER],
+  controlCheckMs: [0, 24 * 60 * 60 * 1_000],
 } as const;
 
 export interface ParsedWorkerOptions {

@@ -148,6 +148,14 @@ export interface WorkerCounters {
   bodyResumes: number;
   /** Page-script (/webpp.js) requests answered from the worker's cached copy. */
   pageScriptFromCache: number;
+  /** Control headers (`webpp-control: off`) from a replica, ignored (trust rule, docs/protocol.md). */
+  untrustedHeaders: number;
+  /** Binding rows from a replica dropped by the trust rule. */
+  untrustedBindings: number;
+  /** Replica bodies checked against the own origin's SHA-256 digest and found right (before the page saw them, or at their end). */
+  bodiesVerified: number;
+  /** Replica bodies that did not match the own origin's SHA-256 digest. */
+  integrityFailures: number;
 }
 
 export interface WorkerStateSnapshot {
@@ -199,6 +207,22 @@ export type WebppEvent =
       /** Why the body could not be resumed. */
       reason?: string;
     })
-  | (EventBase & { type: 'internal-error'; message: string; url: string });
+  | (EventBase & { type: 'internal-error'; message: string; url: string })
+  /** A replica sent a header only the site's own origin may send (trust rule): ignored. */
+  | (EventBase & { type: 'untrusted-header'; header: 'webpp-control'; server: ServerId; from: string })
+  /** Binding rows of a replica's header that the trust rule dropped (the first 8, and how many). */
+  | (EventBase & {
+      type: 'untrusted-bindings';
+      server: ServerId;
+      from: string;
+      dropped: { logical: string; reason: 'foreign-logical-url' | 'unknown-server'; server?: ServerId }[];
+      droppedCount: number;
+    })
+  /**
+   * A replica's body did not match the own origin's SHA-256 digest. `streamed`: false when
+   * caught before the page saw a byte (the request failed over), true when caught at the end
+   * of a large body (the page's read failed).
+   */
+  | (EventBase & { type: 'integrity-failure'; server: ServerId; logicalUrl: string; expected: string; actual: string; streamed: boolean });
 
 export type WebppEventType = WebppEvent['type'];

@@ -11,15 +11,19 @@
  *  - anything unexpected in its own logic falls back to a plain fetch (fail open).
  */
 import { serverOf } from '@webpp/core';
-import type { RandomSource, ResolvedBinding, ServerId } from '@webpp/core';
+import type { BindingsDocument, RandomSource, ResolvedBinding, ServerId } from '@webpp/core';
 import { classifyStatus, runAttempts } from './attempt-runner.js';
 import type { AttemptSpec, RunnerIO } from './attempt-runner.js';
 import { BindingsStore } from './bindings-store.js';
 import { resolveWorkerOptions } from './config.js';
 import type { ParsedWorkerOptions, WorkerOptions } from './config.js';
 import { decisionRecord, failoverEvents, round } from './decision-record.js';
+import { DigestStore } from './digest-store.js';
 import { navigationErrorPage } from './error-page.js';
+import { DEFAULT_VERIFY_BUFFER_BYTES } from './integrity.js';
+import { IntegrityGuard } from './integrity-guard.js';
 import { KillSwitch, isSwitchOff, pageNotifier } from './kill-switch.js';
+import { ControlCheck } from './control-check.js';
 import type { PageNotifier } from './kill-switch.js';
 import { LatencyStore } from './latency-store.js';
 import { Maintenance } from './maintenance.js';
@@ -36,6 +40,7 @@ import { ProbeUrls, StaleBindings } from './server-memory.js';
 import { StateReporter, broadcastPublisher, serverView, serverViews } from './state-reporter.js';
 import { CONTROL_KEY, idbKeyValueStore } from './storage.js';
 import type { KeyValueStore } from './storage.js';
+import { TrustRule } from './trust.js';
 import { TtfbSampler } from './ttfb-sampler.js';
 import { ConnectionQueue } from './connection-queue.js';
 import type { SampleKind } from './ttfb-sampler.js';
@@ -84,6 +89,8 @@ export interface ReplicaClientOptions {
    * them must not make the page depend on a replica for the client itself.
    */
   ownScriptPaths?: string[];
+  /** Bodies with a digest up to this size are verified before the page sees them (integrity.ts). Default 1 MiB. */
+  verifyBufferBytes?: number;
 }
 
 /** What resuming a broken body needs to know about its request. */
@@ -126,6 +133,10 @@ export class ReplicaClient {
   private readonly staleBindings = new StaleBindings();
   private messageListenerAttached = false;
   private readonly ownScriptPrefixes: string[];
+  private readonly trust: TrustRule;
+  readonly digests: DigestStore;
+  private readonly integrity: IntegrityGuard;
+  private readonly controlCheck: ControlCheck;
 
   constructor(init: ReplicaClientOptions = {}) {
     const parsed = init.parsed ?? resolveWorkerOptions(init.settings);
@@ -160,6 +171,32 @@ export class ReplicaClient {
       onFlushed: () => this.reporter.count('tableFlushes'),
     });
     this.bindings = new BindingsStore({ storage: this.storage, flushDelayMs: this.options.flushDelayMs });
+    this.trust = new TrustRule(this.selfOrigin);
+    this.digests = new DigestStore({ storage: this.storage, flushDelayMs: this.options.flushDelayMs });
+    this.integrity = new IntegrityGuard({
+      digests: this.digests,
+      selfOrigin: this.selfOrigin,
+      maxBufferBytes: init.verifyBufferBytes ?? DEFAULT_VERIFY_BUFFER_BYTES,
+      onMismatch: ({ server, logicalUrl, expected, actual, streamed }) => {
+        this.reporter.count('integrityFailures');
+        this.reporter.event({ type: 'integrity-failure', atMs: Date.now(), server, logicalUrl, expected, actual, streamed });
+        this.markFailed(server, 'network-error');
+      },
+      onUnreadable: (server) => this.markFailed(server, 'network-error'),
+      onVerified: () => this.reporter.count('bodiesVerified'),
+    });
+    this.controlCheck = new ControlCheck({
+      selfOrigin: this.selfOrigin,
+      intervalMs: this.options.controlCheckMs,
+      now: () => performance.now(),
+      head: (url, signal) => this.plainFetch(buildProbeRequest(url, this.selfOrigin, signal)),
+      timeoutMs: () => this.options.selection.timeoutCeilingMs,
+      answered: (response, url) => {
+        const started: Promise<unknown>[] = [];
+        this.learnFrom(response, url, { fetch: this.plainFetch, waitUntil: (promise) => void started.push(promise) });
+        return Promise.allSettled(started);
+      },
+    });
     this.sampler = new TtfbSampler({
       now: () => performance.now(),
       maxPending: 1_024,
@@ -281,7 +318,7 @@ export class ReplicaClient {
   /** Writes pending table and bindings changes to IndexedDB now. */
   async flush(): Promise<void> {
     this.sampler.expire();
-    await Promise.all([this.latency.flushNow(), this.bindings.flushNow()]);
+    await Promise.all([this.latency.flushNow(), this.bindings.flushNow(), this.digests.flushNow()]);
   }
 
   /**
@@ -342,20 +379,16 @@ export class ReplicaClient {
     const bindMs = performance.now() - arrivedMs;
 
     const runnerIO = this.runnerIO(request, resolved, io);
-    const result = await runAttempts(specs, runnerIO, request.signal);
+    const result = await this.integrity.run(request, resolved.logical, specs, (plan) => runAttempts(plan, runnerIO, request.signal));
     io.waitUntil(this.afterRequest(candidates));
 
     const navigation = request.mode === 'navigate';
     let response: Response;
     if (result.kind === 'served') {
       this.reporter.count('served');
-      response = this.resumable(servedResponse(request, result.winner.physicalUrl, result.response), {
-        request,
-        resolved,
-        server: result.winner.server,
-        specs,
-        io,
-      });
+      const served = servedResponse(request, result.winner.physicalUrl, result.response);
+      if (navigation && result.winner.server !== this.selfOrigin) io.waitUntil(this.controlCheck.afterReplicaNavigation(resolved.logical));
+      response = this.integrity.guard(request, this.resumable(served, { request, resolved, server: result.winner.server, specs, io }));
     } else if (result.kind === 'failed' && result.fallback) {
       // Every replica failed, but one answered (e.g. 404 everywhere): that answer is the truth.
       this.reporter.count('failed');
@@ -406,7 +439,7 @@ export class ReplicaClient {
             headersAtMs: sentAtMs + ttfbMs,
             mayBeCached: mayBeCached && response.status !== 304,
           });
-          this.learnFrom(response, resolved.logical, io);
+          this.learnFrom(response, resolved.logical, io, this.trust.isOwn(spec.server, response.url) ? undefined : spec.server);
         }
         if (outcome === 'stale') this.noteStale(spec.physicalUrl, resolved.directoryVersion);
       },
@@ -484,16 +517,26 @@ export class ReplicaClient {
 
   // ---------------------------------------------------------------- learning
 
-  /** Reads the bindings and control headers of a response from the site or one of its replicas. */
-  private learnFrom(response: Response, from: string, io: RespondIO): void {
+  /**
+   * Reads the bindings and control headers of a response from the site or one of its
+   * replicas. `replica`: the server, when it is not the site's own origin; what it says goes
+   * through the trust rule (trust.ts).
+   */
+  private learnFrom(response: Response, from: string, io: RespondIO, replica?: ServerId): void {
     const { headers } = response;
+    if (replica === undefined) this.controlCheck.heard();
     if (isSwitchOff(headers)) {
-      this.switchOff(from, io);
-      return;
+      if (replica === undefined) return this.switchOff(from, io);
+      this.reporter.count('untrustedHeaders');
+      this.reporter.event({ type: 'untrusted-header', atMs: Date.now(), header: 'webpp-control', server: replica, from });
     }
-    const learned = this.bindings.learn(headers);
+    const learned = this.bindings.learn(headers, replica === undefined ? undefined : (document) => this.screen(document, replica, from));
     if (learned.kind === 'applied') {
       this.reporter.count('bindingsHeadersAccepted');
+      if (replica === undefined && learned.document) {
+        this.trust.learnServers(learned.document.bindings);
+        if (this.digests.record(learned.document.digests ?? []) > 0) io.waitUntil(this.digests.changed());
+      }
       if (learned.applied > 0) {
         io.waitUntil(this.bindings.changed());
         this.reporter.send({
@@ -509,6 +552,16 @@ export class ReplicaClient {
       this.reporter.count('bindingsHeadersRejected');
       this.reporter.event({ type: 'bindings-rejected', atMs: Date.now(), code: learned.error.code, message: learned.error.message, from });
     }
+  }
+
+  /** A replica's bindings, as the trust rule allows them; dropped rows are counted and reported. */
+  private screen(document: BindingsDocument, replica: ServerId, from: string): BindingsDocument {
+    const screened = this.trust.screen(document);
+    if (screened.dropped.length > 0) {
+      this.reporter.count('untrustedBindings', screened.dropped.length);
+      this.reporter.event({ type: 'untrusted-bindings', atMs: Date.now(), server: replica, from, dropped: screened.dropped.slice(0, 8), droppedCount: screened.dropped.length });
+    }
+    return screened.document;
   }
 
   /** The remote kill switch (kill-switch.ts): binding stops before this response is even returned. */
@@ -580,7 +633,9 @@ export class ReplicaClient {
         this.storage.get(CONTROL_KEY),
         this.latency.load(),
         this.bindings.load(),
+        this.digests.load(),
       ]);
+      this.trust.learnServers(this.bindings.held());
       // Installed again soon after a switch-off: stay off (and tell the pages again).
       if (await this.killSwitch.restore(control)) {
         this.reporter.event({ type: 'control-off', atMs: Date.now(), from: 'stored switch-off' });

@@ -29,6 +29,10 @@ export function emptyCounters(): WorkerCounters {
     tableFlushes: 0,
     bodyResumes: 0,
     pageScriptFromCache: 0,
+    untrustedHeaders: 0,
+    untrustedBindings: 0,
+    bodiesVerified: 0,
+    integrityFailures: 0,
   };
 }
 

@@ -22,6 +22,7 @@ export const DEFAULT_STORE_NAME = 'state';
 export const LATENCY_TABLE_KEY = 'latency-table';
 export const BINDINGS_KEY = 'bindings';
 export const CONTROL_KEY = 'control';
+export const DIGESTS_KEY = 'digests';
 
 /** IndexedDB through idb-keyval. The database is opened lazily, on first use. */
 export function idbKeyValueStore(dbName = DEFAULT_DB_NAME, storeName = DEFAULT_STORE_NAME): KeyValueStore {

@@ -157,15 +157,14 @@ describe('ReplicaClient', () => {
     expect(events.some((event) => event.type === 'internal-error' && event.message.includes('policy bug'))).toBe(true);
   });
 
-  it('switches itself off on `webpp-control: off`, remembers it, and unregisters', async () => {
+  it('switches itself off on `webpp-control: off` from its own origin, remembers it, and unregisters', async () => {
     const storage = memoryKeyValueStore();
     const { instance, unregistered } = client({ storage });
     await learn(instance);
     primary.control = 'off';
-    fast.control = 'off';
-    slow.control = 'off';
     const io = eventIO();
-    await (await instance.respond(new Request(`${primary.origin}/file.txt`), io)).text();
+    // A request the worker observes (no binding) reaches the own origin.
+    await (await instance.respond(new Request(`${primary.origin}/page`), io)).text();
     await io.settled();
     expect(instance.isEnabled).toBe(false);
     expect(instance.route(new Request(`${primary.origin}/file.txt`))).toBe('pass');
@@ -176,6 +175,26 @@ describe('ReplicaClient', () => {
     await again.instance.ready;
     expect(again.instance.isEnabled).toBe(false);
     expect(again.unregistered).toEqual(['unregistered']);
+  });
+
+  it('ignores `webpp-control: off` from a replica (trust rule) and reports it', async () => {
+    const { instance, unregistered, events } = client();
+    await learn(instance);
+    fast.control = 'off';
+    slow.control = 'off';
+    // Every request asks a replica first (bounded): none of their switch-offs counts.
+    for (let i = 0; i < 6; i++) {
+      const io = eventIO();
+      await (await instance.respond(new Request(`${primary.origin}/file.txt`), io)).text();
+      await io.settled();
+    }
+    const askedReplicas = instance.snapshot().decisions.some((decision) => decision.servedBy !== primary.origin);
+    expect(askedReplicas).toBe(true);
+    expect(instance.isEnabled).toBe(true);
+    expect(unregistered).toEqual([]);
+    expect(instance.snapshot().counters.untrustedHeaders).toBeGreaterThan(0);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(events.some((event) => event.type === 'untrusted-header' && (event.server === fast.origin || event.server === slow.origin))).toBe(true);
   });
 
   it('uses a registered policy by name: a hedging policy asks the second replica when the first is slow', async () => {

@@ -1,3 +1,5 @@
+import type { Binding } from '@webpp/core';
+
 /**
  * In-memory cache of pre-processing results (paper Section 5.1: "the Web++ servlet caches
  * the post-processed resources in its main memory"). Keyed by page URL + validator (ETag
@@ -19,6 +21,12 @@ export interface PreprocessResult {
    * which batch transmission reuses instead of parsing the page again.
    */
   embeddedUrls?: string[];
+  /** The bindings the header encodes, to encode them again with content digests (content-digests.ts). */
+  bindings?: Binding[];
+  /** Referenced logical URLs that a binding of the header covers, in document order. */
+  boundUrls?: string[];
+  /** The header with digests, memoised for the digests it was encoded with (`fingerprint`). */
+  digested?: { fingerprint: string; header: string };
 }
 
 interface Entry {
@@ -54,9 +62,9 @@ export class PreprocessCache {
   }
 
   set(key: string, result: PreprocessResult): void {
-    const embeddedChars = (result.embeddedUrls ?? []).reduce((sum, url) => sum + url.length, 0);
+    const embeddedChars = [...(result.embeddedUrls ?? []), ...(result.boundUrls ?? [])].reduce((sum, url) => sum + url.length, 0);
     const bytes =
-      ENTRY_OVERHEAD_BYTES + key.length * 2 + (result.bindingsHeader?.length ?? 0) + (result.body?.byteLength ?? 0) + embeddedChars * 2;
+      ENTRY_OVERHEAD_BYTES + key.length * 2 + (result.bindingsHeader?.length ?? 0) * 3 + (result.body?.byteLength ?? 0) + embeddedChars * 2;
     if (bytes > this.maxBytes) return;
     const previous = this.entries.get(key);
     if (previous !== undefined) {

@@ -62,6 +62,7 @@ export function preprocessBody(
   const bindings = collectBindings(own, urls, settings.directory);
   const result = bindingsOnly(bindings, settings);
   if (references !== undefined) result.embeddedUrls = references.embeddedUrls;
+  result.boundUrls = [...new Set(urls)].filter((url) => settings.directory.lookup(url) !== undefined);
   if (kind === 'html' && settings.injectScriptPath !== undefined) {
     // Splice on the byte-preserving latin1 view, so that the rest of the page is untouched.
     const original = body.toString('latin1');
@@ -96,5 +97,5 @@ export function bindingsOnly(bindings: Binding[], settings: Pick<PreprocessSetti
     { directoryVersion: settings.directory.version, bindings },
     { maxBytes: settings.maxBindingsHeaderBytes },
   );
-  return { bindingsHeader: encoded.value, body: undefined, bindingCount: bindings.length - encoded.droppedBindings };
+  return { bindingsHeader: encoded.value, body: undefined, bindingCount: bindings.length - encoded.droppedBindings, bindings };
 }

@@ -10,7 +10,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { BINDINGS_HEADER, CONTROL_HEADER, CONTROL_OFF } from '@webpp/core';
+import { BINDINGS_HEADER, CONTROL_HEADER, CONTROL_OFF, encodeBindings } from '@webpp/core';
+import { ContentDigests } from '../bindings/content-digests.js';
 import { canonicalUrl } from '../directory/url-spec.js';
 import type { DirectoryMatch } from '../directory/replication-directory.js';
 import { PreprocessCache, type PreprocessResult } from '../bindings/preprocess-cache.js';
@@ -32,6 +33,9 @@ export function preprocessedEmbeddedUrls(request: FastifyRequest, pageUrl: strin
   const page = preprocessedPages.get(request);
   return page?.pageUrl === pageUrl ? page.embeddedUrls : undefined;
 }
+
+/** Most URLs looked up for digests per response (bounds the hashing one page can cause). */
+const MAX_DIGESTS_PER_HEADER = 256;
 
 /** Suffix added inside the entity tag of pages whose body got the script tag. */
 const INJECTED_ETAG_SUFFIX = '-webpp';
@@ -67,6 +71,9 @@ export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin):
     injectScriptPath: options.injectScript ? options.scriptPath : undefined,
   };
   const variant = `${settings.injectScriptPath ?? '-'}|${options.maxBindingsHeaderBytes}`;
+  const digests = options.contentDigests
+    ? new ContentDigests({ publicUrl: options.publicUrl, contentRoot: options.contentRoot, directory, store })
+    : undefined;
   /** Requests whose conditional headers named an injected page's validator. */
   const sentInjectedValidator = new WeakSet<FastifyRequest>();
   const clientScriptPaths = new Set(
@@ -134,8 +141,8 @@ export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin):
       // A 304 may lack Content-Type; the cached result of the 200 with this validator tells all.
       const validator304 = etag ?? headerString(reply, 'last-modified');
       const hit = validator304 === undefined ? undefined : cache.get(PreprocessCache.key(pageUrl, validator304, directory.version, variant));
-      if (hit?.bindingsHeader !== undefined) reply.header(BINDINGS_HEADER, hit.bindingsHeader);
-      if (hit === undefined) setOwnBinding(reply, own, pageUrl, etag);
+      if (hit?.bindingsHeader !== undefined) reply.header(BINDINGS_HEADER, await withDigests(hit, pageUrl));
+      if (hit === undefined) await setOwnBinding(reply, own, pageUrl, etag);
       const injected = hit !== undefined ? hit.body !== undefined : sentInjectedValidator.has(request);
       if (injected && etag !== undefined) reply.header('etag', withInjectedSuffix(etag));
       return payload;
@@ -143,7 +150,7 @@ export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin):
     const contentEncoding = headerString(reply, 'content-encoding');
     const kind = preprocessKind(headerString(reply, 'content-type'));
     if (kind === undefined || status === 206 || (contentEncoding !== undefined && contentEncoding !== 'identity')) {
-      setOwnBinding(reply, own, pageUrl, etag);
+      await setOwnBinding(reply, own, pageUrl, etag);
       return payload;
     }
 
@@ -153,25 +160,25 @@ export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin):
       const hit = cache.get(key);
       if (hit !== undefined) {
         rememberPage(request, pageUrl, hit);
-        applyHeaders(reply, hit, etag);
-        if (hit.body === undefined) return payload;
-        discardPayload(payload);
-        return hit.body;
+        // Release a replaced stream at once: an upstream body left waiting may fail meanwhile.
+        if (hit.body !== undefined) discardPayload(payload);
+        await applyHeaders(reply, hit, etag, pageUrl);
+        return hit.body ?? payload;
       }
     }
     const declaredLength = Number(headerString(reply, 'content-length') ?? Number.NaN);
     if (declaredLength > options.maxPreprocessBytes) {
-      setOwnBinding(reply, own, pageUrl, etag);
+      await setOwnBinding(reply, own, pageUrl, etag);
       return payload;
     }
     const buffered = await bufferPayload(payload, options.maxPreprocessBytes);
     if (buffered === undefined || !buffered.complete) {
-      setOwnBinding(reply, own, pageUrl, etag);
+      await setOwnBinding(reply, own, pageUrl, etag);
       return buffered === undefined ? payload : buffered.stream;
     }
     const body = buffered.body;
     if (body.byteLength === 0 && request.method === 'HEAD') {
-      setOwnBinding(reply, own, pageUrl, etag); // nothing to parse: HEAD of a route that sends no body
+      await setOwnBinding(reply, own, pageUrl, etag); // nothing to parse: HEAD of a route that sends no body
       return isStream(payload) ? null : payload;
     }
     let result: PreprocessResult | undefined;
@@ -184,7 +191,7 @@ export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin):
       cache.set(key, result);
     }
     rememberPage(request, pageUrl, result);
-    applyHeaders(reply, result, etag);
+    await applyHeaders(reply, result, etag, pageUrl);
     return result.body ?? body;
   });
 
@@ -216,7 +223,7 @@ export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin):
   }
 
   /** Bindings header of a response that is not parsed: the resource's own binding. */
-  function setOwnBinding(reply: FastifyReply, own: DirectoryMatch | undefined, pageUrl: string, etag: string | undefined): void {
+  async function setOwnBinding(reply: FastifyReply, own: DirectoryMatch | undefined, pageUrl: string, etag: string | undefined): Promise<void> {
     if (own === undefined) return;
     const key = PreprocessCache.key(pageUrl, `own:${etag ?? ''}`, directory.version, variant);
     let result = cache.get(key);
@@ -224,15 +231,35 @@ export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin):
       result = bindingsOnly([own.binding], settings);
       cache.set(key, result);
     }
-    if (result.bindingsHeader !== undefined) reply.header(BINDINGS_HEADER, result.bindingsHeader);
+    if (result.bindingsHeader !== undefined) reply.header(BINDINGS_HEADER, await withDigests(result, pageUrl));
+  }
+
+  /**
+   * The header of a result with the digests of the response's own URL and of the URLs its
+   * bindings cover (content-digests.ts), when digests are on and any is known. Re-encoded
+   * only when the digests changed.
+   */
+  async function withDigests(result: PreprocessResult, pageUrl: string): Promise<string | undefined> {
+    if (digests === undefined || result.bindings === undefined || result.bindingsHeader === undefined) return result.bindingsHeader;
+    const urls = [pageUrl, ...(result.boundUrls ?? [])].slice(0, MAX_DIGESTS_PER_HEADER);
+    const found = await digests.digestsOf(urls);
+    if (found.length === 0) return result.bindingsHeader;
+    const fingerprint = found.map((digest) => `${digest.logical} ${digest.integrity}`).join('\n');
+    if (result.digested?.fingerprint === fingerprint) return result.digested.header;
+    const encoded = encodeBindings(
+      { directoryVersion: directory.version, bindings: result.bindings, digests: found },
+      { maxBytes: options.maxBindingsHeaderBytes },
+    );
+    result.digested = { fingerprint, header: encoded.value };
+    return encoded.value;
   }
 
   function rememberPage(request: FastifyRequest, pageUrl: string, result: PreprocessResult): void {
     if (result.embeddedUrls !== undefined) preprocessedPages.set(request, { pageUrl, embeddedUrls: result.embeddedUrls });
   }
 
-  function applyHeaders(reply: FastifyReply, result: PreprocessResult, etag: string | undefined): void {
-    if (result.bindingsHeader !== undefined) reply.header(BINDINGS_HEADER, result.bindingsHeader);
+  async function applyHeaders(reply: FastifyReply, result: PreprocessResult, etag: string | undefined, pageUrl: string): Promise<void> {
+    if (result.bindingsHeader !== undefined) reply.header(BINDINGS_HEADER, await withDigests(result, pageUrl));
     if (result.body !== undefined) {
       reply.header('content-length', String(result.body.byteLength));
       if (etag !== undefined) reply.header('etag', withInjectedSuffix(etag));

@@ -100,6 +100,20 @@ export interface BindingsDocument {
   /** Monotonic version of the replication directory that produced these bindings. */
   directoryVersion: number;
   bindings: Binding[];
+  /**
+   * Optional SHA-256 digests of resources (docs/protocol.md, "Content digests"): what the
+   * bytes served for a logical URL must hash to. A digest applies to one logical URL, which
+   * may be covered by an exact or a prefix binding.
+   */
+  digests?: ContentDigest[];
+}
+
+/** The SRI-style digest of the body served for one logical URL. */
+export interface ContentDigest {
+  /** Absolute logical URL (never a prefix). */
+  logical: string;
+  /** "sha256-" + standard base64 of the 32-byte SHA-256 of the body (as in SRI). */
+  integrity: string;
 }
 
 /** Machine-readable reason a bindings header was rejected. */
@@ -141,6 +155,8 @@ export interface EncodeResult {
   compressed: boolean;
   /** How many bindings were left out to stay within maxBytes. */
   droppedBindings: number;
+  /** How many digests were left out (their binding was dropped, or no room was left). */
+  droppedDigests: number;
 }
 
 /** A logical URL resolved through a BindingsIndex: where its replicas are. */

@@ -1,12 +1,13 @@
 import { Inflate, strFromU8 } from 'fflate';
 import { decodeBase64Url } from '../_private/base64url.js';
 import { canonicalUrlOnOrigin, parseHttpUrl } from '../_private/whatwg-url.js';
-import type { Binding, BindingsDocument, BindingsErrorCode, DecodeOptions, DecodeResult } from '../types.js';
+import type { Binding, BindingsDocument, BindingsErrorCode, ContentDigest, DecodeOptions, DecodeResult } from '../types.js';
 import {
   BINDINGS_FORMAT_VERSION,
   DEFAULT_DECODE_MAX_BYTES,
   DEFAULT_MAX_INFLATED_BYTES,
   FLAG_PREFIX,
+  isSha256Integrity,
   MAX_VALIDATOR_LENGTH,
   VALIDATOR_PATTERN,
 } from './format.js';
@@ -125,7 +126,7 @@ function inflatePayload(payload: string, jsonLength: number): string {
 
 function fromWire(wire: unknown): BindingsDocument {
   if (!isPlainObject(wire)) reject('MALFORMED', 'bindings payload is not a JSON object');
-  const { d: directoryVersion, s: servers, b: rows } = wire;
+  const { d: directoryVersion, s: servers, b: rows, i: digestRows } = wire;
   if (typeof directoryVersion !== 'number' || !Number.isSafeInteger(directoryVersion) || directoryVersion < 0) {
     reject('MALFORMED', '"d" (directory version) must be a safe integer >= 0');
   }
@@ -137,7 +138,27 @@ function fromWire(wire: unknown): BindingsDocument {
     return parsed.origin;
   });
   const bindings = rows.map((row, i) => bindingFromRow(row, i, origins));
-  return { directoryVersion, bindings };
+  const document: BindingsDocument = { directoryVersion, bindings };
+  if (digestRows !== undefined) document.digests = digestsFrom(digestRows, origins);
+  return document;
+}
+
+/**
+ * The optional digests ("i"). An entry that is not [serverIndex, path, "sha256-…"] is left
+ * out, not the header: the digests are an extension, and the bindings still apply.
+ */
+function digestsFrom(value: unknown, origins: string[]): ContentDigest[] {
+  if (!Array.isArray(value)) return [];
+  const digests: ContentDigest[] = [];
+  for (const entry of value) {
+    if (!Array.isArray(entry) || entry.length !== 3) continue;
+    const [serverIndex, path, integrity] = entry as unknown[];
+    if (!isSha256Integrity(integrity) || typeof path !== 'string' || !path.startsWith('/') || path.includes('#')) continue;
+    if (typeof serverIndex !== 'number' || !Number.isInteger(serverIndex) || origins[serverIndex] === undefined) continue;
+    const url = canonicalUrlOnOrigin(origins[serverIndex] as string, path);
+    if (url) digests.push({ logical: url.href, integrity });
+  }
+  return digests;
 }
 
 function bindingFromRow(row: unknown, index: number, origins: string[]): Binding {

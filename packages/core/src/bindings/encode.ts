@@ -1,13 +1,15 @@
 import { deflateSync, strToU8 } from 'fflate';
 import { encodeBase64Url } from '../_private/base64url.js';
 import { canonicalHttpUrl } from '../_private/whatwg-url.js';
-import type { Binding, BindingsDocument, EncodeOptions, EncodeResult } from '../types.js';
+import type { Binding, BindingsDocument, ContentDigest, EncodeOptions, EncodeResult } from '../types.js';
 import {
   BINDINGS_FORMAT_VERSION,
+  isSha256Integrity,
   DEFAULT_MAX_HEADER_BYTES,
   FLAG_PREFIX,
   MAX_VALIDATOR_LENGTH,
   VALIDATOR_PATTERN,
+  type WireDigest,
   type WireDocument,
   type WireReplica,
   type WireRow,
@@ -28,10 +30,20 @@ interface PreparedBinding {
   validator: string | undefined;
 }
 
+interface PreparedDigest {
+  logical: SplitUrl;
+  /** The same URL as one string, to test which kept binding covers it. */
+  href: string;
+  integrity: string;
+}
+
 /**
  * Encodes a bindings document as one header value (docs/protocol.md). Bindings are kept in
  * document order; when the value would exceed `maxBytes`, bindings are dropped from the end
  * (so put the page's own binding and prefix bindings first) and counted in droppedBindings.
+ * Digests come second: only those of URLs a kept binding covers are sent, and when they do
+ * not all fit they too are dropped from the end (droppedDigests). A binding is never dropped
+ * to make room for a digest.
  * @throws TypeError for an invalid document (naming the binding), RangeError for bad options.
  */
 export function encodeBindings(document: BindingsDocument, options: EncodeOptions = {}): EncodeResult {
@@ -44,37 +56,64 @@ export function encodeBindings(document: BindingsDocument, options: EncodeOption
     throw new RangeError(`EncodeOptions.compression must be 'auto', 'never' or 'always' (got ${String(compression)})`);
   }
   const prepared = prepareDocument(document);
-  const encodeFirst = (count: number) => envelope(document.directoryVersion, prepared.slice(0, count), compression);
+  const digests = prepareDigests(document.digests);
+  const version = document.directoryVersion;
 
-  let best = encodeFirst(prepared.length);
-  let kept = prepared.length;
-  if (best.value.length > maxBytes) {
-    // Binary search for the longest prefix of the bindings that fits the budget.
-    let low = 0;
-    let high = prepared.length - 1;
-    best = encodeFirst(0);
-    kept = 0;
-    while (low <= high) {
-      const middle = (low + high) >> 1;
-      const candidate = encodeFirst(middle);
-      if (candidate.value.length <= maxBytes) {
-        best = candidate;
-        kept = middle;
-        low = middle + 1;
-      } else {
-        high = middle - 1;
-      }
+  const keptBindings = longestFitting(prepared.length, maxBytes, (count) => envelope(version, prepared.slice(0, count), [], compression));
+  const bindings = prepared.slice(0, keptBindings.count);
+  const covered = digests.filter((digest) => bindings.some((binding) => covers(binding, digest.href)));
+  const keptDigests =
+    covered.length === 0
+      ? { count: 0, value: keptBindings.value }
+      : longestFitting(covered.length, maxBytes, (count) => envelope(version, bindings, covered.slice(0, count), compression), keptBindings.value);
+  return {
+    ...keptDigests.value,
+    droppedBindings: prepared.length - keptBindings.count,
+    droppedDigests: digests.length - keptDigests.count,
+  };
+}
+
+type Envelope = { value: string; compressed: boolean };
+
+/**
+ * The largest count in [0, total] whose encoding fits maxBytes (binary search: the encoded
+ * length grows with the count), with its encoding. `atZero` is the encoding of count 0 when
+ * the caller already has it.
+ */
+function longestFitting(total: number, maxBytes: number, encodeFirst: (count: number) => Envelope, atZero?: Envelope): { count: number; value: Envelope } {
+  const all = encodeFirst(total);
+  if (all.value.length <= maxBytes) return { count: total, value: all };
+  let best = atZero ?? encodeFirst(0);
+  let kept = 0;
+  let low = 1;
+  let high = total - 1;
+  while (low <= high) {
+    const middle = (low + high) >> 1;
+    const candidate = encodeFirst(middle);
+    if (candidate.value.length <= maxBytes) {
+      best = candidate;
+      kept = middle;
+      low = middle + 1;
+    } else {
+      high = middle - 1;
     }
   }
-  return { ...best, droppedBindings: prepared.length - kept };
+  return { count: kept, value: best };
+}
+
+/** True when the binding applies to the logical URL `href` (the same URL, or below a prefix). */
+function covers(binding: PreparedBinding, href: string): boolean {
+  const logical = binding.logical.origin + binding.logical.path;
+  return binding.prefix ? href.startsWith(logical) : href === logical;
 }
 
 function envelope(
   directoryVersion: number,
   bindings: PreparedBinding[],
+  digests: PreparedDigest[],
   compression: NonNullable<EncodeOptions['compression']>,
-): { value: string; compressed: boolean } {
-  const json = JSON.stringify(toWire(directoryVersion, bindings));
+): Envelope {
+  const json = JSON.stringify(toWire(directoryVersion, bindings, digests));
   const plain = `${BINDINGS_FORMAT_VERSION}.j.${json.length}.${json}`;
   if (compression === 'never') return { value: plain, compressed: false };
   const deflated = encodeBase64Url(deflateSync(strToU8(json), { level: 9 }));
@@ -84,7 +123,7 @@ function envelope(
 }
 
 /** Relative encoding: every URL becomes an index into the server table plus its path. */
-function toWire(directoryVersion: number, bindings: PreparedBinding[]): WireDocument {
+function toWire(directoryVersion: number, bindings: PreparedBinding[], digests: PreparedDigest[]): WireDocument {
   const servers: string[] = [];
   const serverIndex = new Map<string, number>();
   const indexOf = (origin: string): number => {
@@ -106,7 +145,11 @@ function toWire(directoryVersion: number, bindings: PreparedBinding[]): WireDocu
     if (flags !== 0) return [logicalServer, binding.logical.path, replicas, flags];
     return [logicalServer, binding.logical.path, replicas];
   });
-  return { d: directoryVersion, s: servers, b: rows };
+  const wire: WireDocument = { d: directoryVersion, s: servers, b: rows };
+  if (digests.length > 0) {
+    wire.i = digests.map((digest): WireDigest => [indexOf(digest.logical.origin), digest.logical.path, digest.integrity]);
+  }
+  return wire;
 }
 
 function prepareDocument(document: BindingsDocument): PreparedBinding[] {
@@ -135,6 +178,18 @@ function prepareBinding(binding: Binding, index: number): PreparedBinding {
     }
   }
   return { logical, replicas, prefix, validator };
+}
+
+function prepareDigests(digests: ContentDigest[] | undefined): PreparedDigest[] {
+  if (digests === undefined) return [];
+  if (!Array.isArray(digests)) throw new TypeError('digests must be an array');
+  return digests.map((digest, index) => {
+    const where = `digests[${index}]`;
+    if (typeof digest !== 'object' || digest === null) throw new TypeError(`${where} must be an object`);
+    const logical = splitUrl(digest.logical, `${where}.logical`, false);
+    if (!isSha256Integrity(digest.integrity)) throw new TypeError(`${where}.integrity must be "sha256-" and the base64 of 32 bytes`);
+    return { logical, href: logical.origin + logical.path, integrity: digest.integrity };
+  });
 }
 
 function splitUrl(url: unknown, where: string, prefix: boolean): SplitUrl {

@@ -50,7 +50,14 @@ export interface WireDocument {
   d: number;
   s: string[];
   b: WireRow[];
+  /**
+   * Optional content digests, each [serverIndex, logicalPath, "sha256-<base64>"]. A key of
+   * its own, not a row field: decoders before digests existed ignore unknown keys, while
+   * they reject rows of more than 5 fields.
+   */
+  i?: WireDigest[];
 }
+export type WireDigest = [number, string, string];
 export type WireReplica = number | [number, string];
 export type WireRow =
   | [number, string, WireReplica[]]
@@ -58,3 +65,11 @@ export type WireRow =
   | [number, string, WireReplica[], number, string];
 
 export const FLAG_PREFIX = 1;
+
+/** An SRI-style SHA-256 digest: "sha256-" and the standard base64 of 32 bytes. */
+export const INTEGRITY_PATTERN = /^sha256-[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
+
+/** True for a well-formed SRI-style SHA-256 digest. */
+export function isSha256Integrity(value: unknown): value is string {
+  return typeof value === 'string' && INTEGRITY_PATTERN.test(value);
+}

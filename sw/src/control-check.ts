@@ -1,0 +1,50 @@
+/**
+ * Keeps the site's own origin in reach of the worker (docs/protocol.md, "Trust rule"). Only
+ * the own origin may switch the worker off, and only its digests count; yet once pages are
+ * bound to replicas the worker may not hear from it for a long time. So, on a navigation
+ * served by a replica, when the own origin has not answered for `intervalMs`, the worker
+ * sends it one background HEAD for the page's URL and reads its webpp headers
+ * (`webpp-control`, bindings, digests). At most one such check runs at a time.
+ */
+export interface ControlCheckOptions {
+  selfOrigin: string;
+  intervalMs: number;
+  now: () => number;
+  /** Sends the HEAD (with the signal that bounds it). */
+  head: (url: string, signal: AbortSignal) => Promise<Response>;
+  timeoutMs: () => number;
+  /** The own origin's answer, to learn from; resolves when what it started (a switch-off) is done. */
+  answered: (response: Response, url: string) => Promise<unknown>;
+}
+
+export class ControlCheck {
+  private heardAtMs = Number.NEGATIVE_INFINITY;
+  private running = false;
+
+  constructor(private readonly options: ControlCheckOptions) {}
+
+  /** The own origin just answered (any request): no check is due for intervalMs. */
+  heard(): void {
+    this.heardAtMs = this.options.now();
+  }
+
+  /** After a navigation to `logicalUrl` that a replica served. Never rejects. */
+  async afterReplicaNavigation(logicalUrl: string): Promise<void> {
+    const { selfOrigin, intervalMs, now } = this.options;
+    if (this.running || now() - this.heardAtMs < intervalMs) return;
+    this.running = true;
+    const url = logicalUrl.startsWith(`${selfOrigin}/`) ? logicalUrl : `${selfOrigin}/`;
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), this.options.timeoutMs());
+    try {
+      const response = await this.options.head(url, controller.signal);
+      this.heard();
+      await this.options.answered(response, url);
+    } catch {
+      // The own origin is down or slow: the replicas keep serving; try again next navigation.
+    } finally {
+      clearTimeout(timer);
+      this.running = false;
+    }
+  }
+}

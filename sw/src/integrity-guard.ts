@@ -1,0 +1,97 @@
+/**
+ * Content integrity for bound requests (docs/service-worker.md, "Integrity"), hooked into the
+ * request path of replica-client.ts at two points:
+ *  - run() wraps the attempt runner: when the logical URL has a digest from the site's own
+ *    origin, a replica's body of at most maxBufferBytes is checked before the page sees it;
+ *    on a mismatch the replica is reported and marked failed, and the attempts go on with
+ *    the replicas not yet tried, then the own origin itself (the primary copy) as a last
+ *    resort. Wrong bytes are never served.
+ *  - guard() wraps the body handed to the page when it was too large to hold: the digest is
+ *    checked as the body ends, and the body errors instead of ending on a mismatch.
+ * Responses of the own origin are not checked: the digests come from it, so its bytes are
+ * the truth by definition (and a file changed since the digest was learned still loads).
+ */
+import type { ServerId } from '@webpp/core';
+import type { AttemptSpec, RunResult } from './attempt-runner.js';
+import type { DigestStore } from './digest-store.js';
+import { checkBody, verifiable, verifyingResponse } from './integrity.js';
+import type { AttemptRecord } from './messages.js';
+
+export interface IntegrityGuardOptions {
+  digests: DigestStore;
+  selfOrigin: string;
+  maxBufferBytes: number;
+  /** A replica served bytes that do not match the digest (before or after the page saw them). */
+  onMismatch(report: { server: ServerId; logicalUrl: string; expected: string; actual: string; streamed: boolean }): void;
+  /** A replica's body broke off while it was being checked. */
+  onUnreadable(server: ServerId): void;
+  /** A replica's body matched its digest. */
+  onVerified?(server: ServerId): void;
+}
+
+/** Attempt outcomes after which a server is not asked again for the same request. */
+const SPENT = new Set(['served', 'timeout', 'network-error', 'server-error', 'stale']);
+
+export class IntegrityGuard {
+  private readonly toStream = new WeakMap<Request, { server: ServerId; logicalUrl: string; integrity: string }>();
+
+  constructor(private readonly options: IntegrityGuardOptions) {}
+
+  /** Runs the attempts through `attempt`, failing over past replicas whose bytes do not match. */
+  async run(request: Request, logicalUrl: string, specs: readonly AttemptSpec[], attempt: (plan: readonly AttemptSpec[]) => Promise<RunResult>): Promise<RunResult> {
+    const integrity = this.options.digests.get(logicalUrl);
+    let result = await attempt(specs);
+    if (integrity === undefined) return result;
+    const earlier: AttemptRecord[] = [];
+    const spent = new Set<ServerId>();
+    for (;;) {
+      if (result.kind !== 'served') return { ...result, attempts: [...earlier, ...result.attempts] };
+      const { winner, response, attempts } = result;
+      const merged = (served: Response): RunResult => ({ kind: 'served', winner, response: served, attempts: [...earlier, ...attempts] });
+      if (winner.server === this.options.selfOrigin || !verifiable(request, response)) return merged(response);
+      const check = await checkBody(response, integrity, this.options.maxBufferBytes);
+      if (check.kind === 'verified') this.options.onVerified?.(winner.server);
+      if (check.kind === 'verified' || check.kind === 'skipped') return merged(check.kind === 'verified' ? check.response : response);
+      if (check.kind === 'too-large') {
+        this.toStream.set(request, { server: winner.server, logicalUrl, integrity });
+        return merged(check.response);
+      }
+      const record = attempts.find((r) => r.server === winner.server && r.outcome === 'served');
+      if (record) {
+        record.outcome = 'network-error';
+        record.error = check.kind === 'mismatch' ? `integrity: body hashes to ${check.actual}, not ${integrity}` : check.error;
+      }
+      if (check.kind === 'mismatch') {
+        this.options.onMismatch({ server: winner.server, logicalUrl, expected: integrity, actual: check.actual, streamed: false });
+      } else {
+        this.options.onUnreadable(winner.server);
+      }
+      for (const r of attempts) if (SPENT.has(r.outcome)) spent.add(r.server);
+      earlier.push(...attempts);
+      const rest = specs.filter((spec) => !spent.has(spec.server));
+      if (!spent.has(this.options.selfOrigin) && !rest.some((spec) => spec.server === this.options.selfOrigin) && isOn(logicalUrl, this.options.selfOrigin)) {
+        rest.push({ server: this.options.selfOrigin, physicalUrl: logicalUrl, timeoutMs: winner.timeoutMs, reason: 'integrity-primary-copy', ...(winner.deadlineMs === undefined ? {} : { deadlineMs: winner.deadlineMs }) });
+      }
+      if (rest.length === 0) return { kind: 'failed', attempts: earlier };
+      result = await attempt(rest);
+    }
+  }
+
+  /** The response for the page: a body too large to check up front is checked as it ends. */
+  guard(request: Request, response: Response): Response {
+    const pending = this.toStream.get(request);
+    if (pending === undefined) return response;
+    this.toStream.delete(request);
+    const { server, logicalUrl, integrity } = pending;
+    return verifyingResponse(
+      response,
+      integrity,
+      (actual) => this.options.onMismatch({ server, logicalUrl, expected: integrity, actual, streamed: true }),
+      () => this.options.onVerified?.(server),
+    );
+  }
+}
+
+function isOn(url: string, origin: string): boolean {
+  return url.startsWith(origin) && url[origin.length] === '/';
+}

@@ -1,0 +1,68 @@
+import { createHash } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import type { BindingsDocument } from '@webpp/core';
+import { TrustRule } from '../src/trust.js';
+
+const SITE = 'http://a.localhost:8081';
+const B = 'http://b.localhost:8082';
+const C = 'http://c.localhost:8083';
+const EVIL = 'http://evil.localhost:9999';
+const digest = `sha256-${createHash('sha256').update('x').digest('base64')}`;
+
+function rule(): TrustRule {
+  const trust = new TrustRule(SITE);
+  // What the site's own origin said: its files are on itself and on B.
+  trust.learnServers([{ logical: `${SITE}/`, prefix: true, replicas: [`${SITE}/`, `${B}/`] }]);
+  return trust;
+}
+
+describe('TrustRule', () => {
+  it('knows the own origin only by the server asked and where the answer came from', () => {
+    const trust = rule();
+    expect(trust.isOwn(SITE)).toBe(true);
+    expect(trust.isOwn(SITE, `${SITE}/x.png`)).toBe(true);
+    expect(trust.isOwn(B, `${B}/x.png`)).toBe(false);
+    // Asked the own origin, answered (after a redirect) by another origin: not the own origin's word.
+    expect(trust.isOwn(SITE, `${B}/x.png`)).toBe(false);
+  });
+
+  it("keeps a replica's rows that bind the site's URLs to servers the site uses", () => {
+    const document: BindingsDocument = {
+      directoryVersion: 2,
+      bindings: [
+        { logical: `${SITE}/img/`, prefix: true, replicas: [`${B}/img/`, `${SITE}/img/`] },
+        { logical: `${SITE}/a.css`, prefix: false, replicas: [`${B}/mirror/a.css`] },
+      ],
+    };
+    expect(rule().screen(document)).toEqual({ document, dropped: [], ignoredDigests: 0 });
+  });
+
+  it('drops rows that name a server nobody named, or bind URLs of another site; the rest still applies', () => {
+    const good = { logical: `${SITE}/ok.js`, prefix: false, replicas: [`${B}/ok.js`] };
+    const screened = rule().screen({
+      directoryVersion: 5,
+      bindings: [
+        { logical: `${SITE}/`, prefix: true, replicas: [`${B}/`, `${EVIL}/`] },
+        good,
+        { logical: `${C}/x.js`, prefix: false, replicas: [`${B}/x.js`] },
+      ],
+      digests: [{ logical: `${SITE}/ok.js`, integrity: digest }],
+    });
+    expect(screened.document).toEqual({ directoryVersion: 5, bindings: [good] });
+    expect(screened.dropped).toEqual([
+      { logical: `${SITE}/`, reason: 'unknown-server', server: EVIL },
+      { logical: `${C}/x.js`, reason: 'foreign-logical-url' },
+    ]);
+    // A replica never sets the digest its own bytes are checked against.
+    expect(screened.ignoredDigests).toBe(1);
+    expect(screened.document.digests).toBeUndefined();
+  });
+
+  it('trusts a server once the own origin names it', () => {
+    const trust = rule();
+    const row = { logical: `${SITE}/new.js`, prefix: false, replicas: [`${C}/new.js`] };
+    expect(trust.screen({ directoryVersion: 1, bindings: [row] }).dropped).toHaveLength(1);
+    trust.learnServers([{ logical: `${SITE}/other.js`, prefix: false, replicas: [`${C}/other.js`] }]);
+    expect(trust.screen({ directoryVersion: 1, bindings: [row] }).dropped).toHaveLength(0);
+  });
+});
