@@ -116,7 +116,16 @@ export function registerResponseHooks(app: FastifyInstance, state: WebppOrigin):
     if (path === undefined) return;
     const replica = store.get(path);
     if (replica === undefined) return;
-    await serveReplica(request, reply, store, replica);
+    try {
+      await serveReplica(request, reply, store, replica);
+    } catch (error) {
+      // The client went away after the headers (often right after the last byte): the
+      // answer is over. Anything before the headers is a real error for Fastify to answer.
+      if (!reply.raw.headersSent) throw error;
+    }
+    // A destroyed response is not "sent" for Fastify, which would go on to route the request
+    // and answer it a second time (a logged 500): nothing else may answer it.
+    if (!reply.sent) reply.hijack();
     return reply;
   });
 
