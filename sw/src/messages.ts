@@ -148,6 +148,8 @@ export interface WorkerCounters {
   bodyResumes: number;
   /** Page-script (/webpp.js) requests answered from the worker's cached copy. */
   pageScriptFromCache: number;
+  /** Requests answered with an offline copy because every replica failed (offline-cache.ts). */
+  offlineCopies: number;
 }
 
 export interface WorkerStateSnapshot {
@@ -171,6 +173,8 @@ export interface WorkerStateSnapshot {
   decisions: DecisionRecord[];
   /** Most recent failovers, refreshes, probes and other events, newest last. */
   events: WebppEvent[];
+  /** Offline copies (offline-cache.ts): what is kept, and how often it answered. */
+  offline: { enabled: boolean; entries: number; bytes: number; saved: number; servedFromCache: number; lastAtMs: number | null };
 }
 
 interface EventBase {
@@ -199,6 +203,8 @@ export type WebppEvent =
       /** Why the body could not be resumed. */
       reason?: string;
     })
-  | (EventBase & { type: 'internal-error'; message: string; url: string });
+  | (EventBase & { type: 'internal-error'; message: string; url: string })
+  /** Every replica failed and the page got the copy of `logicalUrl` saved at savedAtMs. */
+  | (EventBase & { type: 'offline-copy'; logicalUrl: string; savedAtMs: number });
 
 export type WebppEventType = WebppEvent['type'];

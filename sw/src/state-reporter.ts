@@ -29,6 +29,7 @@ export function emptyCounters(): WorkerCounters {
     tableFlushes: 0,
     bodyResumes: 0,
     pageScriptFromCache: 0,
+    offlineCopies: 0,
   };
 }
 
