@@ -36,6 +36,8 @@ export interface OriginClusterOptions {
   tls?: { cert: string; key: string };
   /** Called with each Fastify app after the plugin is registered (extra hooks for a test, run after the plugin's). */
   afterPlugin?: (app: FastifyInstance, name: string) => void;
+  /** The origin's batch transmission (docs/batching.md); default off. */
+  batch?: boolean;
 }
 
 export interface OriginCluster {
@@ -106,7 +108,7 @@ export async function startOriginCluster(options: OriginClusterOptions): Promise
         replica.log.push({ method: request.method, url: request.url, httpVersion: request.raw.httpVersion });
         if (replica.delayMs > 0) await new Promise((resolve) => setTimeout(resolve, replica.delayMs));
       });
-      await app.register(webppOrigin, { publicUrl: replica.origin, logicalOrigin, directory });
+      await app.register(webppOrigin, { publicUrl: replica.origin, logicalOrigin, directory, ...(options.batch ? { batch: true } : {}) });
       options.afterPlugin?.(app, name);
       await app.register(fastifyStatic, { root: options.root, index: ['index.html'] });
       await app.ready();

@@ -70,7 +70,7 @@ export function offlineVerdict(request: Request, response: Response, logicalUrl:
   const type = response.headers.get('content-type')?.split(';', 1)[0]?.trim().toLowerCase();
   if (type === BATCH_MEDIA_TYPE) return 'skip'; // a batch stream, not the page itself
   // From here the answer itself decides: a copy it forbids must not outlive it either.
-  if (!storability(response.status, response.headers).storable) return 'forget';
+  if (!storability(response.status, navigationVariant(request, response.headers)).storable) return 'forget';
   const control = response.headers.get('cache-control');
   if (parseCacheControl(control).mustRevalidate) return 'forget';
   const sameOrigin = originOf(logicalUrl) === selfOrigin;
@@ -79,6 +79,25 @@ export function offlineVerdict(request: Request, response: Response, logicalUrl:
   if (credentialed && !sameOrigin) return 'skip';
   if (credentialed && control !== null && /(^|,)\s*private\s*(=|,|$)/i.test(control)) return 'forget';
   return 'save';
+}
+
+/** Marks a stored copy that only navigations may get (see navigationVariant). */
+const NAVIGATION_ONLY_HEADER = 'webpp-offline-navigation-only';
+
+/**
+ * Pages vary on Accept where the origin batches (a batch or the HTML page). The copy keyed by
+ * URL alone is then the HTML a navigation got: kept without that Vary field, marked, and
+ * served to navigations only.
+ */
+function navigationVariant(request: Request, headers: Headers): Headers {
+  const fields = (headers.get('vary') ?? '').split(',').map((field) => field.trim()).filter((field) => field !== '');
+  if (request.mode !== 'navigate' || !fields.some((field) => field.toLowerCase() === 'accept')) return headers;
+  const rest = fields.filter((field) => field.toLowerCase() !== 'accept');
+  const copy = new Headers(headers);
+  if (rest.length === 0) copy.delete('vary');
+  else copy.set('vary', rest.join(', '));
+  copy.set(NAVIGATION_ONLY_HEADER, '1');
+  return copy;
 }
 
 /** True when every replica failed for network reasons (no answer, or 5xx): stale-if-error applies. */
@@ -180,7 +199,7 @@ export class OfflineCache {
     const maxEntryBytes = Math.min(this.limits.maxEntryBytes, this.limits.maxBytes);
     waitUntil(
       readCapped(copy, maxEntryBytes)
-        .then((body) => (body === undefined ? false : this.cache.store(logicalUrl, 200, new Headers(copy.headers), body)))
+        .then((body) => (body === undefined ? false : this.cache.store(logicalUrl, 200, navigationVariant(request, copy.headers), body)))
         .then((stored) => void (stored && (this.saved += 1)))
         .catch(() => undefined), // a body that broke off is simply not saved
     );
@@ -202,7 +221,12 @@ export class OfflineCache {
       if (source === undefined || held === undefined || this.now() - held.storedAtMs > this.limits.maxAgeMs) return undefined;
       const stored = await source.read(logicalUrl);
       if (stored === undefined) return undefined;
+      if (stored.headers.has(NAVIGATION_ONLY_HEADER) && request.mode !== 'navigate') {
+        await stored.body?.cancel();
+        return undefined; // the HTML a navigation got, not necessarily what this request accepts
+      }
       const headers = new Headers(stored.headers);
+      headers.delete(NAVIGATION_ONLY_HEADER);
       headers.set(OFFLINE_COPY_HEADER, new Date(held.storedAtMs).toUTCString());
       this.servedFromCache += 1;
       this.lastAtMs = this.now();
