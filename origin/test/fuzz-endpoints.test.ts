@@ -13,6 +13,8 @@
  * Bounded and reproducible: fixed seed (FUZZ_SEED overrides it), a bounded number of runs.
  */
 import { readdir } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import type { FastifyInstance, InjectOptions } from 'fastify';
@@ -192,6 +194,49 @@ describe('fuzz: management API', () => {
     );
     const listing = await app.inject({ url: R, headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
     expect(listing.statusCode).toBe(200);
+  });
+});
+
+/** Sends the path byte for byte (inject() normalises URLs; a real client need not). */
+function rawRequest(port: number, method: string, path: string, payload: Buffer): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      { host: '127.0.0.1', port, method, path, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/plain', 'content-length': payload.length } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
+    request.on('error', reject);
+    request.end(payload);
+  });
+}
+
+describe('fuzz: management paths over real HTTP, unnormalised', () => {
+  it('with valid credentials: never a 5xx, and nothing is stored outside the data directory or under a non-canonical path', async () => {
+    await app.listen({ port: 0, host: '127.0.0.1' });
+    const port = (app.server.address() as AddressInfo).port;
+    const rawSegment = fc.oneof(
+      fc.constantFrom('..', '.', '%2e%2e', '%2E%2e', '.%2e', '%2e.', '%2f', '%2F..', '%5c..', '\\..', '%00', '%', '%zz', '%c0%ae%c0%ae', '%ef%bc%8e', 'x#y', 'x?y=1', '~', 'a'),
+      fc.stringMatching(/^[\x21-\x7e]{1,8}$/),
+    );
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('POST', 'PUT', 'DELETE', 'GET'), fc.array(rawSegment, { minLength: 1, maxLength: 6 }), async (verb, segments) => {
+        const path = `${R}/${segments.join('/')}`;
+        const before = await snapshot();
+        const answer = await rawRequest(port, verb, path, Buffer.from('raw'));
+        expect(answer.status, `${verb} ${path}: ${answer.body.slice(0, 200)}`).toBeLessThan(500);
+        if (answer.status >= 400) {
+          expect(await snapshot(), `${verb} ${path}`).toBe(before);
+          const code = (JSON.parse(answer.body) as { code?: unknown; message?: unknown }).code;
+          if (code !== undefined) expect(String(code)).toMatch(/^(WEBPP_ERR_|FST_ERR_)/);
+        }
+        for (const replica of app.webpp.store.list()) expect(replica.path).not.toMatch(/(^|\/)\.\.?(\/|$)|%2e|\0|\\/i);
+        expect((await readdir(parent)).sort()).toEqual(['data']);
+      }),
+      runs(200),
+    );
   });
 });
 
