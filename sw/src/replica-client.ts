@@ -382,11 +382,12 @@ export class ReplicaClient {
         specs,
         io,
       });
-      response = this.offline.keep(request, resolved.logical, response, io.waitUntil);
+      response = this.offline.keep(request, resolved.logical, response, (promise) => io.waitUntil(promise));
     } else if (result.kind === 'failed' && result.fallback) {
       // Every replica failed, but one answered (e.g. 404 everywhere): that answer is the truth.
       this.reporter.count('failed');
-      response = this.offline.keep(request, resolved.logical, servedResponse(request, result.fallback.attempt.physicalUrl, result.fallback.response), io.waitUntil);
+      const answer = servedResponse(request, result.fallback.attempt.physicalUrl, result.fallback.response);
+      response = this.offline.keep(request, resolved.logical, answer, (promise) => io.waitUntil(promise)); // a 404/410 deletes the copy
     } else {
       if (result.kind === 'failed') this.reporter.count('failed');
       response = navigation && result.kind === 'failed' ? navigationErrorPage(resolved.logical, result.attempts) : Response.error();
@@ -496,7 +497,7 @@ export class ReplicaClient {
     const offlineCopy = response.status >= 500 ? await this.offline.rescue(request, request.url) : undefined;
     if (offlineCopy) return (void response.body?.cancel().catch(() => undefined), offlineCopy);
     if (response.type === 'basic' || response.type === 'default') this.learnFrom(response, request.url, io);
-    return this.offline.keep(request, request.url, response, io.waitUntil);
+    return this.offline.keep(request, request.url, response, (promise) => io.waitUntil(promise));
   }
 
   /** After every bound request: asynchronous refreshes and probes (Figure 4), then a batched table write. */
