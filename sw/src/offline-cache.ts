@@ -75,7 +75,7 @@ export function offlineVerdict(request: Request, response: Response, logicalUrl:
   if (parseCacheControl(control).mustRevalidate) return 'forget';
   const sameOrigin = originOf(logicalUrl) === selfOrigin;
   const credentialed = request.credentials === 'include' || (request.credentials === 'same-origin' && sameOrigin);
-  if (request.headers.has('authorization')) return 'forget';
+  if (request.headers.has('authorization')) return 'skip';
   if (credentialed && !sameOrigin) return 'skip';
   if (credentialed && control !== null && /(^|,)\s*private\s*(=|,|$)/i.test(control)) return 'forget';
   return 'save';
