@@ -243,7 +243,9 @@ describe('fuzz: management paths over real HTTP, unnormalised', () => {
 describe('fuzz: peer endpoints', () => {
   const clusterAuth = fc.oneof(
     fc.constant(undefined),
-    fc.constantFrom('', 'v1', 'v1 t= s=', `v1 t=${Date.now()} s=${'A'.repeat(43)}`, `v2 t=1 s=${'A'.repeat(43)}`, `v1 t=99999999999999999 s=${'_'.repeat(43)}`, `v1 t=-1 s=${'A'.repeat(43)}`),
+    fc.constantFrom('', 'v2', 'v2 t= s=', `v2 t=${Date.now()} s=${'A'.repeat(43)}`, `v1 t=${Date.now()} s=${'A'.repeat(43)}`, `v3 t=1 s=${'A'.repeat(43)}`, `v2 t=99999999999999999 s=${'_'.repeat(43)}`, `v2 t=-1 s=${'A'.repeat(43)}`),
+    // Signed right, but for another server (a replay to a peer): the target origin is signed.
+    fc.constant(null).map(() => signClusterRequest(CLUSTER_SECRET, 'PUT', `${ORIGIN_B}${PEER}/seeded/a.txt`, new Uint8Array())),
     headerValue,
   );
   const replicaVersion = fc.oneof(
@@ -288,7 +290,7 @@ describe('fuzz: peer endpoints', () => {
               method: verb,
               url,
               headers: headersOf({
-                [CLUSTER_AUTH_HEADER]: signClusterRequest(CLUSTER_SECRET, verb, url, payload),
+                [CLUSTER_AUTH_HEADER]: signClusterRequest(CLUSTER_SECRET, verb, `${ORIGIN_A}${url}`, payload),
                 'webpp-replica-version': version,
                 'webpp-logical-url': logical,
                 'content-type': 'application/octet-stream',
@@ -332,7 +334,7 @@ describe('fuzz: peer endpoints', () => {
 
     const post = (bytes: Uint8Array): InjectOptions => {
       const payload = Buffer.from(bytes);
-      return { method: 'POST', url: SYNC, headers: { [CLUSTER_AUTH_HEADER]: signClusterRequest(CLUSTER_SECRET, 'POST', SYNC, payload), 'content-type': 'application/octet-stream' }, payload };
+      return { method: 'POST', url: SYNC, headers: { [CLUSTER_AUTH_HEADER]: signClusterRequest(CLUSTER_SECRET, 'POST', `${ORIGIN_A}${SYNC}`, payload), 'content-type': 'application/octet-stream' }, payload };
     };
 
     it('a mutated update answers 200 or WEBPP_ERR_BAD_SYNC_MESSAGE, and a rejected one changes nothing', async () => {
