@@ -24,6 +24,7 @@
 import { BATCH_MEDIA_TYPE, parseCacheControl, storability } from '@webpp/core';
 import { LogicalCache, type CacheLike } from './batch/logical-cache.js';
 import type { KeyValueStore } from './storage.js';
+import { readCapped } from './_private/read-capped.js';
 
 export const OFFLINE_COPY_HEADER = 'webpp-offline-copy';
 export const OFFLINE_CACHE_NAME = 'webpp-offline-v1';
@@ -60,7 +61,7 @@ export interface OfflineStats {
   lastAtMs: number | null;
 }
 
-/** Where a request stands: 'save' its answer, or why not. Pure (exported for tests). */
+/** Whether to save the answer to a request, forget the copy (the answer forbids it), or neither. Pure. */
 export function offlineVerdict(request: Request, response: Response, logicalUrl: string, selfOrigin: string): 'save' | 'forget' | 'skip' {
   if (request.method !== 'GET' || request.headers.has('range') || request.cache === 'no-store') return 'skip';
   // The resource is gone: its copy must not come back while the servers are down.
@@ -113,35 +114,6 @@ function originOf(url: string): string {
   }
 }
 
-/** The whole body, or undefined when it is longer than maxBytes (reading stops there). */
-async function readCapped(response: Response, maxBytes: number): Promise<Uint8Array | undefined> {
-  const declared = Number(response.headers.get('content-length') ?? Number.NaN);
-  if (declared > maxBytes || !response.body) {
-    await response.body?.cancel().catch(() => undefined);
-    return undefined;
-  }
-  const reader = response.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let sizeBytes = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    sizeBytes += value.byteLength;
-    if (sizeBytes > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      return undefined;
-    }
-    chunks.push(value);
-  }
-  const body = new Uint8Array(sizeBytes);
-  let offset = 0;
-  for (const chunk of chunks) {
-    body.set(chunk, offset);
-    offset += chunk.byteLength;
-  }
-  return body;
-}
-
 export class OfflineCache {
   readonly enabled: boolean;
   private readonly cache: LogicalCache;
@@ -162,8 +134,11 @@ export class OfflineCache {
     this.selfOrigin = options.selfOrigin;
     this.now = options.now ?? Date.now;
     this.onServed = options.onServed;
+    const openCache = options.openCache ?? (() => (caches as CacheStorage).open(OFFLINE_CACHE_NAME) as Promise<CacheLike>);
+    // Turned off: copies kept by an earlier configuration go too.
+    if (!this.enabled && options.openCache === undefined) void caches?.delete(OFFLINE_CACHE_NAME).catch(() => false);
     this.cache = new LogicalCache({
-      openCache: this.enabled ? (options.openCache ?? (() => caches!.open(OFFLINE_CACHE_NAME) as Promise<CacheLike>)) : () => Promise.reject(new Error('offline copies are off')),
+      openCache: this.enabled ? openCache : () => Promise.reject(new Error('offline copies are off')),
       storage: options.storage,
       maxBytes: options.maxBytes,
       maxEntries: options.maxEntries,
@@ -191,7 +166,9 @@ export class OfflineCache {
     if (verdict === 'skip') return response;
     const held = this.cache.entryInfo(logicalUrl);
     const etag = response.headers.get('etag');
-    if (held !== undefined && etag !== null && held.validator === etag.trim()) {
+    // The same version: only its LRU position moves (a copy past half its age is saved anew,
+    // so that a resource confirmed unchanged never ages out of maxAgeMs).
+    if (held !== undefined && etag !== null && held.validator === etag.trim() && this.now() - held.storedAtMs < this.limits.maxAgeMs / 2) {
       this.cache.touch(logicalUrl);
       return response;
     }
