@@ -45,6 +45,8 @@ export interface OriginClusterOptions {
   configure?: Record<string, (app: FastifyInstance) => void>;
   /** The directory's entries, from the servers' origins by name. Default: "/*" on every server. */
   entries?: (origins: Record<string, string>) => { logical: string; servers: string[] }[];
+  /** The origin's batch transmission (docs/batching.md); default off. */
+  batch?: boolean;
 }
 
 export interface OriginCluster {
@@ -123,6 +125,7 @@ export async function startOriginCluster(options: OriginClusterOptions): Promise
         directory,
         contentRoot: options.root,
         contentDigests: options.contentDigests ?? false,
+        ...(options.batch ? { batch: true } : {}),
       });
       options.configure?.[name]?.(app);
       options.afterPlugin?.(app, name);

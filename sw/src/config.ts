@@ -42,6 +42,16 @@ export interface WorkerOptions {
    * own origin's `webpp-control` and digests still reach it. 0: on every such navigation.
    */
   controlCheckMs: number;
+  /**
+   * Offline copies (offline-cache.ts): when every replica fails, pages and resources already
+   * loaded are served from copies kept under their logical URL. Total body bytes kept (0
+   * turns them off), entries kept (least recently used go first), the largest response
+   * saved, and the oldest copy served.
+   */
+  offlineMaxBytes: number;
+  offlineMaxEntries: number;
+  offlineMaxEntryBytes: number;
+  offlineMaxAgeMs: number;
 }
 
 export const DEFAULT_WORKER_OPTIONS: Readonly<Omit<WorkerOptions, 'selection' | 'preset'>> = Object.freeze({
@@ -51,6 +61,10 @@ export const DEFAULT_WORKER_OPTIONS: Readonly<Omit<WorkerOptions, 'selection' | 
   offRetryMs: 60 * 60 * 1_000,
   resumeMinBytes: 64 * 1_024,
   controlCheckMs: 60_000,
+  offlineMaxBytes: 50 * 1_024 * 1_024,
+  offlineMaxEntries: 1_000,
+  offlineMaxEntryBytes: 10 * 1_024 * 1_024,
+  offlineMaxAgeMs: 30 * 24 * 60 * 60 * 1_000,
 });
 
 const SELECTION_KEYS = Object.keys(PAPER_DEFAULTS) as (keyof SelectionConfig)[];
@@ -62,6 +76,10 @@ const WORKER_NUMBER_BOUNDS = {
   offRetryMs: [0, 30 * 24 * 60 * 60 * 1_000],
   resumeMinBytes: [0, Number.MAX_SAFE_INTEGER],
   controlCheckMs: [0, 24 * 60 * 60 * 1_000],
+  offlineMaxBytes: [0, Number.MAX_SAFE_INTEGER],
+  offlineMaxEntries: [0, 1_000_000],
+  offlineMaxEntryBytes: [0, Number.MAX_SAFE_INTEGER],
+  offlineMaxAgeMs: [0, Number.MAX_SAFE_INTEGER],
 } as const;
 
 export interface ParsedWorkerOptions {

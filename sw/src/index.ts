@@ -35,5 +35,6 @@ export type {
   WorkerStateSnapshot,
 } from './messages.js';
 export { SW_VERSION } from './version.js';
+export { OFFLINE_COPY_HEADER } from './offline-cache.js';
 export * from './batch/index.js';
 export * from './policies/index.js';

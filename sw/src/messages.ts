@@ -156,6 +156,8 @@ export interface WorkerCounters {
   bodiesVerified: number;
   /** Replica bodies that did not match the own origin's SHA-256 digest. */
   integrityFailures: number;
+  /** Requests answered with an offline copy because every replica failed (offline-cache.ts). */
+  offlineCopies: number;
 }
 
 export interface WorkerStateSnapshot {
@@ -179,6 +181,8 @@ export interface WorkerStateSnapshot {
   decisions: DecisionRecord[];
   /** Most recent failovers, refreshes, probes and other events, newest last. */
   events: WebppEvent[];
+  /** Offline copies (offline-cache.ts): what is kept, and how often it answered. */
+  offline: { enabled: boolean; entries: number; bytes: number; saved: number; servedFromCache: number; lastAtMs: number | null };
 }
 
 interface EventBase {
@@ -223,6 +227,8 @@ export type WebppEvent =
    * caught before the page saw a byte (the request failed over), true when caught at the end
    * of a large body (the page's read failed).
    */
-  | (EventBase & { type: 'integrity-failure'; server: ServerId; logicalUrl: string; expected: string; actual: string; streamed: boolean });
+  | (EventBase & { type: 'integrity-failure'; server: ServerId; logicalUrl: string; expected: string; actual: string; streamed: boolean })
+  /** Every replica failed and the page got the copy of `logicalUrl` saved at savedAtMs. */
+  | (EventBase & { type: 'offline-copy'; logicalUrl: string; savedAtMs: number });
 
 export type WebppEventType = WebppEvent['type'];

@@ -27,6 +27,8 @@ import { ControlCheck } from './control-check.js';
 import type { PageNotifier } from './kill-switch.js';
 import { LatencyStore } from './latency-store.js';
 import { Maintenance } from './maintenance.js';
+import { OfflineCache, failedEverywhere } from './offline-cache.js';
+import type { CacheLike } from './batch/logical-cache.js';
 import { FLUSH_REQUEST, STATE_REQUEST } from './messages.js';
 import type { AttemptOutcome, WebppEvent, WorkerStateSnapshot } from './messages.js';
 import { buildPhysicalRequest, buildProbeRequest, isSameOrigin } from './physical-request.js';
@@ -91,6 +93,8 @@ export interface ReplicaClientOptions {
   ownScriptPaths?: string[];
   /** Bodies with a digest up to this size are verified before the page sees them (integrity.ts). Default 1 MiB. */
   verifyBufferBytes?: number;
+  /** Where offline copies live (default: Cache Storage 'webpp-offline-v1'; offline-cache.ts). */
+  openOfflineCache?: () => Promise<CacheLike>;
 }
 
 /** What resuming a broken body needs to know about its request. */
@@ -114,6 +118,7 @@ export class ReplicaClient {
   readonly latency: LatencyStore;
   readonly bindings: BindingsStore;
   readonly reporter: StateReporter;
+  readonly offline: OfflineCache;
   /** Resolves when the stored table and bindings are loaded (never rejects). */
   readonly ready: Promise<void>;
   private loaded = false;
@@ -195,6 +200,20 @@ export class ReplicaClient {
         const started: Promise<unknown>[] = [];
         this.learnFrom(response, url, { fetch: this.plainFetch, waitUntil: (promise) => void started.push(promise) });
         return Promise.allSettled(started);
+      },
+    });
+    this.offline = new OfflineCache({
+      storage: this.storage,
+      selfOrigin: this.selfOrigin,
+      maxBytes: this.options.offlineMaxBytes,
+      maxEntries: this.options.offlineMaxEntries,
+      maxEntryBytes: this.options.offlineMaxEntryBytes,
+      maxAgeMs: this.options.offlineMaxAgeMs,
+      flushDelayMs: this.options.flushDelayMs,
+      ...(init.openOfflineCache ? { openCache: init.openOfflineCache } : {}),
+      onServed: (logicalUrl, savedAtMs) => {
+        this.reporter.count('offlineCopies');
+        this.reporter.event({ type: 'offline-copy', atMs: Date.now(), logicalUrl, savedAtMs });
       },
     });
     this.sampler = new TtfbSampler({
@@ -312,13 +331,14 @@ export class ReplicaClient {
       counters: { ...this.reporter.counters },
       decisions: this.reporter.recentDecisions(),
       events: this.reporter.recentEvents(),
+      offline: { enabled: this.offline.enabled, ...this.offline.snapshot() },
     };
   }
 
   /** Writes pending table and bindings changes to IndexedDB now. */
   async flush(): Promise<void> {
     this.sampler.expire();
-    await Promise.all([this.latency.flushNow(), this.bindings.flushNow(), this.digests.flushNow()]);
+    await Promise.all([this.latency.flushNow(), this.bindings.flushNow(), this.digests.flushNow(), this.offline.flush()]);
   }
 
   /**
@@ -383,16 +403,25 @@ export class ReplicaClient {
     io.waitUntil(this.afterRequest(candidates));
 
     const navigation = request.mode === 'navigate';
+    // Stale-if-error: a saved copy only when no replica gave a live answer (offline-cache.ts).
+    const offlineCopy = failedEverywhere(result) ? await this.offline.rescue(request, resolved.logical) : undefined;
     let response: Response;
-    if (result.kind === 'served') {
+    if (offlineCopy) {
+      this.reporter.count('failed');
+      if (result.kind === 'failed') result.fallback?.response.body?.cancel().catch(() => undefined);
+      response = offlineCopy;
+    } else if (result.kind === 'served') {
       this.reporter.count('served');
       const served = servedResponse(request, result.winner.physicalUrl, result.response);
       if (navigation && result.winner.server !== this.selfOrigin) io.waitUntil(this.controlCheck.afterReplicaNavigation(resolved.logical));
-      response = this.integrity.guard(request, this.resumable(served, { request, resolved, server: result.winner.server, specs, io }));
+      // Verified bytes only (integrity.ts) are kept for offline use (offline-cache.ts).
+      const guarded = this.integrity.guard(request, this.resumable(served, { request, resolved, server: result.winner.server, specs, io }));
+      response = this.offline.keep(request, resolved.logical, guarded, (promise) => io.waitUntil(promise));
     } else if (result.kind === 'failed' && result.fallback) {
       // Every replica failed, but one answered (e.g. 404 everywhere): that answer is the truth.
       this.reporter.count('failed');
-      response = servedResponse(request, result.fallback.attempt.physicalUrl, result.fallback.response);
+      const answer = servedResponse(request, result.fallback.attempt.physicalUrl, result.fallback.response);
+      response = this.offline.keep(request, resolved.logical, answer, (promise) => io.waitUntil(promise)); // a 404/410 deletes the copy
     } else {
       if (result.kind === 'failed') this.reporter.count('failed');
       response = navigation && result.kind === 'failed' ? navigationErrorPage(resolved.logical, result.attempts) : Response.error();
@@ -497,10 +526,12 @@ export class ReplicaClient {
     try {
       response = await io.fetch(request);
     } catch {
-      return Response.error();
+      return (await this.offline.rescue(request, request.url)) ?? Response.error();
     }
+    const offlineCopy = response.status >= 500 ? await this.offline.rescue(request, request.url) : undefined;
+    if (offlineCopy) return (void response.body?.cancel().catch(() => undefined), offlineCopy);
     if (response.type === 'basic' || response.type === 'default') this.learnFrom(response, request.url, io);
-    return response;
+    return this.offline.keep(request, request.url, response, (promise) => io.waitUntil(promise));
   }
 
   /** After every bound request: asynchronous refreshes and probes (Figure 4), then a batched table write. */

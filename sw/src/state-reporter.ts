@@ -33,6 +33,7 @@ export function emptyCounters(): WorkerCounters {
     untrustedBindings: 0,
     bodiesVerified: 0,
     integrityFailures: 0,
+    offlineCopies: 0,
   };
 }
 

@@ -241,6 +241,8 @@ export function handleSyncMessages(doc: Y.Doc, input: Uint8Array, answerWithStep
   let sawStep1 = false;
   let applyError: Error | undefined;
   try {
+    // All or nothing: a request that is refused must not have applied its first messages.
+    assertDecodable(input);
     while (decoding.hasContent(decoder)) {
       const type = syncProtocol.readSyncMessage(decoder, reply, doc, REMOTE_ORIGIN, (error) => {
         applyError = error;
@@ -253,4 +255,20 @@ export function handleSyncMessages(doc: Y.Doc, input: Uint8Array, answerWithStep
   if (applyError !== undefined) throw new WEBPP_ERR_BAD_SYNC_MESSAGE(applyError.message);
   if (answerWithStep1 && sawStep1) syncProtocol.writeSyncStep1(reply, doc);
   return encoding.toUint8Array(reply);
+}
+
+/**
+ * Reads every message of a sync request without applying any (found by fuzzing: a valid
+ * update followed by garbage used to be applied, then answered 400).
+ * @throws on an unknown message type, a truncated message or an undecodable payload.
+ */
+function assertDecodable(input: Uint8Array): void {
+  const decoder = decoding.createDecoder(input);
+  while (decoding.hasContent(decoder)) {
+    const type = decoding.readVarUint(decoder);
+    const payload = decoding.readVarUint8Array(decoder);
+    if (type === syncProtocol.messageYjsSyncStep1) Y.decodeStateVector(payload);
+    else if (type === syncProtocol.messageYjsSyncStep2 || type === syncProtocol.messageYjsUpdate) Y.decodeUpdate(payload);
+    else throw new Error('Unknown message type');
+  }
 }

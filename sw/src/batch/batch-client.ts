@@ -14,6 +14,7 @@ import { idbKeyValueStore, type KeyValueStore } from '../storage.js';
 import { startBatchSession, type BatchSessionResult } from './batch-session.js';
 import { LogicalCache, type CacheLike, type LogicalCacheStats } from './logical-cache.js';
 import { PendingParts } from './pending-parts.js';
+import { OFFLINE_COPY_HEADER } from '../offline-cache.js';
 
 export interface BatchClientOptions {
   /** Ask for batches and use the logical cache at all. Default true. */
@@ -48,6 +49,8 @@ export interface BatchClientOptions {
   storage?: KeyValueStore;
   openCache?: () => Promise<CacheLike>;
   now?: () => number;
+  /** Sees (and returns) each page taken from a batch before the browser gets it: offline copies keep it. */
+  pageWillRespond?: (request: Request, page: Response, waitUntil: (promise: Promise<unknown>) => void) => Response;
 }
 
 export const DEFAULT_LOGICAL_CACHE_NAME = 'webpp-logical-v1';
@@ -156,9 +159,11 @@ export class BatchClient {
   /** Origins that answered a batch request with a plain page, until when. */
   private readonly nonBatching = new Map<string, number>();
   private lastSession: BatchSessionResult | undefined;
+  private readonly pageWillRespond: BatchClientOptions['pageWillRespond'];
 
   constructor(options: BatchClientOptions = {}) {
     this.enabled = options.enabled ?? true;
+    this.pageWillRespond = options.pageWillRespond;
     this.now = options.now ?? Date.now;
     this.idleTimeoutMs = options.idleTimeoutMs ?? 10_000;
     this.pendingTimeoutMs = options.pendingTimeoutMs ?? 15_000;
@@ -222,7 +227,7 @@ export class BatchClient {
     if (!isBatchResponse(response)) {
       // A plain answer is the answer: a redirect (already mapped to the logical URL), the
       // error page after every replica failed, or the page of an origin without batching.
-      if (response.status === 200 && isHtml(response)) {
+      if (response.status === 200 && isHtml(response) && !response.headers.has(OFFLINE_COPY_HEADER)) {
         this.counters.unsupported += 1;
         this.nonBatching.set(originOf(request.url), this.now() + this.nonBatchingMemoryMs);
       }
@@ -256,7 +261,7 @@ export class BatchClient {
     } finally {
       clearTimeout(timer);
     }
-    return partResponse(page);
+    return this.pageWillRespond ? this.pageWillRespond(request, partResponse(page), io.waitUntil) : partResponse(page);
   }
 
   /**

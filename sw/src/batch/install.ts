@@ -28,7 +28,13 @@ export function installBatching(
   replicas: ReplicaClient,
   options: BatchClientOptions = {},
 ): InstalledBatching {
-  const batch = new BatchClient(options);
+  const batch = new BatchClient({
+    // A page taken from a batch is kept for offline use like any other (offline-cache.ts).
+    pageWillRespond: (request, page, waitUntil) => replicas.offline.keep(request, request.url, page, waitUntil),
+    ...options,
+  });
+  // Parts of batches (kept by the batch layer's own cache) also serve when every replica fails.
+  replicas.offline.alsoFrom(batch.cache);
   scope.addEventListener('message', (event: ExtendableMessageEvent) => {
     const data: unknown = event.data;
     const port = event.ports[0];

@@ -47,6 +47,8 @@ export interface LogicalCacheOptions {
   digestFalsePositiveLog2: number;
   flushDelayMs: number;
   now: () => number;
+  /** Storage key of the index; default LOGICAL_CACHE_INDEX_KEY (another instance, e.g. offline-cache.ts, uses its own). */
+  indexKey?: string;
 }
 
 interface IndexEntry {
@@ -122,6 +124,20 @@ export class LogicalCache {
   private cache(): Promise<CacheLike> {
     this.cachePromise ??= this.options.openCache();
     return this.cachePromise;
+  }
+
+  /** When the held copy of `url` was stored, and its validator; undefined when not held. Synchronous. */
+  entryInfo(url: string): { storedAtMs: number; validator: string | undefined } | undefined {
+    const entry = this.entries.get(stripHash(url));
+    return entry === undefined ? undefined : { storedAtMs: entry.storedAtMs, validator: entry.validator };
+  }
+
+  /** Counts a use of the held copy for LRU eviction, without reading it. */
+  touch(url: string): void {
+    const entry = this.entries.get(stripHash(url));
+    if (entry === undefined) return;
+    entry.lastUsedMs = this.options.now();
+    void this.writer.schedule();
   }
 
   /** Whether the cache holds the logical URL. Synchronous. */
@@ -322,7 +338,7 @@ export class LogicalCache {
 
   private async persist(): Promise<void> {
     const stored: StoredIndex = { formatVersion: 1, entries: [...this.entries.values()] };
-    await this.options.storage.set(LOGICAL_CACHE_INDEX_KEY, stored);
+    await this.options.storage.set(this.options.indexKey ?? LOGICAL_CACHE_INDEX_KEY, stored);
   }
 
   /**
@@ -332,7 +348,7 @@ export class LogicalCache {
    */
   private async load(): Promise<void> {
     try {
-      const stored = (await this.options.storage.get(LOGICAL_CACHE_INDEX_KEY)) as Partial<StoredIndex> | undefined;
+      const stored = (await this.options.storage.get(this.options.indexKey ?? LOGICAL_CACHE_INDEX_KEY)) as Partial<StoredIndex> | undefined;
       const cache = await this.cache();
       const keys = new Set((await cache.keys()).map((request) => request.url));
       const learnedMeanwhile = [...this.entries.values()];

@@ -1,0 +1,231 @@
+/**
+ * Offline copies (stale-if-error) driven through the ReplicaClient as a fetch event drives
+ * it, against three real Fastify servers on loopback that can answer, answer 5xx / 404, or
+ * drop every connection (a server that is down). Cache Storage is an in-memory CacheLike
+ * (Node has none); the real one is exercised in Chromium by e2e/tests/sw-offline.spec.ts.
+ */
+import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { BINDINGS_HEADER, encodeBindings } from '@webpp/core';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { CacheLike } from '../src/batch/logical-cache.js';
+import type { WebppEvent } from '../src/messages.js';
+import { OFFLINE_COPY_HEADER } from '../src/offline-cache.js';
+import { ReplicaClient } from '../src/replica-client.js';
+import type { RespondIO } from '../src/replica-client.js';
+import { memoryKeyValueStore } from '../src/storage.js';
+
+class MemoryCache implements CacheLike {
+  readonly entries = new Map<string, { status: number; headers: [string, string][]; body: Uint8Array }>();
+  async match(url: string): Promise<Response | undefined> {
+    const entry = this.entries.get(url);
+    return entry && new Response(entry.body as Uint8Array<ArrayBuffer>, { status: entry.status, headers: entry.headers });
+  }
+  async put(url: string, response: Response): Promise<void> {
+    this.entries.set(url, { status: response.status, headers: [...response.headers], body: new Uint8Array(await response.arrayBuffer()) });
+  }
+  async delete(url: string): Promise<boolean> {
+    return this.entries.delete(url);
+  }
+  async keys(): Promise<{ url: string }[]> {
+    return [...this.entries.keys()].map((url) => ({ url }));
+  }
+}
+
+type Mode = 'ok' | 'down' | '500' | '404';
+interface Server {
+  origin: string;
+  app: FastifyInstance;
+}
+
+const PATHS = ['/page.html', '/a.txt', '/b.txt', '/c.txt', '/nostore.txt', '/private.txt', '/must.txt', '/big.txt', '/cookie.txt'];
+const HEADERS: Record<string, Record<string, string>> = {
+  '/nostore.txt': { 'cache-control': 'no-store' },
+  '/private.txt': { 'cache-control': 'private, max-age=60' },
+  '/must.txt': { 'cache-control': 'max-age=0, must-revalidate' },
+  '/cookie.txt': { 'set-cookie': 'session=1' },
+};
+const servers: Server[] = [];
+let primary: Server;
+let mode: Mode = 'ok';
+let version = 1;
+
+async function start(): Promise<Server> {
+  const app = Fastify({ forceCloseConnections: true });
+  const server: Server = { origin: '', app };
+  app.get('/*', async (request, reply) => {
+    if (mode === 'down') {
+      request.raw.socket.destroy(); // connection reset: the page's network error
+      return reply.hijack();
+    }
+    reply.header(
+      BINDINGS_HEADER,
+      encodeBindings({
+        directoryVersion: 1,
+        bindings: PATHS.map((path) => ({ logical: `${primary.origin}${path}`, prefix: false, replicas: servers.map((s) => `${s.origin}${path}`) })),
+      }).value,
+    );
+    if (mode === '500') return reply.code(500).send('broken');
+    if (mode === '404') return reply.code(404).send('gone');
+    const path = request.url.split('?')[0] as string;
+    for (const [name, value] of Object.entries(HEADERS[path] ?? {})) reply.header(name, value);
+    reply.header('access-control-allow-origin', '*').header('access-control-expose-headers', '*');
+    const body = path === '/big.txt' ? 'x'.repeat(4_096) : `${path} v${version}`;
+    return reply.header('content-type', 'text/plain').send(body);
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  server.origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  servers.push(server);
+  return server;
+}
+
+beforeAll(async () => {
+  primary = await start();
+  await start();
+  await start();
+});
+
+afterAll(async () => {
+  for (const server of servers) await server.app.close();
+});
+
+beforeEach(() => {
+  mode = 'ok';
+  version = 1;
+});
+
+function eventIO(): RespondIO & { settled(): Promise<void> } {
+  const pending: Promise<unknown>[] = [];
+  return {
+    fetch: (request) => fetch(request),
+    waitUntil: (promise) => void pending.push(promise),
+    settled: async () => {
+      while (pending.length > 0) await Promise.allSettled(pending.splice(0));
+    },
+  };
+}
+
+async function client(settings: Record<string, number> = {}) {
+  const events: WebppEvent[] = [];
+  const cache = new MemoryCache();
+  const instance = new ReplicaClient({
+    settings: { preset: 'fast', flushDelayMs: 0, ...settings },
+    selfOrigin: primary.origin,
+    storage: memoryKeyValueStore(),
+    observeResourceTiming: false,
+    publish: (batch) => void events.push(...batch),
+    unregister: async () => undefined,
+    notifyPages: async () => undefined,
+    openOfflineCache: async () => cache,
+  });
+  await instance.ready;
+  // The first request is observed (no bindings yet) and teaches the bindings of every path.
+  await get(instance, '/page.html');
+  return { instance, events, cache };
+}
+
+/** One request as the page makes it; the body read whole (a network error gives status 0). */
+async function get(instance: ReplicaClient, path: string, init: RequestInit = {}): Promise<{ status: number; text: string; copy: string | null }> {
+  const io = eventIO();
+  const response = await instance.respond(new Request(`${primary.origin}${path}`, init), io);
+  const text = response.type === 'error' ? '' : await response.text();
+  await io.settled();
+  return { status: response.status, text, copy: response.headers.get(OFFLINE_COPY_HEADER) };
+}
+
+describe('offline copies (stale-if-error)', () => {
+  it('serves a loaded resource when every replica is down, marked, counted and announced', async () => {
+    const { instance, events } = await client();
+    expect(instance.route(new Request(`${primary.origin}/a.txt`))).toBe('bind');
+    expect(await get(instance, '/a.txt')).toEqual({ status: 200, text: '/a.txt v1', copy: null });
+    mode = 'down';
+    const before = Date.now();
+    const offline = await get(instance, '/a.txt');
+    expect(offline.status).toBe(200);
+    expect(offline.text).toBe('/a.txt v1');
+    expect(Date.parse(offline.copy ?? '')).toBeGreaterThan(before - 60_000);
+    instance.reporter.flushEvents();
+    const event = events.find((e) => e.type === 'offline-copy');
+    expect(event).toMatchObject({ type: 'offline-copy', logicalUrl: `${primary.origin}/a.txt` });
+    expect(instance.snapshot().offline).toMatchObject({ enabled: true, servedFromCache: 1 });
+    expect(instance.snapshot().counters.offlineCopies).toBe(1);
+    // Never loaded: nothing to serve, the page gets the network error it would get anyway.
+    expect((await get(instance, '/b.txt')).status).toBe(0);
+  });
+
+  it('never serves a copy instead of a live answer', async () => {
+    const { instance } = await client();
+    await get(instance, '/a.txt');
+    version = 2;
+    expect(await get(instance, '/a.txt')).toEqual({ status: 200, text: '/a.txt v2', copy: null });
+    mode = 'down';
+    // The newest version seen is the one kept.
+    expect((await get(instance, '/a.txt')).text).toBe('/a.txt v2');
+    expect(instance.snapshot().offline.servedFromCache).toBe(1);
+  });
+
+  it('uses the copy on 5xx everywhere, but a 404 everywhere is the truth and deletes it', async () => {
+    const { instance } = await client();
+    await get(instance, '/a.txt');
+    mode = '500';
+    expect(await get(instance, '/a.txt')).toMatchObject({ status: 200, text: '/a.txt v1' });
+    mode = '404';
+    expect(await get(instance, '/a.txt')).toEqual({ status: 404, text: 'gone', copy: null });
+    mode = 'down';
+    expect((await get(instance, '/a.txt')).status).toBe(0);
+  });
+
+  it('does not keep what HTTP or privacy forbids, range requests, or bodies over the entry bound', async () => {
+    const { instance } = await client({ offlineMaxEntryBytes: 1_024 });
+    for (const path of ['/nostore.txt', '/must.txt', '/big.txt', '/cookie.txt']) expect((await get(instance, path)).status).toBe(200);
+    // A private answer to a request that carries credentials (cookies) is personal.
+    expect((await get(instance, '/private.txt', { credentials: 'include' })).status).toBe(200);
+    expect((await get(instance, '/b.txt', { headers: { range: 'bytes=0-3' } })).status).toBe(200);
+    expect((await get(instance, '/c.txt', { headers: { authorization: 'Bearer x' } })).status).toBe(200);
+    expect(instance.snapshot().offline.entries).toBe(1); // only /page.html
+    mode = 'down';
+    for (const path of ['/nostore.txt', '/must.txt', '/big.txt', '/cookie.txt', '/private.txt', '/b.txt', '/c.txt']) {
+      expect((await get(instance, path)).status, path).toBe(0);
+    }
+    expect((await get(instance, '/page.html')).text).toBe('/page.html v1');
+  });
+
+  it('is bounded in entries and bytes, least recently used evicted first', async () => {
+    const { instance } = await client({ offlineMaxEntries: 2 });
+    await get(instance, '/a.txt'); // evicts /page.html
+    await get(instance, '/b.txt'); // page.html gone, a and b kept
+    await get(instance, '/a.txt'); // a used again: b is now the least recently used
+    await get(instance, '/c.txt'); // evicts b
+    expect(instance.snapshot().offline.entries).toBe(2);
+    mode = 'down';
+    expect((await get(instance, '/a.txt')).text).toBe('/a.txt v1');
+    expect((await get(instance, '/c.txt')).text).toBe('/c.txt v1');
+    expect((await get(instance, '/b.txt')).status).toBe(0);
+    expect((await get(instance, '/page.html')).status).toBe(0);
+
+    mode = 'ok';
+    const small = await client({ offlineMaxBytes: 20 }); // "/a.txt v1" is 9 bytes: two fit, with the page (13) they do not
+    await get(small.instance, '/a.txt');
+    await get(small.instance, '/b.txt');
+    expect(small.instance.snapshot().offline.bytes).toBeLessThanOrEqual(20);
+    expect(small.instance.snapshot().offline.entries).toBe(2);
+    mode = 'down';
+    expect((await get(small.instance, '/page.html')).status).toBe(0);
+    expect((await get(small.instance, '/b.txt')).text).toBe('/b.txt v1');
+  });
+
+  it('does not serve a copy older than offlineMaxAgeMs, and can be turned off', async () => {
+    const aged = await client({ offlineMaxAgeMs: 1 });
+    await get(aged.instance, '/a.txt');
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    mode = 'down';
+    expect((await get(aged.instance, '/a.txt')).status).toBe(0);
+
+    mode = 'ok';
+    const off = await client({ offlineMaxBytes: 0 });
+    await get(off.instance, '/a.txt');
+    expect(off.instance.snapshot().offline).toMatchObject({ enabled: false, entries: 0 });
+    expect(off.cache.entries.size).toBe(0);
+  });
+});
