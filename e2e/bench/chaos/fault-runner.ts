@@ -6,7 +6,7 @@
  * its heal is complete, so a slow restart keeps it out of the draw.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { ChaosCluster, ReplicaName } from './cluster.js';
+import { BASE_LINKS, type ChaosCluster, type ReplicaName } from './cluster.js';
 import type { FaultKind, FaultPlan, FaultSchedule } from './schedule.js';
 
 export interface FaultLogEntry {
@@ -26,12 +26,15 @@ export interface FaultCounts {
   partitionModes: Record<string, number>;
   /** Most replicas faulty at the same moment (the bound is 2). */
   maxConcurrentFaulty: number;
+  /** Kills and partitions that hit a replica while its link was slowed. */
+  stackedOnSlowdown: number;
 }
 
 export class FaultRunner {
   readonly log: FaultLogEntry[] = [];
-  readonly counts: FaultCounts = { kills: 0, partitions: 0, slowdowns: 0, partitionModes: {}, maxConcurrentFaulty: 0 };
-  private readonly faulty = new Set<string>();
+  readonly counts: FaultCounts = { kills: 0, partitions: 0, slowdowns: 0, partitionModes: {}, maxConcurrentFaulty: 0, stackedOnSlowdown: 0 };
+  /** The faults in force on each replica (a kill or partition may be stacked on a slowdown). */
+  private readonly active = new Map<string, FaultKind[]>();
   private readonly heals = new Set<Promise<void>>();
   private readonly abort = new AbortController();
   private loop: Promise<void> | undefined;
@@ -59,20 +62,30 @@ export class FaultRunner {
     const { signal } = this.abort;
     while (!signal.aborted) {
       await sleep(this.schedule.nextGapMs(), undefined, { signal }).catch(() => undefined);
-      while (!signal.aborted && this.faulty.size >= this.schedule.maxFaultyReplicas) {
+      while (!signal.aborted && this.faulty().size >= this.schedule.maxFaultyReplicas) {
         await Promise.race([...this.heals, sleep(1_000, undefined, { signal }).catch(() => undefined)]);
       }
       if (signal.aborted) break;
-      const fault = this.schedule.nextFault(this.faulty);
+      const fault = this.schedule.nextFault(this.faulty(), this.slowedOnly());
       if (fault) await this.begin(fault);
     }
   }
 
+  private faulty(): Set<string> {
+    return new Set(this.active.keys());
+  }
+
+  private slowedOnly(): Set<string> {
+    return new Set([...this.active].filter(([, kinds]) => kinds.every((kind) => kind === 'slow')).map(([name]) => name));
+  }
+
   private async begin(fault: FaultPlan): Promise<void> {
     const replica = this.cluster.replica(fault.replica as ReplicaName);
-    this.faulty.add(fault.replica);
-    this.counts.maxConcurrentFaulty = Math.max(this.counts.maxConcurrentFaulty, this.faulty.size);
-    this.record(fault, 'start', fault.description);
+    const stacked = this.active.has(fault.replica);
+    this.active.set(fault.replica, [...(this.active.get(fault.replica) ?? []), fault.kind]);
+    this.counts.maxConcurrentFaulty = Math.max(this.counts.maxConcurrentFaulty, this.active.size);
+    if (stacked) this.counts.stackedOnSlowdown += 1;
+    this.record(fault, 'start', stacked ? `${fault.description} (on the slowed link)` : fault.description);
     if (fault.kind === 'kill') {
       this.counts.kills += 1;
       await replica.process.kill9();
@@ -86,7 +99,9 @@ export class FaultRunner {
     }
     const heal = this.healAfter(fault).finally(() => {
       this.heals.delete(heal);
-      this.faulty.delete(fault.replica);
+      const kinds = this.active.get(fault.replica) ?? [];
+      kinds.splice(kinds.indexOf(fault.kind), 1);
+      if (kinds.length === 0) this.active.delete(fault.replica);
     });
     this.heals.add(heal);
   }
@@ -94,9 +109,15 @@ export class FaultRunner {
   private async healAfter(fault: FaultPlan): Promise<void> {
     await sleep(fault.durationMs, undefined, { signal: this.abort.signal }).catch(() => undefined);
     const replica = this.cluster.replica(fault.replica as ReplicaName);
-    if (fault.kind !== 'kill') {
-      replica.emulator.clearOverrides();
-      this.record(fault, 'end', 'link restored');
+    if (fault.kind === 'partition') {
+      replica.emulator.setOutage(null);
+      this.record(fault, 'end', 'link up');
+      return;
+    }
+    if (fault.kind === 'slow') {
+      const base = BASE_LINKS[fault.replica as ReplicaName];
+      replica.emulator.update({ delayMs: base.delayMs, bandwidthBytesPerSec: base.bandwidthBytesPerSec ?? null, stall: null });
+      this.record(fault, 'end', 'link back to normal');
       return;
     }
     // A restart that fails is tried again (bounded): the replica stays faulty meanwhile.

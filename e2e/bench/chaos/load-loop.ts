@@ -5,6 +5,7 @@
  * to keep the worker's own account of the failed resources (decisions and events).
  */
 import type { Page } from '@playwright/test';
+import { EventTally } from './event-tally.js';
 import { loadPage, type PageLoadResult } from './page-load.js';
 import { controllerState, CounterTotals, workerStory, type DecisionRecord, type WebppEvent } from './worker-counters.js';
 
@@ -21,6 +22,8 @@ export interface FailedLoadDetail {
 export interface LoopResult {
   loads: PageLoadResult[];
   counters: CounterTotals;
+  /** Failovers by cause and body resumes, from the worker's event log. */
+  events: EventTally;
   /** Requests served per replica origin, from the worker's decisions. */
   servedBy: Record<string, number>;
   failures: FailedLoadDetail[];
@@ -45,6 +48,7 @@ export interface LoopOptions {
 export async function runLoadLoop(options: LoopOptions): Promise<LoopResult> {
   const { page } = options;
   const counters = new CounterTotals();
+  const events = new EventTally();
   const servedBy: Record<string, number> = {};
   const failures: FailedLoadDetail[] = [];
   const loads: PageLoadResult[] = [];
@@ -53,6 +57,7 @@ export async function runLoadLoop(options: LoopOptions): Promise<LoopResult> {
   const initial = await controllerState(page);
   if (initial) {
     counters.add(initial.counters);
+    events.add(initial.events, false);
     lastDecisionId = Math.max(0, ...initial.decisions.map((decision) => decision.id));
   }
   let timedOut = false;
@@ -67,6 +72,7 @@ export async function runLoadLoop(options: LoopOptions): Promise<LoopResult> {
     const state = await controllerState(page);
     if (state) {
       counters.add(state.counters);
+      events.add(state.events);
       const newestId = Math.max(0, ...state.decisions.map((decision) => decision.id));
       if (newestId < lastDecisionId) lastDecisionId = 0; // a restarted worker numbers from 1 again
       for (const decision of state.decisions) {
@@ -95,5 +101,5 @@ export async function runLoadLoop(options: LoopOptions): Promise<LoopResult> {
       console.log(`  [${options.label}] ${index + 1}/${options.loads} loads, ${failed} failed, ${((Date.now() - startedAtMs) / 1000).toFixed(0)} s`);
     }
   }
-  return { loads, counters, servedBy, failures, durationMs: Date.now() - startedAtMs, timedOut };
+  return { loads, counters, events, servedBy, failures, durationMs: Date.now() - startedAtMs, timedOut };
 }

@@ -94,6 +94,10 @@ export function chaosReport(input: ChaosReportInput): Record<string, unknown> {
     ratio_p99: ratio(faulty.p99_ms, base.p99_ms),
     failovers: faulty.failovers,
     failovers_no_faults: base.failovers,
+    failover_causes: {
+      faults: { by_outcome: input.faulty.events.failoversByOutcome, from: input.faulty.events.failoversFrom, body_resumes: input.faulty.events.bodyResumes },
+      no_faults: { by_outcome: input.baseline.events.failoversByOutcome, from: input.baseline.events.failoversFrom, body_resumes: input.baseline.events.bodyResumes },
+    },
     worker_counters: { faults: input.faulty.counters.totals, no_faults: input.baseline.counters.totals },
     worker_restarts: input.faulty.counters.workerRestarts + input.baseline.counters.workerRestarts,
     served_by: { faults: input.faulty.servedBy, no_faults: input.baseline.servedBy },
@@ -103,6 +107,7 @@ export function chaosReport(input: ChaosReportInput): Record<string, unknown> {
       partition_modes: input.faultCounts.partitionModes,
       slowdowns: input.faultCounts.slowdowns,
       max_concurrent_faulty: input.faultCounts.maxConcurrentFaulty,
+      stacked_on_slowdown: input.faultCounts.stackedOnSlowdown,
       origin_starts: input.originStarts,
       unexpected_origin_exits: input.unexpectedExits,
     },
@@ -130,9 +135,12 @@ export function printReport(report: Record<string, unknown>): void {
   console.log(row('p95 ms', report.p95_ms, report.p95_ms_no_faults));
   console.log(row('p99 ms', report.p99_ms, report.p99_ms_no_faults));
   console.log(row('worker failovers', report.failovers, report.failovers_no_faults));
+  const causes = report.failover_causes as Record<string, { by_outcome: unknown; body_resumes: unknown }>;
+  console.log(`  failovers by cause: faults ${JSON.stringify(causes.faults!.by_outcome)}, no faults ${JSON.stringify(causes.no_faults!.by_outcome)}`);
+  console.log(`  body resumes: faults ${JSON.stringify(causes.faults!.body_resumes)}, no faults ${JSON.stringify(causes.no_faults!.body_resumes)}`);
   console.log(`  ratios faults / no faults: p50 ×${report.ratio_p50}, p95 ×${report.ratio_p95}, p99 ×${report.ratio_p99}`);
   console.log(
-    `  faults: ${faults.kills} kills, ${faults.partitions} partitions ${JSON.stringify(faults.partition_modes)}, ${faults.slowdowns} slowdowns; ` +
+    `  faults: ${faults.kills} kills, ${faults.partitions} partitions ${JSON.stringify(faults.partition_modes)}, ${faults.slowdowns} slowdowns (${faults.stacked_on_slowdown} kills/partitions on a slowed link); ` +
       `at most ${faults.max_concurrent_faulty} replicas faulty at once; ${(faults.unexpected_origin_exits as unknown[]).length} unexpected origin exits`,
   );
 }

@@ -3,7 +3,9 @@
  * fault, its kind, its target, its length and its parameters) comes from one xoshiro stream
  * (@webpp/netem's createRandom), so a seed names a run. Targets are drawn among the replicas
  * that are healthy when the fault starts, and never more than `maxFaultyReplicas` (2 of 3)
- * are faulty at once: at least one replica is always fully healthy.
+ * are faulty at once: at least one replica is always fully healthy. A kill or a partition
+ * may also land on a replica that is only slowed (a server that dies while it streams a
+ * body slowly, the hardest case for the worker); that adds no faulty replica.
  *
  * Kinds:
  *  - kill: `kill -9` of the server process; restarted (same port, same data dir) after the downtime;
@@ -65,12 +67,16 @@ export class FaultSchedule {
     return Math.round(this.uniform(this.gapMs));
   }
 
-  /** The next fault, among the replicas not in `faulty`; undefined when the bound allows none now. */
-  nextFault(faulty: ReadonlySet<string>): FaultPlan | undefined {
+  /**
+   * The next fault, on a replica not in `faulty` (or, for a kill or partition, on one in
+   * `slowedOnly`); undefined when the bound allows none now.
+   */
+  nextFault(faulty: ReadonlySet<string>, slowedOnly: ReadonlySet<string> = new Set()): FaultPlan | undefined {
     const healthy = this.replicas.filter((name) => !faulty.has(name));
     if (faulty.size >= this.maxFaultyReplicas || healthy.length === 0) return undefined;
     const kind = this.pickKind();
-    const replica = this.pick(healthy);
+    const candidates = kind === 'slow' ? healthy : [...healthy, ...this.replicas.filter((name) => slowedOnly.has(name))];
+    const replica = this.pick(candidates);
     const durationMs = Math.round(this.uniform(DOWNTIME_MS[kind]));
     if (kind === 'kill') return { kind, replica, durationMs, description: `kill -9, restart after ${durationMs} ms` };
     if (kind === 'partition') {
