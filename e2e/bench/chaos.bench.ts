@@ -86,6 +86,7 @@ async function main(): Promise<void> {
     const loopOptions = {
       page,
       logicalOrigin: cluster.logicalOrigin,
+      incidents: cluster.incidents,
       paths,
       loadBoundMs: LOAD_BOUND_MS,
       expected: { bigSha256: site.bigFileSha256, bigBytes: BIG_FILE_BYTES },

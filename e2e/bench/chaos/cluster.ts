@@ -12,7 +12,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startLinkEmulator, Timeline, type LinkEmulator, type LinkProfile } from '@webpp/netem';
+import { startLinkEmulator, Timeline, type LinkEmulator, type LinkProfile, type RequestRecord } from '@webpp/netem';
 import { OriginProcess } from './origin-process.js';
 
 export const REPLICA_NAMES = ['a', 'b', 'c'] as const;
@@ -33,8 +33,21 @@ export interface ChaosReplica {
   process: OriginProcess;
 }
 
+/** A request that an emulator did not carry through (reset, refused, hung, upstream error…). */
+export interface LinkIncident {
+  /** Wall-clock time the emulator finished with the request. */
+  atEpochMs: number;
+  replica: ReplicaName;
+  method: string;
+  url: string;
+  outcome: RequestRecord['outcome'];
+  status?: number;
+}
+
 export interface ChaosCluster {
   replicas: ChaosReplica[];
+  /** The emulators' incidents that ended between the two wall-clock times (the latest 5 000 are kept). */
+  incidents(fromEpochMs: number, toEpochMs: number): LinkIncident[];
   logicalOrigin: string;
   workDir: string;
   replica(name: ReplicaName): ChaosReplica;
@@ -59,6 +72,7 @@ export async function startChaosCluster(options: { siteRoot: string; seed: strin
   const timeline = new Timeline();
   const emulators: LinkEmulator[] = [];
   const replicas: ChaosReplica[] = [];
+  const incidents: LinkIncident[] = [];
   const close = async (closeOptions: { keepWorkDir?: boolean } = {}): Promise<void> => {
     await Promise.all(replicas.map((replica) => replica.process.stop().catch(() => undefined)));
     for (const replica of replicas) replica.process.closeLog();
@@ -77,6 +91,13 @@ export async function startChaosCluster(options: { siteRoot: string; seed: strin
           timeline,
         }),
       );
+    }
+    for (const [i, name] of REPLICA_NAMES.entries()) {
+      emulators[i]!.events.on('request', (record) => {
+        if (record.outcome === 'ok' && (record.status ?? 200) < 500) return;
+        incidents.push({ atEpochMs: Date.now(), replica: name, method: record.method, url: record.url, outcome: record.outcome, status: record.status });
+        if (incidents.length > 5_000) incidents.shift();
+      });
     }
     const origins = REPLICA_NAMES.map((name, i) => `http://${name}.localhost:${emulators[i]!.port}`);
     const logicalOrigin = origins[0]!;
@@ -111,6 +132,7 @@ export async function startChaosCluster(options: { siteRoot: string; seed: strin
   }
   return {
     replicas,
+    incidents: (fromEpochMs, toEpochMs) => incidents.filter((incident) => incident.atEpochMs >= fromEpochMs && incident.atEpochMs <= toEpochMs),
     logicalOrigin: replicas[0]!.origin,
     workDir,
     replica: (name) => replicas.find((replica) => replica.name === name)!,

@@ -12,6 +12,7 @@ import type { FaultKind, FaultPlan, FaultSchedule } from './schedule.js';
 export interface FaultLogEntry {
   /** Milliseconds since the faulty phase started. */
   atMs: number;
+  atEpochMs: number;
   replica: string;
   kind: FaultKind;
   event: 'start' | 'end' | 'error';
@@ -135,7 +136,8 @@ export class FaultRunner {
   }
 
   private record(fault: FaultPlan, event: FaultLogEntry['event'], description: string): void {
-    const entry: FaultLogEntry = { atMs: Date.now() - this.startedAtMs, replica: fault.replica, kind: fault.kind, event, description };
+    const nowMs = Date.now();
+    const entry: FaultLogEntry = { atMs: nowMs - this.startedAtMs, atEpochMs: nowMs, replica: fault.replica, kind: fault.kind, event, description };
     this.log.push(entry);
     this.print(`  [fault +${(entry.atMs / 1000).toFixed(1).padStart(6)} s] ${entry.replica} ${event.padEnd(5)} ${description}`);
   }

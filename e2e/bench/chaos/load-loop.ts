@@ -5,6 +5,7 @@
  * to keep the worker's own account of the failed resources (decisions and events).
  */
 import type { Page } from '@playwright/test';
+import type { LinkIncident } from './cluster.js';
 import { EventTally } from './event-tally.js';
 import { loadPage, type PageLoadResult } from './page-load.js';
 import { controllerState, CounterTotals, workerStory, type DecisionRecord, type WebppEvent } from './worker-counters.js';
@@ -13,6 +14,10 @@ export interface FailedLoadDetail {
   index: number;
   /** Milliseconds since the phase started. */
   atMs: number;
+  startedAtEpochMs: number;
+  endedAtEpochMs: number;
+  /** What the link emulators did not carry through during the load (and a second before). */
+  linkIncidents: LinkIncident[];
   path: string;
   navigationError?: string;
   resources: { url: string; why: string; decisions: DecisionRecord[]; events: WebppEvent[] }[];
@@ -41,6 +46,8 @@ export interface LoopOptions {
   loadBoundMs: number;
   expected: { bigSha256: string; bigBytes: number };
   label: string;
+  /** The emulators' incidents between two wall-clock times, for the account of a failed load. */
+  incidents?: (fromEpochMs: number, toEpochMs: number) => LinkIncident[];
   /** Failed loads kept with the worker's account (the rest are counted only). */
   maxFailureDetails?: number;
 }
@@ -68,6 +75,7 @@ export async function runLoadLoop(options: LoopOptions): Promise<LoopResult> {
     }
     const path = options.paths[index % options.paths.length]!;
     const result = await loadPage(page, `${options.logicalOrigin}${path}`, options.expected, options.loadBoundMs);
+    const endedAtEpochMs = Date.now();
     loads.push(result);
     const state = await controllerState(page);
     if (state) {
@@ -86,6 +94,9 @@ export async function runLoadLoop(options: LoopOptions): Promise<LoopResult> {
       failures.push({
         index,
         atMs: result.startedAtMs - startedAtMs,
+        startedAtEpochMs: result.startedAtMs,
+        endedAtEpochMs,
+        linkIncidents: options.incidents?.(since, endedAtEpochMs).slice(-40) ?? [],
         path,
         navigationError: result.navigationError,
         resources: result.failedResources.map((failure) => ({ ...failure, ...workerStory(state, failure.url, since) })),

@@ -23,11 +23,19 @@ export interface PageLoadResult {
   failedResources: ResourceFailure[];
   /** Navigation start to `load` (and the 1 MiB file's check), in ms; undefined if no `load`. */
   loadMs?: number;
+  slowest?: SlowestResource;
   startedAtMs: number;
+}
+
+/** The resource (or the page itself) that took longest, by Resource Timing. */
+export interface SlowestResource {
+  path: string;
+  durationMs: number;
 }
 
 interface PageChecks {
   failures: ResourceFailure[];
+  slowest: SlowestResource;
 }
 
 /** Runs in the page: the visitor-visible checks. */
@@ -57,7 +65,13 @@ async function checkInPage(args: { titleColor: string; bigSha256: string; bigByt
     const status = (entry as PerformanceResourceTiming & { responseStatus?: number }).responseStatus ?? 0;
     if (status >= 400) failures.push({ url: entry.name, why: `status ${status}` });
   }
-  return { failures };
+  let slowest = { path: location.pathname, durationMs: 0 };
+  for (const entry of performance.getEntries() as PerformanceResourceTiming[]) {
+    if ((entry.entryType === 'resource' || entry.entryType === 'navigation') && entry.duration > slowest.durationMs) {
+      slowest = { path: new URL(entry.name).pathname, durationMs: Math.round(entry.duration) };
+    }
+  }
+  return { failures, slowest };
 }
 
 function uniqueByUrl(failures: ResourceFailure[]): ResourceFailure[] {
@@ -84,7 +98,7 @@ export async function loadPage(
     const checks = await page.evaluate(checkInPage, { titleColor: TITLE_COLOR, ...expected, boundMs: remainingMs });
     const loadMs = Date.now() - startedAtMs;
     const failedResources = uniqueByUrl(checks.failures);
-    return { path, ok: failedResources.length === 0, failedResources, loadMs, startedAtMs };
+    return { path, ok: failedResources.length === 0, failedResources, loadMs, slowest: checks.slowest, startedAtMs };
   } catch (error) {
     return { path, ok: false, navigationError: (error as Error).message.split('\n')[0], failedResources: [], startedAtMs };
   }

@@ -65,6 +65,11 @@ function ratio(value: number | null, base: number | null): number | null {
   return value === null || base === null || base === 0 ? null : Math.round((value / base) * 100) / 100;
 }
 
+function compactLoads(loop: LoopResult): unknown[] {
+  const phaseStartMs = loop.loads[0]?.startedAtMs ?? 0;
+  return loop.loads.map((load) => [load.startedAtMs - phaseStartMs, load.path, load.loadMs ?? null, load.ok, load.slowest?.path ?? null, load.slowest?.durationMs ?? null]);
+}
+
 export function chaosReport(input: ChaosReportInput): Record<string, unknown> {
   const faulty = loopFigures(input.faulty);
   const base = loopFigures(input.baseline);
@@ -117,6 +122,11 @@ export function chaosReport(input: ChaosReportInput): Record<string, unknown> {
     time_limit_hit: faulty.timed_out || base.timed_out,
     load_bound_ms: input.loadBoundMs,
     site_bytes: input.siteBytes,
+    /** Every load: [ms since its phase began, path, load ms (null: no load event), ok, slowest resource, its ms]. */
+    loads: {
+      faults: compactLoads(input.faulty),
+      no_faults: compactLoads(input.baseline),
+    },
     failures: input.faulty.failures,
     failures_no_faults: input.baseline.failures,
     fault_log: input.faultLog,
