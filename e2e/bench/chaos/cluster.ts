@@ -109,7 +109,7 @@ export async function startChaosCluster(options: { siteRoot: string; seed: strin
     for (const [i, name] of REPLICA_NAMES.entries()) {
       const dataDir = join(workDir, `data-${name}`);
       mkdirSync(dataDir);
-      const process = new OriginProcess({
+      const server = new OriginProcess({
         name,
         siteRoot: options.siteRoot,
         port: serverPorts[i]!,
@@ -122,7 +122,7 @@ export async function startChaosCluster(options: { siteRoot: string; seed: strin
         adminToken,
         logFile: join(workDir, `origin-${name}.log`),
       });
-      replicas.push({ name, origin: origins[i]!, emulator: emulators[i]!, process });
+      replicas.push({ name, origin: origins[i]!, emulator: emulators[i]!, process: server });
     }
     // All three at once, as the README's cluster recipe does.
     await Promise.all(replicas.map((replica) => replica.process.start()));
