@@ -25,7 +25,8 @@ function benchDirs() {
 
 const files = benchDirs()
   .flatMap((dir) => readdirSync(dir).filter((name) => /\.bench\.(ts|mjs)$/.test(name)).map((name) => join(dir, name)))
-  .filter((file) => !filter || file.includes(filter))
+  // Match the filter against the path inside the repo: a checkout under /work/wt/chaos must not match every bench.
+  .filter((file) => !filter || relative(root, file).includes(filter))
   .sort();
 
 if (files.length === 0) {
