@@ -17,6 +17,7 @@ import { randomBytes } from 'node:crypto';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from '@playwright/test';
+import { median, timeFetches } from './support/page-timing.js';
 import type { Browser, Page } from '@playwright/test';
 import { chromiumLaunchOptions } from '../../e2e/support/chromium.js';
 import { startOriginCluster } from '../../e2e/support/origin-cluster.js';
@@ -39,12 +40,6 @@ interface State {
   decisions: { servedBy?: string; logicalUrl: string }[];
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-}
-
 function round(value: number): number {
   return Math.round(value * 1000) / 1000;
 }
@@ -65,19 +60,6 @@ function writeSite(): string {
     `<!doctype html><meta charset="utf-8"><title>integrity bench</title><script src="/webpp.js" data-preset="fast" async></script>${links.join(' ')}`,
   );
   return root;
-}
-
-function timeFetches(page: Page, urls: string[]): Promise<number[]> {
-  return page.evaluate(async (list) => {
-    const times: number[] = [];
-    for (const url of list) {
-      const started = performance.now();
-      const response = await fetch(url, { cache: 'no-store' });
-      await response.arrayBuffer();
-      times.push(performance.now() - started);
-    }
-    return times;
-  }, urls);
 }
 
 function state(page: Page): Promise<State> {

@@ -14,6 +14,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { chromium } from '@playwright/test';
+import { median, percentile, timeFetches, controlledPage } from './support/page-timing.js';
 import type { BrowserContext, Page } from '@playwright/test';
 import { chromiumLaunchOptions } from '../../e2e/support/chromium.js';
 import { ReplicaCluster } from '../../e2e/support/replica-cluster.js';
@@ -38,42 +39,8 @@ function site(): Site {
   return result;
 }
 
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-}
-
 function round(value: number): number {
   return Math.round(value * 1000) / 1000;
-}
-
-/** Times each request of `urls`, one after another, inside the page (HTTP cache revalidates). */
-function timeFetches(page: Page, urls: string[]): Promise<number[]> {
-  return page.evaluate(async (list) => {
-    const times: number[] = [];
-    for (const url of list) {
-      const started = performance.now();
-      const response = await fetch(url, { cache: 'no-cache' });
-      await response.text();
-      times.push(performance.now() - started);
-    }
-    return times;
-  }, urls);
-}
-
-async function controlledPage(context: BrowserContext, url: string): Promise<Page> {
-  const page = await context.newPage();
-  await page.goto(url);
-  await page.waitForFunction(() => (window as { webpp?: unknown }).webpp !== undefined);
-  await page.evaluate(() => (window as unknown as { webpp: { controlled(): Promise<void> } }).webpp.controlled());
-  await page.reload(); // now controlled: the navigation's bindings are learned
-  return page;
 }
 
 type OfflineState = { offline: { saved: number; entries: number; bytes: number }; counters: Record<string, number> };
@@ -101,8 +68,8 @@ async function main(): Promise<void> {
       const sides: [string, Page, ReplicaCluster][] = i % 2 ? [['off', offPage, off], ['on', onPage, on]] : [['on', onPage, on], ['off', offPage, off]];
       for (const [side, target, cluster] of sides) {
         version += 1; // new ETags: this side's worker keeps a new copy of each (when on)
-        const changed = await timeFetches(target, urls(cluster));
-        const unchanged = await timeFetches(target, urls(cluster));
+        const changed = await timeFetches(target, urls(cluster), 'no-cache');
+        const unchanged = await timeFetches(target, urls(cluster), 'no-cache');
         if (i >= WARMUP_ROUNDS) {
           samples[`changed-${side}`]?.push(...changed);
           samples[`unchanged-${side}`]?.push(...unchanged);

@@ -21,6 +21,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg } from 'node:os';
 import { chromium } from '@playwright/test';
+import { median, percentile, timeFetches, controlledPage } from './support/page-timing.js';
 import type { BrowserContext, Page } from '@playwright/test';
 import { chromiumLaunchOptions } from '../../e2e/support/chromium.js';
 import { ReplicaCluster } from '../../e2e/support/replica-cluster.js';
@@ -40,40 +41,6 @@ function site(): Site {
   };
   for (const path of paths) result[path] = { contentType: 'text/plain', body: `resource ${path} `.repeat(20) };
   return result;
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-}
-
-function percentile(values: number[], p: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] as number;
-}
-
-/** Times each request of `urls`, one after another, inside the page. */
-function timeFetches(page: Page, urls: string[]): Promise<number[]> {
-  return page.evaluate(async (list) => {
-    const times: number[] = [];
-    for (const url of list) {
-      const started = performance.now();
-      const response = await fetch(url, { cache: 'no-store' });
-      await response.text();
-      times.push(performance.now() - started);
-    }
-    return times;
-  }, urls);
-}
-
-async function controlledPage(context: BrowserContext, url: string): Promise<Page> {
-  const page = await context.newPage();
-  await page.goto(url);
-  await page.waitForFunction(() => (window as { webpp?: unknown }).webpp !== undefined);
-  await page.evaluate(() => (window as unknown as { webpp: { controlled(): Promise<void> } }).webpp.controlled());
-  await page.reload(); // now controlled: the navigation's bindings are learned
-  return page;
 }
 
 async function main(): Promise<void> {

@@ -15,8 +15,8 @@ import type { FastifyInstance } from 'fastify';
 import { BINDINGS_HEADER, CONTROL_HEADER, encodeBindings } from '@webpp/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReplicaClient } from '../src/replica-client.js';
-import type { RespondIO } from '../src/replica-client.js';
 import { memoryKeyValueStore } from '../src/storage.js';
+import { eventIO } from './support/event-io.js';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_124);
 
@@ -39,17 +39,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await app.close();
 });
-
-function eventIO(): RespondIO & { settled(): Promise<void> } {
-  const pending: Promise<unknown>[] = [];
-  return {
-    fetch: (request) => fetch(request),
-    waitUntil: (promise) => void pending.push(promise),
-    settled: async () => {
-      while (pending.length > 0) await Promise.allSettled(pending.splice(0));
-    },
-  };
-}
 
 function validHeader(version: number): string {
   return encodeBindings({

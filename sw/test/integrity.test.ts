@@ -11,10 +11,10 @@ import { BINDINGS_HEADER, encodeBindings } from '@webpp/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { registerPolicy } from '../src/policy.js';
 import { ReplicaClient } from '../src/replica-client.js';
-import type { RespondIO } from '../src/replica-client.js';
 import { memoryKeyValueStore } from '../src/storage.js';
 import type { WebppEvent } from '../src/messages.js';
 import { checkBody, sha256Integrity, verifyingResponse } from '../src/integrity.js';
+import { eventIO } from './support/event-io.js';
 
 const SMALL = Buffer.from('the right bytes '.repeat(64));
 const LARGE = Buffer.alloc(256 * 1024, 7);
@@ -85,17 +85,6 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const server of servers) await server.app.close();
 });
-
-function eventIO(): RespondIO & { settled(): Promise<void> } {
-  const pending: Promise<unknown>[] = [];
-  return {
-    fetch: (request) => fetch(request),
-    waitUntil: (promise) => void pending.push(promise),
-    settled: async () => {
-      while (pending.length > 0) await Promise.allSettled(pending.splice(0));
-    },
-  };
-}
 
 function newClient(storage = memoryKeyValueStore()): { instance: ReplicaClient; events: WebppEvent[] } {
   const events: WebppEvent[] = [];

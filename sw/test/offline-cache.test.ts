@@ -13,8 +13,8 @@ import type { CacheLike } from '../src/batch/logical-cache.js';
 import type { WebppEvent } from '../src/messages.js';
 import { OFFLINE_COPY_HEADER } from '../src/offline-cache.js';
 import { ReplicaClient } from '../src/replica-client.js';
-import type { RespondIO } from '../src/replica-client.js';
 import { memoryKeyValueStore } from '../src/storage.js';
+import { eventIO } from './support/event-io.js';
 
 class MemoryCache implements CacheLike {
   readonly entries = new Map<string, { status: number; headers: [string, string][]; body: Uint8Array }>();
@@ -94,17 +94,6 @@ beforeEach(() => {
   mode = 'ok';
   version = 1;
 });
-
-function eventIO(): RespondIO & { settled(): Promise<void> } {
-  const pending: Promise<unknown>[] = [];
-  return {
-    fetch: (request) => fetch(request),
-    waitUntil: (promise) => void pending.push(promise),
-    settled: async () => {
-      while (pending.length > 0) await Promise.allSettled(pending.splice(0));
-    },
-  };
-}
 
 async function client(settings: Record<string, number> = {}) {
   const events: WebppEvent[] = [];

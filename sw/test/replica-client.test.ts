@@ -9,9 +9,9 @@ import { BINDINGS_HEADER, CONTROL_HEADER, encodeBindings } from '@webpp/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { registerPolicy } from '../src/policy.js';
 import { ReplicaClient } from '../src/replica-client.js';
-import type { RespondIO } from '../src/replica-client.js';
 import { memoryKeyValueStore } from '../src/storage.js';
 import type { WebppEvent } from '../src/messages.js';
+import { eventIO } from './support/event-io.js';
 
 interface Server {
   origin: string;
@@ -69,18 +69,6 @@ afterEach(() => {
     delete server.control;
   }
 });
-
-/** What a fetch event provides: fetch, and waitUntil whose promises the test can await. */
-function eventIO(): RespondIO & { settled(): Promise<void> } {
-  const pending: Promise<unknown>[] = [];
-  return {
-    fetch: (request) => fetch(request),
-    waitUntil: (promise) => void pending.push(promise),
-    settled: async () => {
-      while (pending.length > 0) await Promise.allSettled(pending.splice(0));
-    },
-  };
-}
 
 function client(overrides: ConstructorParameters<typeof ReplicaClient>[0] = {}) {
   const events: WebppEvent[] = [];
