@@ -24,7 +24,8 @@ describe('evaluation progress', () => {
         { name: 'peak', policies: 2, durationMs: 10_000 },
         { name: 'evening', policies: 2, durationMs: 10_000 },
       ],
-      { output, redrawIntervalMs: 0 },
+      // A terminal, whatever the environment the tests run in (CI sets $CI).
+      { output, redrawIntervalMs: 0, interactive: true },
     );
     const lastLine = (): string => output.text.split('\r\x1b[2K').at(-1)!;
     const hooks = progress.scenarioHooks(0);

@@ -99,7 +99,7 @@ describe('Progress', () => {
   it('on a terminal, redraws one status line in place, under the lines that stay', () => {
     const output = recorder(true, 200);
     let nowMs = 0;
-    const progress = new Progress({ title: 'bench', totalUnits: 100, output, now: () => nowMs, redrawIntervalMs: 0 });
+    const progress = new Progress({ title: 'bench', totalUnits: 100, output, now: () => nowMs, redrawIntervalMs: 0, interactive: true });
     progress.step('part 1', 50);
     nowMs = 30_000;
     progress.complete('part 1 done in 30 s');
@@ -115,7 +115,7 @@ describe('Progress', () => {
   it('advances a timed part with the clock, and estimates the time left from it', () => {
     const output = recorder(true, 200);
     let nowMs = 0;
-    const progress = new Progress({ title: 'evaluation', totalUnits: 200_000, output, now: () => nowMs, redrawIntervalMs: 0 });
+    const progress = new Progress({ title: 'evaluation', totalUnits: 200_000, output, now: () => nowMs, redrawIntervalMs: 0, interactive: true });
     progress.step('setup', 50_000);
     nowMs = 50_000;
     progress.step('peak: 10 policies running', 150_000, { expectedMs: 150_000 });
@@ -144,7 +144,7 @@ describe('Progress', () => {
 
   it('redraws by itself while time passes on a terminal', async () => {
     const output = recorder(true, 200);
-    const progress = new Progress({ title: 'b', totalUnits: 10, output, redrawIntervalMs: 20 });
+    const progress = new Progress({ title: 'b', totalUnits: 10, output, redrawIntervalMs: 20, interactive: true });
     progress.step('waiting', 10, { expectedMs: 60_000 });
     const drawsBefore = output.text.split('\r').length;
     await new Promise((resolve) => setTimeout(resolve, 120));

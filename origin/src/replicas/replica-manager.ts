@@ -94,6 +94,8 @@ export class ReplicaManager {
    * and peers answered the second one's push 409 "already have it" with other bytes.
    */
   private lastIssuedMs = 0;
+  private retryRound: Promise<void> | undefined;
+  private retriesInFlight = 0;
 
   constructor(private readonly deps: ReplicaManagerDependencies) {
     this.clock = deps.clock ?? Date.now;
@@ -220,15 +222,39 @@ export class ReplicaManager {
 
   /** Retries failed update pushes once each (called on every anti-entropy round); targets no longer listed are dropped. */
   async retryPendingPushes(): Promise<void> {
-    const pending = [...this.retries.values()].filter(
-      (push) => this.deps.directory.lookup(push.logicalUrl)?.physicalUrls.includes(push.physicalUrl) === true,
-    );
-    this.retries.clear();
-    await Promise.all(pending.map((push) => this.push({ ...push, attempts: push.attempts })));
+    // One round at a time: a caller (syncNow) that meets a round in flight waits for it,
+    // then runs its own, so that it returns with every push tried against the directory as
+    // it is now.
+    while (this.retryRound !== undefined) await this.retryRound;
+    this.retryRound = this.runRetryRound().finally(() => {
+      this.retryRound = undefined;
+    });
+    await this.retryRound;
   }
 
+  /** Pushes waiting for a retry, including those being retried now. */
   get pendingPushes(): number {
-    return this.retries.size;
+    return this.retries.size + this.retriesInFlight;
+  }
+
+  private async runRetryRound(): Promise<void> {
+    const pending = [...this.retries.values()].filter((push) => this.stillListed(push));
+    this.retries.clear();
+    this.retriesInFlight = pending.length;
+    await Promise.all(
+      pending.map(async (push) => {
+        try {
+          await this.push({ ...push, attempts: push.attempts });
+        } finally {
+          this.retriesInFlight -= 1;
+        }
+      }),
+    );
+  }
+
+  /** A push is only worth retrying while the directory still lists its target for the URL. */
+  private stillListed(push: PendingPush): boolean {
+    return this.deps.directory.lookup(push.logicalUrl)?.physicalUrls.includes(push.physicalUrl) === true;
   }
 
   private async push(push: PendingPush): Promise<PushOutcome> {
@@ -270,6 +296,7 @@ export class ReplicaManager {
       this.deps.log.error({ target: push.physicalUrl, version: formatVersion(push.version) }, 'webpp replica update push abandoned');
       return;
     }
+    if (!this.stillListed(push)) return;
     const queued = this.retries.get(push.physicalUrl);
     if (queued !== undefined && compareVersions(queued.version, push.version) >= 0) return;
     let bytes = push.content.byteLength;
