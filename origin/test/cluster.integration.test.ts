@@ -201,13 +201,12 @@ describe('replica updates between servers', () => {
       const target = servers[1] as ReplicaServer;
       const path = '/.well-known/webpp/peer/replicas/doc.txt';
       const body = new TextEncoder().encode('stale');
+      const staleHeaders = { 'content-type': 'text/plain', 'webpp-replica-version': `1@${first.url}`, 'webpp-logical-url': `${first.url}/doc.txt` };
       const stale = await fetch(`${target.url}${path}`, {
         method: 'PUT',
         headers: {
-          'content-type': 'text/plain',
-          'webpp-replica-version': `1@${first.url}`,
-          'webpp-logical-url': `${first.url}/doc.txt`,
-          'webpp-cluster-auth': signClusterRequest(CLUSTER_SECRET, 'PUT', `${target.url}${path}`, body),
+          ...staleHeaders,
+          'webpp-cluster-auth': signClusterRequest(CLUSTER_SECRET, 'PUT', `${target.url}${path}`, body, { headers: staleHeaders }),
         },
         body,
       });

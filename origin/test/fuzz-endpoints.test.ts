@@ -290,7 +290,9 @@ describe('fuzz: peer endpoints', () => {
               method: verb,
               url,
               headers: headersOf({
-                [CLUSTER_AUTH_HEADER]: signClusterRequest(CLUSTER_SECRET, verb, `${ORIGIN_A}${url}`, payload),
+                [CLUSTER_AUTH_HEADER]: signClusterRequest(CLUSTER_SECRET, verb, `${ORIGIN_A}${url}`, payload, {
+                  headers: { 'webpp-replica-version': version, 'webpp-logical-url': logical, 'content-type': 'application/octet-stream' },
+                }),
                 'webpp-replica-version': version,
                 'webpp-logical-url': logical,
                 'content-type': 'application/octet-stream',
@@ -334,7 +336,7 @@ describe('fuzz: peer endpoints', () => {
 
     const post = (bytes: Uint8Array): InjectOptions => {
       const payload = Buffer.from(bytes);
-      return { method: 'POST', url: SYNC, headers: { [CLUSTER_AUTH_HEADER]: signClusterRequest(CLUSTER_SECRET, 'POST', `${ORIGIN_A}${SYNC}`, payload), 'content-type': 'application/octet-stream' }, payload };
+      return { method: 'POST', url: SYNC, headers: { [CLUSTER_AUTH_HEADER]: signClusterRequest(CLUSTER_SECRET, 'POST', `${ORIGIN_A}${SYNC}`, payload, { headers: { 'content-type': 'application/octet-stream' } }), 'content-type': 'application/octet-stream' }, payload };
     };
 
     it('a mutated update answers 200 or WEBPP_ERR_BAD_SYNC_MESSAGE, and a rejected one changes nothing', async () => {

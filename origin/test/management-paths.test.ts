@@ -72,11 +72,10 @@ describe('management and peer paths with a query or a fragment', () => {
     server = await startReplicaServer({ adminToken: ADMIN_TOKEN, clusterSecret: CLUSTER_SECRET, injectScript: false });
     const url = `${PEER_REPLICAS_PATH}/x?y=1`;
     const body = 'pushed';
+    const headers = { 'content-type': 'text/plain', [REPLICA_VERSION_HEADER]: `${Date.now()}@${server.url}`, [LOGICAL_URL_HEADER]: `${server.url}/x` };
     const answer = await rawRequest(server.port, 'PUT', url, {
-      'content-type': 'text/plain',
-      [REPLICA_VERSION_HEADER]: `${Date.now()}@${server.url}`,
-      [LOGICAL_URL_HEADER]: `${server.url}/x`,
-      'webpp-cluster-auth': signClusterRequest(CLUSTER_SECRET, 'PUT', `${server.url}${url}`, Buffer.from(body)),
+      ...headers,
+      'webpp-cluster-auth': signClusterRequest(CLUSTER_SECRET, 'PUT', `${server.url}${url}`, Buffer.from(body), { headers }),
     }, body);
     expect(answer).toEqual({ status: 400, code: 'WEBPP_ERR_BAD_PATH' });
     expect(server.app.webpp.store.size).toBe(0);

@@ -151,6 +151,18 @@ describe('replays of captured peer pushes', () => {
     expect([listedAgain.status, codeOf(listedAgain)]).toEqual([409, 'WEBPP_ERR_STALE_VERSION']);
     expect((await served('c', '/doc.txt')).status).toBe(404);
 
+    // The unsigned-looking headers are signed too: a replay with its version pushed past the
+    // tombstone, or with another content type, does not verify.
+    for (const edited of [
+      { [REPLICA_VERSION_HEADER]: `9999999999999@${nodes.a.url}` },
+      { 'content-type': 'text/html' },
+      { [LOGICAL_URL_HEADER]: logicalOf('/other.txt') },
+    ]) {
+      const tampered = await replay({ ...captured, headers: { ...captured.headers, ...edited } }, nodes.c.server.port);
+      expect([tampered.status, codeOf(tampered)]).toEqual([403, 'WEBPP_ERR_FORBIDDEN']);
+    }
+    expect((await served('c', '/doc.txt')).status).toBe(404);
+
     // Tombstones survive a restart.
     await restart('c');
     const afterRestart = await replay(captured, nodes.c.server.port);
@@ -198,12 +210,10 @@ describe('replays of captured peer pushes', () => {
   it('a push signed for a server the directory does not list is refused; once listed, the same push is accepted', async () => {
     const path = '/three.txt';
     const body = Buffer.from('pushed to d');
-    const signedForD = (): Record<string, string> => ({
-      'content-type': 'text/plain',
-      [REPLICA_VERSION_HEADER]: `${Date.now()}@${nodes.a.url}`,
-      [LOGICAL_URL_HEADER]: logicalOf(path),
-      'webpp-cluster-auth': signClusterRequest(CLUSTER_SECRET, 'PUT', `${nodes.d.url}${PEER_REPLICAS_PATH}${path}`, body),
-    });
+    const signedForD = (): Record<string, string> => {
+      const headers = { 'content-type': 'text/plain', [REPLICA_VERSION_HEADER]: `${Date.now()}@${nodes.a.url}`, [LOGICAL_URL_HEADER]: logicalOf(path) };
+      return { ...headers, 'webpp-cluster-auth': signClusterRequest(CLUSTER_SECRET, 'PUT', `${nodes.d.url}${PEER_REPLICAS_PATH}${path}`, body, { headers }) };
+    };
     const push = (headers: Record<string, string>) => clusterlessPut(nodes.d.server.port, `${PEER_REPLICAS_PATH}${path}`, headers, body);
     const refused = await push(signedForD());
     expect([refused.status, codeOf(refused)]).toEqual([409, 'WEBPP_ERR_NOT_A_REPLICA']);

@@ -5,7 +5,8 @@
  * - server-to-server calls carry an HMAC-SHA256 signature made with the cluster secret,
  *   `webpp-cluster-auth: v2 t=<unix ms> s=<base64url signature>`, over the target origin
  *   (the peer's public origin, as the sender addresses it), the method, path and query,
- *   the timestamp and the body digest. The secret never travels, a signature is only
+ *   the timestamp, the body digest and the headers the receiver acts on (SIGNED_HEADERS:
+ *   content type, replica version, logical URL). The secret never travels, a signature is only
  *   accepted within `maxClockSkewMs` of its timestamp, and only by the server it was made
  *   for: a captured call replayed to another server does not verify there.
  *   Version 1 signatures (no target origin) are refused: every server of a cluster runs
@@ -46,12 +47,32 @@ export interface SignedRequestParts {
   method: string;
   pathAndQuery: string;
   body: Uint8Array;
+  /** The request's headers; those named in SIGNED_HEADERS are signed (absent: empty). */
+  headers?: SignedHeaderValues;
+}
+
+/**
+ * Request headers whose values are signed too: the receiver acts on them (the version a
+ * push carries decides whether it is stale; the logical URL and the content type are
+ * stored with it), so a captured call must not be replayed with them changed.
+ */
+export const SIGNED_HEADERS = ['content-type', 'webpp-replica-version', 'webpp-logical-url'] as const;
+
+export type SignedHeaderValues = Partial<Record<string, string | string[] | undefined>>;
+
+function signedHeaderLines(headers: SignedHeaderValues | undefined): string {
+  return SIGNED_HEADERS.map((name) => {
+    const value = headers?.[name];
+    return `${name}:${(Array.isArray(value) ? value.join(',') : (value ?? '')).trim()}`;
+  }).join('\n');
 }
 
 function signature(secret: string, parts: SignedRequestParts, timestampMs: number): string {
   const bodyDigest = createHash('sha256').update(parts.body).digest('base64url');
   return createHmac('sha256', secret)
-    .update(`${CLUSTER_AUTH_VERSION}\n${parts.targetOrigin}\n${parts.method.toUpperCase()}\n${parts.pathAndQuery}\n${timestampMs}\n${bodyDigest}`)
+    .update(
+      `${CLUSTER_AUTH_VERSION}\n${parts.targetOrigin}\n${parts.method.toUpperCase()}\n${parts.pathAndQuery}\n${timestampMs}\n${bodyDigest}\n${signedHeaderLines(parts.headers)}`,
+    )
     .digest('base64url');
 }
 
@@ -61,13 +82,14 @@ export function signClusterRequest(
   method: string,
   targetUrl: string | URL,
   body: Uint8Array,
-  nowMs: number = Date.now(),
+  options: { nowMs?: number; headers?: SignedHeaderValues } = {},
 ): string {
+  const nowMs = options.nowMs ?? Date.now();
   if (typeof targetUrl === 'string' && !/^https?:\/\//i.test(targetUrl)) {
     throw new TypeError(`signClusterRequest needs the absolute URL of the target server (its origin is signed), got ${JSON.stringify(targetUrl.slice(0, 100))}`);
   }
   const url = new URL(targetUrl);
-  const parts = { targetOrigin: url.origin, method, pathAndQuery: url.pathname + url.search, body };
+  const parts: SignedRequestParts = { targetOrigin: url.origin, method, pathAndQuery: url.pathname + url.search, body, headers: options.headers ?? {} };
   return `${CLUSTER_AUTH_VERSION} t=${nowMs} s=${signature(secret, parts, nowMs)}`;
 }
 
@@ -94,7 +116,7 @@ export function parseClusterAuth(header: string | undefined): { timestampMs: num
 export function verifyClusterRequest(
   secret: string,
   header: string | undefined,
-  request: { ownOrigins: readonly string[]; method: string; pathAndQuery: string; body: Uint8Array },
+  request: { ownOrigins: readonly string[]; method: string; pathAndQuery: string; body: Uint8Array; headers: SignedHeaderValues },
   nowMs: number = Date.now(),
   maxClockSkewMs: number = DEFAULT_MAX_CLOCK_SKEW_MS,
 ): AuthResult {

@@ -49,7 +49,7 @@ export async function peerRoutes(app: FastifyInstance, state: WebppOrigin): Prom
     const result = verifyClusterRequest(
       secretOrThrow(),
       request.headers[CLUSTER_AUTH_HEADER] as string | undefined,
-      { ownOrigins, method: request.method, pathAndQuery: request.url, body: bodyOf(request) },
+      { ownOrigins, method: request.method, pathAndQuery: request.url, body: bodyOf(request), headers: request.headers },
       Date.now(),
       state.options.maxClockSkewMs,
     );

@@ -48,12 +48,12 @@ export function clusterRequest(secret: string, url: string, request: ClusterRequ
   const target = new URL(url);
   const body = request.body ?? new Uint8Array(0);
   const maxResponseBytes = request.maxResponseBytes ?? 64 * 1024 * 1024;
-  const headers: Record<string, string> = {
-    ...request.headers,
-    [CLUSTER_AUTH_HEADER]: signClusterRequest(secret, request.method, target, body),
-    'content-length': String(body.byteLength),
-  };
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers ?? {})) headers[name.toLowerCase()] = value;
   if (request.body !== undefined && headers['content-type'] === undefined) headers['content-type'] = 'application/octet-stream';
+  headers['content-length'] = String(body.byteLength);
+  // The headers the receiver acts on (version, logical URL, content type) are signed too.
+  headers[CLUSTER_AUTH_HEADER] = signClusterRequest(secret, request.method, target, body, { headers });
   const send = target.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
     const outgoing = send(
