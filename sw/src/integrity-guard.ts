@@ -14,7 +14,7 @@
 import type { ServerId } from '@webpp/core';
 import type { AttemptSpec, RunResult } from './attempt-runner.js';
 import type { DigestStore } from './digest-store.js';
-import { checkBody, verifiable, verifyingResponse } from './integrity.js';
+import { checkBody, replicaAnswerVerdict, verifyingResponse, wantsWholeBody, type BodyCheck } from './integrity.js';
 import type { AttemptRecord } from './messages.js';
 
 export interface IntegrityGuardOptions {
@@ -48,8 +48,14 @@ export class IntegrityGuard {
       if (result.kind !== 'served') return { ...result, attempts: [...earlier, ...result.attempts] };
       const { winner, response, attempts } = result;
       const merged = (served: Response): RunResult => ({ kind: 'served', winner, response: served, attempts: [...earlier, ...attempts] });
-      if (winner.server === this.options.selfOrigin || !verifiable(request, response)) return merged(response);
-      const check = await checkBody(response, integrity, this.options.maxBufferBytes);
+      if (winner.server === this.options.selfOrigin || !wantsWholeBody(request)) return merged(response);
+      const verdict = replicaAnswerVerdict(response);
+      if (verdict === 'pass') return merged(response);
+      const check: BodyCheck =
+        verdict === 'check'
+          ? await checkBody(response, integrity, this.options.maxBufferBytes)
+          : { kind: 'unreadable', error: `integrity: a replica answered ${response.status} (${response.type}) for a URL with a digest` };
+      if (verdict === 'refuse') void response.body?.cancel().catch(() => undefined);
       if (check.kind === 'verified') this.options.onVerified?.(winner.server);
       if (check.kind === 'verified' || check.kind === 'skipped') return merged(check.kind === 'verified' ? check.response : response);
       if (check.kind === 'too-large') {

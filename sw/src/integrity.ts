@@ -27,11 +27,22 @@ export type BodyCheck =
   /** Too large to hold: `response` has the same bytes, unchecked; check them with verifyingResponse(). */
   | { kind: 'too-large'; response: Response };
 
-/** True when a whole-body digest can say anything about this response to this request. */
-export function verifiable(request: Request, response: Response): boolean {
-  if (request.method !== 'GET' || request.headers.has('range')) return false;
-  if (response.type === 'opaque' || response.type === 'opaqueredirect' || response.redirected) return false;
-  return response.status === 200 && response.body !== null;
+/** True when the request asks for the whole body, so that a whole-body digest applies to its answer. */
+export function wantsWholeBody(request: Request): boolean {
+  return request.method === 'GET' && !request.headers.has('range');
+}
+
+/**
+ * How a replica's answer to a whole-body request for a URL with a digest is judged:
+ * 'check' a 200 (redirected or not: the body is still the logical URL's content), 'pass'
+ * a 304 (no body; the copy it revalidates was checked when it came), and 'refuse' anything
+ * else (203, 206, an opaque redirect, …): such an answer cannot be checked, so it is a
+ * failed attempt, never a way around the check.
+ */
+export function replicaAnswerVerdict(response: Response): 'check' | 'pass' | 'refuse' {
+  if (response.status === 304) return 'pass';
+  if (response.type === 'opaque' || response.type === 'opaqueredirect') return 'refuse';
+  return response.status === 200 && response.body !== null ? 'check' : 'refuse';
 }
 
 /** "sha256-" + base64 of the digest, as in Subresource Integrity. */
@@ -45,7 +56,7 @@ export async function sha256Integrity(bytes: Uint8Array): Promise<string> {
   return integrityOf(new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>)));
 }
 
-/** Checks `response` (verifiable() must hold) against `integrity`, if it is at most maxBufferBytes. */
+/** Checks `response` (replicaAnswerVerdict() is 'check') against `integrity`, if it is at most maxBufferBytes. */
 export async function checkBody(response: Response, integrity: string, maxBufferBytes: number): Promise<BodyCheck> {
   const declaredBytes = Number(response.headers.get('content-length') ?? Number.NaN);
   if (declaredBytes > maxBufferBytes) return { kind: 'too-large', response };

@@ -38,12 +38,12 @@ function bindingsHeader(withDigestsOf: (path: string) => Buffer): string {
   const replicas = (path: string) => [good, bad].map((s) => `${s.origin}${path}`);
   return encodeBindings({
     directoryVersion: 1,
-    bindings: ['/small.bin', '/large.bin', '/site-only.bin'].map((path) => ({
+    bindings: ['/small.bin', '/large.bin', '/site-only.bin', '/odd.bin', '/moved.bin'].map((path) => ({
       logical: `${site.origin}${path}`,
       prefix: false,
       replicas: path === '/site-only.bin' ? [`${bad.origin}${path}`] : replicas(path),
     })),
-    digests: ['/small.bin', '/large.bin', '/site-only.bin'].map((path) => ({ logical: `${site.origin}${path}`, integrity: sri(withDigestsOf(path)) })),
+    digests: ['/small.bin', '/large.bin', '/site-only.bin', '/odd.bin', '/moved.bin'].map((path) => ({ logical: `${site.origin}${path}`, integrity: sri(withDigestsOf(path)) })),
   }).value;
 }
 
@@ -62,6 +62,9 @@ async function start(tamper: boolean): Promise<Server> {
     // A tampering replica also sends digests of its own bytes: they must not count.
     reply.header(BINDINGS_HEADER, bindingsHeader((p) => (server.tamper ? Buffer.from(bodyOf(p).map((b, i) => (i === 100 ? b ^ 1 : b))) : bodyOf(p))));
     reply.header('access-control-allow-origin', '*');
+    // Ways around a check a tampering replica may try: a status other than 200, a redirect.
+    if (server.tamper && path === '/odd.bin') reply.code(203);
+    if (server.tamper && path === '/moved.bin') return reply.redirect(`${server.origin}/moved-target.bin`, 302);
     return reply.header('content-type', 'application/octet-stream').send(body);
   });
   await app.listen({ port: 0, host: '127.0.0.1' });
@@ -135,6 +138,20 @@ describe('integrity of replica bodies', () => {
     expect(events).toContainEqual(
       expect.objectContaining({ type: 'integrity-failure', server: bad.origin, logicalUrl: `${site.origin}/small.bin`, streamed: false }),
     );
+  });
+
+  it('a tampering replica cannot skip the check with a 203 or a redirect: both fail over to the right bytes', async () => {
+    const { instance } = await learnedClient();
+    for (const path of ['/odd.bin', '/moved.bin']) {
+      const response = await get(instance, path);
+      expect(response.status).toBe(200);
+      expect(Buffer.from(await response.arrayBuffer()).equals(SMALL)).toBe(true);
+      const decision = instance.snapshot().decisions.at(-1);
+      expect(decision?.attempts.map((a) => [a.server, a.outcome])).toEqual([
+        [bad.origin, 'network-error'],
+        [good.origin, 'served'],
+      ]);
+    }
   });
 
   it('when every replica tampers, the primary copy on the own origin serves', async () => {
