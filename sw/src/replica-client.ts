@@ -566,6 +566,7 @@ export class ReplicaClient {
       this.reporter.count('bindingsHeadersAccepted');
       if (replica === undefined && learned.document) {
         this.trust.learnServers(learned.document.bindings);
+        this.trust.learnOwnVersion(learned.document.directoryVersion);
         if (this.digests.record(learned.document.digests ?? []) > 0) io.waitUntil(this.digests.changed());
       }
       if (learned.applied > 0) {
@@ -667,6 +668,7 @@ export class ReplicaClient {
         this.digests.load(),
       ]);
       this.trust.learnServers(this.bindings.held());
+      this.trust.learnOwnVersion(this.bindings.directoryVersion);
       // Installed again soon after a switch-off: stay off (and tell the pages again).
       if (await this.killSwitch.restore(control)) {
         this.reporter.event({ type: 'control-off', atMs: Date.now(), from: 'stored switch-off' });

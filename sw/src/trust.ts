@@ -10,7 +10,10 @@
  *    every server it binds to is one the site already uses (named by the own origin, now or
  *    earlier): a replica cannot send the site's URLs to a server nobody named;
  *  - content digests count only from the own origin: a replica cannot set or change the
- *    digest its own bytes are checked against.
+ *    digest its own bytes are checked against;
+ *  - a replica's rows never carry a directory version above the highest the own origin has
+ *    sent: bindings are replaced only by equal or newer versions, so a replica claiming a
+ *    huge version would otherwise pin its rows against every later header of the site.
  *
  * Pure: no I/O, no clock. The caller says where a response came from.
  */
@@ -37,6 +40,8 @@ export interface ScreenResult {
 
 export class TrustRule {
   private readonly known = new Set<ServerId>();
+  /** The highest directory version the own origin has sent (headers, stored bindings). */
+  private ownDirectoryVersion = 0;
 
   /** `selfOrigin`: the site's own origin (the worker's `self.location.origin`). */
   constructor(readonly selfOrigin: string) {}
@@ -65,6 +70,11 @@ export class TrustRule {
     }
   }
 
+  /** Remembers the directory version of bindings the site itself gave. */
+  learnOwnVersion(directoryVersion: number): void {
+    if (Number.isSafeInteger(directoryVersion)) this.ownDirectoryVersion = Math.max(this.ownDirectoryVersion, directoryVersion);
+  }
+
   /** The part of a replica's bindings document the worker may apply (see the module comment). */
   screen(document: BindingsDocument): ScreenResult {
     const kept: Binding[] = [];
@@ -75,7 +85,7 @@ export class TrustRule {
       else dropped.push(verdict);
     }
     return {
-      document: { directoryVersion: document.directoryVersion, bindings: kept },
+      document: { directoryVersion: Math.min(document.directoryVersion, this.ownDirectoryVersion), bindings: kept },
       dropped,
       ignoredDigests: document.digests?.length ?? 0,
     };

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { BindingsDocument } from '@webpp/core';
+import { BindingsIndex, type BindingsDocument } from '@webpp/core';
 import { TrustRule } from '../src/trust.js';
 
 const SITE = 'http://a.localhost:8081';
@@ -13,6 +13,7 @@ function rule(): TrustRule {
   const trust = new TrustRule(SITE);
   // What the site's own origin said: its files are on itself and on B.
   trust.learnServers([{ logical: `${SITE}/`, prefix: true, replicas: [`${SITE}/`, `${B}/`] }]);
+  trust.learnOwnVersion(10);
   return trust;
 }
 
@@ -64,5 +65,18 @@ describe('TrustRule', () => {
     expect(trust.screen({ directoryVersion: 1, bindings: [row] }).dropped).toHaveLength(1);
     trust.learnServers([{ logical: `${SITE}/other.js`, prefix: false, replicas: [`${C}/other.js`] }]);
     expect(trust.screen({ directoryVersion: 1, bindings: [row] }).dropped).toHaveLength(0);
+  });
+
+  it("caps a replica's directory version at the own origin's, so the site's next header still replaces its rows", () => {
+    const trust = rule();
+    const index = new BindingsIndex();
+    // A replica claims a huge version for a row that binds /app.js to itself.
+    const pinned = trust.screen({ directoryVersion: Number.MAX_SAFE_INTEGER, bindings: [{ logical: `${SITE}/app.js`, prefix: false, replicas: [`${B}/app.js`] }] });
+    expect(pinned.document.directoryVersion).toBe(10);
+    index.apply(pinned.document);
+    // The own origin then binds /app.js elsewhere at its own version: that wins.
+    trust.learnOwnVersion(10);
+    index.apply({ directoryVersion: 10, bindings: [{ logical: `${SITE}/app.js`, prefix: false, replicas: [`${SITE}/app.js`] }] });
+    expect(index.resolve(`${SITE}/app.js`)?.physicalUrls).toEqual([`${SITE}/app.js`]);
   });
 });
