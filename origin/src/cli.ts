@@ -71,7 +71,8 @@ Behaviour
 
 Endpoints (all under /.well-known/webpp/): resolve?url=, directory, health, stats, metrics,
 replicas/<path> (POST create, PUT update, DELETE remove; Authorization: Bearer <admin token>).
-The server exits cleanly on SIGINT and SIGTERM; SIGHUP reloads the TLS certificate and key.
+The server exits cleanly on SIGINT and SIGTERM; SIGHUP reloads the TLS certificate and key
+(without TLS it is logged and ignored).
 `;
 
 class UsageError extends Error {}
@@ -265,7 +266,11 @@ export async function main(argv: string[]): Promise<void> {
   process.on('SIGTERM', shutdown);
   // SIGHUP: the operator renewed the certificate (logrotate-style); reload() logs the outcome.
   const reloadTls = running.reloadTls;
-  if (reloadTls !== undefined) process.on('SIGHUP', () => reloadTls('SIGHUP'));
+  // Without TLS there is nothing to reload, but a HUP (a logrotate script) must not end the process.
+  process.on('SIGHUP', () => {
+    if (reloadTls !== undefined) reloadTls('SIGHUP');
+    else running.app.log.info('SIGHUP: no TLS certificate to reload');
+  });
 }
 
 /** True when this file is the program being run (not imported by a test). */

@@ -8,7 +8,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseCli } from '../src/cli.js';
-import { ADMIN_TOKEN, auth, bindingMap, removeTempDirs, tempDir } from './helpers.js';
+import { ADMIN_TOKEN, auth, bindingMap, removeTempDirs, tempDir, waitFor } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
 const children = new Set<ChildProcess>();
@@ -108,6 +108,10 @@ describe('webpp-origin serving a folder', () => {
     expect(Object.keys(bindingMap(page.headers.get('webpp-bindings') ?? undefined))).toEqual([`${listening.url}/images/*`]);
     const created = await fetch(`${base}/.well-known/webpp/replicas/new.txt`, { method: 'POST', headers: auth, body: 'new' });
     expect(created.status).toBe(201);
+    // A HUP (logrotate) without TLS is logged and ignored: the server keeps serving.
+    child.kill('SIGHUP');
+    await waitFor('the HUP to be logged', () => stdout.includes('no TLS certificate to reload'));
+    expect((await fetch(`${base}/.well-known/webpp/health`)).status).toBe(200);
 
     child.kill(signal);
     expect(await exited).toBe(0);

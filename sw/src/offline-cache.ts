@@ -12,8 +12,10 @@
  *  - what is saved: complete 200 answers to GET requests without Range, that HTTP allows a
  *    cache to keep (no `no-store`, no Set-Cookie, Vary at most on Accept-Encoding), and not
  *    `must-revalidate` (RFC 9111 §4.2.4: never served stale). Nothing personal: no response
- *    to a request with an Authorization header, no `private` response to a request that
- *    carries credentials, no response to a credentialed request to another origin;
+ *    to a request with an Authorization header, no `private` or `no-cache` response to a
+ *    request that carries credentials, no response to a credentialed request to another
+ *    origin (Set-Cookie is also refused, but browsers hide it from workers: the credentials
+ *    rule is what keeps personal pages out);
  *  - bounded in bytes, in entries (least recently used evicted first) and per entry; a copy
  *    older than maxAgeMs is never served.
  *
@@ -78,7 +80,9 @@ export function offlineVerdict(request: Request, response: Response, logicalUrl:
   const credentialed = request.credentials === 'include' || (request.credentials === 'same-origin' && sameOrigin);
   if (request.headers.has('authorization')) return 'skip';
   if (credentialed && !sameOrigin) return 'skip';
-  if (credentialed && control !== null && /(^|,)\s*private\s*(=|,|$)/i.test(control)) return 'forget';
+  // A credentialed answer marked private or no-cache may be personal ("Hello Alice"): it
+  // must not be shown again, stale, to whoever uses the browser next.
+  if (credentialed && control !== null && /(^|,)\s*(private|no-cache)\s*(=|,|$)/i.test(control)) return 'forget';
   return 'save';
 }
 

@@ -39,10 +39,11 @@ interface Server {
   app: FastifyInstance;
 }
 
-const PATHS = ['/page.html', '/a.txt', '/b.txt', '/c.txt', '/nostore.txt', '/private.txt', '/must.txt', '/big.txt', '/cookie.txt'];
+const PATHS = ['/page.html', '/a.txt', '/b.txt', '/c.txt', '/nostore.txt', '/private.txt', '/nocache.txt', '/must.txt', '/big.txt', '/cookie.txt'];
 const HEADERS: Record<string, Record<string, string>> = {
   '/nostore.txt': { 'cache-control': 'no-store' },
   '/private.txt': { 'cache-control': 'private, max-age=60' },
+  '/nocache.txt': { 'cache-control': 'no-cache' },
   '/must.txt': { 'cache-control': 'max-age=0, must-revalidate' },
   '/cookie.txt': { 'set-cookie': 'session=1' },
 };
@@ -170,11 +171,13 @@ describe('offline copies (stale-if-error)', () => {
     for (const path of ['/nostore.txt', '/must.txt', '/big.txt', '/cookie.txt']) expect((await get(instance, path)).status).toBe(200);
     // A private answer to a request that carries credentials (cookies) is personal.
     expect((await get(instance, '/private.txt', { credentials: 'include' })).status).toBe(200);
+    // So is a no-cache answer to one ("Hello Alice", revalidated on every visit).
+    expect((await get(instance, '/nocache.txt', { credentials: 'include' })).status).toBe(200);
     expect((await get(instance, '/b.txt', { headers: { range: 'bytes=0-3' } })).status).toBe(200);
     expect((await get(instance, '/c.txt', { headers: { authorization: 'Bearer x' } })).status).toBe(200);
     expect(instance.snapshot().offline.entries).toBe(1); // only /page.html
     mode = 'down';
-    for (const path of ['/nostore.txt', '/must.txt', '/big.txt', '/cookie.txt', '/private.txt', '/b.txt', '/c.txt']) {
+    for (const path of ['/nostore.txt', '/must.txt', '/big.txt', '/cookie.txt', '/private.txt', '/nocache.txt', '/b.txt', '/c.txt']) {
       expect((await get(instance, path)).status, path).toBe(0);
     }
     expect((await get(instance, '/page.html')).text).toBe('/page.html v1');
