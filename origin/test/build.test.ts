@@ -113,6 +113,25 @@ describe('webpp-origin build', () => {
     expect(report.bindings).toBe(400);
   });
 
+  it('stamps the bindings with the build time as directory version, so that a later build replaces what browsers kept', async () => {
+    const { inDir, outDir, directoryFile } = await site(pages, entries);
+    const beforeS = Math.floor(Date.now() / 1000);
+    await buildStaticSite({ inDir, outDir, directoryFile });
+    const version = (value: string | undefined): number => {
+      const decoded = decodeBindings(value);
+      if (!decoded.ok) throw new Error(decoded.error.message);
+      return decoded.document.directoryVersion;
+    };
+    const headers = await readFile(join(outDir, '_headers'), 'utf8');
+    const first = version(headerOf(headers, '/index.html', 'webpp-bindings'));
+    expect(first).toBeGreaterThanOrEqual(beforeS);
+    expect(first).toBeLessThanOrEqual(Math.floor(Date.now() / 1000));
+    await run(process.execPath, [CLI, 'build', inDir, '--out', outDir, '--directory', directoryFile, '--directory-version', String(first + 100)]);
+    const line = (await readFile(join(outDir, '.well-known', 'webpp', 'bindings'), 'utf8')).split('\n')[1];
+    expect(version(line)).toBe(first + 100);
+    expect(version(headerOf(await readFile(join(outDir, '_headers'), 'utf8'), '/index.html', 'webpp-bindings'))).toBe(first + 100);
+  });
+
   it('injects the page-script tag only with --inject, and copies the page script and the worker', async () => {
     const { inDir, outDir, directoryFile } = await site(pages, entries);
     await run(process.execPath, [CLI, 'build', inDir, '--out', outDir, '--directory', directoryFile]);

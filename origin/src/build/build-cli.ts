@@ -20,6 +20,8 @@ bindings file /.well-known/webpp/bindings (for hosts that set no headers) and .n
   --inject                      Insert <script src="/webpp.js" async></script> into HTML pages.
   --client-bundle-dir <dir>     Folder with webpp.js and webpp-sw.js (default: @webpp/sw bundle).
   --max-header-bytes <n>        Byte budget of one bindings header value (default 8192).
+  --directory-version <n>       Directory version of the bindings (default: the build time in
+                                seconds, so that a new build's bindings replace older ones).
   -h, --help                    Show this help.
 `;
 
@@ -37,6 +39,7 @@ export function parseBuildCli(argv: string[]): { help: true } | { help: false; o
       inject: { type: 'boolean' },
       'client-bundle-dir': { type: 'string' },
       'max-header-bytes': { type: 'string' },
+      'directory-version': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -55,6 +58,9 @@ export function parseBuildCli(argv: string[]): { help: true } | { help: false; o
   if (values['logical-origin'] !== undefined) options.logicalOrigin = values['logical-origin'];
   if (values['client-bundle-dir'] !== undefined) options.clientBundleDir = values['client-bundle-dir'];
   if (maxHeader !== undefined) options.maxBindingsHeaderBytes = Number(maxHeader);
+  const version = values['directory-version'];
+  if (version !== undefined && !/^\d{1,15}$/.test(version)) throw new BuildUsageError(`--directory-version must be a non-negative integer (got ${JSON.stringify(version)})`);
+  if (version !== undefined) options.directoryVersion = Number(version);
   return { help: false, options };
 }
 

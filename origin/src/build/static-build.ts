@@ -6,9 +6,9 @@
  * HTML pages may get the page-script tag; the page script and the worker are copied beside
  * them.
  */
-import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import type { Binding } from '@webpp/core';
+import { encodeBindings, type Binding } from '@webpp/core';
 import { ReplicationDirectory } from '../directory/replication-directory.js';
 import { directoryPairsFrom } from '../directory/directory-file.js';
 import { reservedPairReason } from '../reserved-paths.js';
@@ -36,6 +36,12 @@ export interface StaticBuildOptions {
   workerPath?: string;
   clientBundleDir?: string;
   maxBindingsHeaderBytes?: number;
+  /**
+   * Directory version (`d`) of every binding written. Default: the build time in seconds, so
+   * that each build's bindings replace those a browser kept from an earlier build (a worker
+   * never lets an older version overwrite a newer one: docs/protocol.md, "Versions").
+   */
+  directoryVersion?: number;
 }
 
 export interface StaticBuildReport {
@@ -57,6 +63,9 @@ export async function buildStaticSite(options: StaticBuildOptions): Promise<Stat
   const scriptPath = options.scriptPath ?? `/${PAGE_SCRIPT_FILE}`;
   const workerPath = options.workerPath ?? `/${WORKER_SCRIPT_FILE}`;
   const maxBytes = options.maxBindingsHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES;
+  const directoryVersion = options.directoryVersion ?? Math.floor(Date.now() / 1000);
+  if (!Number.isSafeInteger(directoryVersion) || directoryVersion < 0) throw new WEBPP_ERR_BAD_OPTIONS(`directoryVersion must be a non-negative integer (got ${directoryVersion})`);
+  if ((await stat(inDir).catch(() => undefined))?.isDirectory() !== true) throw new WEBPP_ERR_BAD_OPTIONS(`the input folder ${inDir} does not exist or is not a folder`);
   const directory = await loadDirectory(options.directoryFile, options.logicalOrigin, { scriptPath, workerPath });
   const logicalOrigin = directory.logicalOrigin;
   const settings: PreprocessSettings = {
@@ -88,9 +97,11 @@ export async function buildStaticSite(options: StaticBuildOptions): Promise<Stat
       const pageUrl = `${logicalOrigin}${path}`;
       const result = preprocessBody(kind, body, kind === 'html' ? 'text/html; charset=utf-8' : 'text/css; charset=utf-8', pageUrl, settings.directory.lookup(pageUrl), settings);
       if (result.body !== undefined) written = result.body;
-      if (result.bindingsHeader === undefined) continue;
-      addBindingsRule(rules, path, result.bindingsHeader);
-      learned.push(result.bindings ?? []);
+      const bindings = result.bindings ?? [];
+      if (bindings.length === 0) continue;
+      // Encoded again with the build's version (the run-time directory's version starts afresh each build).
+      addBindingsRule(rules, path, encodeBindings({ directoryVersion, bindings }, { maxBytes }).value);
+      learned.push(bindings);
     }
     if (rules.get(urls[0] as string)?.length) report.bound += 1;
     await writeFile(target, written);
@@ -98,7 +109,7 @@ export async function buildStaticSite(options: StaticBuildOptions): Promise<Stat
 
   await copyClientScripts(options.clientBundleDir, outDir, scriptPath, workerPath);
   const bindings = uniqueBindings(learned);
-  const lines = encodeBindingLines(bindings, settings.directory.version, maxBytes);
+  const lines = encodeBindingLines(bindings, directoryVersion, maxBytes);
   report.bindings = bindings.length;
   report.bindingLines = lines.length;
   await writeFile(join(outDir, HEADERS_FILE), headersFileText(rules));
@@ -116,15 +127,20 @@ function kindOf(urlPath: string): PreprocessKind | undefined {
   return undefined;
 }
 
-/** Every file below `root`, sorted; webpp's own outputs in the input are left out (they are rewritten). */
+/**
+ * Every file below `root` (symbolic links to files included, as a host serves them), sorted;
+ * webpp's own outputs found in the input are left out (they are written afresh).
+ */
 async function listFiles(root: string): Promise<string[]> {
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
   const own = new Set([HEADERS_FILE, NO_JEKYLL_FILE, join(...STATIC_BINDINGS_PATH.slice(1).split('/'))]);
-  return entries
-    .filter((entry) => entry.isFile())
-    .map((entry) => join(entry.parentPath, entry.name))
-    .filter((file) => !own.has(relative(root, file)))
-    .sort();
+  const files: string[] = [];
+  for (const entry of entries) {
+    const file = join(entry.parentPath, entry.name);
+    const isFile = entry.isFile() || (entry.isSymbolicLink() && (await stat(file).catch(() => undefined))?.isFile() === true);
+    if (isFile && !own.has(relative(root, file))) files.push(file);
+  }
+  return files.sort();
 }
 
 async function loadDirectory(
