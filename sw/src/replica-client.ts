@@ -592,10 +592,16 @@ export class ReplicaClient {
     }
   }
 
-  /** The own origin's static bindings file, line by line, as if each line came in a header of the own origin. */
+  /**
+   * The own origin's static bindings file, line by line, as if each line came in a header of
+   * the own origin. The page waits for it only while the worker holds no bindings at all (the
+   * file covers the whole site); otherwise it is revalidated in the background.
+   */
   private async learnStaticBindings(io: RespondIO): Promise<void> {
     const from = this.staticBindings.url;
-    await this.staticBindings.whenHeaderMissing((value) => this.learnFrom(new Response(null, { headers: { [BINDINGS_HEADER]: value } }), from, io));
+    const read = this.staticBindings.whenHeaderMissing((value) => this.learnFrom(new Response(null, { headers: { [BINDINGS_HEADER]: value } }), from, io));
+    if (this.bindings.size === 0) await read;
+    else io.waitUntil(read);
   }
 
   /** A replica's bindings, as the trust rule allows them; dropped rows are counted and reported. */
