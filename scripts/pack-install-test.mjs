@@ -8,7 +8,8 @@
 //      127.0.0.1 a page whose webpp-bindings header decodes (with the installed @webpp/core),
 //      and the page script and worker the origin serves from the installed @webpp/sw;
 //   3. bundles a Workbox worker that imports @webpp/sw with esbuild;
-//   4. type-checks a TypeScript file that imports the three (types resolved through exports).
+//   4. type-checks a TypeScript file that imports the three (types resolved through exports);
+//   5. runs `npx webpp-origin build` (static hosting mode) on a small folder.
 // The install uses the versions of package-lock.json, so a warm npm cache serves it; without
 // the registry or the cache it fails with a message, never hangs. WEBPP_KEEP_PACK_TEST=1
 // keeps the temporary folder.
@@ -133,6 +134,21 @@ try {
   report('npx webpp-origin --help prints the usage and exits 0', [
     ...(help.code === 0 ? [] : [`exit ${help.timedOut ? 'timeout' : help.code}: ${help.stderr}`]),
     ...(help.stdout.includes('Usage: webpp-origin') ? [] : ['no "Usage: webpp-origin" line']),
+  ]);
+
+  // 3b. Static hosting mode: the installed CLI builds a folder with the installed worker.
+  mkdirSync(join(project, 'static-site'), { recursive: true });
+  writeFileSync(join(project, 'static-site', 'index.html'), '<html><head></head><body><img src="/img/a.png"></body></html>');
+  writeFileSync(join(project, 'static-directory.json'), JSON.stringify({ formatVersion: 1, logicalOrigin: 'https://example.github.io', entries: [{ logical: '/img/*', servers: ['https://example.github.io', 'https://mirror.example.net'] }] }));
+  const built = await run(npx, ['--no-install', 'webpp-origin', 'build', 'static-site', '--out', 'static-dist', '--directory', 'static-directory.json', '--inject'], { cwd: project, timeoutMs: STEP_TIMEOUT_MS, env });
+  const distFile = (...path) => join(project, 'static-dist', ...path);
+  const readOr = (path) => (existsSync(path) ? readFileSync(path, 'utf8') : '');
+  report('npx webpp-origin build writes _headers, the static bindings file and the installed worker', [
+    ...(built.code === 0 ? [] : [`exit ${built.timedOut ? 'timeout' : built.code}: ${built.stderr}`]),
+    ...(readOr(distFile('_headers')).includes('webpp-bindings:') ? [] : ['no webpp-bindings in _headers']),
+    ...(readOr(distFile('.well-known', 'webpp', 'bindings')).includes('mirror.example.net') ? [] : ['static bindings file missing or without the mirror']),
+    ...(readOr(distFile('webpp-sw.js')) === readOr(join(installedDir('@webpp/sw'), 'bundle', 'webpp-sw.js')) && readOr(distFile('webpp-sw.js')) !== '' ? [] : ['webpp-sw.js is not the installed bundle']),
+    ...(readOr(distFile('index.html')).includes('<script src="/webpp.js" async></script>') ? [] : ['script tag not injected']),
   ]);
 
   // 4. The plugin in a Fastify app: a page with bindings, the client scripts from @webpp/sw.

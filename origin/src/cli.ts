@@ -8,8 +8,10 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startReplicaServer, type ReplicaServerOptions } from './server.js';
 import type { CorsMode } from './options.js';
+import { runBuildCommand } from './build/build-cli.js';
 
 export const HELP = `Usage: webpp-origin [options] [root]
+       webpp-origin build <in-dir> --out <out-dir> --directory <file> [--inject]
 
 Runs a webpp (Web++) replica server: serves a folder (or proxies a web server),
 adds replica bindings to every response, keeps the replication directory in sync
@@ -68,6 +70,12 @@ Behaviour
   --client-bundle-dir <dir>     Folder with webpp.js and webpp-sw.js (default: @webpp/sw bundle).
   --log-level <level>           fatal | error | warn | info (default) | debug | trace | silent.
   -h, --help                    Show this help.
+
+Static hosting
+  build <in-dir> --out <dir> --directory <file> [--inject]
+                                Pre-process a folder for a static host: _headers, the static
+                                bindings file, webpp.js and webpp-sw.js (docs/static-hosting.md).
+                                Run "webpp-origin build --help" for its options.
 
 Endpoints (all under /.well-known/webpp/): resolve?url=, directory, health, stats, metrics,
 replicas/<path> (POST create, PUT update, DELETE remove; Authorization: Bearer <admin token>).
@@ -215,6 +223,7 @@ function keepRunningOnUncaughtErrors(log: { error(object: object, message: strin
 }
 
 export async function main(argv: string[]): Promise<void> {
+  if (argv[0] === 'build') return runBuildCommand(argv.slice(1));
   let parsed;
   try {
     parsed = parseCli(argv);

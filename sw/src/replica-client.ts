@@ -10,7 +10,7 @@
  *    the asynchronous refreshes and probes (maintenance.ts) inside event.waitUntil;
  *  - anything unexpected in its own logic falls back to a plain fetch (fail open).
  */
-import { serverOf } from '@webpp/core';
+import { BINDINGS_HEADER, serverOf } from '@webpp/core';
 import type { BindingsDocument, RandomSource, ResolvedBinding, ServerId } from '@webpp/core';
 import { classifyStatus, runAttempts } from './attempt-runner.js';
 import type { AttemptSpec, RunnerIO } from './attempt-runner.js';
@@ -43,6 +43,7 @@ import { StateReporter, broadcastPublisher, serverView, serverViews } from './st
 import { CONTROL_KEY, idbKeyValueStore } from './storage.js';
 import type { KeyValueStore } from './storage.js';
 import { TrustRule } from './trust.js';
+import { StaticBindings } from './static-bindings.js';
 import { TtfbSampler } from './ttfb-sampler.js';
 import { ConnectionQueue } from './connection-queue.js';
 import type { SampleKind } from './ttfb-sampler.js';
@@ -142,6 +143,7 @@ export class ReplicaClient {
   readonly digests: DigestStore;
   private readonly integrity: IntegrityGuard;
   private readonly controlCheck: ControlCheck;
+  private readonly staticBindings: StaticBindings;
 
   constructor(init: ReplicaClientOptions = {}) {
     const parsed = init.parsed ?? resolveWorkerOptions(init.settings);
@@ -177,6 +179,7 @@ export class ReplicaClient {
     });
     this.bindings = new BindingsStore({ storage: this.storage, flushDelayMs: this.options.flushDelayMs });
     this.trust = new TrustRule(this.selfOrigin);
+    this.staticBindings = new StaticBindings({ selfOrigin: this.selfOrigin, storage: this.storage, fetch: this.plainFetch });
     this.digests = new DigestStore({ storage: this.storage, flushDelayMs: this.options.flushDelayMs });
     this.integrity = new IntegrityGuard({
       digests: this.digests,
@@ -530,7 +533,11 @@ export class ReplicaClient {
     }
     const offlineCopy = response.status >= 500 ? await this.offline.rescue(request, request.url) : undefined;
     if (offlineCopy) return (void response.body?.cancel().catch(() => undefined), offlineCopy);
-    if (response.type === 'basic' || response.type === 'default') this.learnFrom(response, request.url, io);
+    if (response.type === 'basic' || response.type === 'default') {
+      this.learnFrom(response, request.url, io);
+      // A static host sends no header: its bindings are in the static bindings file (static-bindings.ts).
+      if (response.ok && !response.headers.has(BINDINGS_HEADER)) await this.learnStaticBindings(io);
+    }
     return this.offline.keep(request, request.url, response, (promise) => io.waitUntil(promise));
   }
 
@@ -584,6 +591,18 @@ export class ReplicaClient {
       this.reporter.count('bindingsHeadersRejected');
       this.reporter.event({ type: 'bindings-rejected', atMs: Date.now(), code: learned.error.code, message: learned.error.message, from });
     }
+  }
+
+  /**
+   * The own origin's static bindings file, line by line, as if each line came in a header of
+   * the own origin. The page waits for it only while the worker holds no bindings at all (the
+   * file covers the whole site); otherwise it is revalidated in the background.
+   */
+  private async learnStaticBindings(io: RespondIO): Promise<void> {
+    const from = this.staticBindings.url;
+    const read = this.staticBindings.whenHeaderMissing((value) => this.learnFrom(new Response(null, { headers: { [BINDINGS_HEADER]: value } }), from, io));
+    if (this.bindings.size === 0) await read;
+    else io.waitUntil(read);
   }
 
   /** A replica's bindings, as the trust rule allows them; dropped rows are counted and reported. */
