@@ -105,6 +105,11 @@ function navigationVariant(request: Request, headers: Headers): Headers {
   return copy;
 }
 
+/** Cache-Control that forbids serving a stored answer stale, or may mark it personal. */
+export function forbidsStaleUse(cacheControl: string | null): boolean {
+  return cacheControl !== null && /(^|,)\s*(private|no-cache|no-store|must-revalidate)\s*(=|,|$)/i.test(cacheControl);
+}
+
 /** True when every replica failed for network reasons (no answer, or 5xx): stale-if-error applies. */
 export function failedEverywhere(result: { kind: string; fallback?: { response: Response } }): boolean {
   return result.kind === 'failed' && (result.fallback === undefined || result.fallback.response.status >= 500);
@@ -164,7 +169,8 @@ export class OfflineCache {
     if (!this.enabled) return response;
     const verdict = offlineVerdict(request, response, logicalUrl, this.selfOrigin);
     if (verdict === 'forget') {
-      if (this.cache.has(logicalUrl)) waitUntil(this.cache.remove(logicalUrl));
+      // Gone (404/410) or no longer to be kept: from every cache offline copies come from.
+      for (const cache of [this.cache, ...this.sources]) if (cache.has(logicalUrl)) waitUntil(cache.remove(logicalUrl));
       return response;
     }
     if (verdict === 'skip') return response;
@@ -202,6 +208,12 @@ export class OfflineCache {
       if (source === undefined || held === undefined || this.now() - held.storedAtMs > this.limits.maxAgeMs) return undefined;
       const stored = await source.read(logicalUrl);
       if (stored === undefined) return undefined;
+      if (source !== this.cache && forbidsStaleUse(stored.headers.get('cache-control'))) {
+        // Another cache (the batch layer's) keeps what it may serve fresh; stale, offline,
+        // only what the rules above would have kept.
+        await stored.body?.cancel();
+        return undefined;
+      }
       if (stored.headers.has(NAVIGATION_ONLY_HEADER) && request.mode !== 'navigate') {
         await stored.body?.cancel();
         return undefined; // the HTML a navigation got, not necessarily what this request accepts

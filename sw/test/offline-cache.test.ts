@@ -9,7 +9,7 @@ import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { BINDINGS_HEADER, encodeBindings } from '@webpp/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { CacheLike } from '../src/batch/logical-cache.js';
+import { LogicalCache, type CacheLike } from '../src/batch/logical-cache.js';
 import type { WebppEvent } from '../src/messages.js';
 import { OFFLINE_COPY_HEADER } from '../src/offline-cache.js';
 import { ReplicaClient } from '../src/replica-client.js';
@@ -219,5 +219,37 @@ describe('offline copies (stale-if-error)', () => {
     await get(off.instance, '/a.txt');
     expect(off.instance.snapshot().offline).toMatchObject({ enabled: false, entries: 0 });
     expect(off.cache.entries.size).toBe(0);
+  });
+
+  it("serves the batch layer's parts offline only when their headers allow it, and forgets them on 404", async () => {
+    const { instance } = await client();
+    const batchCache = new LogicalCache({
+      openCache: async () => new MemoryCache(),
+      storage: memoryKeyValueStore(),
+      maxBytes: 1_000_000,
+      maxEntries: 100,
+      validatedWindowMs: 0,
+      digestMaxBytes: 0,
+      digestFalsePositiveLog2: 1,
+      flushDelayMs: 0,
+      now: Date.now,
+      indexKey: 'test-batch-index',
+    });
+    instance.offline.alsoFrom(batchCache);
+    const part = (cacheControl: string) => new Headers({ 'content-type': 'text/plain', 'cache-control': cacheControl, etag: '"p"' });
+    const text = (value: string) => new TextEncoder().encode(value);
+    await batchCache.store(`${primary.origin}/b.txt`, 200, part('max-age=60'), text('b from a batch'));
+    await batchCache.store(`${primary.origin}/c.txt`, 200, part('private, max-age=0, must-revalidate'), text('{"user":"alice"}'));
+    mode = '404';
+    await get(instance, '/a.txt'); // nothing held: nothing to forget
+    mode = 'down';
+    expect(await get(instance, '/b.txt')).toMatchObject({ status: 200, text: 'b from a batch' });
+    // A personal part kept fresh by the batch layer is never shown stale.
+    expect((await get(instance, '/c.txt')).status).toBe(0);
+    // A resource that answered 404 since is forgotten by every cache offline copies come from.
+    mode = '404';
+    expect((await get(instance, '/b.txt')).status).toBe(404);
+    mode = 'down';
+    expect((await get(instance, '/b.txt')).status).toBe(0);
   });
 });
