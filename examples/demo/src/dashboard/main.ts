@@ -48,6 +48,9 @@ let galleryLoad: GalleryLoad | undefined;
 let galleryLoadStartedAtMs = 0;
 /** Whether the worker controlled the dashboard when the last gallery load started. */
 let galleryLoadControlled = false;
+/** Loads of the preview started again because the worker did not control the one that ended. */
+let uncontrolledReloads = 0;
+const MAX_UNCONTROLLED_RELOADS = 3;
 let refreshQueued = false;
 
 // ------------------------------------------------------------------ names and colours
@@ -175,6 +178,16 @@ function reloadGallery(): void {
 
 elements.galleryFrame.addEventListener('load', () => {
   elements.reloadGallery.disabled = false;
+  // On a busy machine the worker can take over while the preview's navigation is in flight,
+  // and that load ends without the worker: once the dashboard is controlled, load it again
+  // (a few times at most), so that the preview shows a bound load.
+  const frameWindow = elements.galleryFrame.contentWindow;
+  const frameControlled = Boolean(frameWindow?.navigator.serviceWorker?.controller);
+  if (navigator.serviceWorker?.controller && !frameControlled && uncontrolledReloads < MAX_UNCONTROLLED_RELOADS) {
+    uncontrolledReloads += 1;
+    reloadGallery();
+    return;
+  }
   let urls: string[];
   try {
     urls = collectLoadedUrls(elements.galleryFrame);
