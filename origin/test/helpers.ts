@@ -1,6 +1,7 @@
 /** Shared helpers of the origin tests: temporary folders and bounded polling. */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
@@ -79,4 +80,16 @@ export function bindingsOf(header: string | string[] | number | undefined): Bind
 export function bindingMap(header: string | string[] | number | undefined): Record<string, string[]> {
   const document = bindingsOf(header);
   return Object.fromEntries((document?.bindings ?? []).map((binding) => [`${binding.logical}${binding.prefix ? '*' : ''}`, binding.replicas]));
+}
+
+/** A TCP port free on 127.0.0.1 right now (for a child server that must keep its port across restarts). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as { port: number };
+      probe.close(() => resolve(port));
+    });
+  });
 }

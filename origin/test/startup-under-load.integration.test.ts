@@ -9,7 +9,6 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import * as Y from 'yjs';
 import * as syncProtocol from 'y-protocols/sync';
@@ -17,7 +16,7 @@ import * as encoding from 'lib0/encoding';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
 import { clusterRequest } from '../src/sync/cluster-client.js';
 import { SYNC_PATH } from '../src/sync/peer-sync.js';
-import { ADMIN_TOKEN, CLUSTER_SECRET, auth, removeTempDirs, tempDir, waitFor } from './helpers.js';
+import { ADMIN_TOKEN, CLUSTER_SECRET, auth, freePort, removeTempDirs, tempDir, waitFor } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
 const SITE = fileURLToPath(new URL('../../examples/static-site/site', import.meta.url));
@@ -29,17 +28,6 @@ afterAll(async () => {
   await Promise.all(servers.map((server) => server.close()));
   await removeTempDirs();
 });
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
-}
 
 function startCli(args: string[]): { child: ChildProcess; exit: Promise<number | null>; output: () => string } {
   const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {

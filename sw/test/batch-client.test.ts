@@ -24,25 +24,9 @@ import {
   type BatchPart,
 } from '@webpp/core';
 import { registerBatching } from '../../origin/src/batch/index.js';
-import { BatchClient, type BatchIO, type CacheLike, type NavigationIO } from '../src/batch/index.js';
+import { BatchClient, type BatchIO, type NavigationIO } from '../src/batch/index.js';
 import { memoryKeyValueStore } from '../src/storage.js';
-
-class MemoryCache implements CacheLike {
-  readonly entries = new Map<string, { status: number; headers: [string, string][]; body: Uint8Array }>();
-  async match(url: string): Promise<Response | undefined> {
-    const entry = this.entries.get(url);
-    return entry && new Response(entry.body as Uint8Array<ArrayBuffer>, { status: entry.status, headers: entry.headers });
-  }
-  async put(url: string, response: Response): Promise<void> {
-    this.entries.set(url, { status: response.status, headers: [...response.headers], body: new Uint8Array(await response.arrayBuffer()) });
-  }
-  async delete(url: string): Promise<boolean> {
-    return this.entries.delete(url);
-  }
-  async keys(): Promise<{ url: string }[]> {
-    return [...this.entries.keys()].map((url) => ({ url }));
-  }
-}
+import { MemoryCache } from './support/memory-cache.js';
 
 const IMAGE_COUNT = 30;
 const imageBytes = (i: number, version = 1): Buffer => Buffer.alloc(1500 + i, (i * 3 + version) & 0xff);

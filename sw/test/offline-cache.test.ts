@@ -9,29 +9,13 @@ import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { BINDINGS_HEADER, encodeBindings } from '@webpp/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { LogicalCache, type CacheLike } from '../src/batch/logical-cache.js';
+import { LogicalCache } from '../src/batch/logical-cache.js';
 import type { WebppEvent } from '../src/messages.js';
 import { OFFLINE_COPY_HEADER } from '../src/offline-cache.js';
 import { ReplicaClient } from '../src/replica-client.js';
 import { memoryKeyValueStore } from '../src/storage.js';
 import { eventIO } from './support/event-io.js';
-
-class MemoryCache implements CacheLike {
-  readonly entries = new Map<string, { status: number; headers: [string, string][]; body: Uint8Array }>();
-  async match(url: string): Promise<Response | undefined> {
-    const entry = this.entries.get(url);
-    return entry && new Response(entry.body as Uint8Array<ArrayBuffer>, { status: entry.status, headers: entry.headers });
-  }
-  async put(url: string, response: Response): Promise<void> {
-    this.entries.set(url, { status: response.status, headers: [...response.headers], body: new Uint8Array(await response.arrayBuffer()) });
-  }
-  async delete(url: string): Promise<boolean> {
-    return this.entries.delete(url);
-  }
-  async keys(): Promise<{ url: string }[]> {
-    return [...this.entries.keys()].map((url) => ({ url }));
-  }
-}
+import { MemoryCache } from './support/memory-cache.js';
 
 type Mode = 'ok' | 'down' | '500' | '404';
 interface Server {

@@ -7,10 +7,10 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { freePort } from '../../test/helpers.js';
 
 export const ADMIN_TOKEN = 'durability-admin-token-0123456789';
 const CLUSTER_SECRET = 'durability-cluster-secret-0123456789';
@@ -59,17 +59,6 @@ function killAllOnExit(): void {
       process.exit(130);
     });
   }
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 }
 
 export class DurabilityCluster {
