@@ -36,3 +36,4 @@ export {
   type ApplyResult,
 } from './bindings/bindings-index.js';
 export * from './batch/index.js';
+export type * from './engine/policy-types.js';
