@@ -37,4 +37,5 @@ export {
   type ApplyResult,
 } from './bindings/bindings-index.js';
 export * from './batch/index.js';
-export type * from './engine/policy-types.js';
+export * from './engine/index.js';
+export * from './policies/index.js';

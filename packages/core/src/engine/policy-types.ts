@@ -83,6 +83,8 @@ export interface BackgroundRequest {
    */
   method: 'head' | 'range';
   rangeBytes?: number;
+  /** No head within this → the exchange is cancelled and reported as 'timeout'. Default: the engine's backgroundTimeoutMs. */
+  timeoutMs?: number;
 }
 
 export interface MaintenanceInput {
