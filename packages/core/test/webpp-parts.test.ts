@@ -195,6 +195,26 @@ describe('webpp snapshot and restore', () => {
     expect(policy.describe(T0 + 10_000).map((view) => view.server).sort()).toEqual([A, C]);
   });
 
+  it('merges stored state into memory: the record changed last wins, and servers only one side knows are kept', () => {
+    const tabOne = createWebppPolicy({ random: seededRandom(4), now: () => T0 + 10_000 });
+    const tabTwo = createWebppPolicy({ random: seededRandom(5), now: () => T0 + 10_000 });
+    for (let i = 0; i < 5; i++) tabOne.observe(served(A, 40, T0 + i));
+    for (let i = 0; i < 5; i++) tabTwo.observe(served(A, 400, T0 + 1_000 + i)); // newer news of A
+    tabTwo.observe(served(B, 90, T0 + 2_000));
+    tabOne.observe(served(C, 70, T0 + 3_000));
+    tabOne.restore(JSON.parse(JSON.stringify(tabTwo.snapshot())));
+    const views = new Map(tabOne.describe(T0 + 5_000).map((view) => [view.server, view]));
+    expect([...views.keys()].sort()).toEqual([A, B, C]);
+    expect(views.get(A)?.ttfbEstimateMs).toBeGreaterThan(350);
+    // An older stored state does not undo what memory learnt since.
+    tabTwo.restore(JSON.parse(JSON.stringify(createWebppPolicy({ random: seededRandom(6), now: () => T0 }).snapshot())));
+    expect(tabTwo.describe(T0 + 5_000).find((view) => view.server === A)?.ttfbEstimateMs).toBeGreaterThan(350);
+    // Restoring one's own snapshot changes nothing.
+    const before = JSON.stringify(tabOne.snapshot());
+    tabOne.restore(JSON.parse(before));
+    expect(JSON.stringify(tabOne.snapshot())).toBe(before);
+  });
+
   it('dates stale future times back to now, and waits no longer than the probe cap', () => {
     const good = JSON.parse(JSON.stringify(trained().snapshot()));
     good.servers[C].nextProbeAtMs = T0 + 365 * 86_400_000;
