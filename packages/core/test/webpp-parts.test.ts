@@ -253,10 +253,12 @@ describe('webpp describe (dashboard)', () => {
     expect(heard).toEqual([A]);
     policy.observe({ server: A, purpose: 'request', outcome: 'timeout', nowMs: T0 + 2 });
     expect(heard).toEqual([A]);
+    policy.observe({ server: C, purpose: 'request', outcome: 'cut-mid-body', nowMs: T0 + 3 });
+    expect(heard).toEqual([A, C]); // a body cut off: at once
     unsubscribe();
     policy.observe({ server: B, purpose: 'request', outcome: 'network-error', nowMs: T0 });
     policy.observe({ server: B, purpose: 'request', outcome: 'network-error', nowMs: T0 });
-    expect(heard).toEqual([A]);
+    expect(heard).toEqual([A, C]);
   });
 
   it('asks the engine to wake it when the next probe is due', () => {

@@ -72,8 +72,8 @@ export interface WebppOptions {
   /** Timeout before minSamplesForQuantile samples (ms). 2 000: a cold connection to a distant server. */
   initialTimeoutMs: number;
   /**
-   * Consecutive failures (timeouts, refused/reset connections, 5xx, bodies cut off) that
-   * eject a server. 2: Envoy ejects after 5 consecutive 5xx among thousands of requests; a
+   * Consecutive failures (timeouts, refused/reset connections, 5xx) that eject a server (a
+   * body cut off mid-stream ejects at once). 2: Envoy ejects after 5 consecutive 5xx among thousands of requests; a
    * page makes tens, and a single stall must not eject a replica that is merely slow once.
    */
   ejectAfterFailures: number;

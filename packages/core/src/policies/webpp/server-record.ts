@@ -118,7 +118,8 @@ export type LearnResult = 'ejected' | 'recovered' | undefined;
  *   least that long), so a server that hangs now and then ranks by what it costs.
  * - A timeout, a refused/reset connection, a 5xx or a body cut off is a failure; after
  *   ejectAfterFailures in a row the server is ejected (Envoy outlier detection,
- *   consecutive_5xx / consecutive_local_origin_failure) and probed with backoff.
+ *   consecutive_5xx / consecutive_local_origin_failure) and probed with backoff. A body cut
+ *   off ejects at once.
  * - 'cancelled' (another attempt won) teaches nothing.
  */
 export function learnSample(record: ServerRecord, sample: ExchangeSample, options: WebppOptions, random: () => number): LearnResult {
@@ -147,7 +148,9 @@ export function learnSample(record: ServerRecord, sample: ExchangeSample, option
     record.addFirstByte(timeoutMsOf(record, options), nowMs, options);
   }
   record.failureStreak++;
-  if (record.failureStreak < options.ejectAfterFailures) return undefined;
+  // A body cut off mid-stream is what a crash does to its connections: eject at once (a
+  // probe in 1–2 s brings the server back if it was only this response).
+  if (record.failureStreak < options.ejectAfterFailures && outcome !== 'cut-mid-body') return undefined;
   record.state = 'failed';
   record.probesSent = 0;
   record.nextProbeAtMs = nowMs + probeDelayMs(0, options.probeBackoffBaseMs, options.probeBackoffCapMs, random);
