@@ -11,43 +11,42 @@
  * engine's lifecycle callbacks (telemetry.ts). Anything unexpected in its own logic falls
  * back to a plain fetch (fail open).
  */
-import { ClientEngine, combineHooks, createPolicy } from '@webpp/core';
-import type { ClientPolicy, RandomSource, ResolvedBinding, ServerId } from '@webpp/core';
+import type { ClientPolicy, ResolvedBinding, ServerId } from '@webpp/core';
 import { BindStage } from './bind.js';
 import type { RespondIO } from './bind.js';
 import { BindingsStore } from './bindings-store.js';
+import type { ReplicaClientOptions } from './client-options.js';
 import { resolveWorkerOptions } from './config.js';
-import type { ParsedWorkerOptions, WorkerOptions } from './config.js';
 import { ConnectionQueue } from './connection-queue.js';
 import { ControlCheck } from './control-check.js';
 import { DigestStore } from './digest-store.js';
-import { fetchIO } from './fetch-io.js';
 import { HeaderLearning } from './header-learning.js';
 import { DEFAULT_VERIFY_BUFFER_BYTES } from './integrity.js';
 import { IntegrityGuard } from './integrity-guard.js';
 import { KillSwitch, pageNotifier } from './kill-switch.js';
-import type { PageNotifier } from './kill-switch.js';
-import { backgroundSender, backgroundTarget } from './maintenance.js';
 import { FLUSH_REQUEST, STATE_REQUEST } from './messages.js';
-import type { WebppEvent, WorkerStateSnapshot } from './messages.js';
 import { observeRequest } from './observe.js';
+import type { WorkerStateSnapshot } from './messages.js';
+import type { WorkerOptions } from './config.js';
+import type { SampleStage } from './samples.js';
+import { reportDecision } from './telemetry.js';
+import { namedPolicy, workerEngine } from './worker-engine.js';
+import type { WorkerEngine } from './worker-engine.js';
 import { OfflineCache } from './offline-cache.js';
-import type { CacheLike } from './batch/logical-cache.js';
 import { buildProbeRequest, isSameOrigin } from './physical-request.js';
 import { PolicyStore } from './policy-store.js';
 import { policyServerViews, policyTableJSON } from './policy-views.js';
 import { ResumeStage } from './resume.js';
-import { SampleStage } from './samples.js';
 import { ProbeUrls, StaleBindings } from './server-memory.js';
 import { StateReporter, broadcastPublisher } from './state-reporter.js';
 import { StaticBindings } from './static-bindings.js';
 import { CONTROL_KEY, idbKeyValueStore } from './storage.js';
 import type { KeyValueStore } from './storage.js';
-import { reportDecision, telemetryHooks } from './telemetry.js';
 import { TrustRule } from './trust.js';
 import { SW_VERSION } from './version.js';
 
 export type { RespondIO } from './bind.js';
+export type { ReplicaClientOptions } from './client-options.js';
 
 /** How the worker handles a request. */
 export type Route =
@@ -60,60 +59,14 @@ export type Route =
   /** Not the worker's business: let the browser handle it (no respondWith). */
   | 'pass';
 
-export interface ReplicaClientOptions {
-  /** Parsed options (from the worker's URL); or `settings` to resolve them here. */
-  parsed?: ParsedWorkerOptions;
-  settings?: Parameters<typeof resolveWorkerOptions>[0];
-  /** The page origin the worker serves; default: the worker's own origin. */
-  selfOrigin?: string;
-  storage?: KeyValueStore;
-  /** Overrides the policy named in the options (any @webpp/core ClientPolicy). */
-  policy?: ClientPolicy;
-  /** Fetch used for refreshes and probes (default: global fetch). */
-  fetch?: (request: Request) => Promise<Response>;
-  random?: RandomSource;
-  /** Publishes live events (default: BroadcastChannel 'webpp' when available). */
-  publish?: (events: WebppEvent[]) => void;
-  /** Unregisters the worker on `webpp-control: off` (default: self.registration.unregister()). */
-  unregister?: () => Promise<unknown>;
-  /** Tells every open page of the site that the worker was switched off (default: clients.matchAll + postMessage). */
-  notifyPages?: PageNotifier;
-  /** Watch the worker's Resource Timing entries to leave HTTP-cache hits out of the samples. Default true. */
-  observeResourceTiming?: boolean;
-  /**
-   * Paths on the page's origin that are never bound: webpp's own scripts. Default: the
-   * page script "/webpp.js" and the worker's own path. A directory wildcard that covers
-   * them must not make the page depend on a replica for the client itself.
-   */
-  ownScriptPaths?: string[];
-  /** Bodies with a digest up to this size are verified before the page sees them (integrity.ts). Default 1 MiB. */
-  verifyBufferBytes?: number;
-  /** Where offline copies live (default: Cache Storage 'webpp-offline-v1'; offline-cache.ts). */
-  openOfflineCache?: () => Promise<CacheLike>;
-}
-
 /** Same-origin requests without bindings that are still worth reading bindings from. */
 const OBSERVED_DESTINATIONS = new Set(['', 'document', 'iframe', 'style']);
-
-/** The policy named in the options, from core's registry; the paper's extended Refresh when the name is unknown. */
-function namedPolicy(options: WorkerOptions, random: RandomSource, errors: string[]): ClientPolicy {
-  const deps = { random, now: Date.now };
-  const settings = { preset: options.preset, selection: options.selection };
-  try {
-    const named = createPolicy(options.policy, deps, settings);
-    if (named) return named;
-    errors.push(`unknown policy "${options.policy}"; using "refresh"`);
-  } catch (error) {
-    errors.push(`policy "${options.policy}": ${error instanceof Error ? error.message : String(error)}; using "refresh"`);
-  }
-  return createPolicy('refresh', deps, settings)!;
-}
 
 export class ReplicaClient {
   readonly options: WorkerOptions;
   readonly configErrors: string[];
   readonly policy: ClientPolicy;
-  readonly engine: ClientEngine<Response, import('./fetch-io.js').ExchangeSender>;
+  readonly engine: WorkerEngine;
   readonly store: PolicyStore;
   readonly bindings: BindingsStore;
   readonly reporter: StateReporter;
@@ -160,27 +113,21 @@ export class ReplicaClient {
     this.trust = new TrustRule(selfOrigin);
     this.digests = new DigestStore({ storage, flushDelayMs: options.flushDelayMs });
 
-    // The learn stage: measurements (Resource Timing) and what each sample does to the policy.
-    const connections = new ConnectionQueue({ now: () => performance.now() });
+    // The learn stage (measurements to the policy) and core's engine with the worker's IO.
     const probeUrls = new ProbeUrls();
-    this.samples = new SampleStage({
-      queue: connections,
-      observe: (sample) => this.engine.observe(sample),
-      onCacheHit: () => reporter.count('cacheHitsSkipped'),
-      onQueued: () => reporter.count('queuedSamplesSkipped'),
-      observeResourceTiming: init.observeResourceTiming !== false,
-    });
-    const background = backgroundSender({ selfOrigin, probeUrls, random, fetch: connections.track(plainFetch), samples: this.samples });
-    this.engine = new ClientEngine({
+    const connections = new ConnectionQueue({ now: () => performance.now() });
+    ({ engine: this.engine, samples: this.samples } = workerEngine({
       policy: this.policy,
-      io: fetchIO(background),
-      backgroundTarget: backgroundTarget(probeUrls, random),
-      backgroundTimeoutMs: options.selection.timeoutCeilingMs,
-      hooks: combineHooks(
-        { sampleWillBeObserved: (sample) => this.samples.noteEngineSample(sample), sampleObserved: () => void this.store.changed() },
-        telemetryHooks(reporter, this.policy),
-      ),
-    });
+      options,
+      selfOrigin,
+      random,
+      probeUrls,
+      connections,
+      plainFetch,
+      reporter,
+      store: this.store,
+      observeResourceTiming: init.observeResourceTiming !== false,
+    }));
     const observe = this.engine.observe.bind(this.engine);
     const failed = (server: ServerId): void => observe({ server, purpose: 'request', outcome: 'network-error', nowMs: Date.now() });
 
