@@ -54,6 +54,12 @@ export interface BindStageOptions {
   decisionMade(decision: DecisionRecord): void;
 }
 
+/** The body size the binding row announces, when it has one (issue 11: size-aware policies). */
+function sizeOf(resolved: ResolvedBinding): { sizeBytes?: number } {
+  const sizeBytes = (resolved.binding as { sizeBytes?: unknown }).sizeBytes;
+  return typeof sizeBytes === 'number' && Number.isFinite(sizeBytes) && sizeBytes >= 0 ? { sizeBytes } : {};
+}
+
 export class BindStage {
   constructor(private readonly options: BindStageOptions) {}
 
@@ -73,7 +79,7 @@ export class BindStage {
     const candidates = [...physicalByServer.keys()];
     const plan = engine
       .plan(
-        { logicalUrl: resolved.logical, method: request.method, candidates },
+        { logicalUrl: resolved.logical, method: request.method, candidates, ...sizeOf(resolved) },
         (server) => physicalByServer.get(server),
         // A replica that answered 404/410 for this directory version goes last (it may be back later).
         (server) => this.options.staleBindings.isStale(physicalByServer.get(server)!, resolved.directoryVersion),
