@@ -244,7 +244,7 @@ describe('webpp describe (dashboard)', () => {
   });
 
   it('tells subscribers at once when a server is ejected, and only then', () => {
-    const policy = createWebppPolicy({ random: seededRandom(3), now: () => T0 });
+    const policy = createWebppPolicy({ random: seededRandom(3), now: () => T0 }, { ejectAfterFailures: 2 });
     const heard: string[] = [];
     const unsubscribe = policy.onServerFailed((server) => heard.push(server));
     policy.observe({ server: A, purpose: 'request', outcome: 'network-error', nowMs: T0 });
@@ -266,7 +266,7 @@ describe('webpp describe (dashboard)', () => {
     expect(policy.nextMaintenanceAtMs(T0)).toBeUndefined();
     policy.observe({ server: A, purpose: 'request', outcome: 'network-error', nowMs: T0 });
     policy.observe({ server: A, purpose: 'request', outcome: 'network-error', nowMs: T0 });
-    const dueAtMs = policy.nextMaintenanceAtMs(T0) as number;
+    const dueAtMs = policy.nextMaintenanceAtMs(T0) as number; // ejected at the first failure (default)
     expect(dueAtMs).toBeGreaterThanOrEqual(T0 + 1_000);
     expect(policy.maintenance({ candidates: [], inFlight: new Set(), nowMs: dueAtMs - 1 })).toEqual([]);
     expect(policy.maintenance({ candidates: [], inFlight: new Set(), nowMs: dueAtMs })).toEqual([{ server: A, purpose: 'probe', method: 'head' }]);

@@ -218,8 +218,8 @@ describe('webpp policy: outage and return', () => {
     expect(timeoutOf(A)).toBeLessThanOrEqual(5_000);
   });
 
-  it('does not eject a server for one stall', () => {
-    const p = policy();
+  it('with ejectAfterFailures 2, does not eject a server for one stall', () => {
+    const p = policy(1, { ejectAfterFailures: 2 });
     const ejected: string[] = [];
     p.onServerFailed((server) => ejected.push(server));
     for (let i = 0; i < 10; i++) p.observe({ server: A, purpose: 'request', outcome: 'served', nowMs: START_MS + i, ttfbMs: 40 });
