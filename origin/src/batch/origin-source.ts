@@ -1,11 +1,9 @@
 /**
  * The BatchSource of a webpp origin: logical URLs come from the replication directory
- * (paper Section 2), exactly as the bindings header names them; a page's embedded resources
- * come from its pre-processing (or its cache), so batching does not parse the page again.
+ * (paper Section 2), exactly as the bindings header names them.
  */
 import type { FastifyRequest } from 'fastify';
 import { canonicalUrl } from '../directory/url-spec.js';
-import { preprocessedEmbeddedUrls } from '../http/response-hooks.js';
 import type { WebppOrigin } from '../state.js';
 import type { BatchSource } from './register-batching.js';
 
@@ -21,8 +19,6 @@ export function batchSourceFromOrigin(state: Pick<WebppOrigin, 'options' | 'dire
     cors: options.cors !== 'off',
     // The worker is being switched off: answer plain pages.
     active: () => !state.killSwitch,
-    // The page was parsed when it was pre-processed (bindings header): reuse that walk.
-    knownEmbeddedUrls: preprocessedEmbeddedUrls,
     pageUrl(request: FastifyRequest) {
       const physical = canonicalUrl(options.publicUrl + request.url);
       if (physical === undefined) return undefined;
