@@ -33,7 +33,7 @@ export function createSheetReader(reader: ResourceReader): SheetReader {
     async read(url, path, forward) {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<undefined>((resolve) => {
-        timer = setTimeout(resolve, SHEET_READ_TIMEOUT_MS);
+        timer = setTimeout(() => resolve(undefined), SHEET_READ_TIMEOUT_MS);
       });
       const body = await Promise.race([reader.get(path, forward).catch(() => undefined), timeout]);
       clearTimeout(timer);
