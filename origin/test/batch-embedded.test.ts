@@ -7,7 +7,7 @@ const PAGE = 'http://a.localhost:8081/docs/page.html';
 describe('embedded resources of a page', () => {
   it('takes what the browser surely fetches to render the page, resolved and deduplicated', () => {
     const html = `<!doctype html><html><head>
-      <link rel="stylesheet" href="../css/site.css"><link rel="icon" href="/favicon.png"><link rel="icon" href="/favicon-2.png">
+      <link rel="stylesheet" href="../css/site.css"><link rel="icon" href="/favicon.png"><link rel="icon" href="/favicon-2.png" type="image/svg+xml">
       <link rel="preload" as="font" href="/f.woff2"><link rel="preload" as="fetch" href="/data.json">
       <link rel="alternate stylesheet" href="/alt.css"><link rel="next" href="/docs/next.html">
       <script src="app.js"></script><script>inline()</script><script nomodule src="legacy.js"></script>
@@ -24,7 +24,6 @@ describe('embedded resources of a page', () => {
     // Responsive images and what <style> loads are decided per request (embedded-plan.ts).
     expect(embeddedResourceUrls(html, PAGE)).toEqual([
       'http://a.localhost:8081/css/site.css',
-      'http://a.localhost:8081/favicon.png',
       'http://a.localhost:8081/f.woff2',
       'http://a.localhost:8081/docs/app.js',
       'http://a.localhost:8081/docs/img/plain.png',

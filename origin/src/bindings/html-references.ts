@@ -63,7 +63,7 @@ export interface HtmlReferences {
 }
 
 /** Raw attribute values of one element that surely name an embedded resource (not images with alternatives). */
-function embeddedValues(name: string, attribs: Record<string, string>, inPicture: boolean, firstIcon: () => boolean): string[] {
+function embeddedValues(name: string, attribs: Record<string, string>, inPicture: boolean, icons: string[]): string[] {
   switch (name) {
     case 'img':
       return attribs.srcset === undefined && !inPicture ? optional(attribs.src) : [];
@@ -76,6 +76,11 @@ function embeddedValues(name: string, attribs: Record<string, string>, inPicture
     case 'image':
       // SVG <image href> / <image xlink:href>.
       return optional(attribs.href ?? attribs['xlink:href']);
+    case 'use': {
+      // An SVG <use> of another document's symbol (a sprite); a local "#id" is no fetch.
+      const href = attribs.href ?? attribs['xlink:href'];
+      return href !== undefined && !href.trim().startsWith('#') ? [href] : [];
+    }
     case 'object':
       // An image shown by <object data> (no type, or an image type).
       return attribs.type === undefined || /^\s*image\//i.test(attribs.type) ? optional(attribs.data) : [];
@@ -84,8 +89,11 @@ function embeddedValues(name: string, attribs: Record<string, string>, inPicture
       const fetched = rels.some((rel) => FETCHED_LINK_RELS.has(rel)) && !rels.includes('alternate');
       const preloadOk = !rels.includes('preload') || BATCHED_PRELOAD_AS.has((attribs.as ?? '').toLowerCase());
       if (!fetched || !preloadOk || attribs.imagesrcset !== undefined) return [];
-      // A browser fetches one icon of several: the first is taken.
-      if ((rels.includes('icon') || rels.includes('shortcut')) && !firstIcon()) return [];
+      // A browser fetches one icon of several, by its own preferences: only a lone icon is certain.
+      if (rels.includes('icon') || rels.includes('shortcut')) {
+        icons.push(...optional(attribs.href));
+        return [];
+      }
       return optional(attribs.href);
     }
     default:
@@ -118,8 +126,7 @@ export function htmlReferences(html: string, pageUrl: string, options: { page?: 
   const choices: ImageChoice[] = [];
   const rawSheets: string[] = [];
   let baseHref: string | undefined;
-  let iconTaken = false;
-  const firstIcon = (): boolean => !iconTaken && (iconTaken = true);
+  const icons: string[] = [];
 
   const visit = (node: DomNode, picture: ImageChoice | undefined): void => {
     if (node.type === 'text' && collector !== undefined && node.data !== undefined) collector.text(node.data);
@@ -140,7 +147,7 @@ export function htmlReferences(html: string, pageUrl: string, options: { page?: 
           const value = attribs[attribute];
           if (value !== undefined) raw.push(...srcsetUrls(value));
         }
-        const embedded = embeddedValues(name, attribs, picture !== undefined, firstIcon);
+        const embedded = embeddedValues(name, attribs, picture !== undefined, icons);
         rawEmbedded.push(...embedded);
         if (name === 'link' && embedded.length > 0 && /(^|\s)stylesheet(\s|$)/i.test(attribs.rel ?? '')) rawSheets.push(...embedded);
         if (name === 'source' && picture !== undefined && attribs.srcset !== undefined) {
@@ -179,6 +186,7 @@ export function htmlReferences(html: string, pageUrl: string, options: { page?: 
     if (children !== undefined) for (const child of children) visit(child, picture);
   };
   visit(root, undefined);
+  if (icons.length === 1) rawEmbedded.push(...icons);
 
   const baseUrl = (baseHref !== undefined ? canonicalUrl(baseHref.trim(), pageUrl) : undefined) ?? pageUrl;
   /** Resolved values, so that an embedded reference (also in `raw`) is parsed once. */
