@@ -14,7 +14,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFil
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { expect, test } from '@playwright/test';
+import { expect, test, type Page } from '@playwright/test';
 import { BATCH_ACCEPT, BINDINGS_HEADER, decodeBindings, readBatch } from '@webpp/core';
 import { startOriginCluster, type OriginCluster } from '../support/origin-cluster.js';
 import { solidPng } from '../support/png.js';
@@ -108,6 +108,8 @@ interface Load {
 
 let cluster: OriginCluster;
 let root: string;
+/** GETs that reached the server from outside (not its own reads of batch parts, which come through inject). */
+const networkGets: string[] = [];
 const loads = new Map<string, Load>();
 const coverage: Record<string, unknown> = {};
 
@@ -120,6 +122,12 @@ test.beforeAll(async () => {
     names: ['a'],
     batch: true,
     entries: (origins) => site.files.map((path) => ({ logical: path, servers: [origins.a as string] })),
+    afterPlugin: (app) => {
+      app.addHook('onRequest', async (request) => {
+        // light-my-request, behind Fastify inject, names itself in User-Agent.
+        if (request.method === 'GET' && request.headers['user-agent'] !== 'lightMyRequest') networkGets.push(request.url.split('?')[0] as string);
+      });
+    },
   });
 });
 
@@ -136,6 +144,13 @@ const own = (url: string): string | undefined => {
   // webpp's own scripts and the browser's automatic /favicon.ico are not the page's references.
   return /^\/(webpp(-sw)?\.js|favicon\.ico)(\?|$)/.test(path) ? undefined : path;
 };
+
+/** Loads the page once so that the worker installs, then waits until it controls the page. */
+async function openControlled(page: Page, url: string): Promise<void> {
+  await page.goto(url);
+  await page.waitForFunction(() => (window as { webpp?: unknown }).webpp !== undefined);
+  await page.evaluate(() => (window as unknown as { webpp: { controlled(): Promise<void> } }).webpp.controlled());
+}
 
 for (const fixture of FIXTURE_PAGES) {
   test(`${fixture.page}: every URL Chromium fetches is bound, no non-reference is`, async ({ browser }) => {
@@ -198,5 +213,27 @@ for (const fixture of FIXTURE_PAGES) {
       };
     }
     coverage[fixture.page] = { bound: load?.bound.size, ...figures };
+  });
+
+  test(`${fixture.page}: with the worker, what the style sheets load arrives in the page's batch`, async ({ browser }) => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 720 }, deviceScaleFactor: 1 });
+    const page = await context.newPage();
+    await openControlled(page, cluster.logicalUrl(fixture.page));
+    networkGets.length = 0;
+    await page.reload({ waitUntil: 'load' });
+    const logical = await page.evaluate(async (paths) => {
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const cache = await caches.open('webpp-logical-v1');
+        const held = (await cache.keys()).map((request) => new URL(request.url).pathname);
+        if (paths.every((path) => held.includes(path)) || Date.now() > deadline) return held;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }, fixture.cssDiscovered);
+    await context.close();
+    // Stored under their logical URLs from the batch's parts, and never requested on their own.
+    for (const path of fixture.cssDiscovered) expect(logical, `${path} came in the batch`).toContain(path);
+    expect(networkGets.filter((path) => fixture.cssDiscovered.includes(path))).toEqual([]);
+    expect(networkGets.filter((path) => path === fixture.page)).toHaveLength(1);
   });
 }
