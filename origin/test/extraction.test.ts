@@ -3,6 +3,9 @@
  * takes as fetched (CSS-discovered resources, the one responsive-image candidate the
  * client hints pick).
  */
+import { readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { htmlReferences, pageReferences } from '../src/bindings/html-references.js';
 import { cssFacts } from '../src/bindings/css-syntax.js';
@@ -32,6 +35,16 @@ describe('bindings header references', () => {
 });
 
 describe('style sheet facts', () => {
+  it('name the same references as the bindings path (tokens) for the fixture style sheets', () => {
+    const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'e2e', 'fixtures', 'real-world');
+    const sheets = ['static/css/main.css', 'static/css/code.css', 'marketing/css/marketing.css', 'vendor/bootstrap.min.css', 'trap/css/trap.css'];
+    for (const sheet of sheets) {
+      const css = readFileSync(join(root, sheet), 'utf8');
+      expect(cssFacts(css).references, sheet).toEqual(cssReferences(css));
+      expect(cssReferences(css).length, sheet).toBeGreaterThan(0);
+    }
+  });
+
   it('takes the first @font-face src the browser supports, and its unicode-range', () => {
     const [face] = cssFacts(`@font-face { font-family: "Open Sans"; src: local("Open Sans"), url(f.eot) format("embedded-opentype"),
       url(f.woff2) format("woff2"), url(f.woff) format("woff"); unicode-range: U+0000-00FF, U+04?? }`).fontFaces;

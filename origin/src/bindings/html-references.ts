@@ -20,8 +20,7 @@
  * so batching decides those with `page` facts (page-facts.ts).
  */
 import { load } from 'cheerio/slim';
-import { cssFacts } from './css-syntax.js';
-import { styleAttributeReferences } from './css-references.js';
+import { cssReferences, styleAttributeReferences } from './css-references.js';
 import { createPageCollector, type ImageChoice, type ImageSource, type PageFacts } from './page-facts.js';
 import { srcsetCandidates, srcsetUrls } from './srcset.js';
 import { canonicalUrl } from '../directory/url-spec.js';
@@ -169,7 +168,7 @@ export function htmlReferences(html: string, pageUrl: string, options: { page?: 
       }
       if (name === 'style') {
         const css = (node.children ?? []).map((child) => child.data ?? '').join('');
-        raw.push(...cssFacts(css).references);
+        raw.push(...cssReferences(css));
         collector?.facts.inlineSheets.push(css);
         return;
       }
@@ -234,7 +233,7 @@ export function pageReferences(html: string, pageUrl: string): HtmlReferences & 
 /** Absolute URLs referenced by a style sheet served at `sheetUrl`. */
 export function cssReferenceUrls(css: string, sheetUrl: string): string[] {
   const urls = new Set<string>();
-  for (const value of cssFacts(css).references) {
+  for (const value of cssReferences(css)) {
     const url = canonicalUrl(value, sheetUrl);
     if (url !== undefined) urls.add(url);
   }
