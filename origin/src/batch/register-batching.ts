@@ -10,15 +10,14 @@
  * webppOrigin plugin does this itself), so that the page in the batch is byte for byte the
  * page a plain GET returns, bindings header included.
  */
-import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BATCH_MEDIA_TYPE, CACHE_DIGEST_HEADER, decodeCacheDigest, type BatchManifest, type CacheDigest } from '@webpp/core';
 import { bufferPayload } from '../http/payload.js';
 import { resolveBatchOptions, type BatchOptions, type ResolvedBatchOptions } from './batch-options.js';
 import { createBatchStream, type PlannedPart } from './batch-stream.js';
-import { pageReferences } from '../bindings/html-references.js';
 import { ACCEPT_CH, CLIENT_HINT_HEADERS, readClientHints } from './client-hints.js';
-import { analyzePage, planEmbedded, type PageAnalysis } from './embedded-plan.js';
+import { planEmbedded } from './embedded-plan.js';
+import { createPageAnalyses } from './page-analyses.js';
 import { createSheetReader } from './sheet-reader.js';
 import { acceptsBatch, chooseEncoding, isCompressible, type BatchEncoding } from './negotiation.js';
 import { headOf, injectResourceReader, partHeaders, usableValidator, type ResourceBody, type ResourceHead, type ResourceReader } from './resource-reader.js';
@@ -76,8 +75,6 @@ declare module 'fastify' {
 const FORWARDED_REQUEST_HEADERS = ['cookie', 'authorization', 'accept-language'] as const;
 /** Headers of the page that describe the page itself, not the batch carrying it. */
 const PAGE_ONLY_HEADERS = ['content-length', 'content-type', 'etag', 'last-modified', 'expires', 'accept-ranges', 'content-range', 'age'];
-/** Pages whose parse is kept (each holds its element names, classes, text code points…). */
-const MAX_PAGE_ANALYSES = 128;
 
 function headerString(reply: FastifyReply, name: string): string | undefined {
   const value = reply.getHeader(name);
@@ -130,8 +127,7 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
   if (!options.enabled) return controller;
   const log = app.log.child({ feature: 'webpp-batch' });
   const reader = source.reader ?? injectResourceReader(app);
-  /** The parse of each page version: the same page is parsed once (paper Section 5.1 caching). */
-  const analyses = new Map<string, PageAnalysis>();
+  const analyses = createPageAnalyses();
   const sheetReader = createSheetReader(reader);
 
   if (source.cors !== false) {
@@ -157,20 +153,6 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
     });
   }
 
-  const analysisOf = (html: Buffer, pageUrl: string, etag: string | undefined): PageAnalysis => {
-    const key = `${pageUrl}\u0000${etag ?? createHash('sha1').update(html).digest('base64')}`;
-    const hit = analyses.get(key);
-    if (hit !== undefined) {
-      // Least recently used first out.
-      analyses.delete(key);
-      analyses.set(key, hit);
-      return hit;
-    }
-    const analysis = analyzePage(pageReferences(html.toString('utf8'), pageUrl));
-    if (analyses.size >= MAX_PAGE_ANALYSES) analyses.delete(analyses.keys().next().value as string);
-    analyses.set(key, analysis);
-    return analysis;
-  };
 
   app.addHook('onSend', async (request, reply, payload) => {
     if (request.method !== 'GET' || reply.statusCode !== 200) return payload;
@@ -206,7 +188,7 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
     const plan =
       source.embeddedUrls !== undefined
         ? { urls: source.embeddedUrls(html.toString('utf8'), pageUrl), sheetBodies: new Map<string, ResourceBody>() }
-        : await planEmbedded(analysisOf(html, pageUrl, pageEtag), pageUrl, readClientHints(request.headers), (url) => {
+        : await planEmbedded(analyses.get(html, pageUrl, pageEtag), pageUrl, readClientHints(request.headers), (url) => {
             const path = source.localPathOf(url);
             return path === undefined ? Promise.resolve(undefined) : sheetReader.read(url, path, forwardFor(url));
           });
