@@ -15,7 +15,7 @@
  */
 import type { CssFacts, SelectorNeeds, StyleRuleFacts } from '../bindings/css-syntax.js';
 import type { PageFacts } from '../bindings/page-facts.js';
-import { canonicalUrl } from '../directory/url-spec.js';
+import { resolveReference } from '../bindings/html-references.js';
 
 /** A parsed style sheet and the URL its references resolve against. */
 export interface SheetFacts {
@@ -45,8 +45,7 @@ function coversPageText(ranges: Array<[number, number]> | undefined, page: PageF
 
 function resolveAll(values: string[], baseUrl: string): string[] {
   return values.flatMap((value) => {
-    if (/^\s*data:/i.test(value)) return [];
-    const url = canonicalUrl(value, baseUrl);
+    const url = resolveReference(value, baseUrl);
     return url === undefined ? [] : [url];
   });
 }

@@ -223,6 +223,12 @@ export function htmlReferences(html: string, pageUrl: string, options: { page?: 
   return references;
 }
 
+/** A reference (raw, as written) resolved against a base URL, or undefined (data:, not http(s), empty). */
+export function resolveReference(value: string, baseUrl: string): string | undefined {
+  const trimmed = value.trim();
+  return trimmed === '' || /^data:/i.test(trimmed) ? undefined : canonicalUrl(trimmed, baseUrl);
+}
+
 /** htmlReferences with the page facts batching needs. */
 export function pageReferences(html: string, pageUrl: string): HtmlReferences & { page: PageFacts } {
   const references = htmlReferences(html, pageUrl, { page: true });
