@@ -12,6 +12,7 @@ import { cssFacts } from '../src/bindings/css-syntax.js';
 import { cssReferences } from '../src/bindings/css-references.js';
 import { chooseImage, readClientHints, type ClientHints } from '../src/batch/client-hints.js';
 import { stylesheetResources } from '../src/batch/stylesheet-resources.js';
+import { analyzePage, MAX_SHEETS, planEmbedded } from '../src/batch/embedded-plan.js';
 
 const PAGE = 'http://a.localhost:8081/dir/page.html';
 const at = (path: string) => `http://a.localhost:8081${path}`;
@@ -103,5 +104,25 @@ describe('responsive images from client hints', () => {
     expect(readClientHints({ 'sec-ch-dpr': '2', 'sec-ch-viewport-width': '1280' })).toEqual({ dpr: 2, viewportWidthPx: 1280 });
     expect(readClientHints({ 'sec-ch-viewport-width': '1280' })).toBeUndefined();
     expect(readClientHints({ 'sec-ch-dpr': 'x' })).toBeUndefined();
+  });
+});
+
+describe('following style sheets is bounded', () => {
+  it('reads at most MAX_SHEETS sheets, however many a page links and imports', async () => {
+    const links = Array.from({ length: 40 }, (_, i) => `<link rel="stylesheet" href="/s${i}.css">`).join('');
+    const analysis = analyzePage(pageReferences(`<head>${links}</head><body class="x">text</body>`, PAGE));
+    const read: string[] = [];
+    const plan = await planEmbedded(analysis, PAGE, undefined, async (url) => {
+      read.push(url);
+      // Every sheet imports two more, and names a background for the page.
+      const css = `@import "${url}-a.css"; @import "${url}-b.css"; .x { background: url(${url}.png) }`;
+      return { facts: { baseUrl: url, facts: cssFacts(css) }, body: url };
+    });
+    expect(read).toHaveLength(MAX_SHEETS);
+    expect(new Set(read).size).toBe(MAX_SHEETS);
+    expect(plan.sheetBodies.size).toBe(MAX_SHEETS);
+    // The 40 linked sheets are still sent (the browser loads them), and the backgrounds of those read.
+    expect(plan.urls.filter((url) => /\/s\d+\.css$/.test(url))).toHaveLength(40);
+    expect(plan.urls.filter((url) => url.endsWith('.css.png'))).toHaveLength(MAX_SHEETS);
   });
 });

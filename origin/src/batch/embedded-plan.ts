@@ -63,10 +63,16 @@ export async function planEmbedded<Body>(
   const sheetBodies = new Map<string, Body>();
   const discovered: string[] = [];
   const seen = new Set<string>();
-  let level = [...page.stylesheets, ...inlineSheets.flatMap(importedSheets)];
-  discovered.push(...inlineSheets.flatMap(importedSheets));
+  const inlineImports = inlineSheets.flatMap(importedSheets);
+  discovered.push(...inlineImports);
+  let level = [...page.stylesheets, ...inlineImports];
   for (let depth = 1; depth <= MAX_SHEET_DEPTH && level.length > 0; depth++) {
-    const batch = level.filter((url) => !seen.has(url) && (seen.add(url), seen.size <= MAX_SHEETS));
+    const batch: string[] = [];
+    for (const url of level) {
+      if (seen.has(url) || seen.size >= MAX_SHEETS) continue;
+      seen.add(url);
+      batch.push(url);
+    }
     const read = await Promise.all(batch.map((url) => readSheet(url)));
     level = [];
     read.forEach((sheet, index) => {
