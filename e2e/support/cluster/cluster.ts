@@ -1,0 +1,259 @@
+/**
+ * A cluster of real @webpp/origin replica servers for e2e tests, benchmarks and the demo
+ * (issue 12, section 4): N servers on loopback ephemeral ports, each behind its own
+ * @webpp/netem link emulator (replica.ts), reached as http://<name>.localhost:<port>.
+ *
+ *   const cluster = await Cluster.start({ site: demoSite(4), delaysMs: { a: 150, b: 0, c: 150 } });
+ *   cluster.replica('b').stall();            // a hung server (netem outage "hang")
+ *   await cluster.replica('b').kill();       // a dead one; start() brings it back
+ *   cluster.replica('b').requests('/img/1.png', 'GET');
+ *
+ * The site is either `site` (a map of files, written to a folder per replica, so a replica
+ * may hold only some paths and bodies may name the replica) or `root` (one folder served
+ * by all). The replication directory is real: a seed with one prefix entry for the whole
+ * site on every server, exact entries per path when `holds` says who holds what, or the
+ * test's own `entries`. The logical URL of a resource is its URL on the first replica.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative, sep } from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import type { WebppOriginOptions } from '@webpp/origin';
+import { Timeline, parseScenario, type Scenario } from '@webpp/netem';
+import { ClusterReplica, type TlsPem } from './replica.js';
+import { pageScriptTag, writeSiteFolder, type Site } from './site.js';
+import { siteRoutes } from './site-routes.js';
+
+export interface DirectoryEntrySeed {
+  logical: string;
+  servers?: string[];
+  physical?: string[];
+}
+
+export interface ClusterOptions {
+  /** The site as files (one folder per replica), or… */
+  site?: Site;
+  /** …one folder served by every replica (left in place on stop). */
+  root?: string;
+  /** Replica names (host "<name>.localhost"); the first is the primary. Default a, b, c (or the scenario's servers). */
+  names?: string[];
+  /** Fixed round-trip delay per replica name, through its emulator. Default 0. */
+  delaysMs?: Record<string, number>;
+  /** Emulate the links of this netem scenario (server names = replica names), on one timeline. */
+  scenario?: Scenario | unknown;
+  /** With `site`: which paths each replica holds (default all); the directory binds each path to its holders. */
+  holds?: Record<string, string[]>;
+  /** With `site`: worker options on the page script tag that replaces `<!--webpp-->`. Default { preset: 'fast' }. */
+  workerParams?: Record<string, string | number>;
+  /** With `site`: HTML that replaces `<!--webpp-->` instead of the script tag. */
+  pageScript?: string;
+  /** The directory's entries, from the servers' origins by name. */
+  entries?: (origins: Record<string, string>) => DirectoryEntrySeed[];
+  /** HTTPS + HTTP/2 (no link emulator; delays become a hook before the plugin). */
+  tls?: TlsPem;
+  /** Real peers: every server names the others, with a shared cluster secret and an admin token. */
+  peers?: boolean;
+  /** Further plugin options for every replica (batch, contentDigests, cors…). */
+  origin?: Partial<Omit<WebppOriginOptions, 'publicUrl' | 'logicalOrigin' | 'directory' | 'dataDir'>>;
+  /** Per replica name: hooks added after the plugin (they see and may replace what it sends). */
+  configure?: Record<string, (app: FastifyInstance) => void>;
+  /** Called with every replica's app after the plugin. */
+  afterPlugin?: (app: FastifyInstance, name: string) => void;
+}
+
+const SITE_SUFFIX = 'site';
+
+export class Cluster {
+  readonly replicas: ClusterReplica[];
+  /** Scenario clock shared by the emulators (restart() puts scenario time 0 at now). */
+  readonly timeline = new Timeline();
+  readonly scenario: Scenario | undefined;
+  /** Management API token (and cluster secret with `peers`). */
+  readonly adminToken = randomBytes(16).toString('hex');
+  readonly clusterSecret = randomBytes(16).toString('hex');
+  private readonly workDir = mkdtempSync(join(tmpdir(), 'webpp-cluster-'));
+  private params: Record<string, string | number>;
+  private killSwitchOn = false;
+
+  private constructor(private readonly options: ClusterOptions) {
+    if ((options.site === undefined) === (options.root === undefined)) throw new Error('give exactly one of `site` and `root`');
+    this.scenario = options.scenario === undefined ? undefined : parseScenario(options.scenario);
+    const names = options.names ?? (this.scenario ? Object.keys(this.scenario.servers) : ['a', 'b', 'c']);
+    this.params = options.workerParams ?? { preset: 'fast' };
+    const scenario = this.scenario;
+    this.replicas = names.map(
+      (name) =>
+        new ClusterReplica(name, {
+          delayMs: options.delaysMs?.[name] ?? 0,
+          ...(scenario ? { scenario: { scenario, server: name, timeline: this.timeline } } : {}),
+          ...(options.tls ? { tls: options.tls } : {}),
+        }),
+    );
+  }
+
+  static async start(options: ClusterOptions): Promise<Cluster> {
+    const cluster = new Cluster(options);
+    try {
+      await cluster.startAll();
+    } catch (error) {
+      await cluster.stop();
+      throw error;
+    }
+    return cluster;
+  }
+
+  get primary(): ClusterReplica {
+    return this.replicas[0] as ClusterReplica;
+  }
+
+  get logicalOrigin(): string {
+    return this.primary.origin;
+  }
+
+  /** Public origins by replica name. */
+  get origins(): Record<string, string> {
+    return Object.fromEntries(this.replicas.map((replica) => [replica.name, replica.origin]));
+  }
+
+  replica(name: string): ClusterReplica {
+    const replica = this.replicas.find((candidate) => candidate.name === name);
+    if (!replica) throw new Error(`no replica named ${name}`);
+    return replica;
+  }
+
+  /** The replica with a public origin ("http://b.localhost:1234"). */
+  byOrigin(origin: string): ClusterReplica | undefined {
+    return this.replicas.find((replica) => replica.origin === origin);
+  }
+
+  logicalUrl(path: string): string {
+    return `${this.logicalOrigin}${path}`;
+  }
+
+  /** Kills one replica by name (see ClusterReplica.kill). */
+  async kill(name: string): Promise<void> {
+    await this.replica(name).kill();
+  }
+
+  /** The site's files as the test gave them (with `site`). */
+  get site(): Site {
+    return this.options.site ?? {};
+  }
+
+  /** Worker options on the page script tag; setting them rewrites the pages on every replica. */
+  get workerParams(): Record<string, string | number> {
+    return this.params;
+  }
+
+  set workerParams(params: Record<string, string | number>) {
+    this.params = params;
+    this.writeSites();
+  }
+
+  /** The origin's kill switch on every replica: `webpp-control: off` on every response. */
+  set killSwitch(on: boolean) {
+    this.killSwitchOn = on;
+    for (const replica of this.replicas) replica.killSwitch = on;
+  }
+
+  get killSwitch(): boolean {
+    return this.killSwitchOn;
+  }
+
+  /**
+   * Replaces the bindings header every replica sends (undefined from the function: none);
+   * undefined restores the origin's own. A broken or hostile deployment, after the plugin.
+   */
+  set bindingsOverride(override: ((path: string, replica: string) => string | undefined) | undefined) {
+    for (const replica of this.replicas) {
+      replica.faults.rewriteHeaders =
+        override === undefined
+          ? undefined
+          : (request, reply) => {
+              const value = override(request.url.split('?')[0] ?? '/', replica.name);
+              if (value === undefined) reply.removeHeader('webpp-bindings');
+              else reply.header('webpp-bindings', value);
+            };
+    }
+  }
+
+  /** Scenario time 0 is now (every emulator's schedule restarts). */
+  restartTimeline(): void {
+    this.timeline.restart();
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.replicas.map((replica) => replica.stop()));
+    rmSync(this.workDir, { recursive: true, force: true });
+  }
+
+  private siteFolder(replica: ClusterReplica): string {
+    return this.options.root ?? join(this.workDir, replica.name, SITE_SUFFIX);
+  }
+
+  private holds(replica: ClusterReplica, path: string): boolean {
+    const held = this.options.holds?.[replica.name];
+    return held === undefined || held.includes(path);
+  }
+
+  private writeSites(): void {
+    const site = this.options.site;
+    if (!site) return;
+    const tag = this.options.pageScript ?? pageScriptTag(this.params);
+    for (const replica of this.replicas) writeSiteFolder(this.siteFolder(replica), site, replica.name, (path) => this.holds(replica, path), tag);
+  }
+
+  private directoryEntries(): DirectoryEntrySeed[] {
+    const origins = this.origins;
+    if (this.options.entries) return this.options.entries(origins);
+    const all = this.replicas.map((replica) => replica.origin);
+    const site = this.options.site;
+    if (!site || this.options.holds === undefined) return [{ logical: '/*', servers: all }];
+    const entries: DirectoryEntrySeed[] = [];
+    for (const path of Object.keys(site)) {
+      const servers = this.replicas.filter((replica) => this.holds(replica, path)).map((replica) => replica.origin);
+      if (servers.length > 0) entries.push({ logical: path, servers });
+      if (path === '/index.html' && servers.length > 0) entries.push({ logical: '/', physical: servers.map((origin) => `${origin}/`) });
+    }
+    return entries;
+  }
+
+  /** Content-Type and Cache-Control of a site file, as the site declares them. */
+  private fileHeaders(root: string, absolutePath: string): Record<string, string> {
+    const path = `/${relative(root, absolutePath).split(sep).join('/')}`;
+    const file = this.options.site?.[path];
+    if (!file) return {};
+    return { 'content-type': file.contentType, 'cache-control': file.cacheControl ?? 'no-store' };
+  }
+
+  private async startAll(): Promise<void> {
+    for (const replica of this.replicas) await replica.bind();
+    this.writeSites();
+    const directory = { formatVersion: 1 as const, logicalOrigin: this.logicalOrigin, entries: this.directoryEntries() };
+    const origins = this.replicas.map((replica) => replica.origin);
+    for (const replica of this.replicas) {
+      const root = this.siteFolder(replica);
+      const peers = this.options.peers ? origins.filter((origin) => origin !== replica.origin) : [];
+      await replica.start({
+        root,
+        dataDir: join(this.workDir, replica.name, 'data'),
+        origin: {
+          contentDigests: false,
+          ...this.options.origin,
+          logicalOrigin: this.logicalOrigin,
+          directory,
+          adminToken: this.adminToken,
+          ...(peers.length > 0 ? { peers, clusterSecret: this.clusterSecret } : {}),
+        },
+        ...(this.options.site ? { fileHeaders: (path: string) => this.fileHeaders(root, path) } : {}),
+        ...(this.options.site ? { routes: (app: FastifyInstance) => siteRoutes(app, this.site, replica.name) } : {}),
+        configure: (app) => {
+          this.options.configure?.[replica.name]?.(app);
+          this.options.afterPlugin?.(app, replica.name);
+        },
+      });
+    }
+  }
+}
+

@@ -1,0 +1,73 @@
+/**
+ * Faults that the link emulator cannot make, injected on the real server around the webpp
+ * plugin (registered with fastify-plugin, so they apply to every route):
+ *
+ * - `forcedStatus`: every request but the client scripts is answered with this status
+ *   before the plugin sees it (a server whose application fails: 503, or that lost its
+ *   copies: 404). What the plugin then adds to such an answer is the origin's own doing.
+ * - `breakBodyAfterBytes`: a full-body GET larger than this sends its headers (full
+ *   Content-Length) and this many body bytes, then the connection is destroyed (a server
+ *   dying while it streams a large file).
+ * - `rewriteHeaders`: an onSend hook after the plugin's, so it sees (and may replace) what
+ *   the origin sends: a hostile or broken replica.
+ */
+import { Readable } from 'node:stream';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+
+export interface FaultState {
+  forcedStatus: number | undefined;
+  breakBodyAfterBytes: number | undefined;
+  /** Called on every response after the origin's hooks; may change its headers. */
+  rewriteHeaders: ((request: FastifyRequest, reply: FastifyReply) => void) | undefined;
+}
+
+const CLIENT_SCRIPTS = new Set(['/webpp.js', '/webpp-sw.js']);
+
+/** Registered before the webpp plugin: runs first on each request. */
+export const faultsBeforeOrigin = fp<{ faults: FaultState }>(async (app: FastifyInstance, { faults }) => {
+  app.addHook('onRequest', async (request, reply) => {
+    const status = faults.forcedStatus;
+    if (status === undefined || CLIENT_SCRIPTS.has(request.url.split('?')[0] ?? '')) return;
+    return reply.code(status).header('content-type', 'text/plain').header('cache-control', 'no-store').send(`forced ${status}`);
+  });
+});
+
+/** Registered after the webpp plugin: runs after its onSend hook. */
+export const faultsAfterOrigin = fp<{ faults: FaultState }>(async (app: FastifyInstance, { faults }) => {
+  app.addHook('onSend', async (request, reply, payload) => {
+    faults.rewriteHeaders?.(request, reply);
+    const limit = faults.breakBodyAfterBytes;
+    if (limit === undefined || request.method !== 'GET' || reply.statusCode !== 200) return payload;
+    const declared = Number(reply.getHeader('content-length'));
+    if (!(declared > limit)) return payload;
+    return brokenBody(reply, await bufferOf(payload), limit);
+  });
+});
+
+async function bufferOf(payload: unknown): Promise<Buffer> {
+  if (Buffer.isBuffer(payload)) return payload;
+  if (typeof payload === 'string') return Buffer.from(payload);
+  const chunks: Buffer[] = [];
+  for await (const chunk of payload as Readable) chunks.push(Buffer.from(chunk as Buffer));
+  return Buffer.concat(chunks);
+}
+
+/** The first `sentBytes` of the body; once they are on the wire, the socket is destroyed. */
+function brokenBody(reply: FastifyReply, body: Buffer, sentBytes: number): Readable {
+  let pushed = false;
+  return new Readable({
+    read() {
+      if (!pushed) {
+        pushed = true;
+        this.push(body.subarray(0, sentBytes));
+        return;
+      }
+      // Asked for more: the head is written. Socket writes are ordered, so this callback
+      // runs once it is flushed.
+      const socket = reply.raw.socket;
+      if (socket === null) return;
+      socket.write(Buffer.alloc(0), () => socket.destroy());
+    },
+  });
+}

@@ -1,0 +1,231 @@
+/**
+ * One replica of a test cluster: a real @webpp/origin server (Fastify + the webppOrigin
+ * plugin + @fastify/static over the replica's own folder, its own data directory) on a
+ * loopback port, behind its own @webpp/netem link emulator. The browser reaches it only
+ * through the emulator, as http://<name>.localhost:<emulator port>, which is also the
+ * server's public URL (so the bindings it sends name its emulator).
+ *
+ * Faults: delay, bandwidth and stalls through the emulator; `stall()` black-holes the link
+ * (a hung server); `kill()` stops the real server and makes the emulator refuse connections
+ * (a dead machine), `start()` brings a new server up on the same port with the same data;
+ * `faults` (faults.ts) for what a link cannot do. With TLS (HTTP/2) there is no emulator
+ * (it speaks HTTP/1.1 only): the delay is then a hook before the plugin.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createSecureServer } from 'node:http2';
+import type { AddressInfo, Socket } from 'node:net';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import fastifyStatic from '@fastify/static';
+import { webppOrigin, type WebppOriginOptions } from '@webpp/origin';
+import { startLinkEmulator, type LinkEmulator, type Scenario, type Timeline } from '@webpp/netem';
+import { faultsAfterOrigin, faultsBeforeOrigin, type FaultState } from './faults.js';
+import { RequestLog, type RequestLogEntry } from './request-log.js';
+
+export interface TlsPem {
+  cert: string;
+  key: string;
+}
+
+/** How a replica's server is built; fixed when the cluster starts. */
+export interface ReplicaSetup {
+  /** The folder it serves. */
+  root: string;
+  /** Its data directory (persisted directory, stored replicas): kept across restarts. */
+  dataDir: string;
+  /** Options of the webpp plugin other than publicUrl, dataDir and contentRoot. */
+  origin: Omit<WebppOriginOptions, 'publicUrl' | 'dataDir'>;
+  /** Headers @fastify/static adds to a file (the site's own Cache-Control, Content-Type). */
+  fileHeaders?: (absolutePath: string) => Record<string, string>;
+  /** The site's routes (APIs, redirects), registered after the plugin. */
+  routes?: (app: FastifyInstance) => void;
+  /** Hooks added after the plugin (a test's own, e.g. a hostile replica's onSend). */
+  configure?: (app: FastifyInstance) => void;
+}
+
+export interface ReplicaLink {
+  /** Emulate with this netem scenario's server of this name, on the cluster's timeline. */
+  scenario?: { scenario: Scenario; server: string; timeline: Timeline };
+  /** Without a scenario: a fixed round-trip delay. */
+  delayMs?: number;
+  /** HTTPS + HTTP/2: no emulator. */
+  tls?: TlsPem;
+}
+
+export class ClusterReplica {
+  readonly name: string;
+  readonly host: string;
+  readonly log = new RequestLog();
+  readonly faults: FaultState = { forcedStatus: undefined, breakBodyAfterBytes: undefined, rewriteHeaders: undefined };
+  /** The emulator in front of the server (absent with TLS). */
+  emulator: LinkEmulator | undefined;
+  /** The running Fastify app (undefined while killed). */
+  app: FastifyInstance | undefined;
+  port = 0;
+  private upstreamPort = 0;
+  private server: Server | undefined;
+  private readonly sockets = new Set<Socket>();
+  private setup: ReplicaSetup | undefined;
+  private directDelayMs = 0;
+  private killSwitchOn = false;
+
+  constructor(
+    name: string,
+    private readonly link: ReplicaLink,
+  ) {
+    this.name = name;
+    this.host = `${name.toLowerCase()}.localhost`;
+    this.directDelayMs = link.delayMs ?? 0;
+  }
+
+  get origin(): string {
+    return `${this.link.tls ? 'https' : 'http'}://${this.host}:${this.port}`;
+  }
+
+  get running(): boolean {
+    return this.app !== undefined;
+  }
+
+  url(path: string): string {
+    return `${this.origin}${path}`;
+  }
+
+  /** Every request the server received. */
+  get requestLog(): RequestLogEntry[] {
+    return this.log.entries;
+  }
+
+  requests(path?: string, method?: string): RequestLogEntry[] {
+    return this.log.filter(path, method);
+  }
+
+  clearLog(): void {
+    this.log.clear();
+  }
+
+  /** The round trip the link adds (a fixed value set here overrides a scenario's). */
+  get delayMs(): number {
+    if (!this.emulator) return this.directDelayMs;
+    const delay = this.emulator.currentLink().delayMs;
+    return typeof delay === 'number' ? delay : Number.NaN;
+  }
+
+  set delayMs(value: number) {
+    this.directDelayMs = value;
+    this.emulator?.setDelay(value);
+  }
+
+  /** The origin's kill switch (`webpp-control: off` on every response); kept across restarts. */
+  set killSwitch(on: boolean) {
+    this.killSwitchOn = on;
+    if (this.app) this.app.webpp.killSwitch = on;
+  }
+
+  /** A hung server: connections are accepted, nothing is answered until release(). */
+  stall(): void {
+    this.emulatorOrThrow('stall').setOutage('hang');
+  }
+
+  release(): void {
+    this.emulatorOrThrow('release').setOutage(null);
+  }
+
+  /** Binds the server's socket and starts the emulator: the public URL is then known. */
+  async bind(): Promise<void> {
+    this.server = await this.listen(0);
+    this.upstreamPort = (this.server.address() as AddressInfo).port;
+    if (this.link.tls) {
+      this.port = this.upstreamPort;
+      return;
+    }
+    const upstream = `http://127.0.0.1:${this.upstreamPort}`;
+    this.emulator = this.link.scenario
+      ? await startLinkEmulator({ upstream, ...this.link.scenario })
+      : await startLinkEmulator({ upstream, profile: { delayMs: this.directDelayMs }, server: this.name });
+    this.port = this.emulator.port;
+  }
+
+  /** Builds the real server on the bound socket (first start) or a new one on the same port (restart). */
+  async start(setup?: ReplicaSetup): Promise<void> {
+    if (this.app) return;
+    if (setup) this.setup = setup;
+    if (!this.setup) throw new Error(`replica ${this.name}: start() before its setup`);
+    this.server ??= await this.listen(this.upstreamPort);
+    this.app = await this.buildApp(this.server, this.setup);
+    if (this.emulator && this.emulator.currentOutage() === 'refuse') this.emulator.setOutage(null);
+  }
+
+  /** A crashed machine: the server stops at once (open connections dropped), its port refuses. */
+  async kill(): Promise<void> {
+    const app = this.app;
+    const server = this.server;
+    this.app = undefined;
+    this.server = undefined;
+    this.emulator?.setOutage('refuse');
+    for (const socket of this.sockets) socket.destroy();
+    await app?.close().catch(() => undefined);
+    if (server?.listening) await new Promise<void>((done) => server.close(() => done()));
+  }
+
+  /** Stops the server and the emulator. */
+  async stop(): Promise<void> {
+    await this.kill();
+    await this.emulator?.close();
+  }
+
+  private emulatorOrThrow(what: string): LinkEmulator {
+    if (!this.emulator) throw new Error(`replica ${this.name}: ${what}() needs the link emulator (not with TLS)`);
+    return this.emulator;
+  }
+
+  private async listen(port: number): Promise<Server> {
+    const tls = this.link.tls;
+    // An Http2SecureServer is not an http.Server, but it is what Fastify's http2 mode runs on.
+    const server = tls ? (createSecureServer({ ...tls, allowHTTP1: true }) as unknown as Server) : createServer();
+    server.on('connection', (socket: Socket) => {
+      this.sockets.add(socket);
+      socket.once('close', () => this.sockets.delete(socket));
+    });
+    server.prependListener('request', (request: IncomingMessage) => this.log.record(request));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => resolve());
+    });
+    return server;
+  }
+
+  private async buildApp(server: Server, setup: ReplicaSetup): Promise<FastifyInstance> {
+    const app = Fastify({
+      logger: false,
+      ...(this.link.tls ? { http2: true, https: { allowHTTP1: true } } : {}),
+      serverFactory: (handler: (request: IncomingMessage, response: ServerResponse) => void) => {
+        server.on('request', handler);
+        return server;
+      },
+    } as FastifyServerOptions) as unknown as FastifyInstance;
+    try {
+      if (!this.emulator) {
+        app.addHook('onRequest', async () => {
+          if (this.directDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.directDelayMs));
+        });
+      }
+      await app.register(faultsBeforeOrigin, { faults: this.faults });
+      await app.register(webppOrigin, { contentRoot: setup.root, ...setup.origin, publicUrl: this.origin, dataDir: setup.dataDir });
+      await app.register(faultsAfterOrigin, { faults: this.faults });
+      setup.configure?.(app);
+      setup.routes?.(app);
+      const fileHeaders = setup.fileHeaders;
+      await app.register(fastifyStatic, {
+        root: setup.root,
+        index: ['index.html'],
+        redirect: true,
+        ...(fileHeaders ? { setHeaders: (reply, path) => void reply.headers(fileHeaders(path)) } : {}),
+      });
+      await app.ready();
+    } catch (error) {
+      await app.close().catch(() => undefined);
+      throw error;
+    }
+    app.webpp.killSwitch = this.killSwitchOn;
+    return app;
+  }
+}
