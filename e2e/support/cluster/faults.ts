@@ -4,7 +4,9 @@
  *
  * - `forcedStatus`: every request but the client scripts is answered with this status
  *   before the plugin sees it (a server whose application fails: 503, or that lost its
- *   copies: 404). What the plugin then adds to such an answer is the origin's own doing.
+ *   copies: 404). The answer allows CORS (`Access-Control-Allow-Origin: *`), as a site
+ *   with @fastify/cors answers errors: the origin itself sends CORS only on 200/206/304, so
+ *   without it a worker could not read the status at all (reported in issue 12's notes).
  * - `breakBodyAfterBytes`: a full-body GET larger than this sends its headers (full
  *   Content-Length) and this many body bytes, then the connection is destroyed (a server
  *   dying while it streams a large file).
@@ -29,7 +31,7 @@ export const faultsBeforeOrigin = fp<{ faults: FaultState }>(async (app: Fastify
   app.addHook('onRequest', async (request, reply) => {
     const status = faults.forcedStatus;
     if (status === undefined || CLIENT_SCRIPTS.has(request.url.split('?')[0] ?? '')) return;
-    return reply.code(status).header('content-type', 'text/plain').header('cache-control', 'no-store').send(`forced ${status}`);
+    return reply.code(status).header('content-type', 'text/plain').header('cache-control', 'no-store').header('access-control-allow-origin', '*').send(`forced ${status}`);
   });
 });
 

@@ -54,7 +54,9 @@ export interface ReplicaLink {
 export class ClusterReplica {
   readonly name: string;
   readonly host: string;
-  readonly log = new RequestLog();
+  private readonly requestLog = new RequestLog();
+  /** Every request the server received, oldest first. */
+  readonly log: RequestLogEntry[] = this.requestLog.entries;
   readonly faults: FaultState = { forcedStatus: undefined, breakBodyAfterBytes: undefined, rewriteHeaders: undefined };
   /** The emulator in front of the server (absent with TLS). */
   emulator: LinkEmulator | undefined;
@@ -89,17 +91,31 @@ export class ClusterReplica {
     return `${this.origin}${path}`;
   }
 
-  /** Every request the server received. */
-  get requestLog(): RequestLogEntry[] {
-    return this.log.entries;
-  }
-
+  /** Requests received for a path (optionally one method), e.g. requests('/img/1.png', 'HEAD'). */
   requests(path?: string, method?: string): RequestLogEntry[] {
-    return this.log.filter(path, method);
+    return this.requestLog.filter(path, method);
   }
 
   clearLog(): void {
-    this.log.clear();
+    this.requestLog.clear();
+  }
+
+  /** Answer every request (but the client scripts) with this status, before the plugin (faults.ts). */
+  get forcedStatus(): number | undefined {
+    return this.faults.forcedStatus;
+  }
+
+  set forcedStatus(status: number | undefined) {
+    this.faults.forcedStatus = status;
+  }
+
+  /** Destroy the connection after this many body bytes of a larger GET (faults.ts). */
+  get breakBodyAfterBytes(): number | undefined {
+    return this.faults.breakBodyAfterBytes;
+  }
+
+  set breakBodyAfterBytes(bytes: number | undefined) {
+    this.faults.breakBodyAfterBytes = bytes;
   }
 
   /** The round trip the link adds (a fixed value set here overrides a scenario's). */
@@ -185,7 +201,7 @@ export class ClusterReplica {
       this.sockets.add(socket);
       socket.once('close', () => this.sockets.delete(socket));
     });
-    server.prependListener('request', (request: IncomingMessage) => this.log.record(request));
+    server.prependListener('request', (request: IncomingMessage) => this.requestLog.record(request));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(port, '127.0.0.1', () => resolve());
