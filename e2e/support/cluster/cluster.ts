@@ -178,6 +178,22 @@ export class Cluster {
     }
   }
 
+  /**
+   * Stores a replica through the origin's management API on the named replicas (default
+   * all): the origin then serves it from its replica store, with its own strong
+   * `"sha256-…"` ETag, Range and conditional requests.
+   */
+  async storeReplica(path: string, content: Buffer | string, contentType: string, names?: string[]): Promise<void> {
+    for (const replica of names?.map((name) => this.replica(name)) ?? this.replicas) {
+      const response = await fetch(`${replica.origin.replace(replica.host, '127.0.0.1')}/.well-known/webpp/replicas${path}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${this.adminToken}`, 'content-type': contentType },
+        body: content,
+      });
+      if (response.status !== 201) throw new Error(`storing ${path} on ${replica.name}: ${response.status} ${await response.text()}`);
+    }
+  }
+
   /** Scenario time 0 is now (every emulator's schedule restarts). */
   restartTimeline(): void {
     this.timeline.restart();

@@ -41,9 +41,12 @@ export const faultsAfterOrigin = fp<{ faults: FaultState }>(async (app: FastifyI
     faults.rewriteHeaders?.(request, reply);
     const limit = faults.breakBodyAfterBytes;
     if (limit === undefined || request.method !== 'GET' || reply.statusCode !== 200) return payload;
-    const declared = Number(reply.getHeader('content-length'));
-    if (!(declared > limit)) return payload;
-    return brokenBody(reply, await bufferOf(payload), limit);
+    // Fastify sets Content-Length of a buffer only after the onSend hooks.
+    const size = Buffer.isBuffer(payload) ? payload.length : Number(reply.getHeader('content-length'));
+    if (!(size > limit)) return payload;
+    const body = await bufferOf(payload);
+    reply.header('content-length', String(body.length));
+    return brokenBody(reply, body, limit);
   });
 });
 
@@ -55,21 +58,20 @@ async function bufferOf(payload: unknown): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-/** The first `sentBytes` of the body; once they are on the wire, the socket is destroyed. */
+/**
+ * The first `sentBytes` of the body, then nothing: once the response has written them to
+ * the socket (the write callback of the raw response), the connection is destroyed.
+ */
 function brokenBody(reply: FastifyReply, body: Buffer, sentBytes: number): Readable {
+  const raw = reply.raw;
+  const write = raw.write.bind(raw) as (chunk: unknown, callback: (error?: Error | null) => void) => boolean;
+  raw.write = ((chunk: unknown) => write(chunk, () => raw.socket?.destroy())) as typeof raw.write;
   let pushed = false;
   return new Readable({
     read() {
-      if (!pushed) {
-        pushed = true;
-        this.push(body.subarray(0, sentBytes));
-        return;
-      }
-      // Asked for more: the head is written. Socket writes are ordered, so this callback
-      // runs once it is flushed.
-      const socket = reply.raw.socket;
-      if (socket === null) return;
-      socket.write(Buffer.alloc(0), () => socket.destroy());
+      if (pushed) return; // never ends: the socket goes first
+      pushed = true;
+      this.push(body.subarray(0, sentBytes));
     },
   });
 }
