@@ -188,7 +188,7 @@ export class Cluster {
       const response = await fetch(`${replica.origin.replace(replica.host, '127.0.0.1')}/.well-known/webpp/replicas${path}`, {
         method: 'POST',
         headers: { authorization: `Bearer ${this.adminToken}`, 'content-type': contentType },
-        body: content,
+        body: typeof content === 'string' ? content : new Uint8Array(content),
       });
       if (response.status !== 201) throw new Error(`storing ${path} on ${replica.name}: ${response.status} ${await response.text()}`);
     }

@@ -17,7 +17,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import { webppOrigin, type WebppOriginOptions } from '@webpp/origin';
-import { startLinkEmulator, type LinkEmulator, type Scenario, type Timeline } from '@webpp/netem';
+import { startLinkEmulator, type LinkEmulator, type RequestRecord, type Scenario, type Timeline } from '@webpp/netem';
 import { faultsAfterOrigin, faultsBeforeOrigin, type FaultState } from './faults.js';
 import { RequestLog, type RequestLogEntry } from './request-log.js';
 
@@ -58,6 +58,12 @@ export class ClusterReplica {
   /** Every request the server received, oldest first. */
   readonly log: RequestLogEntry[] = this.requestLog.entries;
   readonly faults: FaultState = { forcedStatus: undefined, breakBodyAfterBytes: undefined, rewriteHeaders: undefined };
+  /**
+   * Every request the link carried or turned away, as its emulator recorded it when it was
+   * over (served, reset, refused, hung, aborted by the client): what was asked of this
+   * replica, including requests a long delay kept from reaching the server.
+   */
+  readonly linkLog: RequestRecord[] = [];
   /** The emulator in front of the server (absent with TLS). */
   emulator: LinkEmulator | undefined;
   /** The running Fastify app (undefined while killed). */
@@ -98,6 +104,7 @@ export class ClusterReplica {
 
   clearLog(): void {
     this.requestLog.clear();
+    this.linkLog.length = 0;
   }
 
   /** Answer every request (but the client scripts) with this status, before the plugin (faults.ts). */
@@ -157,6 +164,7 @@ export class ClusterReplica {
     this.emulator = this.link.scenario
       ? await startLinkEmulator({ upstream, ...this.link.scenario })
       : await startLinkEmulator({ upstream, profile: { delayMs: this.directDelayMs }, server: this.name });
+    this.emulator.events.on('request', (record) => this.linkLog.push(record));
     this.port = this.emulator.port;
   }
 
