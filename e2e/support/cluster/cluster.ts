@@ -14,13 +14,13 @@
  * site on every server, exact entries per path when `holds` says who holds what, or the
  * test's own `entries`. The logical URL of a resource is its URL on the first replica.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative, sep } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import type { WebppOriginOptions } from '@webpp/origin';
-import { Timeline, parseScenario, type Scenario } from '@webpp/netem';
+import { Timeline, parseScenario, type LinkProfile, type Scenario } from '@webpp/netem';
 import { ClusterReplica, type TlsPem } from './replica.js';
 import { pageScriptTag, writeSiteFolder, type Site } from './site.js';
 import { siteRoutes } from './site-routes.js';
@@ -40,6 +40,16 @@ export interface ClusterOptions {
   names?: string[];
   /** Fixed round-trip delay per replica name, through its emulator. Default 0. */
   delaysMs?: Record<string, number>;
+  /** A link profile per replica name (delay distribution, bandwidth, stalls); overrides delaysMs. */
+  links?: Record<string, LinkProfile>;
+  /** Seed of the emulators' random streams (each replica's is "<seed>-link-<name>"). */
+  seed?: string | number;
+  /**
+   * Run each server as a `webpp-origin` child process (the CLI the README documents), so a
+   * fault can be a real `kill -9` (replica.process.kill9()). No request log or server-side
+   * faults then (they are hooks on an in-process server); needs `root` or `site`.
+   */
+  processes?: boolean;
   /** Emulate the links of this netem scenario (server names = replica names), on one timeline. */
   scenario?: Scenario | unknown;
   /** With `site`: which paths each replica holds (default all); the directory binds each path to its holders. */
@@ -72,7 +82,8 @@ export class Cluster {
   /** Management API token (and cluster secret with `peers`). */
   readonly adminToken = randomBytes(16).toString('hex');
   readonly clusterSecret = randomBytes(16).toString('hex');
-  private readonly workDir = mkdtempSync(join(tmpdir(), 'webpp-cluster-'));
+  /** Site folders, data dirs, the directory file and process logs; removed on stop() unless kept. */
+  readonly workDir = mkdtempSync(join(tmpdir(), 'webpp-cluster-'));
   private params: Record<string, string | number>;
   private killSwitchOn = false;
 
@@ -85,8 +96,12 @@ export class Cluster {
     this.replicas = names.map(
       (name) =>
         new ClusterReplica(name, {
+          timeline: this.timeline,
           delayMs: options.delaysMs?.[name] ?? 0,
-          ...(scenario ? { scenario: { scenario, server: name, timeline: this.timeline } } : {}),
+          ...(options.links?.[name] ? { profile: options.links[name] } : {}),
+          ...(options.seed === undefined ? {} : { seed: `${options.seed}-link-${name}` }),
+          ...(options.processes ? { childProcess: true } : {}),
+          ...(scenario ? { scenario: { scenario, server: name } } : {}),
           ...(options.tls ? { tls: options.tls } : {}),
         }),
     );
@@ -199,9 +214,9 @@ export class Cluster {
     this.timeline.restart();
   }
 
-  async stop(): Promise<void> {
+  async stop(options: { keepWorkDir?: boolean } = {}): Promise<void> {
     await Promise.all(this.replicas.map((replica) => replica.stop()));
-    rmSync(this.workDir, { recursive: true, force: true });
+    if (options.keepWorkDir !== true) rmSync(this.workDir, { recursive: true, force: true });
   }
 
   private siteFolder(replica: ClusterReplica): string {
@@ -248,12 +263,32 @@ export class Cluster {
     this.writeSites();
     const directory = { formatVersion: 1 as const, logicalOrigin: this.logicalOrigin, entries: this.directoryEntries() };
     const origins = this.replicas.map((replica) => replica.origin);
+    const directoryFile = join(this.workDir, 'directory.json');
+    if (this.options.processes) writeFileSync(directoryFile, JSON.stringify(directory, null, 2));
+    const starts: Promise<void>[] = [];
     for (const replica of this.replicas) {
       const root = this.siteFolder(replica);
+      const dataDir = join(this.workDir, replica.name, 'data');
       const peers = this.options.peers ? origins.filter((origin) => origin !== replica.origin) : [];
+      if (this.options.processes) {
+        mkdirSync(dataDir, { recursive: true });
+        const process = {
+          siteRoot: root,
+          logicalOrigin: this.logicalOrigin,
+          directoryFile,
+          dataDir,
+          peers,
+          clusterSecret: this.clusterSecret,
+          adminToken: this.adminToken,
+          logFile: join(this.workDir, `origin-${replica.name}.log`),
+        };
+        // All at once, as the README's cluster recipe starts them (peers sync from the start).
+        starts.push(replica.start({ root, dataDir, origin: {}, process }));
+        continue;
+      }
       await replica.start({
         root,
-        dataDir: join(this.workDir, replica.name, 'data'),
+        dataDir,
         origin: {
           contentDigests: false,
           ...this.options.origin,
@@ -270,6 +305,7 @@ export class Cluster {
         },
       });
     }
+    await Promise.all(starts);
   }
 }
 

@@ -13,12 +13,13 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createSecureServer } from 'node:http2';
-import type { AddressInfo, Socket } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import { webppOrigin, type WebppOriginOptions } from '@webpp/origin';
-import { startLinkEmulator, type LinkEmulator, type RequestRecord, type Scenario, type Timeline } from '@webpp/netem';
+import { startLinkEmulator, type LinkEmulator, type LinkProfile, type RequestRecord, type Scenario, type Timeline } from '@webpp/netem';
 import { faultsAfterOrigin, faultsBeforeOrigin, type FaultState } from './faults.js';
+import { OriginProcess, type OriginProcessOptions } from './origin-process.js';
 import { RequestLog, type RequestLogEntry } from './request-log.js';
 
 export interface TlsPem {
@@ -40,13 +41,22 @@ export interface ReplicaSetup {
   routes?: (app: FastifyInstance) => void;
   /** Hooks added after the plugin (a test's own, e.g. a hostile replica's onSend). */
   configure?: (app: FastifyInstance) => void;
+  /** Run the server as a `webpp-origin` child process with these options instead (port and public URL are the replica's). */
+  process?: Omit<OriginProcessOptions, 'name' | 'port' | 'publicUrl'>;
 }
 
 export interface ReplicaLink {
-  /** Emulate with this netem scenario's server of this name, on the cluster's timeline. */
-  scenario?: { scenario: Scenario; server: string; timeline: Timeline };
-  /** Without a scenario: a fixed round-trip delay. */
+  /** The cluster's scenario clock, shared by its emulators. */
+  timeline: Timeline;
+  /** Emulate this netem scenario's server of this name. */
+  scenario?: { scenario: Scenario; server: string };
+  /** Without a scenario: this link profile, else a fixed round-trip delay. */
+  profile?: LinkProfile;
   delayMs?: number;
+  /** Seed of the emulator's random stream. */
+  seed?: string | number;
+  /** The server is a child process (setup.process): only a port is reserved at bind(). */
+  childProcess?: boolean;
   /** HTTPS + HTTP/2: no emulator. */
   tls?: TlsPem;
 }
@@ -66,8 +76,10 @@ export class ClusterReplica {
   readonly linkLog: RequestRecord[] = [];
   /** The emulator in front of the server (absent with TLS). */
   emulator: LinkEmulator | undefined;
-  /** The running Fastify app (undefined while killed). */
+  /** The running Fastify app (undefined while killed, and with a child process). */
   app: FastifyInstance | undefined;
+  /** The `webpp-origin` child process, when the cluster runs servers as processes. */
+  process: OriginProcess | undefined;
   port = 0;
   private upstreamPort = 0;
   private server: Server | undefined;
@@ -90,7 +102,7 @@ export class ClusterReplica {
   }
 
   get running(): boolean {
-    return this.app !== undefined;
+    return this.app !== undefined || this.process?.running === true;
   }
 
   url(path: string): string {
@@ -152,18 +164,23 @@ export class ClusterReplica {
     this.emulatorOrThrow('release').setOutage(null);
   }
 
-  /** Binds the server's socket and starts the emulator: the public URL is then known. */
+  /** Binds the server's socket (or reserves a port for a child process) and starts the emulator: the public URL is then known. */
   async bind(): Promise<void> {
-    this.server = await this.listen(0);
-    this.upstreamPort = (this.server.address() as AddressInfo).port;
+    if (this.link.childProcess) {
+      this.upstreamPort = await reservePort();
+    } else {
+      this.server = await this.listen(0);
+      this.upstreamPort = (this.server.address() as AddressInfo).port;
+    }
     if (this.link.tls) {
       this.port = this.upstreamPort;
       return;
     }
-    const upstream = `http://127.0.0.1:${this.upstreamPort}`;
-    this.emulator = this.link.scenario
-      ? await startLinkEmulator({ upstream, ...this.link.scenario })
-      : await startLinkEmulator({ upstream, profile: { delayMs: this.directDelayMs }, server: this.name });
+    const { timeline, seed, scenario } = this.link;
+    const common = { upstream: `http://127.0.0.1:${this.upstreamPort}`, timeline, ...(seed === undefined ? {} : { seed }) };
+    this.emulator = scenario
+      ? await startLinkEmulator({ ...common, ...scenario })
+      : await startLinkEmulator({ ...common, profile: this.link.profile ?? { delayMs: this.directDelayMs }, server: this.name });
     this.emulator.events.on('request', (record) => this.linkLog.push(record));
     this.port = this.emulator.port;
   }
@@ -173,6 +190,12 @@ export class ClusterReplica {
     if (this.app) return;
     if (setup) this.setup = setup;
     if (!this.setup) throw new Error(`replica ${this.name}: start() before its setup`);
+    if (this.setup.process) {
+      this.process ??= new OriginProcess({ ...this.setup.process, name: this.name, port: this.upstreamPort, publicUrl: this.origin });
+      await this.process.start();
+      if (this.emulator && this.emulator.currentOutage() === 'refuse') this.emulator.setOutage(null);
+      return;
+    }
     this.server ??= await this.listen(this.upstreamPort);
     this.app = await this.buildApp(this.server, this.setup);
     if (this.emulator && this.emulator.currentOutage() === 'refuse') this.emulator.setOutage(null);
@@ -185,6 +208,7 @@ export class ClusterReplica {
     this.app = undefined;
     this.server = undefined;
     this.emulator?.setOutage('refuse');
+    await this.process?.kill9();
     for (const socket of this.sockets) socket.destroy();
     await app?.close().catch(() => undefined);
     if (server?.listening) await new Promise<void>((done) => server.close(() => done()));
@@ -192,7 +216,9 @@ export class ClusterReplica {
 
   /** Stops the server and the emulator. */
   async stop(): Promise<void> {
+    await this.process?.stop().catch(() => undefined); // SIGTERM first: a polite end
     await this.kill();
+    this.process?.closeLog();
     await this.emulator?.close();
   }
 
@@ -252,4 +278,16 @@ export class ClusterReplica {
     app.webpp.killSwitch = this.killSwitchOn;
     return app;
   }
+}
+
+/** A free loopback port, for a server process that must keep its port across restarts. */
+async function reservePort(): Promise<number> {
+  const server = createNetServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
 }
