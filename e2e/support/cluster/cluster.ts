@@ -60,8 +60,10 @@ export interface ClusterOptions {
   pageScript?: string;
   /** The directory's entries, from the servers' origins by name. */
   entries?: (origins: Record<string, string>) => DirectoryEntrySeed[];
-  /** HTTPS + HTTP/2 (no link emulator; delays become a hook before the plugin). */
+  /** HTTPS + HTTP/2 (through a TCP delay line: the link emulator speaks HTTP/1.1 only). */
   tls?: TlsPem;
+  /** Plain HTTP through a TCP delay line too, instead of the link emulator (per-packet round trips). */
+  tcpLink?: boolean;
   /** Real peers: every server names the others, with a shared cluster secret and an admin token. */
   peers?: boolean;
   /** Further plugin options for every replica (batch, contentDigests, cors…). */
@@ -103,6 +105,7 @@ export class Cluster {
           ...(options.processes ? { childProcess: true } : {}),
           ...(scenario ? { scenario: { scenario, server: name } } : {}),
           ...(options.tls ? { tls: options.tls } : {}),
+          ...(options.tcpLink ? { tcp: true } : {}),
         }),
     );
   }

@@ -8,8 +8,8 @@
  * Faults: delay, bandwidth and stalls through the emulator; `stall()` black-holes the link
  * (a hung server); `kill()` stops the real server and makes the emulator refuse connections
  * (a dead machine), `start()` brings a new server up on the same port with the same data;
- * `faults` (faults.ts) for what a link cannot do. With TLS (HTTP/2) there is no emulator
- * (it speaks HTTP/1.1 only): the delay is then a hook before the plugin.
+ * `faults` (faults.ts) for what a link cannot do. With TLS (HTTP/2), or on request, the
+ * link is a TCP delay line instead (tcp-delay-line.ts): delay only, no stalls or outages.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createSecureServer } from 'node:http2';
@@ -21,10 +21,11 @@ import { startLinkEmulator, type LinkEmulator, type LinkProfile, type RequestRec
 import { faultsAfterOrigin, faultsBeforeOrigin, type FaultState } from './faults.js';
 import { OriginProcess, type OriginProcessOptions } from './origin-process.js';
 import { RequestLog, type RequestLogEntry } from './request-log.js';
+import { startTcpDelayLine, type TcpDelayLine } from './tcp-delay-line.js';
 
 export interface TlsPem {
-  cert: string;
-  key: string;
+  cert: string | Buffer;
+  key: string | Buffer;
 }
 
 /** How a replica's server is built; fixed when the cluster starts. */
@@ -57,8 +58,10 @@ export interface ReplicaLink {
   seed?: string | number;
   /** The server is a child process (setup.process): only a port is reserved at bind(). */
   childProcess?: boolean;
-  /** HTTPS + HTTP/2: no emulator. */
+  /** HTTPS + HTTP/2: through a TCP delay line (the netem emulator speaks HTTP/1.1 only). */
   tls?: TlsPem;
+  /** Plain HTTP through a TCP delay line too (round trips per packet and per handshake, not per request). */
+  tcp?: boolean;
 }
 
 export class ClusterReplica {
@@ -74,8 +77,10 @@ export class ClusterReplica {
    * replica, including requests a long delay kept from reaching the server.
    */
   readonly linkLog: RequestRecord[] = [];
-  /** The emulator in front of the server (absent with TLS). */
+  /** The emulator in front of the server (absent with TLS or a TCP link). */
   emulator: LinkEmulator | undefined;
+  /** The TCP delay line in front of the server (with TLS or a TCP link). */
+  tcpLine: TcpDelayLine | undefined;
   /** The running Fastify app (undefined while killed, and with a child process). */
   app: FastifyInstance | undefined;
   /** The `webpp-origin` child process, when the cluster runs servers as processes. */
@@ -147,6 +152,7 @@ export class ClusterReplica {
   set delayMs(value: number) {
     this.directDelayMs = value;
     this.emulator?.setDelay(value);
+    if (this.tcpLine) this.tcpLine.rttMs = value;
   }
 
   /** The origin's kill switch (`webpp-control: off` on every response); kept across restarts. */
@@ -172,8 +178,10 @@ export class ClusterReplica {
       this.server = await this.listen(0);
       this.upstreamPort = (this.server.address() as AddressInfo).port;
     }
-    if (this.link.tls) {
-      this.port = this.upstreamPort;
+    if (this.link.tls || this.link.tcp) {
+      this.tcpLine = await startTcpDelayLine(this.directDelayMs);
+      this.tcpLine.setUpstream(this.upstreamPort);
+      this.port = this.tcpLine.port;
       return;
     }
     const { timeline, seed, scenario } = this.link;
@@ -194,11 +202,13 @@ export class ClusterReplica {
       this.process ??= new OriginProcess({ ...this.setup.process, name: this.name, port: this.upstreamPort, publicUrl: this.origin });
       await this.process.start();
       if (this.emulator && this.emulator.currentOutage() === 'refuse') this.emulator.setOutage(null);
+      await this.tcpLine?.accept();
       return;
     }
     this.server ??= await this.listen(this.upstreamPort);
     this.app = await this.buildApp(this.server, this.setup);
     if (this.emulator && this.emulator.currentOutage() === 'refuse') this.emulator.setOutage(null);
+    await this.tcpLine?.accept();
   }
 
   /** A crashed machine: the server stops at once (open connections dropped), its port refuses. */
@@ -208,6 +218,7 @@ export class ClusterReplica {
     this.app = undefined;
     this.server = undefined;
     this.emulator?.setOutage('refuse');
+    await this.tcpLine?.refuse();
     await this.process?.kill9();
     for (const socket of this.sockets) socket.destroy();
     await app?.close().catch(() => undefined);
@@ -220,10 +231,11 @@ export class ClusterReplica {
     await this.kill();
     this.process?.closeLog();
     await this.emulator?.close();
+    await this.tcpLine?.close();
   }
 
   private emulatorOrThrow(what: string): LinkEmulator {
-    if (!this.emulator) throw new Error(`replica ${this.name}: ${what}() needs the link emulator (not with TLS)`);
+    if (!this.emulator) throw new Error(`replica ${this.name}: ${what}() needs the link emulator (not with TLS or a TCP link)`);
     return this.emulator;
   }
 
@@ -253,11 +265,6 @@ export class ClusterReplica {
       },
     } as FastifyServerOptions) as unknown as FastifyInstance;
     try {
-      if (!this.emulator) {
-        app.addHook('onRequest', async () => {
-          if (this.directDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, this.directDelayMs));
-        });
-      }
       await app.register(faultsBeforeOrigin, { faults: this.faults });
       await app.register(webppOrigin, { contentRoot: setup.root, ...setup.origin, publicUrl: this.origin, dataDir: setup.dataDir });
       await app.register(faultsAfterOrigin, { faults: this.faults });
