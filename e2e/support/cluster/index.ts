@@ -1,5 +1,6 @@
 /** The test cluster: real @webpp/origin replicas behind @webpp/netem emulators (cluster.ts). */
-export { Cluster, type ClusterOptions, type DirectoryEntrySeed } from './cluster.js';
+export { Cluster } from './cluster.js';
+export type { ClusterOptions, DirectoryEntrySeed } from './options.js';
 export { ClusterReplica, type TlsPem } from './replica.js';
 export { RequestLog, type RequestLogEntry } from './request-log.js';
 export { demoSite, pageScriptTag, PIXEL_PNG, type Site, type SiteFile } from './site.js';

@@ -11,14 +11,14 @@
  * `faults` (faults.ts) for what a link cannot do. With TLS (HTTP/2), or on request, the
  * link is a TCP delay line instead (tcp-delay-line.ts): delay only, no stalls or outages.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createSecureServer } from 'node:http2';
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
-import fastifyStatic from '@fastify/static';
-import { webppOrigin, type WebppOriginOptions } from '@webpp/origin';
+import type { FastifyInstance } from 'fastify';
+import type { WebppOriginOptions } from '@webpp/origin';
 import { startLinkEmulator, type LinkEmulator, type LinkProfile, type RequestRecord, type Scenario, type Timeline } from '@webpp/netem';
-import { faultsAfterOrigin, faultsBeforeOrigin, type FaultState } from './faults.js';
+import type { FaultState } from './faults.js';
+import { buildOriginApp } from './origin-app.js';
 import { OriginProcess, type OriginProcessOptions } from './origin-process.js';
 import { RequestLog, type RequestLogEntry } from './request-log.js';
 import { startTcpDelayLine, type TcpDelayLine } from './tcp-delay-line.js';
@@ -256,32 +256,7 @@ export class ClusterReplica {
   }
 
   private async buildApp(server: Server, setup: ReplicaSetup): Promise<FastifyInstance> {
-    const app = Fastify({
-      logger: false,
-      ...(this.link.tls ? { http2: true, https: { allowHTTP1: true } } : {}),
-      serverFactory: (handler: (request: IncomingMessage, response: ServerResponse) => void) => {
-        server.on('request', handler);
-        return server;
-      },
-    } as FastifyServerOptions) as unknown as FastifyInstance;
-    try {
-      await app.register(faultsBeforeOrigin, { faults: this.faults });
-      await app.register(webppOrigin, { contentRoot: setup.root, ...setup.origin, publicUrl: this.origin, dataDir: setup.dataDir });
-      await app.register(faultsAfterOrigin, { faults: this.faults });
-      setup.configure?.(app);
-      setup.routes?.(app);
-      const fileHeaders = setup.fileHeaders;
-      await app.register(fastifyStatic, {
-        root: setup.root,
-        index: ['index.html'],
-        redirect: true,
-        ...(fileHeaders ? { setHeaders: (reply, path) => void reply.headers(fileHeaders(path)) } : {}),
-      });
-      await app.ready();
-    } catch (error) {
-      await app.close().catch(() => undefined);
-      throw error;
-    }
+    const app = await buildOriginApp(server, setup, this.faults, this.origin, this.link.tls !== undefined);
     app.webpp.killSwitch = this.killSwitchOn;
     return app;
   }
