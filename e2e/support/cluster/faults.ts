@@ -59,13 +59,21 @@ async function bufferOf(payload: unknown): Promise<Buffer> {
 }
 
 /**
+ * Time between the last byte written and the break: the link emulator in front relays the
+ * bytes as they come, so the client has them before the connection goes (else a loaded
+ * machine may turn a break mid-body into a reset before the response head).
+ */
+const BREAK_AFTER_WRITTEN_MS = 300;
+
+/**
  * The first `sentBytes` of the body, then nothing: once the response has written them to
  * the socket (the write callback of the raw response), the connection is destroyed.
  */
 function brokenBody(reply: FastifyReply, body: Buffer, sentBytes: number): Readable {
   const raw = reply.raw;
   const write = raw.write.bind(raw) as (chunk: unknown, callback: (error?: Error | null) => void) => boolean;
-  raw.write = ((chunk: unknown) => write(chunk, () => raw.socket?.destroy())) as typeof raw.write;
+  const destroyLater = (): void => void setTimeout(() => raw.socket?.destroy(), BREAK_AFTER_WRITTEN_MS);
+  raw.write = ((chunk: unknown) => write(chunk, destroyLater)) as typeof raw.write;
   let pushed = false;
   return new Readable({
     read() {
