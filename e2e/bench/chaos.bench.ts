@@ -29,7 +29,7 @@ import { chromiumLaunchOptions } from '../support/chromium.js';
 import { REPLICA_NAMES, startChaosCluster, type ChaosCluster } from './chaos/cluster.js';
 import { FaultRunner } from './chaos/fault-runner.js';
 import { runLoadLoop, type LoopResult } from './chaos/load-loop.js';
-import { killAllOriginProcesses } from './chaos/origin-process.js';
+import { killAllOriginProcesses } from '../support/cluster/origin-process.js';
 import { chaosReport, printReport } from './chaos/report.js';
 import { FaultSchedule } from './chaos/schedule.js';
 import { BIG_FILE_BYTES, writeChaosSite } from './chaos/site.js';

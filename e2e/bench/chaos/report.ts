@@ -5,7 +5,7 @@
  */
 import type { FaultCounts, FaultLogEntry } from './fault-runner.js';
 import type { LoopResult } from './load-loop.js';
-import type { UnexpectedExit } from './origin-process.js';
+import type { UnexpectedExit } from '../../support/cluster/origin-process.js';
 
 /** Nearest-rank percentile of a sorted list. */
 export function percentile(sorted: readonly number[], p: number): number | null {
