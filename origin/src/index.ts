@@ -30,7 +30,6 @@ export {
   type DirectoryFileEntry,
   type DirectoryPair,
 } from './directory/directory-file.js';
-export { canonicalUrl, parseUrlSpec, type UrlSpec } from './directory/url-spec.js';
 export { writeFileAtomic } from './directory/atomic-file.js';
 
 export { htmlReferences, cssReferenceUrls, type HtmlReferences } from './bindings/html-references.js';

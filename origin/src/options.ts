@@ -5,7 +5,7 @@
 import { Ajv } from 'ajv';
 import type { FastifyRequest } from 'fastify';
 import { WEBPP_ERR_BAD_OPTIONS } from './errors.js';
-import { canonicalUrl } from './directory/url-spec.js';
+import { canonicalUrl } from '@webpp/core';
 import type { DirectoryFile } from './directory/directory-file.js';
 import type { BatchOptions } from './batch/batch-options.js';
 

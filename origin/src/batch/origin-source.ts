@@ -4,7 +4,7 @@
  * come from its pre-processing (or its cache), so batching does not parse the page again.
  */
 import type { FastifyRequest } from 'fastify';
-import { canonicalUrl } from '../directory/url-spec.js';
+import { canonicalUrl } from '@webpp/core';
 import { preprocessedEmbeddedUrls } from '../http/response-hooks.js';
 import type { WebppOrigin } from '../state.js';
 import type { BatchSource } from './register-batching.js';

@@ -16,7 +16,7 @@
 import { load } from 'cheerio/slim';
 import { cssReferences } from './css-references.js';
 import { srcsetUrls } from './srcset.js';
-import { canonicalUrl } from '../directory/url-spec.js';
+import { canonicalUrl } from '@webpp/core';
 
 /** The few fields of a parsed node this walk needs (cheerio's DOM is domhandler's). */
 interface DomNode {

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BINDINGS_HEADER, CONTROL_HEADER, CONTROL_OFF, encodeBindings } from '@webpp/core';
 import { ContentDigests } from '../bindings/content-digests.js';
-import { canonicalUrl } from '../directory/url-spec.js';
+import { canonicalUrl } from '@webpp/core';
 import type { DirectoryMatch } from '../directory/replication-directory.js';
 import { PreprocessCache, type PreprocessResult } from '../bindings/preprocess-cache.js';
 import { bindingsOnly, preprocessBody, preprocessKind, type PreprocessSettings } from '../bindings/preprocess.js';

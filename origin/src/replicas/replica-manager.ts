@@ -22,7 +22,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { ReplicationDirectory } from '../directory/replication-directory.js';
-import { canonicalUrl } from '../directory/url-spec.js';
+import { canonicalUrl } from '@webpp/core';
 import {
   WEBPP_ERR_NOT_A_REPLICA,
   WEBPP_ERR_PREFIX_ENTRY,

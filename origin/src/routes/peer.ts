@@ -18,7 +18,7 @@ import { handleSyncMessages, SYNC_PATH } from '../sync/peer-sync.js';
 import { LOGICAL_URL_HEADER, PEER_REPLICAS_PATH } from '../replicas/replica-manager.js';
 import { formatVersion, parseVersion, REPLICA_VERSION_HEADER } from '../replicas/replica-version.js';
 import { replicaEtag } from '../replicas/replica-store.js';
-import { canonicalUrl } from '../directory/url-spec.js';
+import { canonicalUrl } from '@webpp/core';
 import { logicalPathOf } from './management.js';
 import type { WebppOrigin } from '../state.js';
 

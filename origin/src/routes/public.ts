@@ -10,7 +10,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { WEBPP_ERR_BAD_URL, WEBPP_ERR_CLIENT_BUNDLE_MISSING } from '../errors.js';
-import { canonicalUrl } from '../directory/url-spec.js';
+import { canonicalUrl } from '@webpp/core';
 import { PAGE_SCRIPT_FILE, WORKER_SCRIPT_FILE } from '../client-scripts.js';
 import { PROMETHEUS_CONTENT_TYPE, toPrometheus } from '../stats/prometheus.js';
 import { requireAdmin } from './management.js';
