@@ -17,7 +17,8 @@ export {
   type ReplicaOutcome,
   type PushOutcome,
 } from './options.js';
-export { WELL_KNOWN_PREFIX, type WebppOrigin } from './state.js';
+export { type WebppOrigin } from './origin-api.js';
+export { WELL_KNOWN_PREFIX } from './reserved-paths.js';
 export * from './errors.js';
 
 export { ReplicationDirectory, computeVersion, type DirectoryEntry, type DirectoryMatch } from './directory/replication-directory.js';
@@ -54,7 +55,6 @@ export { KeyedMutex } from './replicas/keyed-mutex.js';
 export { PeerSync, handleSyncMessages, SYNC_PATH, REMOTE_ORIGIN, type PeerStatus } from './sync/peer-sync.js';
 export { clusterRequest } from './sync/cluster-client.js';
 export { signClusterRequest, verifyClusterRequest, checkBearer, constantTimeEqual, CLUSTER_AUTH_HEADER } from './http/auth.js';
-export { parseRange } from './http/serve-replica.js';
 export { LoadStats, type LoadSnapshot, type ResourceLoad, type LoadStatsOptions } from './stats/load-stats.js';
 export { toPrometheus, PROMETHEUS_CONTENT_TYPE } from './stats/prometheus.js';
 export { REPLICAS_PREFIX, DIRECTORY_PATH } from './routes/management.js';
