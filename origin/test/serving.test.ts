@@ -1,5 +1,5 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { ORIGIN_A, ORIGIN_B, auth, buildApp, removeTempDirs, tempDir } from './helpers.js';
@@ -101,6 +101,20 @@ describe('replica responses', () => {
       headers: { origin: 'http://c.localhost:1', 'access-control-request-method': 'PUT' },
     });
     expect(put.headers['access-control-allow-origin']).toBeUndefined();
+  });
+});
+
+describe('the content of a replica that was served', () => {
+  it('is deleted once the replica is updated (nothing keeps it after its responses end)', async () => {
+    const blobs = join(app.webpp.dataDir, 'replicas', 'blobs');
+    expect(await readdir(blobs)).toHaveLength(1);
+    expect((await app.inject('/letters.txt')).body).toBe(CONTENT);
+    expect((await app.inject({ url: '/letters.txt', headers: { range: 'bytes=1-2' } })).body).toBe('bc');
+    expect((await app.inject({ method: 'HEAD', url: '/letters.txt' })).statusCode).toBe(200);
+    const put = await app.inject({ method: 'PUT', url: '/.well-known/webpp/replicas/letters.txt', headers: auth, payload: 'new' });
+    expect(put.statusCode).toBe(200);
+    expect((await app.inject('/letters.txt')).body).toBe('new');
+    expect(await readdir(blobs)).toHaveLength(1);
   });
 });
 

@@ -106,5 +106,6 @@ export async function serveReplica(request: FastifyRequest, reply: FastifyReply,
     await reply.send();
     return;
   }
+  result.stream.once('close', release);
   await reply.send(result.stream);
 }
