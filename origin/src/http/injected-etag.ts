@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { isWellKnown } from './request-paths.js';
 
 /** Suffix added inside the entity tag of pages whose body got the script tag. */
-export const INJECTED_ETAG_SUFFIX = '-webpp';
+const INJECTED_ETAG_SUFFIX = '-webpp';
 
 declare module 'fastify' {
   interface FastifyRequest {

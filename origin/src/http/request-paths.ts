@@ -5,8 +5,6 @@
 import type { ResolvedOptions } from '../options.js';
 import { WELL_KNOWN_PREFIX } from '../reserved-paths.js';
 
-export { WELL_KNOWN_PREFIX };
-
 /** The request URL without its query (no parsing: the hot path). */
 export function pathWithoutQuery(url: string): string {
   const queryStart = url.indexOf('?');

@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { isWellKnown, requestPath } from './request-paths.js';
 
 /** Paths that may be pages: "/", "….html", "….htm", "….xhtml", or no extension at all. */
-export function looksLikeHtmlPath(path: string): boolean {
+function looksLikeHtmlPath(path: string): boolean {
   return path.endsWith('/') || /\.x?html?$/i.test(path) || !/\.[A-Za-z0-9]{1,8}$/.test(path);
 }
 

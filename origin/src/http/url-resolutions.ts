@@ -17,7 +17,7 @@ export interface Resolution {
 }
 
 /** Default memory bound of the memo: ~10 000 typical entries. */
-export const DEFAULT_RESOLUTIONS_MAX_BYTES = 8 * 1024 * 1024;
+const DEFAULT_RESOLUTIONS_MAX_BYTES = 8 * 1024 * 1024;
 const ENTRY_OVERHEAD_BYTES = 200;
 
 export class UrlResolutions {
