@@ -6,7 +6,7 @@ export { webppOrigin, webppOrigin as default, DIRECTORY_STATE_FILE, REPLICA_STOR
 export { startReplicaServer, type ReplicaServer, type ReplicaServerOptions } from './server.js';
 export {
   resolveOptions,
-  optionsSchema,
+  pluginOptionsSchema,
   type WebppOriginOptions,
   type ResolvedOptions,
   type CorsMode,
