@@ -6,7 +6,7 @@
  */
 
 /** Sections of `webpp-origin --help`, in the order they are printed. */
-export const CLI_GROUPS = ['Content', 'Network', 'HTTPS and HTTP/2', 'Replication', 'Credentials', 'Behaviour', 'Limits and tuning'] as const;
+export const CLI_GROUPS = ['Content', 'Network', 'HTTPS and HTTP/2', 'Replication', 'Credentials', 'Behaviour', 'Batch transmission', 'Limits and tuning'] as const;
 export type CliGroup = (typeof CLI_GROUPS)[number];
 
 /** How an option appears on the command line of `webpp-origin`. */
@@ -22,20 +22,24 @@ export interface CliAnnotation {
   default?: string | number | boolean;
   /** The default as written in --help when it is not a plain value. */
   defaultText?: string;
+  /** Also accepted as the command's one positional argument (`webpp-origin ./site`). */
+  positional?: boolean;
 }
 
 /** Keywords our option schemas may carry beside `default` and `description`. */
 export interface OptionAnnotations {
-  /** What an option does, in Markdown (docs table); its first sentence is the --help line. */
+  /** What an option does, in Markdown (docs table); as plain text in --help. */
   description: string;
   /** The default as words, when there is no JSON `default` (e.g. "`publicUrl`"). */
   defaultText?: string;
+  /** What `pattern` asks for, in words, for error messages ("visible ASCII characters"). */
+  patternText?: string;
   /** The command-line flag; absent = the option has none (functions, objects). */
   cli?: CliAnnotation;
 }
 
 /** The annotation keywords, registered with Ajv as annotations. */
-export const ANNOTATION_KEYWORDS = ['defaultText', 'cli'] as const;
+export const ANNOTATION_KEYWORDS = ['defaultText', 'cli', 'patternText'] as const;
 
 /** "maxReplicaBytes" → "max-replica-bytes". */
 export function kebabCase(name: string): string {

@@ -8,7 +8,7 @@ import { Ajv, type ErrorObject } from 'ajv';
 import type { TSchema } from 'typebox';
 import { ANNOTATION_KEYWORDS } from './annotations.js';
 
-const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true });
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: true, verbose: true });
 ajv.addVocabulary([...ANNOTATION_KEYWORDS]);
 
 /** Names a value by its JSON path: "options.batch.maxParts" by default. */
@@ -26,6 +26,8 @@ export function describeError(error: ErrorObject, name: PathNamer): string {
   if (error.keyword === 'additionalProperties') return `${name([...path, String(params.additionalProperty)])} is not an option`;
   if (error.keyword === 'required') return `${name([...path, String(params.missingProperty)])} is required`;
   if (error.keyword === 'enum') return `${name(path)} must be one of ${(params.allowedValues ?? []).map((value) => JSON.stringify(value)).join(', ')}`;
+  const patternText = (error.parentSchema as { patternText?: string } | undefined)?.patternText;
+  if (error.keyword === 'pattern' && patternText !== undefined) return `${name(path)} must be ${patternText}`;
   return `${name(path)} ${error.message ?? 'is invalid'}`;
 }
 

@@ -12,7 +12,7 @@ import { defaulted } from './resolved.js';
 
 const MiB = 1024 * 1024;
 const originUrl = { type: 'string', minLength: 1, maxLength: 2048 } as const;
-const rootPath = { pattern: '^/[^?#\\s]*$', maxLength: 1024 } as const;
+const rootPath = { pattern: '^/[^?#\\s]*$', patternText: 'a path starting with / without query, fragment or spaces', maxLength: 1024 } as const;
 
 export const pluginOptionsSchema = Type.Object(
   {
@@ -72,6 +72,7 @@ export const pluginOptionsSchema = Type.Object(
         minLength: 16,
         maxLength: 4096,
         pattern: '^[\\x21-\\x7e]+$',
+        patternText: 'made of visible ASCII characters',
         description:
           'Bearer token of the management API and the statistics (at least 16 visible ASCII characters). Without it, management answers 403 `WEBPP_ERR_DISABLED`.',
         cli: { group: 'Credentials', arg: 'token', env: 'WEBPP_ADMIN_TOKEN' },
