@@ -6,7 +6,8 @@
  *   <!-- /generated:plugin-options -->
  *
  * `npm run docs:options` rewrites them; origin/test/options-docs.test.ts fails when a
- * table and its schema disagree. The schemas are the one definition of every option.
+ * table and its schema disagree. Tables: the origin plugin's, startReplicaServer's and
+ * batching options, `webpp-origin --help`, and the netem scenario format. The schemas are the one definition of every option.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -16,6 +17,16 @@ import { serverOptionsSchema } from '../origin/src/options/server-schema.js';
 import { batchOptionsSchema } from '../origin/src/batch/batch-options.js';
 import { defaultMarkdown, type AnnotatedSchema } from '../origin/src/options/describe.js';
 import { HELP } from '../origin/src/cli.js';
+import {
+  DistributionSchema,
+  LinkSchema,
+  OutageWindowSchema,
+  ScenarioSchema,
+  ScheduleEntrySchema,
+  ServerScenarioSchema,
+  StallSchema,
+  WorkloadSchema,
+} from '../packages/netem/src/model/scenario-schema.js';
 import { FLAGS } from '../origin/src/options/cli-flags.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -35,6 +46,29 @@ export function optionsTable(schema: TObject, path: string[] = []): string {
   return ['| option | default | meaning |', '| --- | --- | --- |', ...rows].join('\n');
 }
 
+/** The scenario format as one table: every field by its path in the file. */
+export function scenarioTable(): string {
+  const objects: Array<[string, TObject]> = [
+    ['', ScenarioSchema],
+    ['servers.<name>.', ServerScenarioSchema],
+    ['servers.<name>.link.', LinkSchema],
+    ['servers.<name>.link.stall.', StallSchema],
+    ['servers.<name>.schedule[].', ScheduleEntrySchema],
+    ['servers.<name>.outages[].', OutageWindowSchema],
+    ['workload.', WorkloadSchema],
+    ['<duration>.', DistributionSchema],
+  ];
+  const rows = objects.flatMap(([prefix, schema]) => {
+    const required = new Set((schema as TObject & { required?: string[] }).required ?? []);
+    return Object.entries(schema.properties).map(([name, property]) => {
+      const field = property as AnnotatedSchema;
+      const fallback = required.has(name) ? '**required**' : (defaultMarkdown(name, field) ?? 'none');
+      return `| \`${prefix}${name}\` | ${fallback} | ${(field.description ?? '').replace(/\|/g, '\\|')} |`;
+    });
+  });
+  return ['| field | default | meaning |', '| --- | --- | --- |', ...rows].join('\n');
+}
+
 interface GeneratedBlock {
   file: string;
   id: string;
@@ -46,6 +80,7 @@ export const BLOCKS: GeneratedBlock[] = [
   { file: 'docs/origin.md', id: 'server-options', content: () => optionsTable(serverOptionsSchema) },
   { file: 'docs/origin.md', id: 'cli-help', content: () => `\`\`\`\n${HELP.trimEnd()}\n\`\`\`` },
   { file: 'docs/batching.md', id: 'batch-options', content: () => optionsTable(batchOptionsSchema, ['batch']) },
+  { file: 'docs/evaluation.md', id: 'scenario-fields', content: scenarioTable },
 ];
 
 function markers(id: string): [string, string] {
