@@ -1,7 +1,6 @@
 /**
  * The BatchSource of a webpp origin: logical URLs come from the replication directory
- * (paper Section 2), exactly as the bindings header names them; a page's embedded resources
- * come from its pre-processing (or its cache), so batching does not parse the page again.
+ * (paper Section 2), exactly as the bindings header names them.
  */
 import type { FastifyRequest } from 'fastify';
 import { canonicalUrl } from '@webpp/core';
@@ -27,8 +26,6 @@ export function batchSourceFromOrigin({ options, directory, killSwitch }: Origin
     cors: options.cors !== 'off',
     // The worker is being switched off: answer plain pages.
     active: () => !killSwitch.on,
-    // The page was parsed when it was pre-processed (bindings header): reuse that walk.
-    knownEmbeddedUrls: (request, pageUrl) => (request.webppPage?.pageUrl === pageUrl ? request.webppPage.embeddedUrls : undefined),
     pageUrl(request: FastifyRequest) {
       const physical = canonicalUrl(options.publicUrl + request.url);
       if (physical === undefined) return undefined;
