@@ -3,8 +3,8 @@
  * files, dynamic routes, proxied upstream responses alike). HTML and CSS bodies are parsed
  * for references (paper Section 5.1) and, for pages, get the script tag when injection is
  * on; every other resource of the directory gets its own binding. Results are cached
- * (bindings-headers.ts). The page's embedded resources travel on `request.webppPage`, for
- * batch transmission to reuse.
+ * (bindings-headers.ts). The page's logical URL and embedded resources travel on
+ * `request.webppPage`, for hooks registered after this plugin.
  */
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
