@@ -6,7 +6,7 @@ import { ReplicationDirectory } from '../src/directory/replication-directory.js'
 import { DirectoryStore, decodeDirectoryFile, encodeDirectoryFile } from '../src/directory/directory-store.js';
 import { directoryPairsFrom, readDirectoryFile } from '../src/directory/directory-file.js';
 import { applySeed } from '../src/directory/seed.js';
-import { prefixCandidates } from '../src/directory/url-spec.js';
+import { prefixCandidates } from '@webpp/core';
 import { removeTempDirs, tempDir } from './helpers.js';
 
 afterAll(removeTempDirs);

@@ -23,7 +23,7 @@ import { load } from 'cheerio/slim';
 import { cssReferences, styleAttributeReferences } from './css-references.js';
 import { createPageCollector, type ImageChoice, type ImageSource, type PageFacts } from './page-facts.js';
 import { srcsetCandidates, srcsetUrls } from './srcset.js';
-import { canonicalUrl } from '../directory/url-spec.js';
+import { canonicalUrl } from '@webpp/core';
 
 /** The few fields of a parsed node this walk needs (cheerio's DOM is domhandler's). */
 interface DomNode {

@@ -15,8 +15,7 @@
  * first (O(depth)).
  */
 import * as Y from 'yjs';
-import type { Binding } from '@webpp/core';
-import { formatUrlSpec, parseUrlSpec, prefixCandidates, type UrlSpec } from './url-spec.js';
+import { formatUrlSpec, parseUrlSpec, prefixCandidates, type Binding, type UrlSpec } from '@webpp/core';
 
 /** One entry as listed by `entries()` and the JSON listing. */
 export interface DirectoryEntry {
