@@ -13,7 +13,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createSecureServer } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import Fastify from 'fastify';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyHttpOptions, FastifyInstance } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import { webppOrigin } from '@webpp/origin';
 
@@ -112,7 +112,8 @@ export async function startOriginCluster(options: OriginClusterOptions): Promise
           server.on('request', handler);
           return server;
         },
-      }) as unknown as FastifyInstance;
+        // One options object for both modes (the http2 server is typed as Server above).
+      } as FastifyHttpOptions<Server>) as unknown as FastifyInstance;
       const replica: OriginReplica = { name, origin: origins[i] as string, delayMs: options.delaysMs?.[name] ?? 0, log: [], app, server };
       replicas.push(replica);
       app.addHook('onRequest', async (request) => {
