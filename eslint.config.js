@@ -53,6 +53,15 @@ export default defineConfig(
       // Off: Fastify hooks/handlers and Workbox callbacks are async by contract; dropping `async`
       // would turn a rejected promise into a synchronous throw.
       '@typescript-eslint/require-await': 'off',
+      // The code's convention: a leading underscore marks a binding left unused on purpose
+      // (e.g. a property dropped from a rest spread).
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', ignoreRestSiblings: true }],
+      // Passing on an abort reason or a caught rejection as it is is right; rejecting with a
+      // string or a literal is still reported.
+      '@typescript-eslint/prefer-promise-reject-errors': ['error', { allowThrowingAny: true, allowThrowingUnknown: true }],
+      // The bindings decoder's DecodeFailure is a control-flow sentinel caught inside the
+      // decoder (no stack trace wanted on hostile input).
+      '@typescript-eslint/only-throw-error': ['error', { allow: [{ from: 'file', name: 'DecodeFailure' }] }],
     },
   },
   {
