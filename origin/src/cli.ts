@@ -7,7 +7,6 @@ import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { startReplicaServer, type ReplicaServerOptions } from './server.js';
-import type { CorsMode } from './options.js';
 import { runBuildCommand } from './build/build-cli.js';
 
 export const HELP = `Usage: webpp-origin [options] [root]
@@ -185,7 +184,7 @@ export function parseCli(argv: string[]): { help: true } | { help: false; option
     syncIntervalMs: integer(values['sync-interval-ms'], 'sync-interval-ms'),
     maxReplicaBytes: integer(values['max-replica-bytes'], 'max-replica-bytes'),
     clientBundleDir: values['client-bundle-dir'],
-    cors: cors as CorsMode | undefined,
+    cors,
     tls: tlsCert !== undefined && tlsKey !== undefined ? { certFile: tlsCert, keyFile: tlsKey } : undefined,
     adminToken: secret(values['admin-token'], values['admin-token-file'], 'WEBPP_ADMIN_TOKEN', 'admin-token'),
     clusterSecret: secret(values['cluster-secret'], values['cluster-secret-file'], 'WEBPP_CLUSTER_SECRET', 'cluster-secret'),

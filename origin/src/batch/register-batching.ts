@@ -126,7 +126,7 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
   if (!options.enabled) return controller;
   const log = app.log.child({ feature: 'webpp-batch' });
   const reader = source.reader ?? injectResourceReader(app);
-  const collect = source.embeddedUrls ?? embeddedResourceUrls;
+  const collect = source.embeddedUrls?.bind(source) ?? embeddedResourceUrls;
   /** Embedded URLs per page version, when the source does not know them: the same page is parsed once (paper Section 5.1 caching). */
   const embeddedCache = new Map<string, string[]>();
 
@@ -229,7 +229,7 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
     const pageMeta = {
       url: pageUrl,
       status: 200,
-      headers: partHeaders(reply.getHeaders() as Record<string, string | string[] | number | undefined>),
+      headers: partHeaders(reply.getHeaders()),
       body: html,
     };
     const pageValidator = usableValidator(pageEtag);

@@ -58,7 +58,7 @@ export function clusterRequest(secret: string, url: string, request: ClusterRequ
   return new Promise((resolve, reject) => {
     const outgoing = send(
       target,
-      { method: request.method, headers, lookup: loopbackAwareLookup as never, signal: AbortSignal.timeout(request.timeoutMs) },
+      { method: request.method, headers, lookup: loopbackAwareLookup, signal: AbortSignal.timeout(request.timeoutMs) },
       (response) => {
         const chunks: Buffer[] = [];
         let bytes = 0;
