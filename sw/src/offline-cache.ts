@@ -143,7 +143,7 @@ export class OfflineCache {
     this.selfOrigin = options.selfOrigin;
     this.now = options.now ?? Date.now;
     this.onServed = options.onServed;
-    const openCache = options.openCache ?? (() => (caches as CacheStorage).open(OFFLINE_CACHE_NAME) as Promise<CacheLike>);
+    const openCache = options.openCache ?? (() => (caches as CacheStorage).open(OFFLINE_CACHE_NAME));
     // Turned off: copies kept by an earlier configuration go too.
     if (!this.enabled && options.openCache === undefined) void caches?.delete(OFFLINE_CACHE_NAME).catch(() => false);
     this.cache = new LogicalCache({

@@ -82,11 +82,12 @@ export class PageScriptCache {
 
   /** At activate: drop the copies of other versions. Never rejects. */
   async activate(): Promise<void> {
-    if (!this.caches) return;
+    const caches = this.caches;
+    if (!caches) return;
     try {
-      const names = await this.caches.keys();
+      const names = await caches.keys();
       await Promise.all(
-        names.filter((name) => name.startsWith(PAGE_SCRIPT_CACHE_PREFIX) && name !== this.cacheName).map((name) => this.caches?.delete(name)),
+        names.filter((name) => name.startsWith(PAGE_SCRIPT_CACHE_PREFIX) && name !== this.cacheName).map((name) => caches.delete(name)),
       );
     } catch {
       // Old copies stay; they are small.
