@@ -20,7 +20,7 @@ import type { Binding } from '@webpp/core';
 
 const BUNDLE_DIR = new URL('../../sw/bundle/', import.meta.url);
 
-export interface SiteFile {
+interface SiteFile {
   contentType: string;
   /** Answer with a 301 redirect to this path instead of a body. */
   redirectTo?: string;

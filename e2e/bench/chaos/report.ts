@@ -8,13 +8,13 @@ import type { LoopResult } from './load-loop.js';
 import type { UnexpectedExit } from './origin-process.js';
 
 /** Nearest-rank percentile of a sorted list. */
-export function percentile(sorted: readonly number[], p: number): number | null {
+function percentile(sorted: readonly number[], p: number): number | null {
   if (sorted.length === 0) return null;
   const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
   return sorted[rank - 1]!;
 }
 
-export interface LoopFigures {
+interface LoopFigures {
   page_loads: number;
   failed_page_loads: number;
   failed_resources: number;
@@ -28,7 +28,7 @@ export interface LoopFigures {
   timed_out: boolean;
 }
 
-export function loopFigures(loop: LoopResult): LoopFigures {
+function loopFigures(loop: LoopResult): LoopFigures {
   const times = loop.loads.flatMap((load) => (load.loadMs === undefined ? [] : [load.loadMs])).sort((x, y) => x - y);
   return {
     page_loads: loop.loads.length,
