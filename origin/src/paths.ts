@@ -6,7 +6,7 @@
  */
 import { WEBPP_ERR_BAD_PATH } from './errors.js';
 
-export const MAX_LOGICAL_PATH_LENGTH = 2048;
+const MAX_LOGICAL_PATH_LENGTH = 2048;
 
 /** Returns the path unchanged when it is canonical; throws WEBPP_ERR_BAD_PATH (400) otherwise. */
 export function assertCanonicalPath(rawPath: string): string {

@@ -47,7 +47,7 @@ function headerString(reply: FastifyReply, name: string): string | undefined {
 }
 
 /** The canonical path of a request URL (no query), or undefined if it does not parse. */
-export function requestPath(url: string): string | undefined {
+function requestPath(url: string): string | undefined {
   try {
     return new URL(url, 'http://webpp.invalid').pathname;
   } catch {

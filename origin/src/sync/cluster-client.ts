@@ -24,7 +24,7 @@ export interface ClusterResponse {
   headers: IncomingMessage['headers'];
 }
 
-export function isLoopbackName(hostname: string): boolean {
+function isLoopbackName(hostname: string): boolean {
   const name = hostname.toLowerCase().replace(/\.$/, '');
   return name === 'localhost' || name.endsWith('.localhost');
 }
@@ -32,7 +32,7 @@ export function isLoopbackName(hostname: string): boolean {
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /** dns.lookup, except that *.localhost is 127.0.0.1 without asking the resolver. */
-export function loopbackAwareLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+function loopbackAwareLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
   if (isLoopbackName(hostname)) {
     if (options.all === true) callback(null, [{ address: '127.0.0.1', family: 4 }]);
     else callback(null, '127.0.0.1', 4);
