@@ -16,7 +16,7 @@
  */
 import { SW_VERSION } from './version.js';
 
-export const PAGE_SCRIPT_CACHE_PREFIX = 'webpp-page-script-';
+const PAGE_SCRIPT_CACHE_PREFIX = 'webpp-page-script-';
 
 export interface PageScriptCacheOptions {
   /** Absolute URL of the page script, e.g. "http://a.localhost:8081/webpp.js". */
