@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     const loopOptions = {
       page,
       logicalOrigin: cluster.logicalOrigin,
-      incidents: cluster.incidents,
+      incidents: cluster.incidents.bind(cluster),
       paths,
       loadBoundMs: LOAD_BOUND_MS,
       expected: { bigSha256: site.bigFileSha256, bigBytes: BIG_FILE_BYTES },

@@ -40,7 +40,7 @@ registerRoute(replicaRouteMatcher, replicas, 'GET');
 registerRoute(replicaRouteMatcher, replicas, 'HEAD');
 // ------------------------------------------------------------------------------------
 
-self.skipWaiting();
+void self.skipWaiting();
 clientsClaim();
 
 self.addEventListener('message', (event) => {

@@ -233,7 +233,7 @@ describe('seeding', () => {
     const file = join(dataDir, 'seed.json');
     const write = (entries: object[]) => writeFile(file, JSON.stringify({ formatVersion: 1, logicalOrigin: A, entries }));
     const directory = new ReplicationDirectory();
-    const options = { directoryFile: file, directory: undefined, logicalOrigin: A };
+    const options = { directoryFile: file, directory: undefined, logicalOrigin: A, scriptPath: '/webpp.js', workerPath: '/webpp-sw.js' };
     const save = async () => undefined;
 
     await write([{ logical: '/one', servers: [B] }, { logical: '/two', servers: [B] }]);

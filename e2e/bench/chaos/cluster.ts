@@ -20,7 +20,7 @@ export const BASE_LINKS: Record<ReplicaName, LinkProfile> = {
   c: { delayMs: { distribution: 'normal', meanMs: 70, stdDevMs: 8 }, bandwidthBytesPerSec: 20_000_000 },
 };
 
-export interface ChaosReplica {
+interface ChaosReplica {
   name: ReplicaName;
   /** The public origin, e.g. http://b.localhost:40123. */
   origin: string;

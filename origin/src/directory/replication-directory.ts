@@ -68,7 +68,7 @@ export class ReplicationDirectory {
     for (const key of this.pairs.keys()) this.indexKey(key);
     this.cachedVersion = computeVersion(doc);
     this.pairs.observe((event) => {
-      for (const key of event.keysChanged) this.indexKey(key);
+      for (const key of event.keysChanged as Set<string>) this.indexKey(key);
     });
     doc.on('afterTransaction', () => {
       const version = computeVersion(doc);
@@ -244,7 +244,7 @@ export class ReplicationDirectory {
     this.bindingCache.delete(formatUrlSpec(logical));
     if (value !== undefined) {
       let replicas = forward.get(logical.url);
-      if (replicas === undefined) forward.set(logical.url, (replicas = new Map()));
+      if (replicas === undefined) forward.set(logical.url, (replicas = new Map<string, PairValue>()));
       replicas.set(physical.url, value);
       let logicals = reverse.get(physical.url);
       if (logicals === undefined) reverse.set(physical.url, (logicals = new Set()));
