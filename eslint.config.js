@@ -18,6 +18,8 @@ export default defineConfig(
       '**/.webpp-data/',
       // Bundles written by the builds (git-ignored).
       'examples/demo/site/js/dashboard.js',
+      // Pages and scripts of the extraction fixtures: site content, not project code.
+      'e2e/fixtures/',
       'examples/workbox-sw/site/sw.js',
     ],
   },

@@ -16,7 +16,7 @@ import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect, test, type Page } from '@playwright/test';
 import { BATCH_ACCEPT, BINDINGS_HEADER, decodeBindings, readBatch } from '@webpp/core';
-import { startOriginCluster, type OriginCluster } from '../support/origin-cluster.js';
+import { Cluster } from '../support/cluster/index.js';
 import { solidPng } from '../support/png.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'real-world');
@@ -106,7 +106,7 @@ interface Load {
   bound: Set<string>;
 }
 
-let cluster: OriginCluster;
+let cluster: Cluster;
 let root: string;
 /** GETs that reached the server from outside (not its own reads of batch parts, which come through inject). */
 const networkGets: string[] = [];
@@ -117,10 +117,10 @@ test.beforeAll(async () => {
   const site = siteFolder();
   root = site.root;
   // An exact-entry directory: one entry per file, so a binding means a reference was found.
-  cluster = await startOriginCluster({
+  cluster = await Cluster.start({
     root,
     names: ['a'],
-    batch: true,
+    origin: { batch: true },
     entries: (origins) => site.files.map((path) => ({ logical: path, servers: [origins.a as string] })),
     afterPlugin: (app) => {
       app.addHook('onRequest', async (request) => {

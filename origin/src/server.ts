@@ -49,7 +49,7 @@ export type ReplicaServerOptions = Omit<WebppOriginOptions, 'publicUrl'> &
      */
     tls?: TlsFileOptions;
     /** Fastify logger: false (default), true, pino options, or a logger instance. */
-    logger?: boolean | FastifyServerOptions['logger'] | FastifyBaseLogger;
+    logger?: FastifyServerOptions['logger'] | FastifyBaseLogger;
     /** Extra routes (dynamic pages, APIs) registered after the plugin and before static files. */
     routes?: (app: FastifyInstance) => void | Promise<void>;
   };
@@ -116,7 +116,7 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
   const url = publicUrl ?? `${tls === undefined ? 'http' : 'https'}://${urlHost}:${boundPort}`;
 
   const loggerOptions = typeof logger === 'object' && logger !== null && 'child' in logger && typeof logger.child === 'function'
-    ? { loggerInstance: logger as FastifyBaseLogger }
+    ? { loggerInstance: logger }
     : { logger: logger as FastifyServerOptions['logger'] };
   const app = Fastify({
     ...loggerOptions,

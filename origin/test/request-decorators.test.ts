@@ -6,6 +6,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import type {} from '../src/http/bindings-header-plugin.js'; // the request decorators' types
+import type {} from '../src/http/injected-etag.js';
 import { ORIGIN_A, ORIGIN_B, buildApp, removeTempDirs, tempDir } from './helpers.js';
 
 afterAll(removeTempDirs);

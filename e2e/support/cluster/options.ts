@@ -31,7 +31,7 @@ export interface ClusterOptions {
    */
   processes?: boolean;
   /** Emulate the links of this netem scenario (server names = replica names), on one timeline. */
-  scenario?: Scenario | unknown;
+  scenario?: Scenario | Record<string, unknown>;
   /** With `site`: which paths each replica holds (default all); the directory binds each path to its holders. */
   holds?: Record<string, string[]>;
   /** With `site`: worker options on the page script tag that replaces `<!--webpp-->`. Default { preset: 'fast' }. */

@@ -232,7 +232,7 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
     const pageMeta = {
       url: pageUrl,
       status: 200,
-      headers: partHeaders(reply.getHeaders() as Record<string, string | string[] | number | undefined>),
+      headers: partHeaders(reply.getHeaders()),
       body: html,
     };
     const pageValidator = usableValidator(pageEtag);
