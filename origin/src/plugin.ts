@@ -32,8 +32,8 @@ import { peerRoutes } from './routes/peer.js';
 import { publicRoutes } from './routes/public.js';
 import type { WebppOrigin } from './state.js';
 
-export const DIRECTORY_STATE_FILE = 'directory.ywebpp';
-export const REPLICA_STORE_FOLDER = 'replicas';
+const DIRECTORY_STATE_FILE = 'directory.ywebpp';
+const REPLICA_STORE_FOLDER = 'replicas';
 export const TOMBSTONES_FOLDER = 'replicas/tombstones';
 
 async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOptions): Promise<void> {
@@ -143,4 +143,3 @@ export const webppOrigin = fp(webppOriginPlugin, {
   name: '@webpp/origin',
 });
 
-export default webppOrigin;
