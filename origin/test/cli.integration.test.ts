@@ -59,7 +59,7 @@ describe('webpp-origin --help and usage errors', () => {
     [['--batch-compression', 'sometimes'], /--batch-compression must be one of "auto", "never", "always"/],
     [['--log-level', 'loud'], /--log-level must be one of/],
   ])('names the flag of a bad value %j', (args, message) => {
-    expect(() => parseCli(['.', ...(args as string[])], {})).toThrow(message);
+    expect(() => parseCli(['.', ...args], {})).toThrow(message);
   });
 
   it('answers bad values with exit code 2, every bad flag named at once', () => {
