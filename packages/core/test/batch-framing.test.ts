@@ -1,11 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { BATCH_PREAMBLE } from '../src/batch/format.js';
+import { encodeBatch } from '../src/batch/encode.js';
 import {
-  BATCH_PREAMBLE,
   BatchDecoder,
   BatchFormatError,
   concatBytes,
-  encodeBatch,
   encodeBatchPreamble,
   encodeEndFrame,
   encodeManifestFrame,

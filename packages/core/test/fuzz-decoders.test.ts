@@ -10,13 +10,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { BATCH_PREAMBLE } from '../src/batch/format.js';
+import { encodeBatch } from '../src/batch/encode.js';
 import {
-  BATCH_PREAMBLE,
   BatchDecoder,
   BatchFormatError,
   decodeBindings,
   decodeCacheDigest,
-  encodeBatch,
   encodeBindings,
   encodeCacheDigest,
   readBatch,
