@@ -16,7 +16,7 @@ export {
   type ReplicaOutcome,
   type PushOutcome,
 } from './options.js';
-export type { WebppOrigin } from './state.js';
+export type { WebppOrigin } from './origin-api.js';
 export type { DirectoryFile, DirectoryFileEntry } from './directory/directory-file.js';
 export * from './errors.js';
 export { registerBatching, type BatchSource, type BatchStats, type BatchController } from './batch/register-batching.js';

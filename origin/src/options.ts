@@ -5,7 +5,7 @@
  */
 import type { Static } from 'typebox';
 import { WEBPP_ERR_BAD_OPTIONS } from './errors.js';
-import { canonicalUrl } from './directory/url-spec.js';
+import { canonicalUrl } from '@webpp/core';
 import { resolveBatchOptions } from './batch/batch-options.js';
 import { pluginOptionsSchema } from './options/plugin-schema.js';
 import { compileOptions, optionPath, type PathNamer } from './options/compile-options.js';

@@ -37,7 +37,7 @@ describe('webpp-origin --help and usage errors', () => {
     [['.', '--proxy-upstream', 'http://127.0.0.1:1'], /exclusive/],
     [['--bogus', '.'], /bogus/],
   ])('rejects %j with exit code 2', (args, message) => {
-    const result = runCli(args as string[]);
+    const result = runCli(args);
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(message);
   });

@@ -456,7 +456,7 @@ export class ReplicaClient {
   private runnerIO(request: Request, resolved: ResolvedBinding, io: RespondIO, resume?: PhysicalRequestOptions['resume']): RunnerIO {
     const mayBeCached = !resume && request.method === 'GET' && request.cache !== 'no-store' && request.cache !== 'reload';
     return {
-      fetch: this.connections.track(io.fetch),
+      fetch: this.connections.track(io.fetch.bind(io)),
       now: () => performance.now(),
       buildRequest: (spec, signal) =>
         buildPhysicalRequest(request, spec.physicalUrl, { selfOrigin: this.selfOrigin, signal, ...(resume ? { resume } : {}) }),

@@ -31,7 +31,7 @@ export function preprocessKind(contentType: string | undefined): PreprocessKind 
 }
 
 /** The charset parameter of a Content-Type, lower case, or undefined. */
-export function charsetOf(contentType: string | undefined): string | undefined {
+function charsetOf(contentType: string | undefined): string | undefined {
   const match = contentType === undefined ? null : /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType);
   return match?.[1]?.toLowerCase();
 }

@@ -36,3 +36,4 @@ export {
   type ApplyResult,
 } from './bindings/bindings-index.js';
 export * from './batch/index.js';
+export { canonicalUrl, parseUrlSpec, formatUrlSpec, prefixCandidates, type UrlSpec } from './url-spec.js';

@@ -2,7 +2,7 @@
  * All policies on the same scenarios, same seed, same workload: the rows of the results
  * table (issue 7), in the format of docs/benchmarks/results.json.
  */
-import { parseScenario, serverNames, type Scenario, type WorkloadSpec } from '@webpp/netem/model';
+import { parseScenario, serverNames, type WorkloadSpec } from '@webpp/netem/model';
 import { optimalPolicy, oraclePolicy, randomPolicy, roundRobinPolicy, singleServerPolicy } from './policies/baselines.js';
 import { FAST_PRESET } from '@webpp/core';
 import { hedgedPolicy, webppFastPolicy, webppPaperPolicy, webppPolicy } from './policies/webpp.js';
@@ -72,7 +72,8 @@ export interface ResultRow {
 }
 
 export interface ComparisonOptions {
-  scenarios: Array<Scenario | unknown>;
+  /** Parsed Scenarios, or raw scenario JSON to validate. */
+  scenarios: unknown[];
   /** Default: standardPolicies(servers of each scenario). */
   policies?: (servers: readonly string[]) => Policy[];
   seed?: string | number;

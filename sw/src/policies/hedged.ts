@@ -41,7 +41,7 @@ export function hedgedPolicy(config: SelectionConfig, random: RandomSource, opti
       if (!(hedgeAfterMs < best.timeoutMs)) return ranked;
       return ranked.map((attempt, index) => (index === 1 ? { ...attempt, hedgeAfterMs, reason: `${attempt.reason}; hedge at p${percentile}` } : attempt));
     },
-    maintenance: refresh.maintenance!,
+    maintenance: refresh.maintenance!.bind(refresh),
     observeSample: (server, ttfbMs) => {
       if (Number.isFinite(ttfbMs) && ttfbMs >= 0) estimates.recordSample(server, ttfbMs);
     },
