@@ -43,8 +43,8 @@ import { peerRoutes } from './routes/peer.js';
 import { publicRoutes } from './routes/public.js';
 import type { OriginGauges } from './stats/prometheus.js';
 
-export const DIRECTORY_STATE_FILE = 'directory.ywebpp';
-export const REPLICA_STORE_FOLDER = 'replicas';
+const DIRECTORY_STATE_FILE = 'directory.ywebpp';
+const REPLICA_STORE_FOLDER = 'replicas';
 export const TOMBSTONES_FOLDER = 'replicas/tombstones';
 
 async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOptions): Promise<void> {
@@ -177,4 +177,3 @@ export const webppOrigin = fp(webppOriginPlugin, {
   name: '@webpp/origin',
 });
 
-export default webppOrigin;

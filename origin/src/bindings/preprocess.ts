@@ -73,7 +73,7 @@ export function preprocessBody(
 }
 
 /** The page's own binding first, then prefix bindings, then exact bindings in document order. */
-export function collectBindings(own: DirectoryMatch | undefined, urls: string[], directory: ReplicationDirectory): Binding[] {
+function collectBindings(own: DirectoryMatch | undefined, urls: string[], directory: ReplicationDirectory): Binding[] {
   const seen = new Set<string>();
   const prefixes: Binding[] = [];
   const exact: Binding[] = [];

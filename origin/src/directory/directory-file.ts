@@ -33,7 +33,7 @@ export interface DirectoryFile {
   entries: DirectoryFileEntry[];
 }
 
-export const directoryFileSchema = {
+const directoryFileSchema = {
   $id: 'https://webpp.dev/schemas/directory-file.json',
   type: 'object',
   additionalProperties: false,

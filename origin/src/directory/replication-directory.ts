@@ -261,7 +261,7 @@ export class ReplicationDirectory {
 }
 
 /** Sum of the Yjs state-vector clocks (see `version`). */
-export function computeVersion(doc: Y.Doc): number {
+function computeVersion(doc: Y.Doc): number {
   let sum = 0;
   for (const clock of Y.decodeStateVector(Y.encodeStateVector(doc)).values()) sum += clock;
   return sum;

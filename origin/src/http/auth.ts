@@ -23,7 +23,7 @@ const DEFAULT_MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
 export type AuthResult = { ok: true } | { ok: false; status: 401 | 403; reason: string };
 
 /** Constant-time string equality (hashing first makes the comparison length-independent). */
-export function constantTimeEqual(given: string, expected: string): boolean {
+function constantTimeEqual(given: string, expected: string): boolean {
   const a = createHash('sha256').update(given, 'utf8').digest();
   const b = createHash('sha256').update(expected, 'utf8').digest();
   return timingSafeEqual(a, b) && given.length === expected.length;

@@ -7,7 +7,7 @@
 
 /** Sections of `webpp-origin --help`, in the order they are printed. */
 export const CLI_GROUPS = ['Content', 'Network', 'HTTPS and HTTP/2', 'Replication', 'Credentials', 'Behaviour', 'Batch transmission', 'Limits and tuning'] as const;
-export type CliGroup = (typeof CLI_GROUPS)[number];
+type CliGroup = (typeof CLI_GROUPS)[number];
 
 /** How an option appears on the command line of `webpp-origin`. */
 export interface CliAnnotation {

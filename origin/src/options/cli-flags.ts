@@ -12,7 +12,7 @@ import { cliOnlySchema, serverOptionsSchema } from './server-schema.js';
 import { batchOptionsSchema } from '../batch/batch-options.js';
 
 /** Which options object a flag fills: startReplicaServer's (plugin and server options) or the command's own. */
-export type FlagTarget = 'server' | 'cli';
+type FlagTarget = 'server' | 'cli';
 
 export interface FlagSpec {
   /** Without dashes: "max-replica-bytes", "no-inject". */

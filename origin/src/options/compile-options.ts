@@ -20,7 +20,7 @@ export const optionPath =
     [root, ...path].join('.');
 
 /** One Ajv error as a sentence that starts with the offending option's name. */
-export function describeError(error: ErrorObject, name: PathNamer): string {
+function describeError(error: ErrorObject, name: PathNamer): string {
   const path = error.instancePath === '' ? [] : error.instancePath.slice(1).split('/');
   const params = error.params as { additionalProperty?: string; missingProperty?: string; allowedValues?: unknown[] };
   if (error.keyword === 'additionalProperties') return `${name([...path, String(params.additionalProperty)])} is not an option`;

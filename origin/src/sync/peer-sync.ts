@@ -25,7 +25,7 @@ import { WEBPP_ERR_BAD_SYNC_MESSAGE } from '../errors.js';
 export const SYNC_PATH = '/.well-known/webpp/sync';
 
 /** Transaction origin of updates received from peers (they are not pushed again). */
-export const REMOTE_ORIGIN = Symbol('webpp-remote-peer');
+const REMOTE_ORIGIN = Symbol('webpp-remote-peer');
 
 interface PeerSyncLogger {
   debug(object: object, message: string): void;

@@ -40,7 +40,7 @@ export function parseCacheControl(value: string | null | undefined): CacheContro
 }
 
 /** Parses an HTTP date into epoch milliseconds; undefined when invalid. */
-export function parseHttpDateMs(value: string | null | undefined): number | undefined {
+function parseHttpDateMs(value: string | null | undefined): number | undefined {
   if (!value) return undefined;
   const ms = Date.parse(value);
   return Number.isFinite(ms) ? ms : undefined;

@@ -47,7 +47,7 @@ export const DistributionSchema = Type.Object(
 );
 
 /** A duration: a constant number of milliseconds, or a distribution. */
-export const DurationSchema = Type.Union([Type.Number(nonNegativeMs), DistributionSchema]);
+const DurationSchema = Type.Union([Type.Number(nonNegativeMs), DistributionSchema]);
 
 export const StallSchema = Type.Object(
   {
