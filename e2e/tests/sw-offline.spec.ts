@@ -12,7 +12,7 @@ import { expect, test, type Page } from '@playwright/test';
 import { Cluster, PIXEL_PNG } from '../support/cluster/index.js';
 import { flushWorker, openControlled, pageRendered, waitForState, workerState } from '../support/webpp-page.js';
 
-/** Entries of the batch layer's logical-URL cache (sw/src/batch/install.ts answers 'webpp:batch-state'). */
+/** Entries of the batch layer's logical-URL cache (sw/src/batch/batch-stage.ts answers 'webpp:batch-state'). */
 function batchCacheEntries(page: Page): Promise<number> {
   return page.evaluate(
     () =>

@@ -1,0 +1,167 @@
+/**
+ * The client engine of Web++: one policy, one driver, and the stages of a request in the
+ * order a reader follows them — plan (the policy's attempts for the candidates), attempt
+ * (run-attempts.ts: timeouts, hedges, failover, deadline, fallback), serve (the driver hands
+ * the winner to the page), learn (every sample to the policy) — then the background
+ * requests the policy wants (maintenance.ts). The worker (sw/) drives it with fetch and real
+ * timers, the simulator (packages/simulator) with a virtual clock: one state machine.
+ */
+import type { ServerId } from '../types.js';
+import { BackgroundRequests } from './maintenance.js';
+import type { ClientPolicy, ExchangeSample, PlanInput } from './policy-types.js';
+import { runAttempts } from './run-attempts.js';
+import type { RunContext } from './run-attempts.js';
+import type { Cancel, EngineAttempt, EngineHooks, EngineIO, RunResult } from './engine-io.js';
+import { safe } from './safe-hook.js';
+
+export interface ClientEngineOptions<R, C = unknown> {
+  policy: ClientPolicy;
+  io: EngineIO<R, C>;
+  hooks?: EngineHooks;
+  /** A resource known on the server, for its refreshes and probes; undefined: none known. */
+  backgroundTarget(server: ServerId): string | undefined;
+  /** Timeout of a refresh or probe whose policy set none. Default 5000 ms. */
+  backgroundTimeoutMs?: number;
+}
+
+export interface RunOptions<C = unknown> {
+  /** The driver's context, handed to every send of this run (the page's Request in the worker). */
+  context?: C;
+  /** 'request' for the page's request; 'resume' for the rest of a body that broke off. */
+  purpose?: 'request' | 'resume';
+  /** The winner's body broke off (or froze) after it was served: resume from remainingPlan(). */
+  onBodyBroken?(server: ServerId): void;
+  /** The winner's body arrived whole (drivers that follow bodies, e.g. the simulator). */
+  onBodyComplete?(server: ServerId): void;
+}
+
+function holds(attempts: readonly EngineAttempt[], server: ServerId): boolean {
+  for (const attempt of attempts) if (attempt.server === server) return true;
+  return false;
+}
+
+/** Failure outcomes: after them the server is not asked again within the same request. */
+const FAILURES = new Set<ExchangeSample['outcome']>(['timeout', 'network-error', 'server-error', 'cut-mid-body']);
+
+export class ClientEngine<R, C = unknown> {
+  readonly policy: ClientPolicy;
+  private readonly io: EngineIO<R, C>;
+  private readonly hooks: EngineHooks | undefined;
+  private readonly background: BackgroundRequests<R, C>;
+
+  /** The parts of every run's context that do not change between runs (built once: the simulator runs millions). */
+  private readonly shared: Omit<RunContext<R, C>, 'purpose' | 'context' | 'onBodyBroken' | 'onBodyComplete'>;
+
+  constructor(options: ClientEngineOptions<R, C>) {
+    const policy = options.policy;
+    this.policy = policy;
+    this.io = options.io;
+    this.hooks = options.hooks;
+    const learn = (sample: ExchangeSample): void => this.observe(sample);
+    this.background = new BackgroundRequests({
+      io: options.io,
+      policy,
+      learn,
+      targetOf: options.backgroundTarget,
+      timeoutMs: options.backgroundTimeoutMs ?? 5_000,
+      hooks: options.hooks,
+    });
+    this.shared = {
+      io: options.io,
+      winOn: policy.winOn ?? 'head',
+      learn,
+      watchServerFailure: policy.onServerFailed
+        ? (server: ServerId, onFailed: () => void) => policy.onServerFailed!((failed) => failed === server && onFailed())
+        : undefined,
+      admitHedge: policy.admitHedge ? (server: ServerId, nowMs: number) => policy.admitHedge!(server, nowMs) : undefined,
+      hooks: options.hooks,
+    };
+  }
+
+  now(): number {
+    return this.io.now();
+  }
+
+  /**
+   * Plan: the policy's attempts, kept to the candidates the driver can reach (`targetOf`),
+   * one per server. `demote`: servers that go last whatever the policy says (the worker's
+   * stale bindings).
+   */
+  plan(input: Omit<PlanInput, 'nowMs'>, targetOf: (server: ServerId) => string | undefined, demote?: (server: ServerId) => boolean): EngineAttempt[] {
+    const planned = this.policy.plan({ logicalUrl: input.logicalUrl, method: input.method, candidates: input.candidates, sizeBytes: input.sizeBytes, nowMs: this.io.now() });
+    const plan: EngineAttempt[] = [];
+    let last: EngineAttempt[] | undefined;
+    for (const attempt of planned) {
+      const target = targetOf(attempt.server);
+      if (target === undefined || holds(plan, attempt.server) || (last !== undefined && holds(last, attempt.server))) continue;
+      const engineAttempt: EngineAttempt = { ...attempt, target };
+      if (demote?.(attempt.server)) (last ??= []).push(engineAttempt);
+      else plan.push(engineAttempt);
+    }
+    if (last) plan.push(...last);
+    const hooks = this.hooks;
+    if (hooks?.planned) safe(() => hooks.planned!({ logicalUrl: input.logicalUrl, plan }));
+    return plan;
+  }
+
+  /** Attempt: runs the plan; `done` gets the result once. Returns a cancel (the page's abort). */
+  run(plan: readonly EngineAttempt[], done: (result: RunResult<R>) => void, options: RunOptions<C> = {}): Cancel {
+    const { shared } = this;
+    const context: RunContext<R, C> = {
+      io: shared.io,
+      winOn: shared.winOn,
+      learn: shared.learn,
+      watchServerFailure: shared.watchServerFailure,
+      admitHedge: shared.admitHedge,
+      hooks: shared.hooks,
+      purpose: options.purpose ?? 'request',
+      context: options.context,
+      onBodyBroken: options.onBodyBroken,
+      onBodyComplete: options.onBodyComplete,
+    };
+    return runAttempts(plan, context, done);
+  }
+
+  /** What is left of a plan for a resume: the servers not excluded, in the plan's order, hedges dropped. */
+  remainingPlan(plan: readonly EngineAttempt[], exclude: ReadonlySet<ServerId>): EngineAttempt[] {
+    return plan.filter((attempt) => !exclude.has(attempt.server));
+  }
+
+  /**
+   * Learn: one sample to the policy (the engine's own, and the ones a driver measures
+   * itself, such as the worker's Resource Timing samples).
+   */
+  observe(sample: ExchangeSample): void {
+    const hooks = this.hooks;
+    if (hooks?.sampleWillBeObserved) safe(() => hooks.sampleWillBeObserved!(sample));
+    // Only a failure can change a server's state to failed: ask the policy only then.
+    const wasFailed = hooks?.sampleObserved && FAILURES.has(sample.outcome) ? this.isFailed(sample.server, sample.nowMs) : false;
+    this.policy.observe(sample);
+    if (hooks?.sampleObserved) safe(() => hooks.sampleObserved!(sample, wasFailed));
+  }
+
+  /** After a request: the refreshes and probes the policy wants; `settled` once they all ended. */
+  maintain(candidates: readonly ServerId[], settled?: () => void): void {
+    this.background.run(candidates, settled);
+  }
+
+  /** Background requests in flight (per server). */
+  get backgroundInFlight(): ReadonlySet<ServerId> {
+    return this.background.pending;
+  }
+
+  /** Stops the maintenance timer. */
+  stop(): void {
+    this.background.stop();
+  }
+
+  /** True when the outcome marks a server failed. */
+  static isFailure(outcome: ExchangeSample['outcome']): boolean {
+    return FAILURES.has(outcome);
+  }
+
+  private isFailed(server: ServerId, nowMs: number): boolean {
+    return this.policy.describe(nowMs).some((view) => view.server === server && view.state === 'failed');
+  }
+}
+
