@@ -122,7 +122,7 @@ try {
         failurePauseMs: workload.failurePauseMs,
         thinkTimeMs: workload.thinkTimeMs,
       },
-      serviceMs: Math.max(0, overheadMs[name]!.medianMs || 0),
+      serviceMs: Math.max(0, overheadMs[name].medianMs || 0),
       seeds,
     });
     const optimal = measurements.find((m) => m.policy === 'optimal')!;
@@ -140,7 +140,7 @@ try {
           `extra ${row.extra_requests_pct}% (servers ${row.extra_requests_pct_server}%, sim ${row.sim_extra_requests_pct}%)  failed ${row.failed_requests} (sim ${row.sim_failed_requests})`,
       );
     }
-    log(`  overhead beyond the emulated link: ${overheadMs[name]!.medianMs.toFixed(1)} ms (median of ${overheadMs[name]!.samples})`);
+    log(`  overhead beyond the emulated link: ${overheadMs[name].medianMs.toFixed(1)} ms (median of ${overheadMs[name].samples})`);
     progress.scenarioDone(scenarioIndex, scenarioRows);
   }
 } finally {

@@ -9,14 +9,14 @@ import { join } from 'node:path';
 import { chromium, expect, test } from '@playwright/test';
 import type { BrowserContext, Page } from '@playwright/test';
 import { chromiumLaunchOptions } from '../support/chromium.js';
-import { ReplicaCluster, demoSite } from '../support/replica-cluster.js';
+import { Cluster, demoSite } from '../support/cluster/index.js';
 import type { WorkerStateSnapshot } from '../support/webpp-page.js';
 import { decisionsAfter, flushWorker, lastDecisionId, openControlled, waitForState, workerState } from '../support/webpp-page.js';
 
-let cluster: ReplicaCluster;
+let cluster: Cluster;
 
 test.beforeEach(async () => {
-  cluster = await ReplicaCluster.start({
+  cluster = await Cluster.start({
     site: demoSite(4),
     delaysMs: { a: 150, b: 0, c: 150 },
     // Entries stay fresh across the restarts below however slow the machine is (no random pick).

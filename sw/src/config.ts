@@ -178,6 +178,6 @@ export function parseWorkerOptions(params: URLSearchParams): ParsedWorkerOptions
     }
     else if (key !== 'v') errors.push(`unknown option "${key}"`);
   }
-  const parsed = resolveWorkerOptions(input as WorkerOptionsInput);
+  const parsed = resolveWorkerOptions(input);
   return { options: parsed.options, errors: [...errors, ...parsed.errors] };
 }

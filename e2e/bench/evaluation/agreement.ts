@@ -11,7 +11,7 @@ import type { Scenario, WorkloadSpec } from '@webpp/netem';
 import type { BenchPolicy } from './policies.js';
 
 /** Tolerances, fixed before looking at the data. */
-export const AGREEMENT_TOLERANCE = {
+const AGREEMENT_TOLERANCE = {
   /** relative_to_optimal agrees within ± max(absolute, relative × simulated value). */
   ratioAbsolute: 0.1,
   ratioRelative: 0.1,

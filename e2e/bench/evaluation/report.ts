@@ -97,7 +97,7 @@ export function resultRows(
 }
 
 /** 1 − policy mean ÷ mean of the single servers' means (paper Section 6.2's "improvement"). */
-export function improvementOverSingles(rows: readonly ResultRow[], scenario: string, policy: string): number {
+function improvementOverSingles(rows: readonly ResultRow[], scenario: string, policy: string): number {
   const singles = rows.filter((row) => row.scenario === scenario && row.policy.startsWith('single-'));
   const target = rows.find((row) => row.scenario === scenario && row.policy === policy);
   if (!target || singles.length === 0) return Number.NaN;
