@@ -2,118 +2,114 @@
  * Cost of pre-processing (paper Section 5: the servlet added 13.6% service time without
  * caching; goal here: under 5% throughput loss with the cache warm).
  *
- * 1. Throughput, same 50 KB HTML page, same machine, same run: plain @fastify/static vs
- *    the webpp plugin with a warm cache — with script injection (the default: the rewritten
- *    page is served from the cache) and without (only the bindings header is added, the
- *    body streams from disk exactly as with @fastify/static) — and with the cache disabled. Each server
- *    runs in its own process; the conditions alternate over several rounds and the median
- *    is reported, since this machine is shared and noisy. All loopback, bounded in time.
+ * 1. Throughput, same 50 KB HTML page, same machine, same run, judged like for like:
+ *    - disk with disk: plain @fastify/static vs the plugin with injection off (only the
+ *      bindings header is added; the body streams from disk exactly as with @fastify/static);
+ *    - memory with memory: plain Fastify answering from a Buffer vs the plugin's defaults
+ *      (bindings + script injection: the rewritten page is served from the cache);
+ *    - and the plugin with the cache disabled, against @fastify/static.
+ *    Each server runs in its own process. A run warms every server with the same number of
+ *    requests, then measures several rounds; in each round every mode is measured right next
+ *    to its baseline (the order reverses every round), and the throughput ratio is taken
+ *    within the round, so the slow drifts of a shared machine's load cancel out. Server
+ *    and load-generator CPU time per request are reported too. Three runs (fresh servers
+ *    each): median and range of the runs' medians. All loopback, bounded.
  * 2. Cold pre-processing time (parse + match + encode + inject) for 10 KB, 100 KB, 1 MB pages.
  *
  * Writes docs/benchmarks/origin-preprocess.json.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import autocannon from 'autocannon';
 import { ReplicationDirectory } from '../src/directory/replication-directory.js';
 import { directoryPairsFrom } from '../src/directory/directory-file.js';
 import { preprocessBody } from '../src/bindings/preprocess.js';
+import { load, median, spread, startServer, type BenchServer, type LoadResult } from './ab-load.js';
 import { benchDirectory, benchPage } from './page.js';
 
+const RUNS = Number(process.env.WEBPP_BENCH_RUNS ?? 3);
 const ROUNDS = Number(process.env.WEBPP_BENCH_ROUNDS ?? 5);
-const DURATION_S = Number(process.env.WEBPP_BENCH_DURATION_S ?? 5);
+const DURATION_S = Number(process.env.WEBPP_BENCH_DURATION_S ?? 4);
+const WARMUP_REQUESTS = Number(process.env.WEBPP_BENCH_WARMUP_REQUESTS ?? 2000);
 const CONNECTIONS = 10;
-const SERVER = fileURLToPath(new URL('./bench-server.ts', import.meta.url));
 const OUTPUT = fileURLToPath(new URL('../../docs/benchmarks/origin-preprocess.json', import.meta.url));
 
-type Mode = 'static' | 'webpp' | 'webpp-noinject' | 'webpp-nocache';
+/** In this order, each mode next to its baseline; odd rounds run it reversed. */
+const MODES = ['static', 'webpp-noinject', 'memory', 'webpp', 'webpp-nocache'] as const;
+type Mode = (typeof MODES)[number];
+/** Like-for-like comparisons: [mode, baseline]. */
+const COMPARISONS = {
+  headerOnlyVsStatic: ['webpp-noinject', 'static'],
+  defaultsVsMemory: ['webpp', 'memory'],
+  defaultsVsStatic: ['webpp', 'static'],
+  noCacheVsStatic: ['webpp-nocache', 'static'],
+} as const satisfies Record<string, readonly [Mode, Mode]>;
+type Comparison = keyof typeof COMPARISONS;
 
-async function startServer(mode: Mode, root: string): Promise<{ child: ChildProcess; port: number }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', SERVER, mode, root], { stdio: ['ignore', 'pipe', 'inherit'] });
-  const port = await new Promise<number>((resolve, reject) => {
-    let out = '';
-    child.stdout?.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /READY (\d+)/.exec(out);
-      if (match !== null) resolve(Number(match[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`${mode} server exited with ${code}`)));
-    setTimeout(() => reject(new Error(`${mode} server not ready`)), 30_000).unref();
-  });
-  return { child, port };
+interface RunResult {
+  results: Record<Mode, LoadResult[]>;
+  /** Per comparison: the throughput and server-CPU ratios of each round. */
+  ratios: Record<Comparison, { throughput: number[]; cpu: number[] }>;
 }
 
-async function serverCpuMicros(port: number): Promise<number> {
-  const usage = (await (await fetch(`http://127.0.0.1:${port}/__cpu`)).json()) as { user: number; system: number };
-  return usage.user + usage.system;
-}
-
-interface LoadResult {
-  requestsPerSecond: number;
-  /** Server CPU time (user + system) per request: far less sensitive than throughput to other load on the machine. */
-  cpuMicrosPerRequest: number;
-  errors: number;
-  non2xx: number;
-}
-
-async function load(port: number, durationS: number): Promise<LoadResult> {
-  const cpuBefore = await serverCpuMicros(port);
-  const result = await autocannon({
-    url: `http://127.0.0.1:${port}/index.html`,
-    connections: CONNECTIONS,
-    duration: durationS,
-    pipelining: 1,
-  });
-  const cpuMicros = (await serverCpuMicros(port)) - cpuBefore;
-  return {
-    requestsPerSecond: result.requests.average,
-    cpuMicrosPerRequest: cpuMicros / Math.max(1, result.requests.total),
-    errors: result.errors,
-    non2xx: result.non2xx,
-  };
-}
-
-function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? (sorted[middle] as number) : ((sorted[middle - 1] as number) + (sorted[middle] as number)) / 2;
-}
-
-async function throughput(): Promise<Record<Mode, LoadResult[]> & { pageBytes: number; check: Record<string, unknown> }> {
-  const root = await mkdtemp(join(tmpdir(), 'webpp-bench-'));
-  const page = benchPage(50 * 1024);
-  await writeFile(join(root, 'index.html'), page);
-  await mkdir(join(root, 'images'));
-  const modes: Mode[] = ['static', 'webpp', 'webpp-noinject', 'webpp-nocache'];
-  const servers = new Map<Mode, { child: ChildProcess; port: number }>();
-  const results: Record<Mode, LoadResult[]> = { static: [], webpp: [], 'webpp-noinject': [], 'webpp-nocache': [] };
-  const check: Record<string, unknown> = {};
+async function oneRun(root: string, check: Record<string, unknown>): Promise<RunResult> {
+  const servers = new Map<Mode, BenchServer>();
+  const results = Object.fromEntries(MODES.map((mode) => [mode, []])) as unknown as Record<Mode, LoadResult[]>;
+  const port = (mode: Mode): number => servers.get(mode)?.port as number;
   try {
-    for (const mode of modes) servers.set(mode, await startServer(mode, root));
+    // One at a time: five tsx start-ups at once on a loaded 2-core machine can outlast the ready timeout.
+    for (const mode of MODES) servers.set(mode, await startServer(mode, root));
     // Sanity: the plugin really pre-processes (bindings header, injected script).
-    const probe = await fetch(`http://127.0.0.1:${servers.get('webpp')?.port}/index.html`);
+    const probe = await fetch(`http://127.0.0.1:${port('webpp')}/index.html`);
     const body = await probe.text();
     check.bindingsHeaderBytes = probe.headers.get('webpp-bindings')?.length ?? 0;
     check.injected = body.includes('<script src="/webpp.js" async></script>');
     if (check.bindingsHeaderBytes === 0 || check.injected !== true) throw new Error('the webpp server did not pre-process the page');
-    for (const mode of modes) await load(servers.get(mode)?.port as number, 2); // warm-up (JIT, caches)
+    for (const mode of MODES) await load(port(mode), { connections: CONNECTIONS, requests: WARMUP_REQUESTS }); // JIT and caches
     for (let round = 0; round < ROUNDS; round += 1) {
-      const order = round % 2 === 0 ? modes : [...modes].reverse();
-      for (const mode of order) {
-        const result = await load(servers.get(mode)?.port as number, DURATION_S);
+      for (const mode of round % 2 === 0 ? MODES : [...MODES].reverse()) {
+        const result = await load(port(mode), { connections: CONNECTIONS, durationS: DURATION_S });
         if (result.errors > 0 || result.non2xx > 0) throw new Error(`${mode}: ${result.errors} errors, ${result.non2xx} non-2xx`);
         results[mode].push(result);
-        console.log(`round ${round + 1} ${mode.padEnd(14)} ${result.requestsPerSecond.toFixed(0).padStart(6)} req/s  ${result.cpuMicrosPerRequest.toFixed(0).padStart(6)} µs CPU/request`);
+        console.log(
+          `round ${round + 1} ${mode.padEnd(14)} ${result.requestsPerSecond.toFixed(0).padStart(6)} req/s  ` +
+            `${result.cpuMicrosPerRequest.toFixed(0).padStart(5)} µs server CPU/request  ` +
+            `${result.clientCpuMicrosPerRequest.toFixed(0).padStart(4)} µs client CPU/request  load ${result.loadAverage.toFixed(1)}`,
+        );
       }
     }
   } finally {
     for (const { child } of servers.values()) child.kill('SIGTERM');
+  }
+  const ratios = Object.fromEntries(
+    Object.entries(COMPARISONS).map(([name, [mode, baseline]]) => [
+      name,
+      {
+        throughput: results[mode].map((run, i) => run.requestsPerSecond / (results[baseline][i] as LoadResult).requestsPerSecond),
+        cpu: results[mode].map((run, i) => run.cpuMicrosPerRequest / (results[baseline][i] as LoadResult).cpuMicrosPerRequest),
+      },
+    ]),
+  ) as RunResult['ratios'];
+  return { results, ratios };
+}
+
+async function throughput(): Promise<{ runs: RunResult[]; pageBytes: number; check: Record<string, unknown> }> {
+  const root = await mkdtemp(join(tmpdir(), 'webpp-bench-'));
+  const page = benchPage(50 * 1024);
+  await writeFile(join(root, 'index.html'), page);
+  await mkdir(join(root, 'images'));
+  const check: Record<string, unknown> = {};
+  const runs: RunResult[] = [];
+  try {
+    for (let run = 0; run < RUNS; run += 1) {
+      console.log(`run ${run + 1} of ${RUNS}`);
+      runs.push(await oneRun(root, check));
+    }
+  } finally {
     await rm(root, { recursive: true, force: true });
   }
-  return { ...results, pageBytes: Buffer.byteLength(page), check };
+  return { runs, pageBytes: Buffer.byteLength(page), check };
 }
 
 function coldParse(): Record<string, { pageBytes: number; medianMs: number; runs: number; bindings: number }> {
@@ -140,57 +136,70 @@ function coldParse(): Record<string, { pageBytes: number; medianMs: number; runs
 
 const LOAD_AT_START = loadavg()[0] ?? 0;
 const cold = coldParse();
-const runs = await throughput();
-const rps = (mode: Mode): number => median(runs[mode].map((run) => run.requestsPerSecond));
-const cpu = (mode: Mode): number => median(runs[mode].map((run) => run.cpuMicrosPerRequest));
-const summary = (mode: Mode) => ({
-  medianRequestsPerSecond: Math.round(rps(mode)),
-  medianCpuMicrosPerRequest: Math.round(cpu(mode)),
-  runs: runs[mode].map((run) => ({ requestsPerSecond: Math.round(run.requestsPerSecond), cpuMicrosPerRequest: Math.round(run.cpuMicrosPerRequest) })),
+const measured = await throughput();
+const { runs } = measured;
+const perRun = (pick: (run: RunResult) => number[]): number[] => runs.map((run) => median(pick(run)));
+const modeSummary = (mode: Mode) => ({
+  requestsPerSecond: spread(perRun((run) => run.results[mode].map((r) => r.requestsPerSecond))),
+  serverCpuMicrosPerRequest: spread(perRun((run) => run.results[mode].map((r) => r.cpuMicrosPerRequest))),
+  clientCpuMicrosPerRequest: spread(perRun((run) => run.results[mode].map((r) => r.clientCpuMicrosPerRequest))),
 });
-const ratio = (value: number): number => Number(value.toFixed(4));
+const comparisonSummary = (name: Comparison) => ({
+  mode: COMPARISONS[name][0],
+  baseline: COMPARISONS[name][1],
+  /** Per run, the median of the rounds' ratios; then median and range over the runs. */
+  throughputRatio: spread(perRun((run) => run.ratios[name].throughput), 4),
+  serverCpuPerRequestRatio: spread(perRun((run) => run.ratios[name].cpu), 4),
+  roundRatios: runs.map((run) => run.ratios[name].throughput.map((ratio) => Number(ratio.toFixed(3)))),
+});
+const loads = runs.flatMap((run) => MODES.flatMap((mode) => run.results[mode].map((r) => r.loadAverage)));
+const comparisons = Object.fromEntries((Object.keys(COMPARISONS) as Comparison[]).map((name) => [name, comparisonSummary(name)])) as Record<
+  Comparison,
+  ReturnType<typeof comparisonSummary>
+>;
 const report = {
   benchmark: 'origin pre-processing',
   command: 'npm run bench -- preprocess',
   date: new Date().toISOString(),
   node: process.version,
   cpus: cpus().length,
-  /** 1-minute load average at the start and the end: other work on the machine skews throughput. */
-  loadAverage: { start: Number(LOAD_AT_START.toFixed(2)), end: Number((loadavg()[0] ?? 0).toFixed(2)) },
+  /** 1-minute load average: other work on the machine skews throughput, far less CPU time per request. */
+  loadAverage: {
+    start: Number(LOAD_AT_START.toFixed(2)),
+    duringRuns: spread(loads, 2),
+    end: Number((loadavg()[0] ?? 0).toFixed(2)),
+  },
   method:
-    `autocannon, ${CONNECTIONS} connections, ${DURATION_S} s per measurement, ${ROUNDS} alternating rounds, median; ` +
-    'each server in its own process on 127.0.0.1; server CPU time per request from process.cpuUsage()',
-  page: { bytes: runs.pageBytes, ...runs.check },
+    `${RUNS} runs, fresh server processes each (127.0.0.1); per run ${WARMUP_REQUESTS} warm-up requests per server, then ` +
+    `${ROUNDS} rounds of autocannon (${CONNECTIONS} connections, ${DURATION_S} s per measurement), each mode next to its ` +
+    'baseline, order reversed every other round; throughput ratios taken within each round, median per run, ' +
+    'then median and range over the runs; CPU time per request from process.cpuUsage() of the server and of the load generator',
+  page: { bytes: measured.pageBytes, ...measured.check },
   modes: {
-    staticOnly: summary('static'),
-    webppWarmCache: summary('webpp'),
-    webppWarmCacheHeaderOnly: summary('webpp-noinject'),
-    webppNoCache: summary('webpp-nocache'),
+    staticDisk: modeSummary('static'),
+    memory: modeSummary('memory'),
+    webppDefaults: modeSummary('webpp'),
+    webppHeaderOnly: modeSummary('webpp-noinject'),
+    webppNoCache: modeSummary('webpp-nocache'),
   },
-  warmCache: {
-    throughputRatio: ratio(rps('webpp') / rps('static')),
-    throughputLossPercent: Number(((1 - rps('webpp') / rps('static')) * 100).toFixed(2)),
-    cpuPerRequestRatio: ratio(cpu('webpp') / cpu('static')),
+  comparisons,
+  goal: 'warm-cache throughput loss under 5% (paper, Section 5: +13.6% service time, +3.9 ms, without caching), like for like',
+  goalMet: {
+    headerOnlyVsStatic: comparisons.headerOnlyVsStatic.throughputRatio.median >= 0.95,
+    defaultsVsMemory: comparisons.defaultsVsMemory.throughputRatio.median >= 0.95,
   },
-  warmCacheHeaderOnly: {
-    throughputRatio: ratio(rps('webpp-noinject') / rps('static')),
-    throughputLossPercent: Number(((1 - rps('webpp-noinject') / rps('static')) * 100).toFixed(2)),
-    cpuPerRequestRatio: ratio(cpu('webpp-noinject') / cpu('static')),
-  },
-  noCache: {
-    throughputRatio: ratio(rps('webpp-nocache') / rps('static')),
-    cpuPerRequestRatio: ratio(cpu('webpp-nocache') / cpu('static')),
-    addedCpuMsPerRequest: Number(((cpu('webpp-nocache') - cpu('static')) / 1000).toFixed(2)),
-  },
-  goal: 'warm-cache throughput loss under 5% (paper, Section 5: +13.6% service time, +3.9 ms, without caching)',
   coldPreprocessing: cold,
 };
 await mkdir(join(OUTPUT, '..'), { recursive: true });
 await writeFile(OUTPUT, `${JSON.stringify(report, null, 2)}\n`);
-const line = (label: string, value: { throughputRatio: number; cpuPerRequestRatio: number }): void =>
-  console.log(`${label.padEnd(44)} throughput ${(value.throughputRatio * 100).toFixed(1)}% of static, CPU/request ${(value.cpuPerRequestRatio * 100).toFixed(1)}% of static`);
 console.log('');
-line('warm cache (defaults: bindings + injection)', report.warmCache);
-line('warm cache, bindings header only', report.warmCacheHeaderOnly);
-line('no cache', report.noCache);
+for (const [name, value] of Object.entries(comparisons)) {
+  const t = value.throughputRatio;
+  const c = value.serverCpuPerRequestRatio;
+  console.log(
+    `${name.padEnd(20)} throughput ${(t.median * 100).toFixed(1)}% (${(t.min * 100).toFixed(1)}–${(t.max * 100).toFixed(1)}) of ${value.baseline}, ` +
+      `server CPU/request ${(c.median * 100).toFixed(1)}% (${(c.min * 100).toFixed(1)}–${(c.max * 100).toFixed(1)})`,
+  );
+}
+console.log(`load average during the runs ${report.loadAverage.duringRuns.min}–${report.loadAverage.duringRuns.max}`);
 console.log(`written to ${OUTPUT}`);
