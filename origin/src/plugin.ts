@@ -45,7 +45,7 @@ import type { OriginGauges } from './stats/prometheus.js';
 
 const DIRECTORY_STATE_FILE = 'directory.ywebpp';
 const REPLICA_STORE_FOLDER = 'replicas';
-export const TOMBSTONES_FOLDER = 'replicas/tombstones';
+const TOMBSTONES_FOLDER = 'replicas/tombstones';
 
 async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOptions): Promise<void> {
   const options = resolveOptions(rawOptions);

@@ -76,7 +76,7 @@ export interface RunnerIO {
   /** An attempt failed in a way that marks its server failed (timeout, network error, 5xx). */
   onServerFailure?(attempt: AttemptSpec, outcome: AttemptOutcome): void;
   /** Subscribes to "this server was just marked failed elsewhere". Returns unsubscribe. */
-  watchServerFailure?(server: ServerId, onFailed: () => void): () => void;
+  watchServerFailure?: (server: ServerId, onFailed: () => void) => () => void;
 }
 
 /** One run of core's state machine outside a ReplicaClient (no policy: the plan is given). */

@@ -30,8 +30,8 @@ import type { TrustRule } from './trust.js';
 
 /** What the caller of respond() provides: how to fetch, and how to extend the event's life. */
 export interface RespondIO {
-  fetch(request: Request): Promise<Response>;
-  waitUntil(promise: Promise<unknown>): void;
+  fetch: (request: Request) => Promise<Response>;
+  waitUntil: (promise: Promise<unknown>) => void;
 }
 
 export interface BindStageOptions {

@@ -64,6 +64,6 @@ export function failoverEvents(decision: DecisionRecord, atMs: number): WebppEve
     }));
 }
 
-export function round(value: number): number {
+function round(value: number): number {
   return Math.round(value * 100) / 100;
 }

@@ -26,7 +26,7 @@ export interface ExchangeSender {
 const CANCELLED = 'webpp-cancelled';
 
 /** Sends one exchange with `sender`; the engine's events follow. */
-export function sendWith(sender: ExchangeSender, exchange: Exchange, events: ExchangeEvents<Response>): Cancel {
+function sendWith(sender: ExchangeSender, exchange: Exchange, events: ExchangeEvents<Response>): Cancel {
   const controller = new AbortController();
   let cancelled = false;
   let request: Request;

@@ -15,7 +15,6 @@ export const FLUSH_REQUEST = 'webpp:flush';
 /** Sent by the worker to every open page (client.postMessage) when the site switched it off. */
 export const CONTROL_OFF_MESSAGE = 'webpp:control-off';
 
-export type WorkerRequestMessage = { type: typeof STATE_REQUEST } | { type: typeof FLUSH_REQUEST };
 
 /** How one attempt of a bound request ended. */
 export type AttemptOutcome =

@@ -28,12 +28,13 @@ export interface HeaderWiring {
   trust: TrustRule;
   killSwitch: KillSwitch;
   reporter: StateReporter;
-  plainFetch(request: Request): Promise<Response>;
+  plainFetch: (request: Request) => Promise<Response>;
 }
 
 /** Header learning, and the own-origin check whose answers it reads (control-check.ts). */
 export function headerStages(wiring: HeaderWiring): { headers: HeaderLearning; controlCheck: ControlCheck } {
   const { options, selfOrigin, plainFetch } = wiring;
+  // eslint-disable-next-line prefer-const -- assigned after the header stage whose callbacks read it
   let controlCheck: ControlCheck | undefined;
   const headers = new HeaderLearning({
     bindings: wiring.bindings,

@@ -4,7 +4,7 @@
  * samples, failed servers, refreshes and probes. Nothing here decides anything; the request
  * path never calls the reporter for these.
  */
-import type { AttemptOutcome as EngineOutcome, ClientPolicy, EngineHooks, ExchangeSample } from '@webpp/core';
+import type { ClientPolicy, EngineHooks, ExchangeSample } from '@webpp/core';
 import { failoverEvents } from './decision-record.js';
 import type { AttemptOutcome, DecisionRecord } from './messages.js';
 import { policyServerView } from './policy-views.js';
@@ -14,7 +14,7 @@ const round = (value: number): number => Math.round(value * 100) / 100;
 
 /** The record's outcome for a failure sample (a broken body counts as a network error). */
 function attemptOutcome(outcome: ExchangeSample['outcome']): AttemptOutcome {
-  return outcome === 'cut-mid-body' ? 'network-error' : (outcome as EngineOutcome);
+  return outcome === 'cut-mid-body' ? 'network-error' : (outcome);
 }
 
 export function telemetryHooks(reporter: StateReporter, policy: ClientPolicy): EngineHooks {

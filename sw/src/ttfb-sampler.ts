@@ -136,7 +136,7 @@ function untimedEntryMs(entry: ResourceEntryLike): number | undefined {
 }
 
 /** Bytes and responseStart → responseEnd of a timed entry with a body, else undefined (issue 11: throughput). */
-export function entryBody(entry: ResourceEntryLike): BodyTiming | undefined {
+function entryBody(entry: ResourceEntryLike): BodyTiming | undefined {
   const bodyBytes = entry.encodedBodySize ?? 0;
   if (!(bodyBytes > 0 && entry.responseStart > 0 && entry.responseEnd !== undefined && entry.responseEnd >= entry.responseStart)) return undefined;
   return { bodyBytes, bodyMs: entry.responseEnd - entry.responseStart };

@@ -40,7 +40,7 @@ export interface WorkerEngineOptions {
   random: RandomSource;
   probeUrls: ProbeUrls;
   connections: ConnectionQueue;
-  plainFetch(request: Request): Promise<Response>;
+  plainFetch: (request: Request) => Promise<Response>;
   reporter: StateReporter;
   store: PolicyStore;
   observeResourceTiming: boolean;
@@ -48,6 +48,7 @@ export interface WorkerEngineOptions {
 
 export function workerEngine(init: WorkerEngineOptions): { engine: WorkerEngine; samples: SampleStage } {
   const { policy, options, selfOrigin, random, probeUrls, connections, reporter, store } = init;
+  // eslint-disable-next-line prefer-const -- assigned after the sample stage whose callback reads it
   let engine: WorkerEngine | undefined;
   const samples = new SampleStage({
     queue: connections,

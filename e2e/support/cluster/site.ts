@@ -7,7 +7,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
-export interface SiteFile {
+interface SiteFile {
   contentType: string;
   /** Answer with a 301 redirect to this path instead of a body (a route of the site). */
   redirectTo?: string;

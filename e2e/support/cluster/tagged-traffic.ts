@@ -9,7 +9,7 @@ import type { RequestPlan, RequestRecord } from '@webpp/netem';
 import type { Cluster } from './cluster.js';
 
 /** One request as an emulator saw it. */
-export interface ServerSideRequest {
+interface ServerSideRequest {
   server: string;
   method: string;
   client: number;

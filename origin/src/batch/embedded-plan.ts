@@ -16,7 +16,7 @@ import { chooseImage, type ClientHints } from './client-hints.js';
 import { importedSheets, stylesheetResources, type SheetFacts } from './stylesheet-resources.js';
 
 /** How deep `@import` chains are followed (a linked sheet is depth 1). */
-export const MAX_SHEET_DEPTH = 4;
+const MAX_SHEET_DEPTH = 4;
 /** Most style sheets read for one page. */
 export const MAX_SHEETS = 32;
 

@@ -14,7 +14,7 @@ const MAX_PARSED_SHEETS = 256;
  * Longest wait for one sheet: the manifest (and so the page) waits for the sheets, so a
  * slow one is not followed (it is still sent, read like any other part).
  */
-export const SHEET_READ_TIMEOUT_MS = 1000;
+const SHEET_READ_TIMEOUT_MS = 1000;
 /** Larger sheets are sent (when small enough for a part) but not read for references. */
 const MAX_SHEET_BYTES = 2 * 1024 * 1024;
 

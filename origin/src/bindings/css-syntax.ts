@@ -30,7 +30,7 @@ export interface StyleRuleFacts {
   families: string[];
 }
 
-export interface FontFaceFacts {
+interface FontFaceFacts {
   /** The face's family name, lower case. */
   family: string;
   /** The first `src` a browser would download (a url() of a supported format), raw. */
@@ -60,11 +60,6 @@ const parseOptions = { parseRulePrelude: true, parseAtrulePrelude: true, parseVa
 /** Facts of a style sheet's text. */
 export function cssFacts(css: string): CssFacts {
   return collect(parse(css, { ...parseOptions, context: 'stylesheet' }), 'sheet');
-}
-
-/** Facts of a `style` attribute (a declaration list; its rule is the element itself). */
-export function declarationFacts(declarations: string): CssFacts {
-  return collect(parse(declarations, { ...parseOptions, context: 'declarationList' }), 'attribute');
 }
 
 function collect(root: CssNode, kind: 'sheet' | 'attribute'): CssFacts {

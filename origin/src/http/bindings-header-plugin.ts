@@ -18,7 +18,7 @@ import { bufferPayload, discardPayload, isStream } from './payload.js';
 import type { UrlResolutions } from './url-resolutions.js';
 
 /** The page a request was answered with, as pre-processing (or its cache) saw it. */
-export interface PreprocessedPage {
+interface PreprocessedPage {
   /** Logical URL of the page. */
   pageUrl: string;
   /** Logical URLs of its embedded resources (htmlReferences), in document order. */

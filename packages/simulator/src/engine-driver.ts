@@ -68,7 +68,7 @@ export function enginePolicy(spec: EnginePolicySpec): Policy {
 }
 
 function newEngine(environment: PolicyEnvironment, policy: ClientPolicy, engineName: string | number, extraHooks?: EngineHooks): ClientEngine<undefined, RunContext> {
-  const { queue, network, observer } = environment;
+  const { queue, observer } = environment;
   let backgroundCount = 0;
   const table = (policy as Partial<TablePolicy>).table;
   // The paper's policies: one row of their table; others: their own description.

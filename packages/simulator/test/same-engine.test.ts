@@ -109,6 +109,7 @@ async function workerTrace(policyName: string): Promise<string[]> {
       if (scripted.kind === 'answer') setTimeout(() => resolve(new Response('body')), scripted.afterMs);
       else if (scripted.kind === 'refused') setTimeout(() => reject(new TypeError('fetch failed')), scripted.afterMs);
     });
+  // eslint-disable-next-line prefer-const -- assigned after the senders whose callbacks read it
   let engine!: ClientEngine<Response, ExchangeSender>;
   let backgroundCount = 0;
   const background: ExchangeSender = {

@@ -38,9 +38,6 @@ export const MAX_VALIDATOR_LENGTH = 256;
 /** A validator is visible ASCII without spaces, like an entity tag (RFC 9110 §8.8.3). */
 export const VALIDATOR_PATTERN = /^[\x21-\x7e]+$/;
 
-/** Encodings of the payload: JSON as is, or deflate-raw + base64url. */
-export type PayloadEncoding = 'j' | 'z';
-
 /**
  * The JSON payload. `s` is the server table (origins); each row of `b` is
  * [logicalServer, logicalPath, replicas, flags?, validator?] where a replica is a server

@@ -19,7 +19,7 @@ export interface ClientEngineOptions<R, C = unknown> {
   io: EngineIO<R, C>;
   hooks?: EngineHooks;
   /** A resource known on the server, for its refreshes and probes; undefined: none known. */
-  backgroundTarget(server: ServerId): string | undefined;
+  backgroundTarget: (server: ServerId) => string | undefined;
   /** Timeout of a refresh or probe whose policy set none. Default 5000 ms. */
   backgroundTimeoutMs?: number;
 }
@@ -30,9 +30,9 @@ export interface RunOptions<C = unknown> {
   /** 'request' for the page's request; 'resume' for the rest of a body that broke off. */
   purpose?: 'request' | 'resume';
   /** The winner's body broke off (or froze) after it was served: resume from remainingPlan(). */
-  onBodyBroken?(server: ServerId): void;
+  onBodyBroken?: (server: ServerId) => void;
   /** The winner's body arrived whole (drivers that follow bodies, e.g. the simulator). */
-  onBodyComplete?(server: ServerId): void;
+  onBodyComplete?: (server: ServerId) => void;
 }
 
 function holds(attempts: readonly EngineAttempt[], server: ServerId): boolean {

@@ -8,10 +8,11 @@ export function combineHooks(...hooks: Array<EngineHooks | undefined>): EngineHo
   const names = new Set(present.flatMap((hook) => Object.keys(hook) as HookName[]));
   const combined: Record<string, (...args: unknown[]) => void> = {};
   for (const name of names) {
-    const callbacks = present.map((hook) => hook[name] as ((...args: unknown[]) => void) | undefined).filter((callback) => callback !== undefined);
+    // Called on their own object, so hooks written as class methods keep their `this`.
+    const owners = present.filter((hook) => hook[name] !== undefined);
     combined[name] = (...args) => {
-      for (const callback of callbacks) callback(...args);
+      for (const hook of owners) (hook[name] as (...callArgs: unknown[]) => void).apply(hook, args);
     };
   }
-  return combined as EngineHooks;
+  return combined;
 }

@@ -21,7 +21,7 @@
  */
 import type { ServerId } from '../types.js';
 import type { ExchangeSample, SamplePurpose } from './policy-types.js';
-import type { AttemptOutcome, AttemptRecord, Cancel, EngineAttempt, EngineHooks, EngineIO, Exchange, ExchangeHead, RunResult } from './engine-io.js';
+import type { AttemptRecord, Cancel, EngineAttempt, EngineHooks, EngineIO, Exchange, ExchangeHead, RunResult } from './engine-io.js';
 import { safe } from './safe-hook.js';
 
 export interface RunContext<R, C = unknown> {
@@ -328,4 +328,3 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
 }
 
 
-export type { AttemptOutcome };

@@ -31,7 +31,7 @@ const factories = new Map<string, PolicyFactory>([
   ['paper', (deps, options) => extendedRefreshPolicy(deps, 'paper', selectionFrom(options, PAPER_DEFAULTS))],
   ['fast', (deps, options) => extendedRefreshPolicy(deps, 'fast', selectionFrom(options, FAST_PRESET))],
   ['refresh', (deps, options) => extendedRefreshPolicy(deps, 'refresh', selectionFrom(options))],
-  ['hedged', (deps, options) => hedgedPolicy(deps, selectionFrom(options), (options?.['hedge'] ?? {}) as Record<string, number>)],
+  ['hedged', (deps, options) => hedgedPolicy(deps, selectionFrom(options), (options?.['hedge'] ?? {}))],
   ['random', (deps, options) => randomPolicy(deps, selectionFrom(options))],
   ['round-robin', (deps, options) => roundRobinPolicy(deps, selectionFrom(options), Number(options?.['startAt'] ?? 0))],
   [

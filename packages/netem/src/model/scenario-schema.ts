@@ -47,7 +47,8 @@ export const DistributionSchema = Type.Object(
 );
 
 /** A duration: a constant number of milliseconds, or a distribution. */
-const DurationSchema = Type.Union([Type.Number(nonNegativeMs), DistributionSchema]);
+// Only its type is used (DurationSpec): the schemas spell the union out to carry their own descriptions.
+const _DurationSchema = Type.Union([Type.Number(nonNegativeMs), DistributionSchema]);
 
 export const StallSchema = Type.Object(
   {
@@ -161,7 +162,7 @@ export const ScenarioSchema = Type.Object(
 
 export type DistributionSpec = Static<typeof DistributionSchema>;
 export type DistributionName = DistributionSpec['distribution'];
-export type DurationSpec = Static<typeof DurationSchema>;
+export type DurationSpec = Static<typeof _DurationSchema>;
 export type StallSpec = Static<typeof StallSchema>;
 export type StallPhase = NonNullable<StallSpec['phase']>;
 export type LinkProfile = Static<typeof LinkSchema>;
