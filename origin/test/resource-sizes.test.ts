@@ -31,7 +31,7 @@ async function setup() {
     directory.addReplica(`${ORIGIN_A}${path}`, `${ORIGIN_B}${path}`);
   }
   directory.addReplica(`${ORIGIN_A}/dir/*`, `${ORIGIN_B}/dir/*`);
-  const store = new ReplicaStore(await tempDir(), silent as never);
+  const store = new ReplicaStore(await tempDir(), silent);
   await store.open();
   await store.put('/stored.png', new Uint8Array(1_234), { logicalUrl: `${ORIGIN_A}/stored.png`, contentType: 'image/png', version: { timeMs: 1, writer: 'test' }, nowMs: 1 });
   const sizes = new ResourceSizes({ publicUrl: ORIGIN_A, contentRoot: root, directory, store });

@@ -22,7 +22,7 @@ export interface DriveOptions {
   startMs?: number;
 }
 
-export interface ServedRequest {
+interface ServedRequest {
   startMs: number;
   server: string;
   totalMs: number;

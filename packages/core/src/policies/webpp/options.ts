@@ -168,7 +168,7 @@ export function resolveWebppOptions(partial: Record<string, unknown> = {}): Webp
     const rule = RULES[name as keyof WebppOptions];
     if (rule === undefined) throw new RangeError(`WebppOptions has no option "${name}"`);
     if (typeof value !== 'number' || !Number.isFinite(value) || !rule[0](value)) {
-      throw new RangeError(`WebppOptions.${name} must be ${rule[1]} (got ${String(value)})`);
+      throw new RangeError(`WebppOptions.${name} must be ${rule[1]} (got ${JSON.stringify(value)})`);
     }
     resolved[name as keyof WebppOptions] = value;
   }

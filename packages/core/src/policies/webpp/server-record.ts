@@ -16,7 +16,7 @@ export const BOOTSTRAP_SAMPLES = 2;
 const FIRST_SAMPLE_WEIGHT = 0.05;
 
 /** The history sketch (what a server does at its best) remembers this many times longer. */
-export const HISTORY_HALF_LIVES = 10;
+const HISTORY_HALF_LIVES = 10;
 
 export class ServerRecord {
   /** First bytes, with the estimate's half-life: the distribution used to rank, hedge and time out. */

@@ -19,7 +19,7 @@ const MAX_BUCKET_INDEX = 1_000;
 /** Most servers restored. */
 const MAX_SERVERS = 256;
 
-export interface ServerRowJSON {
+interface ServerRowJSON {
   ttfb: SketchJSON;
   history: SketchJSON;
   throughput: { bytes: number; ms: number; atMs: number };
@@ -70,7 +70,7 @@ export function mergeSnapshot(records: Map<ServerId, ServerRecord>, state: unkno
 }
 
 /** The records of a snapshot, or an empty map when it is not one. */
-export function fromSnapshot(state: unknown, options: WebppOptions, nowMs: number): Map<ServerId, ServerRecord> {
+function fromSnapshot(state: unknown, options: WebppOptions, nowMs: number): Map<ServerId, ServerRecord> {
   const records = new Map<ServerId, ServerRecord>();
   if (!isObject(state) || state['formatVersion'] !== SNAPSHOT_FORMAT_VERSION || state['policy'] !== 'webpp' || !isObject(state['servers'])) {
     return records;
@@ -118,7 +118,7 @@ function sketchFrom(value: unknown, nowMs: number): SketchJSON | undefined {
     if (!isCount(weight) || weight === 0) return undefined;
     buckets.push([index, weight]);
   }
-  return { buckets, atMs: Math.min(value['atMs'] as number, nowMs) };
+  return { buckets, atMs: Math.min(value['atMs'], nowMs) };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
