@@ -27,6 +27,7 @@ import { PeerSync } from './sync/peer-sync.js';
 import { ClientScripts } from './client-scripts.js';
 import { batchSourceFromOrigin, registerBatching } from './batch/index.js';
 import { ContentDigests } from './bindings/content-digests.js';
+import { ResourceSizes } from './bindings/resource-sizes.js';
 import { BindingsHeaders } from './http/bindings-headers.js';
 import { webppBindingsHeader } from './http/bindings-header-plugin.js';
 import { webppCors } from './http/cors-plugin.js';
@@ -139,6 +140,8 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
       directory,
       maxBindingsHeaderBytes: options.maxBindingsHeaderBytes,
       injectScriptPath: injecting ? options.scriptPath : undefined,
+      // Body sizes of exact bindings (docs/protocol.md, "Binding sizes").
+      sizes: new ResourceSizes({ publicUrl: options.publicUrl, contentRoot: options.contentRoot, directory, store }),
     },
     digests: options.contentDigests
       ? new ContentDigests({ publicUrl: options.publicUrl, contentRoot: options.contentRoot, directory, store })

@@ -1,14 +1,20 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { decodeBindings } from '@webpp/core';
 import { ReplicationDirectory } from '../src/directory/replication-directory.js';
 import { ReplicaStore } from '../src/replicas/replica-store.js';
 import { bindingsOnly } from '../src/bindings/preprocess.js';
 import { ResourceSizes } from '../src/bindings/resource-sizes.js';
-import { ORIGIN_A, ORIGIN_B, removeTempDirs, tempDir } from './helpers.js';
+import { ORIGIN_A, ORIGIN_B, bindingsOf, buildApp, removeTempDirs, tempDir } from './helpers.js';
 
 afterAll(removeTempDirs);
+let app: FastifyInstance | undefined;
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
 
 const silent = { warn: () => undefined, error: () => undefined, info: () => undefined };
 
@@ -71,5 +77,28 @@ describe('binding sizes from the origin', () => {
     expect(sizes.sizeOf(`${ORIGIN_A}/style.css`)).toBe(6); // cached
     nowMs = 1_500;
     expect(sizes.sizeOf(`${ORIGIN_A}/style.css`)).toBe(15);
+  });
+
+  it('a page served by webpp-origin carries the sizes of its exact bindings', async () => {
+    const root = await tempDir();
+    await writeFile(join(root, 'index.html'), '<img src="/big.bin"><link rel="stylesheet" href="/dir/a.css">');
+    await writeFile(join(root, 'big.bin'), Buffer.alloc(70_000));
+    await mkdir(join(root, 'dir'));
+    await writeFile(join(root, 'dir/a.css'), 'p{}');
+    const directory = {
+      formatVersion: 1 as const,
+      entries: [
+        { logical: '/index.html', servers: [ORIGIN_A, ORIGIN_B] },
+        { logical: '/big.bin', servers: [ORIGIN_A, ORIGIN_B] },
+        { logical: '/dir/*', servers: [ORIGIN_A, ORIGIN_B] },
+      ],
+    };
+    app = await buildApp({ directory, contentRoot: root }, { root });
+    const page = await app.inject('/index.html');
+    const sizes = Object.fromEntries((bindingsOf(page.headers['webpp-bindings'])?.bindings ?? []).map((binding) => [binding.logical, binding.sizeBytes]));
+    expect(sizes).toEqual({ [`${ORIGIN_A}/index.html`]: undefined, [`${ORIGIN_A}/big.bin`]: 70_000, [`${ORIGIN_A}/dir/`]: undefined });
+    // A resource's own response carries its own size too.
+    const own = await app.inject('/big.bin');
+    expect(bindingsOf(own.headers['webpp-bindings'])?.bindings[0]?.sizeBytes).toBe(70_000);
   });
 });

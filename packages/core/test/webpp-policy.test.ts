@@ -43,8 +43,7 @@ const START_MS = 1_000_000;
 
 function policy(seed = 1, options: Record<string, unknown> = {}) {
   const random = seededRandom(seed);
-  const nowMs = START_MS;
-  return createWebppPolicy({ random, now: () => nowMs }, options);
+  return createWebppPolicy({ random, now: () => START_MS }, options);
 }
 
 function extraShare(result: ReturnType<typeof drive>): number {
