@@ -26,6 +26,8 @@ export interface PolicyMeasurement {
   /** (client-side HTTP requests − page requests) ÷ page requests, in %; server-side when there is no worker. */
   extraRequestsPct: number;
   extraRequestsPctServer: number;
+  /** Attempts beyond the first of each request: failovers and hedges (and the parallel copies of the worker's optimal). */
+  extraAttempts: number;
   refreshes: number;
   probes: number;
   /** Bodies the worker resumed from another replica after they broke off mid-stream. */
@@ -99,6 +101,7 @@ export function measure(
   const failedAttemptsByServer: Record<string, number> = {};
   let ttfbBeyondLinkMs: PolicyMeasurement['ttfbBeyondLinkMs'] = null;
   let bestServerShare: number | null = null;
+  let extraAttempts = 0;
   let refreshes = 0;
   let probes = 0;
   let resumes = 0;
@@ -109,6 +112,7 @@ export function measure(
     resumes = run.worker.resumes;
     clientHttpRequests = decisions.reduce((sum, decision) => sum + decision.attempts.length, 0) + refreshes + probes + resumes;
     for (const decision of decisions) {
+      extraAttempts += Math.max(0, decision.attempts.length - 1);
       for (const attempt of decision.attempts) {
         attemptOutcomes[attempt.outcome] = (attemptOutcomes[attempt.outcome] ?? 0) + 1;
         if (attempt.outcome === 'timeout' || attempt.outcome === 'network-error' || attempt.outcome === 'server-error') {
@@ -150,6 +154,7 @@ export function measure(
     // Without a worker the page itself sends one request per replica for each page request
     // (the servers miss the refused ones); which replica's body won is not recorded.
     clientHttpRequests = records.length * Object.keys(serverNameByOrigin).length;
+    extraAttempts = clientHttpRequests - records.length;
   }
   const pageRequests = records.length;
   const pct = (http: number): number => (pageRequests === 0 ? 0 : ((http - pageRequests) / pageRequests) * 100);
@@ -170,6 +175,7 @@ export function measure(
     serverHttpRequests: traffic.requests,
     extraRequestsPct: clientHttpRequests === null ? extraRequestsPctServer : pct(clientHttpRequests),
     extraRequestsPctServer,
+    extraAttempts,
     refreshes,
     probes,
     resumes,
