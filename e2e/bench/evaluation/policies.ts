@@ -4,6 +4,7 @@
  */
 import { FAST_PRESET, PAPER_DEFAULTS } from '@webpp/core';
 import {
+  optimalFirstHeadPolicy,
   optimalPolicy as optimalCompletePolicy,
   randomPolicy,
   roundRobinPolicy,
@@ -11,7 +12,6 @@ import {
   webppPolicy,
 } from '@webpp/simulator';
 import type { Policy } from '@webpp/simulator';
-import { optimalFirstResponsePolicy } from './simulated-optimal.js';
 
 export interface BenchPolicy {
   /** Report name, e.g. "single-B", "webpp-fast". */
@@ -28,8 +28,9 @@ export interface BenchPolicy {
 }
 
 /**
- * The worker resumes a body that breaks off mid-stream from another replica of the plan
- * (sw/src/resumable-body.ts), so its Web++ policies are simulated with mid-body failover.
+ * Both sides run @webpp/core's client engine with the registry's policies; the simulator
+ * resumes a body that breaks off mid-stream from the rest of the plan, as the worker does
+ * (sw/src/resumable-body.ts).
  */
 const webppPaperSimulated = (): Policy => webppPolicy({ name: 'webpp-paper', base: PAPER_DEFAULTS, midBodyFailover: true });
 const webppFastSimulated = (): Policy => webppPolicy({ name: 'webpp-fast', base: FAST_PRESET, midBodyFailover: true });
@@ -81,7 +82,7 @@ export function benchPolicies(servers: readonly string[]): BenchPolicy[] {
     {
       name: 'optimal',
       browser: { mode: 'worker', workerParams: { ...fast, policy: 'optimal' } },
-      simulated: optimalFirstResponsePolicy,
+      simulated: optimalFirstHeadPolicy,
       description: 'worker asks every replica at once; the first response head wins, the rest are cancelled',
     },
     {

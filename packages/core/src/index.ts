@@ -36,3 +36,5 @@ export {
   type ApplyResult,
 } from './bindings/bindings-index.js';
 export * from './batch/index.js';
+export * from './engine/index.js';
+export * from './policies/index.js';

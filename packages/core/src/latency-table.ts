@@ -21,6 +21,7 @@ export class LatencyTable {
   private readonly rows = new Map<ServerId, ServerEstimate>();
   private readonly selectZ: number;
   private readonly timeoutZ: number;
+  private readonly failedListeners = new Set<(server: ServerId) => void>();
 
   constructor(config: SelectionConfig, clock: Clock = Date.now) {
     this.config = Object.freeze(resolveSelectionConfig(config, PAPER_DEFAULTS));
@@ -99,7 +100,18 @@ export class LatencyTable {
     const now = this.clock();
     const row = this.row(server);
     const probeIntervalMs = row.state === 'failed' ? row.probeIntervalMs : this.config.probeIntervalMs;
-    return this.put({ ...row, state: 'failed', probeIntervalMs, nextProbeAtMs: now + probeIntervalMs, updatedAtMs: now });
+    const marked = this.put({ ...row, state: 'failed', probeIntervalMs, nextProbeAtMs: now + probeIntervalMs, updatedAtMs: now });
+    for (const listener of [...this.failedListeners]) listener(server);
+    return marked;
+  }
+
+  /**
+   * Calls `listener` every time a server is marked failed (markFailed), so that a request
+   * still waiting on that server can fail over at once. Returns unsubscribe.
+   */
+  onServerFailed(listener: (server: ServerId) => void): () => void {
+    this.failedListeners.add(listener);
+    return () => void this.failedListeners.delete(listener);
   }
 
   /**

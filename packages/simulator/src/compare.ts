@@ -3,9 +3,10 @@
  * table (issue 7), in the format of docs/benchmarks/results.json.
  */
 import { parseScenario, serverNames, type Scenario, type WorkloadSpec } from '@webpp/netem/model';
-import { optimalPolicy, oraclePolicy, randomPolicy, roundRobinPolicy, singleServerPolicy } from './policies/baselines.js';
-import { FAST_PRESET } from '@webpp/core';
-import { hedgedPolicy, webppFastPolicy, webppPaperPolicy, webppPolicy } from './policies/webpp.js';
+import { oraclePolicy } from './policies/oracle.js';
+import { optimalPolicy, randomPolicy, registryPolicy, roundRobinPolicy, singleServerPolicy } from './policies/engine-policies.js';
+import { FAST_PRESET, policyNames } from '@webpp/core';
+import { hedgedPolicy, webppFastPolicy, webppPaperPolicy, webppPolicy } from './policies/engine-policies.js';
 import type { Policy } from './policy.js';
 import { simulate, type SimulationResult } from './simulation.js';
 
@@ -46,7 +47,7 @@ export function policyByName(name: string, servers: readonly string[]): Policy {
     hedged: hedgedPolicy,
     oracle: oraclePolicy,
   };
-  const factory = factories[name];
+  const factory = factories[name] ?? (policyNames().includes(name) ? () => registryPolicy(name) : undefined);
   if (!factory) throw new RangeError(`unknown policy "${name}" (known: single-<server>, ${Object.keys(factories).join(', ')})`);
   return factory();
 }

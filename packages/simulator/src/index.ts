@@ -15,8 +15,22 @@ export {
   type SimulatedNetworkOptions,
 } from './network.js';
 export type { CancelRequest, FailureReason, LogicalRequest, Policy, PolicyClient, PolicyEnvironment, PolicyObserver, PolicyRun, RequestResult } from './policy.js';
-export { optimalPolicy, oraclePolicy, randomPolicy, roundRobinPolicy, singleServerPolicy } from './policies/baselines.js';
-export { hedgedPolicy, webppFastPolicy, webppPaperPolicy, webppPolicy, type HedgeOptions, type WebppPolicyOptions } from './policies/webpp.js';
+export { oraclePolicy } from './policies/oracle.js';
+export {
+  hedgedPolicy,
+  optimalFirstHeadPolicy,
+  optimalPolicy,
+  randomPolicy,
+  registryPolicy,
+  roundRobinPolicy,
+  singleServerPolicy,
+  webppFastPolicy,
+  webppPaperPolicy,
+  webppPolicy,
+  type HedgeOptions,
+  type WebppPolicyOptions,
+} from './policies/engine-policies.js';
+export { ENGINE_EPOCH_MS, enginePolicy, type EnginePolicySpec } from './engine-driver.js';
 export { simulate, type RequestRecord, type SimulationOptions, type SimulationResult, type SizeSummary } from './simulation.js';
 export { quantileOfSorted, summarize, type Summary } from './statistics.js';
 export {

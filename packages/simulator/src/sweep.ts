@@ -7,8 +7,8 @@
 import { FAST_PRESET, PAPER_DEFAULTS, resolveSelectionConfig, type SelectionConfig } from '@webpp/core';
 import { parseScenario, resolveWorkload, type Scenario, type WorkloadSpec } from '@webpp/netem/model';
 import { round } from './compare.js';
-import { optimalPolicy } from './policies/baselines.js';
-import { webppPolicy } from './policies/webpp.js';
+import { optimalPolicy } from './policies/engine-policies.js';
+import { webppPolicy } from './policies/engine-policies.js';
 import type { Policy } from './policy.js';
 import { simulate, type SimulationResult } from './simulation.js';
 

@@ -1,0 +1,157 @@
+/**
+ * The contract between the client engine (packages/core/src/engine) and a replica-selection
+ * policy (packages/core/src/policies). A policy only decides: which servers to ask, in which
+ * order, with which timeouts and hedges, and which background requests to send. The engine
+ * runs the attempts (timeouts, hedges, failover, deadline, fallback) and feeds every
+ * measurement back through `observe`. All times are the engine's injected clock (ms), never
+ * Date.now() inside a policy.
+ */
+import type { ServerId } from '../types.js';
+
+/** Input to plan one request. */
+export interface PlanInput {
+  logicalUrl: string;
+  /** 'GET', 'HEAD', ... */
+  method: string;
+  /** Servers holding the resource, in the ORIGIN's order (binding order): the cold-start order. */
+  candidates: readonly ServerId[];
+  /** Expected body size when known: from the binding row or an earlier response. */
+  sizeBytes?: number;
+  nowMs: number;
+}
+
+export interface PlannedAttempt {
+  server: ServerId;
+  /** No response head within this → the server is marked failed, the next attempt starts. */
+  timeoutMs: number;
+  /** Why (shown in decisions), e.g. 'lowest-expected-time', 'cold-start-origin-order', 'hedge'. */
+  reason: string;
+  /** Start this attempt this many ms after the request began even though earlier ones still wait (a hedge). */
+  hedgeAfterMs?: number;
+  /**
+   * A timed-out attempt keeps running as a hedge until this many ms after it started; then
+   * it is cancelled. Default (and anything below timeoutMs): timeoutMs, cancelled at its
+   * timeout. See docs/selection.md, "The engine".
+   */
+  deadlineMs?: number;
+}
+
+export type SamplePurpose = 'request' | 'hedge' | 'refresh' | 'probe' | 'resume';
+
+export type SampleOutcome =
+  /** A usable response head (2xx, 3xx, 304; also a refresh/probe answered below 500). */
+  | 'served'
+  /** 404/410: the binding is stale; the server itself is up. */
+  | 'stale'
+  /** 5xx. */
+  | 'server-error'
+  /** Refused, reset, CORS or integrity failure, before the head. */
+  | 'network-error'
+  /** No head within the attempt's timeoutMs (its server is marked failed). */
+  | 'timeout'
+  /** Abandoned by the engine (another attempt won) or by the page. */
+  | 'cancelled'
+  /** The body broke off or froze after the head. */
+  | 'cut-mid-body';
+
+/** Everything the engine learned from one exchange; the policy's only source of measurements. */
+export interface ExchangeSample {
+  server: ServerId;
+  purpose: SamplePurpose;
+  outcome: SampleOutcome;
+  nowMs: number;
+  /** Send → response head (time to first byte), when a head arrived. */
+  ttfbMs?: number;
+  /**
+   * Body bytes received, and responseStart → responseEnd, when the body completed. The
+   * worker takes them from Resource Timing (or its own stream timing when no entry); the
+   * simulator from its network model.
+   */
+  bodyBytes?: number;
+  bodyMs?: number;
+  /** HTTP status of the head, when one arrived. */
+  status?: number;
+}
+
+/** A background request the policy wants sent now (counted as an extra request). */
+export interface BackgroundRequest {
+  server: ServerId;
+  purpose: 'refresh' | 'probe';
+  /**
+   * 'head' (HEAD of a known physical URL) or 'range' (GET with Range: bytes=0-<rangeBytes-1>),
+   * the latter lets the policy measure throughput.
+   */
+  method: 'head' | 'range';
+  rangeBytes?: number;
+  /** No head within this → the exchange is cancelled and reported as 'timeout'. Default: the engine's backgroundTimeoutMs. */
+  timeoutMs?: number;
+}
+
+export interface MaintenanceInput {
+  /** Candidates of the request just served (Figure 4's R); empty when the maintenance timer fired. */
+  candidates: readonly ServerId[];
+  /**
+   * Servers with a background request still in flight: the engine never sends a second one
+   * to such a server, so a policy should not return them (nor count them as sent).
+   */
+  inFlight: ReadonlySet<ServerId>;
+  nowMs: number;
+}
+
+export interface ClientPolicy {
+  readonly name: string;
+  /**
+   * What wins a race between attempts: the first usable response head (default), or the
+   * first complete body ('body': the evaluation's `optimal-complete`, paper Section 6.1).
+   */
+  readonly winOn?: 'head' | 'body';
+  /** Attempts for one request, best first (see docs/selection.md). */
+  plan(input: PlanInput): PlannedAttempt[];
+  /**
+   * Asked by the engine at the moment a planned hedge is about to start; false = skip it
+   * (a hedge budget / token bucket). Absent = always true.
+   */
+  admitHedge?(server: ServerId, nowMs: number): boolean;
+  /** Every sample, from requests, hedges, refreshes, probes and resumes. */
+  observe(sample: ExchangeSample): void;
+  /**
+   * Background requests due now, among the candidates of the request just served and the
+   * servers the policy knows. Called after every request and when the engine's maintenance
+   * timer fires. A policy that returns a request counts it as sent (e.g. F doubles for a
+   * probe). Absent = none.
+   */
+  maintenance?(input: MaintenanceInput): BackgroundRequest[];
+  /** When maintenance next wants to run (the engine keeps one timer), or undefined. */
+  nextMaintenanceAtMs?(nowMs: number): number | undefined;
+  /**
+   * Subscribe to "this server was just marked failed" (another request timed out on it), so
+   * an attempt waiting on it can fail over at once. Returns unsubscribe.
+   */
+  onServerFailed?(listener: (server: ServerId) => void): () => void;
+  /** Plain-JSON state, persisted by the worker (IndexedDB) and restored with restore(). */
+  snapshot(): unknown;
+  restore(state: unknown): void;
+  /** One row per known server for the dashboard / state reporter. */
+  describe(nowMs: number): PolicyServerView[];
+}
+
+export interface PolicyServerView {
+  server: ServerId;
+  state: 'available' | 'failed' | 'unknown';
+  /** The policy's current estimate of time to first byte, and of throughput if it has one. */
+  ttfbEstimateMs?: number;
+  throughputBytesPerMs?: number;
+  sampleCount: number;
+  lastSampleAtMs: number;
+  /** When a failed server is next probed. */
+  nextProbeAtMs?: number;
+}
+
+export interface PolicyDeps {
+  /** Injected RandomSource. */
+  random: () => number;
+  /** The engine's clock (ms): the same one whose readings arrive as `nowMs`. */
+  now: () => number;
+}
+
+export type PolicyFactory = (deps: PolicyDeps, options?: Record<string, unknown>) => ClientPolicy;

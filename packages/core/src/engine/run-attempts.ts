@@ -1,0 +1,306 @@
+/**
+ * The per-request state machine (Web++ paper, Section 4.1, Figure 4): walk the attempts a
+ * policy planned. Send to a server; when its timeout expires, mark the server failed (a
+ * 'timeout' sample) and send to the next; on a network error or 5xx, mark it failed and
+ * move on; on 404/410 (a stale binding) move on. The first usable response head wins (the
+ * first complete body for a policy with winOn 'body'); whatever loses is cancelled. A
+ * planned hedge starts a later attempt while earlier ones still wait, if the policy admits
+ * it at that moment.
+ *
+ * The deadline, one behaviour for worker and simulator: a timed-out attempt is not thrown
+ * away when its deadlineMs lies beyond its timeout. Its server is marked failed and the next
+ * attempt starts, while it keeps running as a hedge until the deadline; the first answer of
+ * the two wins. Figure 4 does not require the first request to be abandoned, and keeping it
+ * matters when a live replica is merely slower than its timeout or its answer waits in the
+ * browser's per-host queue. So as long as one planned replica answers before its deadline,
+ * the request is served.
+ *
+ * After the head, the engine follows the winner's body where the driver reports it: a
+ * complete body is a sample (time to first byte, bytes, time); a body that breaks off, or
+ * stalls longer than bodyIdleTimeoutMs, is a 'cut-mid-body' sample and onBodyBroken.
+ */
+import type { ServerId } from '../types.js';
+import type { ExchangeSample, SamplePurpose } from './policy-types.js';
+import type { AttemptOutcome, AttemptRecord, Cancel, EngineAttempt, EngineHooks, EngineIO, Exchange, ExchangeHead, RunResult } from './engine-io.js';
+import { safe } from './safe-hook.js';
+
+export interface RunContext<R> {
+  io: EngineIO<R>;
+  /** 'request' for the page's request, 'resume' for the rest of a broken body. */
+  purpose: 'request' | 'resume';
+  winOn?: 'head' | 'body';
+  /** The learn stage: every sample goes here (to the policy). */
+  learn(sample: ExchangeSample): void;
+  /** "This server was just marked failed" (the policy's onServerFailed). */
+  onServerFailed?(listener: (server: ServerId) => void): () => void;
+  admitHedge?(server: ServerId, nowMs: number): boolean;
+  hooks?: EngineHooks;
+  /** The winner's body broke off or froze after the run was served. */
+  onBodyBroken?(server: ServerId): void;
+}
+
+/** How long a served body may stall before it counts as cut off: the attempt's deadline. */
+export function bodyIdleTimeoutMs(attempt: Pick<EngineAttempt, 'timeoutMs' | 'deadlineMs'>): number {
+  return deadlineOf(attempt);
+}
+
+function deadlineOf(attempt: Pick<EngineAttempt, 'timeoutMs' | 'deadlineMs'>): number {
+  return Math.max(attempt.timeoutMs, attempt.deadlineMs ?? attempt.timeoutMs);
+}
+
+export function classifyStatus(status: number): 'served' | 'stale' | 'server-error' {
+  if (status >= 500) return 'server-error';
+  if (status === 404 || status === 410) return 'stale';
+  return 'served';
+}
+
+interface Running<R> {
+  attempt: EngineAttempt;
+  exchange: Exchange;
+  record: AttemptRecord;
+  cancelExchange: Cancel;
+  timer: Cancel | undefined;
+  unwatch: (() => void) | undefined;
+  done: boolean;
+  timedOut: boolean;
+  head?: ExchangeHead<R>;
+  /** The body completed or broke off: nothing more to learn from this exchange. */
+  ended: boolean;
+}
+
+const round = (ms: number): number => Math.round(ms * 100) / 100;
+
+/** Runs `plan`; calls `done` once. Returns a cancel: before the end it aborts the run (the page gave up), after it stops the winner's body. */
+export function runAttempts<R>(plan: readonly EngineAttempt[], ctx: RunContext<R>, done: (result: RunResult<R>) => void): Cancel {
+  const { io, hooks } = ctx;
+  const startMs = io.now();
+  const records: AttemptRecord[] = [];
+  const running = new Set<Running<R>>();
+  const hedgeTimers: Cancel[] = [];
+  let next = 0;
+  let settled = false;
+  let winner: Running<R> | undefined;
+  let fallback: { attempt: EngineAttempt; response: R; rank: number } | undefined;
+
+  const learn = (run: Running<R>, outcome: ExchangeSample['outcome'], extra: Partial<ExchangeSample> = {}): void => {
+    const sample: ExchangeSample = { server: run.attempt.server, purpose: run.exchange.purpose, outcome, nowMs: io.now(), ...extra };
+    if (outcome !== 'served' && outcome !== 'cancelled') safe(() => hooks?.fetchDidFail?.(run.exchange, outcome));
+    ctx.learn(sample);
+  };
+
+  const finish = (result: RunResult<R>): void => {
+    if (settled) return;
+    settled = true;
+    for (const cancelTimer of hedgeTimers) cancelTimer();
+    for (const run of running) if (run !== winner) cancel(run, 'cancelled');
+    if (result.kind !== 'failed' && fallback) io.discard?.(fallback.response);
+    safe(() => hooks?.runDidFinish?.(result));
+    done(result);
+  };
+
+  const settle = (run: Running<R>): void => {
+    run.done = true;
+    run.timer?.();
+    run.unwatch?.();
+    running.delete(run);
+  };
+
+  const cancel = (run: Running<R>, outcome: 'cancelled' | 'aborted'): void => {
+    if (run.done) return;
+    // An attempt that timed out keeps saying so when another answer wins.
+    if (!run.timedOut || outcome === 'aborted') run.record.outcome = outcome;
+    settle(run);
+    run.cancelExchange();
+  };
+
+  const startNext = (purpose: SamplePurpose): boolean => {
+    if (settled) return false;
+    const attempt = plan[next];
+    if (!attempt) return false;
+    launch(attempt, next++, purpose);
+    return true;
+  };
+
+  /** After a failure: the next attempt, or the end when nothing is left or running. */
+  const failedOver = (): void => {
+    if (settled || winner) return;
+    if (!startNext(ctx.purpose) && running.size === 0) {
+      finish(fallback ? { kind: 'failed', attempts: records, fallback } : { kind: 'failed', attempts: records });
+    }
+  };
+
+  const keepAsFallback = (attempt: EngineAttempt, response: R, rank: number): void => {
+    if (fallback && fallback.rank > rank) return void io.discard?.(response);
+    if (fallback) io.discard?.(fallback.response);
+    fallback = { attempt, response, rank };
+  };
+
+  const win = (run: Running<R>, response: R): void => {
+    winner = run;
+    finish({ kind: 'served', response, winner: run.attempt, attempts: records });
+  };
+
+  const launch = (attempt: EngineAttempt, index: number, purpose: SamplePurpose): void => {
+    const exchange: Exchange = { server: attempt.server, target: attempt.target, purpose, method: 'request', attemptIndex: index };
+    const record: AttemptRecord = {
+      server: attempt.server,
+      target: attempt.target,
+      purpose,
+      reason: attempt.reason,
+      timeoutMs: attempt.timeoutMs,
+      outcome: 'cancelled',
+      startedAfterMs: round(io.now() - startMs),
+    };
+    records.push(record);
+    const run: Running<R> = { attempt, exchange, record, cancelExchange: () => undefined, timer: undefined, unwatch: undefined, done: false, timedOut: false, ended: false };
+    running.add(run);
+    const deadlineMs = deadlineOf(attempt);
+    run.timer = io.setTimer(attempt.timeoutMs, () => {
+      if (deadlineMs <= attempt.timeoutMs) {
+        settle(run);
+        run.cancelExchange();
+        record.outcome = 'timeout';
+        learn(run, 'timeout');
+        return failedOver();
+      }
+      // Figure 4: the timeout marks the server failed and the next server is asked; this
+      // attempt stays as a hedge until its deadline, and the first answer wins.
+      run.timedOut = true;
+      record.outcome = 'timeout';
+      record.timedOut = true;
+      run.unwatch?.(); // its own failure must not nudge it a second time
+      run.unwatch = undefined;
+      run.timer = io.setTimer(deadlineMs - attempt.timeoutMs, () => {
+        settle(run);
+        run.cancelExchange();
+        failedOver();
+      });
+      learn(run, 'timeout');
+      failedOver();
+    });
+    let nudged = false;
+    run.unwatch = ctx.onServerFailed?.((server) => {
+      if (server !== attempt.server || nudged || run.done) return;
+      nudged = true;
+      startNext(ctx.purpose);
+    });
+    safe(() => hooks?.requestWillFetch?.(exchange));
+    const sentAtMs = io.now();
+    run.cancelExchange = io.send(exchange, {
+      head: (head) => onHead(run, head, sentAtMs),
+      bodyComplete: (body) => onBodyComplete(run, body),
+      stalled: (resumesAfterMs) => onStall(run, resumesAfterMs),
+      error: (message) => onError(run, message),
+    });
+    if (run.done) run.cancelExchange();
+  };
+
+  const onHead = (run: Running<R>, head: ExchangeHead<R>, sentAtMs: number): void => {
+    if (run.done || run.head) return;
+    run.head = head;
+    const { record } = run;
+    record.status = head.status;
+    record.ttfbMs = round(head.ttfbMs ?? io.now() - sentAtMs);
+    safe(() => hooks?.fetchDidSucceed?.(run.exchange, { status: head.status, ...(head.ttfbMs === undefined ? {} : { ttfbMs: head.ttfbMs }) }));
+    const outcome = head.served ? 'served' : classifyStatus(head.status);
+    record.outcome = outcome;
+    const measured = head.ttfbMs === undefined ? {} : { ttfbMs: head.ttfbMs };
+    if (outcome === 'served') {
+      run.timer?.();
+      run.timer = undefined;
+      if ((ctx.winOn ?? 'head') === 'head' && !winner && !settled) {
+        run.unwatch?.();
+        running.delete(run);
+        return win(run, head.response);
+      }
+      return; // winOn 'body': the first complete body wins
+    }
+    settle(run);
+    learn(run, outcome, { ...measured, status: head.status });
+    keepAsFallback(run.attempt, head.response, outcome === 'stale' ? 2 : 1);
+    failedOver();
+  };
+
+  /** The body phase is followed for the winner, and for every head while winOn is 'body'. */
+  const followsBody = (run: Running<R>): boolean => run.head !== undefined && !run.ended && (run === winner || !run.done);
+
+  const onBodyComplete = (run: Running<R>, body: { bodyBytes?: number; bodyMs?: number }): void => {
+    if (!followsBody(run)) return;
+    const head = run.head!;
+    run.ended = true;
+    run.timer?.();
+    if (!winner) {
+      settle(run);
+      win(run, head.response);
+    }
+    if (head.ttfbMs !== undefined) learn(run, 'served', { ttfbMs: head.ttfbMs, status: head.status, ...body });
+  };
+
+  const onStall = (run: Running<R>, resumesAfterMs: number | null): void => {
+    if (!followsBody(run)) return;
+    const idleMs = bodyIdleTimeoutMs(run.attempt);
+    if (resumesAfterMs !== null && resumesAfterMs <= idleMs) return;
+    run.timer?.();
+    run.timer = io.setTimer(idleMs, () => {
+      run.cancelExchange();
+      onError(run, 'body idle');
+    });
+  };
+
+  const onError = (run: Running<R>, message?: string): void => {
+    if (run === winner) {
+      const head = run.head!;
+      if (run.ended) return;
+      run.ended = true;
+      run.timer?.();
+      learn(run, 'cut-mid-body', head.ttfbMs === undefined ? {} : { ttfbMs: head.ttfbMs, status: head.status });
+      return void ctx.onBodyBroken?.(run.attempt.server);
+    }
+    if (run.done) return;
+    const timedOutBefore = run.timedOut;
+    settle(run);
+    if (run.head) {
+      // winOn 'body': a body that broke off before any body completed.
+      run.ended = true;
+      run.record.outcome = 'network-error';
+      learn(run, 'cut-mid-body', run.head.ttfbMs === undefined ? {} : { ttfbMs: run.head.ttfbMs });
+      return failedOver();
+    }
+    run.record.outcome = timedOutBefore ? 'timeout' : 'network-error';
+    if (message !== undefined && !timedOutBefore) run.record.error = message;
+    // A hedge past its timeout already marked its server failed.
+    if (!timedOutBefore) learn(run, 'network-error');
+    failedOver();
+  };
+
+  plan.forEach((attempt, index) => {
+    if (attempt.hedgeAfterMs === undefined || index === 0) return;
+    hedgeTimers.push(
+      io.setTimer(attempt.hedgeAfterMs, () => {
+        if (settled || winner || next > index) return;
+        if (ctx.admitHedge && !ctx.admitHedge(attempt.server, io.now())) return void safe(() => hooks?.hedgeRefused?.(attempt.server));
+        while (!settled && !winner && next <= index && startNext('hedge')) {
+          // start every attempt up to this hedged one
+        }
+      }),
+    );
+  });
+  if (!startNext(ctx.purpose)) finish({ kind: 'failed', attempts: records });
+
+  return () => {
+    if (!settled) {
+      for (const run of running) cancel(run, 'aborted');
+      return finish({ kind: 'aborted', attempts: records });
+    }
+    if (winner && !winner.ended) {
+      const run = winner;
+      run.ended = true;
+      run.timer?.();
+      run.cancelExchange();
+      if (run.head?.ttfbMs !== undefined) learn(run, 'served', { ttfbMs: run.head.ttfbMs, status: run.head.status });
+    }
+  };
+}
+
+
+export type { AttemptOutcome };

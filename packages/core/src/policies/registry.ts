@@ -1,0 +1,60 @@
+/**
+ * The one registry of client policies, shared by the worker, the simulator and the
+ * evaluation. A name maps to a factory; options are plain JSON (a worker takes them from
+ * its URL). Built in:
+ *
+ *   paper             extended Refresh with PAPER_DEFAULTS (Figure 10)
+ *   fast              extended Refresh with FAST_PRESET
+ *   refresh           extended Refresh over the `preset` option (the worker's old default name)
+ *   hedged            extended Refresh + a hedge at the best replica's p95
+ *   random, round-robin, single-server, optimal, optimal-complete: the evaluation baselines
+ *
+ * Options of the extended-Refresh family and the baselines: `preset` ('paper' | 'fast'),
+ * `selection` (SelectionConfig overrides); single-server: `position` (1-based) or `server`;
+ * round-robin: `startAt`.
+ */
+import { FAST_PRESET, PAPER_DEFAULTS } from '../config.js';
+import type { ClientPolicy, PolicyDeps, PolicyFactory } from '../engine/policy-types.js';
+import { optimalCompletePolicy, optimalPolicy, randomPolicy, roundRobinPolicy, singleServerPolicy } from './baselines.js';
+import { extendedRefreshPolicy } from './extended-refresh.js';
+import { hedgedPolicy } from './hedged.js';
+import { selectionFrom } from './table-policy.js';
+
+const NAME = /^[a-z][a-z0-9-]{0,40}$/;
+
+const factories = new Map<string, PolicyFactory>([
+  ['paper', (deps, options) => extendedRefreshPolicy(deps, 'paper', selectionFrom(options, PAPER_DEFAULTS))],
+  ['fast', (deps, options) => extendedRefreshPolicy(deps, 'fast', selectionFrom(options, FAST_PRESET))],
+  ['refresh', (deps, options) => extendedRefreshPolicy(deps, 'refresh', selectionFrom(options))],
+  ['hedged', (deps, options) => hedgedPolicy(deps, selectionFrom(options), (options?.['hedge'] ?? {}) as Record<string, number>)],
+  ['random', (deps, options) => randomPolicy(deps, selectionFrom(options))],
+  ['round-robin', (deps, options) => roundRobinPolicy(deps, selectionFrom(options), Number(options?.['startAt'] ?? 0))],
+  [
+    'single-server',
+    (deps, options) => singleServerPolicy(deps, selectionFrom(options), { position: Number(options?.['position'] ?? 1), ...(typeof options?.['server'] === 'string' ? { server: options['server'] } : {}) }),
+  ],
+  ['optimal', (deps, options) => optimalPolicy(deps, selectionFrom(options))],
+  ['optimal-complete', (deps, options) => optimalCompletePolicy(deps, selectionFrom(options))],
+]);
+
+/** Makes a policy available by name. Replaces an earlier one of that name. */
+export function registerPolicy(name: string, factory: PolicyFactory): void {
+  if (!NAME.test(name)) throw new RangeError(`policy name must match [a-z][a-z0-9-]* (got ${JSON.stringify(name)})`);
+  factories.set(name, factory);
+}
+
+/** Names of the registered policies. */
+export function policyNames(): string[] {
+  return [...factories.keys()];
+}
+
+/**
+ * A new instance of the named policy, or undefined when no policy has that name.
+ * `single-<n>` (n = 1…9) is single-server at position n.
+ * @throws RangeError when the options are invalid.
+ */
+export function createPolicy(name: string, deps: PolicyDeps, options?: Record<string, unknown>): ClientPolicy | undefined {
+  const single = /^single-([1-9])$/.exec(name);
+  if (single && !factories.has(name)) return singleServerPolicy(deps, selectionFrom(options), { position: Number(single[1]) });
+  return factories.get(name)?.(deps, options);
+}

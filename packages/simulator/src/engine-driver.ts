@@ -1,0 +1,193 @@
+/**
+ * The simulator's driver of @webpp/core's client engine: the same state machine the worker
+ * runs (plan → attempts → serve → learn → background requests), here on the event queue's
+ * virtual clock and the simulated network. A policy is named from core's registry; nothing
+ * about selection, timeouts, hedges or failover is decided in this file.
+ */
+import { ClientEngine, createPolicy } from '@webpp/core';
+import type { Cancel, ClientPolicy, EngineIO, Exchange as EngineExchange, ExchangeEvents, PolicyServerView } from '@webpp/core';
+import type { ExchangePurpose } from './network.js';
+import type { CancelRequest, FailureReason, LogicalRequest, Policy, PolicyClient, PolicyEnvironment, RequestResult } from './policy.js';
+
+/** Virtual time 0 maps to this engine-clock time, so the policy's times look like epoch times. */
+export const ENGINE_EPOCH_MS = 1_000_000_000_000;
+
+export interface EnginePolicySpec {
+  /** Report name, e.g. "webpp-paper". */
+  name: string;
+  description: string;
+  /** Name in core's policy registry, e.g. "paper". */
+  policy: string;
+  options?: Record<string, unknown>;
+  /**
+   * One policy and engine for all clients (paper Section 4.1: the latency table is shared
+   * by the clients of one browser), or one per client (e.g. round-robin's own turn).
+   * Default true.
+   */
+  shared?: boolean;
+  /** Options for one client's policy (when not shared), over `options`. */
+  clientOptions?(clientIndex: number): Record<string, unknown>;
+  /**
+   * When the served body breaks off (its server died, or its bytes stopped for longer than
+   * the attempt's deadline), fetch the resource again from the rest of the plan, as the
+   * worker resumes a body (sw/src/resumable-body.ts). Default true. The simulator sends
+   * the whole body again; the worker asks only for the rest.
+   */
+  midBodyFailover?: boolean;
+}
+
+/** The context of one run: the logical request, and how many resumes it had. */
+interface RunContext {
+  request: LogicalRequest;
+  resume: number;
+}
+
+export function enginePolicy(spec: EnginePolicySpec): Policy {
+  const shared = spec.shared ?? true;
+  // Validate the options now, as a policy constructor would.
+  createPolicy(spec.policy, { random: Math.random, now: () => 0 }, spec.options);
+  return {
+    name: spec.name,
+    description: spec.description,
+    start(environment) {
+      const engineFor = (clientIndex: number | undefined): ClientEngine<undefined, RunContext> => {
+        const options = clientIndex === undefined ? spec.options : { ...spec.options, ...spec.clientOptions?.(clientIndex) };
+        const random = environment.random(spec.name, ...(clientIndex === undefined ? ['shared'] : ['client', clientIndex]));
+        const policy = createPolicy(spec.policy, { random, now: () => ENGINE_EPOCH_MS + environment.queue.now() }, options);
+        if (!policy) throw new RangeError(`unknown policy "${spec.policy}"`);
+        return newEngine(environment, policy, clientIndex ?? 'shared');
+      };
+      const sharedEngine = shared ? engineFor(undefined) : undefined;
+      return {
+        client: (clientIndex) => new EngineClient(environment, sharedEngine ?? engineFor(clientIndex), spec.midBodyFailover ?? true),
+      };
+    },
+  };
+}
+
+function newEngine(environment: PolicyEnvironment, policy: ClientPolicy, engineName: string | number): ClientEngine<undefined, RunContext> {
+  const { queue, network, observer } = environment;
+  let backgroundCount = 0;
+  const estimateOf = (server: string): PolicyServerView | undefined => policy.describe(ENGINE_EPOCH_MS + queue.now()).find((view) => view.server === server);
+  const io: EngineIO<undefined, RunContext> = {
+    now: () => ENGINE_EPOCH_MS + queue.now(),
+    setTimer: (delayMs, run) => {
+      const handle = queue.after(delayMs, run);
+      return () => queue.cancel(handle);
+    },
+    send: (exchange, events, context) => sendExchange(environment, exchange, events, context, () => `${engineName}|${exchange.purpose}|${backgroundCount++}`),
+  };
+  return new ClientEngine({
+    policy,
+    io,
+    backgroundTarget: (server) => server,
+    hooks: {
+      sampleWillBeObserved: (sample) => {
+        // Paper Figure 5: |estimate − sample| / sample just before the sample is folded in.
+        if (sample.outcome !== 'served' || sample.ttfbMs === undefined || !(sample.ttfbMs > 0)) return;
+        const before = estimateOf(sample.server);
+        if (before && before.sampleCount > 0 && before.ttfbEstimateMs !== undefined) {
+          observer.predictionError(Math.abs(before.ttfbEstimateMs - sample.ttfbMs) / sample.ttfbMs);
+        }
+      },
+      sampleObserved: (sample) => {
+        if (ClientEngine.isFailure(sample.outcome) && sample.purpose !== 'probe') observer.markedFailed(sample.server, queue.now());
+      },
+    },
+  });
+}
+
+/** The wire purpose the simulator counts an exchange under. */
+function purposeOf(exchange: EngineExchange): ExchangePurpose {
+  switch (exchange.purpose) {
+    case 'request':
+      return (exchange.attemptIndex ?? 0) === 0 ? 'request' : 'retry';
+    case 'hedge':
+      return exchange.hedgeAfterMs === 0 ? 'parallel' : 'hedge';
+    case 'resume':
+      return 'retry';
+    default:
+      return exchange.purpose;
+  }
+}
+
+function sendExchange(
+  environment: PolicyEnvironment,
+  exchange: EngineExchange,
+  events: ExchangeEvents<undefined>,
+  context: RunContext | undefined,
+  backgroundKey: () => string,
+): Cancel {
+  const { network, queue } = environment;
+  const sizeBytes = context?.request.sizeBytes ?? 0;
+  const bodyBytes = exchange.method === 'head' ? 0 : exchange.method === 'range' ? Math.min(exchange.rangeBytes ?? 0, Number.MAX_SAFE_INTEGER) : sizeBytes;
+  // Common random numbers: a request's first try on a server draws the same luck under every policy.
+  const key = context ? (context.resume === 0 ? context.request.key : `${context.request.key}#resume${context.resume}`) : backgroundKey();
+  const sentAtMs = queue.now();
+  let headAtMs = 0;
+  const handle = network.send(
+    { server: exchange.server, method: exchange.method === 'head' ? 'HEAD' : 'GET', bodyBytes, key, purpose: purposeOf(exchange) },
+    {
+      onFirstByte: (atMs) => {
+        headAtMs = atMs;
+        events.head({ status: 200, ttfbMs: atMs - sentAtMs, response: undefined });
+      },
+      onComplete: (atMs) => events.bodyComplete({ bodyBytes, bodyMs: atMs - headAtMs }),
+      onError: () => events.error(),
+      onStall: (atMs, resumesAtMs) => events.stalled(resumesAtMs === null ? null : resumesAtMs - atMs),
+    },
+  );
+  return () => handle.cancel();
+}
+
+/** One simulated client: each logical request through the engine, resumed mid-body like the worker. */
+class EngineClient implements PolicyClient {
+  constructor(
+    private readonly environment: PolicyEnvironment,
+    private readonly engine: ClientEngine<undefined, RunContext>,
+    private readonly midBodyFailover: boolean,
+  ) {}
+
+  request(request: LogicalRequest, done: (result: RequestResult) => void): CancelRequest {
+    const { engine, environment } = this;
+    const candidates = environment.servers;
+    const plan = engine.plan({ logicalUrl: `sim:${request.sizeBytes}`, method: 'GET', candidates, sizeBytes: request.sizeBytes }, (server) => server);
+    const broken = new Set<string>();
+    let finished = false;
+    let headServed = false;
+    let cancelRun: Cancel = () => undefined;
+    const finish = (result: RequestResult): void => {
+      if (finished) return;
+      finished = true;
+      done(result);
+    };
+    const run = (attempts: typeof plan, context: RunContext): void => {
+      cancelRun = engine.run(
+        attempts,
+        (result) => {
+          if (context.resume === 0) engine.maintain(candidates);
+          if (result.kind !== 'served') return finish({ ok: false, failure: headServed ? 'cut-mid-body' : 'no-replica' });
+          headServed = true;
+          if (engine.policy.winOn === 'body') finish({ ok: true, server: result.winner.server });
+        },
+        {
+          purpose: context.resume === 0 ? 'request' : 'resume',
+          context,
+          onBodyComplete: (server) => finish({ ok: true, server }),
+          onBodyBroken: (server) => {
+            broken.add(server);
+            const rest = engine.remainingPlan(plan, broken);
+            if (!this.midBodyFailover || rest.length === 0 || finished) return finish({ ok: false, failure: 'cut-mid-body' });
+            run(rest, { request, resume: context.resume + 1 });
+          },
+        },
+      );
+    };
+    run(plan, { request, resume: 0 });
+    return (): FailureReason | void => {
+      finished = true;
+      cancelRun();
+      return headServed ? 'cut-mid-body' : undefined;
+    };
+  }
+}
