@@ -119,6 +119,11 @@ export async function startBenchCluster(options: BenchClusterOptions): Promise<B
     const ports = await Promise.all(servers.map(listen));
     const upstreams = Object.fromEntries(names.map((name, i) => [name, `http://127.0.0.1:${ports[i]}`]));
     emulators = await startScenarioEmulators({ scenario, upstreams });
+    // Every link is forced up while the browser contexts are set up: with the scenario
+    // compressed, an outage can fall due before the workload starts (outage's first one
+    // comes at 12 s, recovery's at 3 s) and would refuse the bench page itself. restart()
+    // hands the links back to the schedule, from scenario time 0.
+    for (const emulator of Object.values(emulators.emulators)) emulator.setOutage(null);
     const origins = Object.fromEntries(names.map((name) => [name, `http://${name.toLowerCase()}.localhost:${emulators!.emulators[name]!.port}`]));
     const logicalOrigin = origins[names[0]!]!;
     // Full replication: one prefix binding, in the scenario's server order (A, B, C).
@@ -177,7 +182,11 @@ export async function startBenchCluster(options: BenchClusterOptions): Promise<B
       origins,
       logicalOrigin,
       emulators,
-      restart: () => emulators!.restart(),
+      restart: () => {
+        // Time 0 first, then the schedule: no outage flickers in from the setup's timeline.
+        emulators!.restart();
+        for (const emulator of Object.values(emulators!.emulators)) emulator.clearOverrides();
+      },
       traffic: (tag) => byTag.get(tag) ?? emptyTraffic(),
       untaggedRequests: () => untagged,
       close,
