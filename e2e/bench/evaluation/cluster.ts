@@ -41,6 +41,11 @@ export interface ServerSideRequest {
 /** Per policy tag: requests by server and method, and the tagged GETs by client|index. */
 export interface PolicyTraffic {
   requests: number;
+  /**
+   * GETs with a Range header from a byte past 0: body resumes. (The bench page never sends
+   * Range; a refresh that measures throughput asks for bytes=0-….)
+   */
+  resumeRequests: number;
   byServer: Record<string, number>;
   byMethod: Record<string, number>;
   gets: Map<string, ServerSideRequest[]>;
@@ -92,7 +97,7 @@ function listen(server: Server): Promise<number> {
 }
 
 function emptyTraffic(): PolicyTraffic {
-  return { requests: 0, byServer: {}, byMethod: {}, gets: new Map() };
+  return { requests: 0, resumeRequests: 0, byServer: {}, byMethod: {}, gets: new Map() };
 }
 
 export async function startBenchCluster(options: BenchClusterOptions): Promise<BenchCluster> {
@@ -156,6 +161,7 @@ export async function startBenchCluster(options: BenchClusterOptions): Promise<B
         let traffic = byTag.get(tag);
         if (!traffic) byTag.set(tag, (traffic = emptyTraffic()));
         traffic.requests++;
+        if (record.method === 'GET' && record.range !== undefined && !/^bytes=0-/.test(record.range)) traffic.resumeRequests++;
         traffic.byServer[name] = (traffic.byServer[name] ?? 0) + 1;
         traffic.byMethod[record.method] = (traffic.byMethod[record.method] ?? 0) + 1;
         if (record.method === 'GET') {

@@ -30,7 +30,10 @@ export interface PolicyMeasurement {
   extraAttempts: number;
   refreshes: number;
   probes: number;
-  /** Bodies the worker resumed from another replica after they broke off mid-stream. */
+  /**
+   * Requests for the rest of a body that broke off mid-stream: the worker's body-resumed
+   * events, or the emulators' count of resume requests when that is higher.
+   */
   resumes: number;
   /** Requests served by each server (from the worker's decisions). */
   servedBy: Record<string, number>;
@@ -110,6 +113,10 @@ export function measure(
     refreshes = run.worker.refreshes;
     probes = run.worker.probes;
     resumes = run.worker.resumes;
+    // A resume that had to try several replicas is one body-resumed event but several
+    // requests: the emulators' count of resume requests (Range GETs past byte 0) is used
+    // when it is higher (it misses requests to a server that refused the connection).
+    resumes = Math.max(resumes, traffic.resumeRequests);
     clientHttpRequests = decisions.reduce((sum, decision) => sum + decision.attempts.length, 0) + refreshes + probes + resumes;
     for (const decision of decisions) {
       extraAttempts += Math.max(0, decision.attempts.length - 1);
