@@ -18,7 +18,12 @@ export interface WorkerOptions {
   preset: PresetName;
   /** The selection parameters in force: the preset with any overrides applied. */
   selection: SelectionConfig;
-  /** Name of the replica policy (see policy.ts); 'refresh' is the paper's extended Refresh. */
+  /**
+   * Name of the replica policy in @webpp/core's registry (packages/core/src/policies):
+   * 'refresh' is the paper's extended Refresh over `preset`; 'paper' and 'fast' are the same
+   * algorithm with that preset's values (they set the preset); the evaluation baselines
+   * are 'random', 'round-robin', 'single-<n>', 'optimal', 'optimal-complete', 'hedged'.
+   */
   policy: string;
   /** Latency-table updates are written to IndexedDB at most this often (batched, never on the hot path). */
   flushDelayMs: number;
@@ -101,6 +106,11 @@ export function resolveWorkerOptions(input: WorkerOptionsInput = {}): ParsedWork
   if (input.preset !== undefined) {
     if (input.preset === 'paper' || input.preset === 'fast') preset = input.preset;
     else errors.push(`preset must be "paper" or "fast" (got ${JSON.stringify(input.preset)})`);
+  }
+  // The policies named after a preset run with that preset's values.
+  if (input.policy === 'paper' || input.policy === 'fast') {
+    if (input.preset !== undefined && input.preset !== input.policy) errors.push(`policy "${input.policy}" runs with preset "${input.policy}" (got preset ${JSON.stringify(input.preset)})`);
+    preset = input.policy;
   }
   const base = PRESETS[preset];
 

@@ -7,21 +7,15 @@ export { ReplicaStrategy, replicaRouteMatcher, createReplicaRouteMatcher, getRep
 export type { ReplicaStrategyOptions, ReplicaClientWorkboxOptions } from './workbox.js';
 export { ReplicaClient } from './replica-client.js';
 export type { ReplicaClientOptions, RespondIO, Route } from './replica-client.js';
-export { extendedRefreshPolicy, registerPolicy, createPolicy, policyNames } from './policy.js';
-export type {
-  ReplicaPolicy,
-  PlannedAttempt,
-  PlanContext,
-  MaintenanceContext,
-  MaintenancePlan,
-  PolicyFactory,
-  PolicyFactoryOptions,
-} from './policy.js';
+// Policies live in one registry in @webpp/core (packages/core/src/policies), shared with the simulator.
+export { registerPolicy, createPolicy, policyNames } from '@webpp/core';
+export type { ClientPolicy, PlannedAttempt, PlanInput, PolicyFactory, PolicyDeps } from '@webpp/core';
 export { parseWorkerOptions, resolveWorkerOptions, PRESETS, DEFAULT_WORKER_OPTIONS } from './config.js';
 export type { WorkerOptions, WorkerOptionsInput, ParsedWorkerOptions, PresetName } from './config.js';
 export { idbKeyValueStore, memoryKeyValueStore } from './storage.js';
 export type { KeyValueStore } from './storage.js';
 export { runAttempts } from './attempt-runner.js';
+export { telemetryHooks } from './telemetry.js';
 export type { AttemptSpec, RunResult, RunnerIO } from './attempt-runner.js';
 export { EVENT_CHANNEL, STATE_REQUEST, FLUSH_REQUEST } from './messages.js';
 export type {
@@ -37,4 +31,3 @@ export type {
 export { SW_VERSION } from './version.js';
 export { OFFLINE_COPY_HEADER } from './offline-cache.js';
 export * from './batch/index.js';
-export * from './policies/index.js';

@@ -90,11 +90,17 @@ export function buildPhysicalRequest(logical: Request, physicalUrl: string, opti
   return new Request(physicalUrl, init);
 }
 
-/** A HEAD request for an asynchronous refresh or probe: never from the HTTP cache, no cookies cross-origin. */
-export function buildProbeRequest(physicalUrl: string, selfOrigin: string, signal: AbortSignal): Request {
+/**
+ * A HEAD request for an asynchronous refresh or probe: never from the HTTP cache, no cookies
+ * cross-origin. With `rangeBytes`, a GET of the first rangeBytes bytes instead (a policy that
+ * measures throughput asks for it).
+ */
+export function buildProbeRequest(physicalUrl: string, selfOrigin: string, signal: AbortSignal, rangeBytes?: number): Request {
   const sameOrigin = isSameOrigin(physicalUrl, selfOrigin);
+  const ranged = rangeBytes !== undefined && Number.isInteger(rangeBytes) && rangeBytes > 0;
   return new Request(physicalUrl, {
-    method: 'HEAD',
+    method: ranged ? 'GET' : 'HEAD',
+    ...(ranged ? { headers: { range: `bytes=0-${rangeBytes - 1}` } } : {}),
     mode: sameOrigin ? 'same-origin' : 'cors',
     credentials: sameOrigin ? 'same-origin' : 'omit',
     cache: 'no-store',

@@ -50,9 +50,15 @@ interface PendingSample {
   mayBeCached: boolean;
 }
 
+/** The body's figures from a timed entry: bytes on the wire and responseStart → responseEnd. */
+export interface BodyTiming {
+  bodyBytes: number;
+  bodyMs: number;
+}
+
 export interface SampleSink {
-  /** A real network sample. */
-  record(server: ServerId, ttfbMs: number, kind: SampleKind): void;
+  /** A real network sample; `body` when the entry timed a complete body. */
+  record(server: ServerId, ttfbMs: number, kind: SampleKind, body?: BodyTiming): void;
   /** A response that the HTTP cache served: not a sample. */
   skipped(server: ServerId): void;
   /** An untimed response (no Timing-Allow-Origin) that waited in the browser's queue: not a sample. */
@@ -67,6 +73,8 @@ export interface ResourceEntryLike {
   responseStart: number;
   transferSize: number;
   decodedBodySize: number;
+  /** Body bytes as transferred (0 without Timing-Allow-Origin). */
+  encodedBodySize?: number;
   /** When the body was complete (given with or without Timing-Allow-Origin). */
   responseEnd?: number;
 }
@@ -125,6 +133,13 @@ export function entryTtfbMs(entry: ResourceEntryLike): number | undefined {
 export function untimedEntryMs(entry: ResourceEntryLike): number | undefined {
   if (entry.responseEnd === undefined || !(entry.responseEnd > 0 && entry.responseEnd >= entry.startTime)) return undefined;
   return entry.responseEnd - entry.startTime;
+}
+
+/** Bytes and responseStart → responseEnd of a timed entry with a body, else undefined (issue 11: throughput). */
+export function entryBody(entry: ResourceEntryLike): BodyTiming | undefined {
+  const bodyBytes = entry.encodedBodySize ?? 0;
+  if (!(bodyBytes > 0 && entry.responseStart > 0 && entry.responseEnd !== undefined && entry.responseEnd >= entry.responseStart)) return undefined;
+  return { bodyBytes, bodyMs: entry.responseEnd - entry.responseStart };
 }
 
 export class TtfbSampler {
@@ -230,7 +245,7 @@ export class TtfbSampler {
     }
     const ttfbMs = entryTtfbMs(entry);
     if (ttfbMs === undefined) this.recordFetchTimed(sample, untimedEntryMs(entry));
-    else this.record(sample, ttfbMs);
+    else this.record(sample, ttfbMs, entryBody(entry));
   }
 
   /** Records, from fetch() → headers, samples whose entries are overdue (or beyond the pending bound). */
@@ -261,10 +276,11 @@ export class TtfbSampler {
     this.record(sample, entryDurationMs === undefined ? fetchTimedMs : Math.min(fetchTimedMs, entryDurationMs));
   }
 
-  private record(sample: PendingSample, ttfbMs: number): void {
+  private record(sample: PendingSample, ttfbMs: number, body?: BodyTiming): void {
     const failedAtMs = this.failedAtMs.get(sample.server);
     if (failedAtMs !== undefined && sample.headersAtMs < failedAtMs) return; // older than the failure
-    this.sink.record(sample.server, ttfbMs, sample.kind);
+    if (body) this.sink.record(sample.server, ttfbMs, sample.kind, body);
+    else this.sink.record(sample.server, ttfbMs, sample.kind);
   }
 }
 

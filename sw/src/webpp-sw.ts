@@ -4,7 +4,6 @@
  * whose logical URL has bindings, and lets every other request pass untouched: for those it
  * does not even call respondWith. Options come from its URL: /webpp-sw.js?preset=fast.
  */
-import './policies/register.js'; // the evaluation policies (single-n, random, round-robin, optimal, hedged)
 import { parseWorkerOptions } from './config.js';
 import { ReplicaClient } from './replica-client.js';
 import { PageScriptCache } from './page-script-cache.js';

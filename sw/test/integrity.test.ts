@@ -9,7 +9,7 @@ import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { BINDINGS_HEADER, encodeBindings } from '@webpp/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { registerPolicy } from '../src/policy.js';
+import { createPolicy, registerPolicy } from '@webpp/core';
 import { ReplicaClient } from '../src/replica-client.js';
 import { memoryKeyValueStore } from '../src/storage.js';
 import type { WebppEvent } from '../src/messages.js';
@@ -78,7 +78,8 @@ beforeAll(async () => {
   good = await start(false);
   bad = await start(true);
   // The tampering replica first, so that every request meets it.
-  registerPolicy('bad-first', () => ({
+  registerPolicy('bad-first', (deps, options) => ({
+    ...createPolicy('refresh', deps, options)!,
     name: 'bad-first',
     plan: ({ candidates }) =>
       [...candidates].sort((a, b) => Number(b === bad.origin) - Number(a === bad.origin)).map((server) => ({ server, timeoutMs: 2_000, reason: 'test' })),
@@ -132,7 +133,7 @@ describe('integrity of replica bodies', () => {
       [good.origin, 'served'],
     ]);
     expect(decision?.attempts[0]?.error).toMatch(/^integrity: body hashes to sha256-/);
-    expect(instance.latency.table.isFailed(bad.origin)).toBe(true);
+    expect(instance.snapshot().servers.find((view) => view.server === bad.origin)?.state).toBe('failed');
     expect(instance.snapshot().counters.integrityFailures).toBe(1);
     await new Promise((resolve) => setTimeout(resolve, 5));
     expect(events).toContainEqual(
@@ -185,7 +186,7 @@ describe('integrity of replica bodies', () => {
     await expect(response.arrayBuffer()).rejects.toThrow();
     await new Promise((resolve) => setTimeout(resolve, 5));
     expect(events).toContainEqual(expect.objectContaining({ type: 'integrity-failure', server: bad.origin, streamed: true }));
-    expect(instance.latency.table.isFailed(bad.origin)).toBe(true);
+    expect(instance.snapshot().servers.find((view) => view.server === bad.origin)?.state).toBe('failed');
   });
 
   it('a large right body streams through whole', async () => {

@@ -7,7 +7,7 @@ import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { BINDINGS_HEADER, CONTROL_HEADER, encodeBindings } from '@webpp/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { registerPolicy } from '../src/policy.js';
+import { createPolicy, registerPolicy } from '@webpp/core';
 import { ReplicaClient } from '../src/replica-client.js';
 import { memoryKeyValueStore } from '../src/storage.js';
 import type { WebppEvent } from '../src/messages.js';
@@ -131,6 +131,7 @@ describe('ReplicaClient', () => {
   it('fails open: an internal error falls back to a plain fetch of the request', async () => {
     const { instance, events } = client({
       policy: {
+        ...createPolicy('fast', { random: Math.random, now: Date.now })!,
         name: 'broken',
         plan: () => {
           throw new Error('policy bug');
@@ -186,7 +187,9 @@ describe('ReplicaClient', () => {
   });
 
   it('uses a registered policy by name: a hedging policy asks the second replica when the first is slow', async () => {
-    registerPolicy('test-hedge', () => ({
+    // A baseline underneath: it sends no background requests.
+    registerPolicy('test-hedge', (deps) => ({
+      ...createPolicy('random', deps)!,
       name: 'test-hedge',
       plan: () => [
         { server: slow.origin, timeoutMs: 2_000, reason: 'first' },

@@ -13,9 +13,9 @@ import { runAttempts } from './run-attempts.js';
 import type { Cancel, EngineAttempt, EngineHooks, EngineIO, RunResult } from './engine-io.js';
 import { safe } from './safe-hook.js';
 
-export interface ClientEngineOptions<R> {
+export interface ClientEngineOptions<R, C = unknown> {
   policy: ClientPolicy;
-  io: EngineIO<R>;
+  io: EngineIO<R, C>;
   hooks?: EngineHooks;
   /** A resource known on the server, for its refreshes and probes; undefined: none known. */
   backgroundTarget(server: ServerId): string | undefined;
@@ -23,23 +23,27 @@ export interface ClientEngineOptions<R> {
   backgroundTimeoutMs?: number;
 }
 
-export interface RunOptions {
+export interface RunOptions<C = unknown> {
+  /** The driver's context, handed to every send of this run (the page's Request in the worker). */
+  context?: C;
   /** 'request' for the page's request; 'resume' for the rest of a body that broke off. */
   purpose?: 'request' | 'resume';
   /** The winner's body broke off (or froze) after it was served: resume from remainingPlan(). */
   onBodyBroken?(server: ServerId): void;
+  /** The winner's body arrived whole (drivers that follow bodies, e.g. the simulator). */
+  onBodyComplete?(server: ServerId): void;
 }
 
 /** Failure outcomes: after them the server is not asked again within the same request. */
 const FAILURES = new Set<ExchangeSample['outcome']>(['timeout', 'network-error', 'server-error', 'cut-mid-body']);
 
-export class ClientEngine<R> {
+export class ClientEngine<R, C = unknown> {
   readonly policy: ClientPolicy;
-  private readonly io: EngineIO<R>;
+  private readonly io: EngineIO<R, C>;
   private readonly hooks: EngineHooks | undefined;
-  private readonly background: BackgroundRequests<R>;
+  private readonly background: BackgroundRequests<R, C>;
 
-  constructor(options: ClientEngineOptions<R>) {
+  constructor(options: ClientEngineOptions<R, C>) {
     this.policy = options.policy;
     this.io = options.io;
     this.hooks = options.hooks;
@@ -79,7 +83,7 @@ export class ClientEngine<R> {
   }
 
   /** Attempt: runs the plan; `done` gets the result once. Returns a cancel (the page's abort). */
-  run(plan: readonly EngineAttempt[], done: (result: RunResult<R>) => void, options: RunOptions = {}): Cancel {
+  run(plan: readonly EngineAttempt[], done: (result: RunResult<R>) => void, options: RunOptions<C> = {}): Cancel {
     const { policy } = this;
     return runAttempts(
       plan,
@@ -88,10 +92,14 @@ export class ClientEngine<R> {
         purpose: options.purpose ?? 'request',
         winOn: policy.winOn ?? 'head',
         learn: (sample) => this.observe(sample),
-        ...(policy.onServerFailed ? { onServerFailed: (listener: (server: ServerId) => void) => policy.onServerFailed!(listener) } : {}),
+        ...(policy.onServerFailed
+          ? { watchServerFailure: (server: ServerId, onFailed: () => void) => policy.onServerFailed!((failed) => failed === server && onFailed()) }
+          : {}),
         ...(policy.admitHedge ? { admitHedge: (server: ServerId, nowMs: number) => policy.admitHedge!(server, nowMs) } : {}),
         ...(this.hooks ? { hooks: this.hooks } : {}),
+        ...(options.context === undefined ? {} : { context: options.context }),
         ...(options.onBodyBroken ? { onBodyBroken: options.onBodyBroken } : {}),
+        ...(options.onBodyComplete ? { onBodyComplete: options.onBodyComplete } : {}),
       },
       done,
     );

@@ -25,6 +25,8 @@ export interface Exchange {
   rangeBytes?: number;
   /** Position of the attempt in the request's plan (0: the first choice). */
   attemptIndex?: number;
+  /** The attempt's planned hedge delay, when it has one (0: sent to every replica at once). */
+  hedgeAfterMs?: number;
 }
 
 export interface ExchangeHead<R> {
@@ -37,6 +39,8 @@ export interface ExchangeHead<R> {
    * from Resource Timing): the engine then reports none for this head.
    */
   ttfbMs?: number;
+  /** Send → head as the driver timed it, for the attempt records only (not a sample). */
+  elapsedMs?: number;
   /** The driver's response object (a Response in the worker), handed back in the result. */
   response: R;
 }
@@ -52,12 +56,17 @@ export interface ExchangeEvents<R> {
   error(message?: string): void;
 }
 
-export interface EngineIO<R> {
+/**
+ * R: the driver's response (a Response in the worker). C: the driver's context of one run
+ * (the page's Request in the worker), handed back on every send of that run; background
+ * requests have none.
+ */
+export interface EngineIO<R, C = unknown> {
   /** The engine's clock in ms (the one policies see). */
   now(): number;
   setTimer(delayMs: number, run: () => void): Cancel;
   /** Sends one exchange; cancelling it aborts it and silences its events. */
-  send(exchange: Exchange, events: ExchangeEvents<R>): Cancel;
+  send(exchange: Exchange, events: ExchangeEvents<R>, context: C | undefined): Cancel;
   /** A response the engine will not use (it lost, or a better fallback came): free it. */
   discard?(response: R): void;
 }

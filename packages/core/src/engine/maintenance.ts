@@ -11,8 +11,8 @@ import type { BackgroundRequest, ClientPolicy, ExchangeSample } from './policy-t
 import type { Cancel, EngineHooks, EngineIO, Exchange } from './engine-io.js';
 import { safe } from './safe-hook.js';
 
-export interface BackgroundOptions<R> {
-  io: EngineIO<R>;
+export interface BackgroundOptions<R, C> {
+  io: EngineIO<R, C>;
   policy: ClientPolicy;
   /** The learn stage (to the policy). */
   learn(sample: ExchangeSample): void;
@@ -23,12 +23,12 @@ export interface BackgroundOptions<R> {
   hooks?: EngineHooks | undefined;
 }
 
-export class BackgroundRequests<R> {
+export class BackgroundRequests<R, C = unknown> {
   private readonly inFlight = new Set<ServerId>();
   private timer: Cancel | undefined;
   private timerAtMs = Infinity;
 
-  constructor(private readonly options: BackgroundOptions<R>) {}
+  constructor(private readonly options: BackgroundOptions<R, C>) {}
 
   /** Servers with a background request in flight. */
   get pending(): ReadonlySet<ServerId> {
@@ -124,7 +124,7 @@ export class BackgroundRequests<R> {
       },
       stalled: () => undefined,
       error: () => (head ? finish('served', { status: head.status, ...(head.ttfbMs === undefined ? {} : { ttfbMs: head.ttfbMs }) }, head.ttfbMs !== undefined) : finish('network-error')),
-    });
+    }, undefined);
     if (done) cancel();
   }
 }

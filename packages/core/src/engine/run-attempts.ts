@@ -24,19 +24,23 @@ import type { ExchangeSample, SamplePurpose } from './policy-types.js';
 import type { AttemptOutcome, AttemptRecord, Cancel, EngineAttempt, EngineHooks, EngineIO, Exchange, ExchangeHead, RunResult } from './engine-io.js';
 import { safe } from './safe-hook.js';
 
-export interface RunContext<R> {
-  io: EngineIO<R>;
+export interface RunContext<R, C = unknown> {
+  io: EngineIO<R, C>;
+  /** Handed to every send of this run. */
+  context?: C;
   /** 'request' for the page's request, 'resume' for the rest of a broken body. */
   purpose: 'request' | 'resume';
   winOn?: 'head' | 'body';
   /** The learn stage: every sample goes here (to the policy). */
   learn(sample: ExchangeSample): void;
-  /** "This server was just marked failed" (the policy's onServerFailed). */
-  onServerFailed?(listener: (server: ServerId) => void): () => void;
+  /** Subscribes to "this server was just marked failed" elsewhere (the policy's onServerFailed). Returns unsubscribe. */
+  watchServerFailure?(server: ServerId, onFailed: () => void): () => void;
   admitHedge?(server: ServerId, nowMs: number): boolean;
   hooks?: EngineHooks;
   /** The winner's body broke off or froze after the run was served. */
   onBodyBroken?(server: ServerId): void;
+  /** The winner's body arrived whole (drivers that follow bodies). */
+  onBodyComplete?(server: ServerId): void;
 }
 
 /** How long a served body may stall before it counts as cut off: the attempt's deadline. */
@@ -71,7 +75,7 @@ interface Running<R> {
 const round = (ms: number): number => Math.round(ms * 100) / 100;
 
 /** Runs `plan`; calls `done` once. Returns a cancel: before the end it aborts the run (the page gave up), after it stops the winner's body. */
-export function runAttempts<R>(plan: readonly EngineAttempt[], ctx: RunContext<R>, done: (result: RunResult<R>) => void): Cancel {
+export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx: RunContext<R, C>, done: (result: RunResult<R>) => void): Cancel {
   const { io, hooks } = ctx;
   const startMs = io.now();
   const records: AttemptRecord[] = [];
@@ -141,7 +145,14 @@ export function runAttempts<R>(plan: readonly EngineAttempt[], ctx: RunContext<R
   };
 
   const launch = (attempt: EngineAttempt, index: number, purpose: SamplePurpose): void => {
-    const exchange: Exchange = { server: attempt.server, target: attempt.target, purpose, method: 'request', attemptIndex: index };
+    const exchange: Exchange = {
+      server: attempt.server,
+      target: attempt.target,
+      purpose,
+      method: 'request',
+      attemptIndex: index,
+      ...(attempt.hedgeAfterMs === undefined ? {} : { hedgeAfterMs: attempt.hedgeAfterMs }),
+    };
     const record: AttemptRecord = {
       server: attempt.server,
       target: attempt.target,
@@ -179,8 +190,8 @@ export function runAttempts<R>(plan: readonly EngineAttempt[], ctx: RunContext<R
       failedOver();
     });
     let nudged = false;
-    run.unwatch = ctx.onServerFailed?.((server) => {
-      if (server !== attempt.server || nudged || run.done) return;
+    run.unwatch = ctx.watchServerFailure?.(attempt.server, () => {
+      if (nudged || run.done) return;
       nudged = true;
       startNext(ctx.purpose);
     });
@@ -191,7 +202,7 @@ export function runAttempts<R>(plan: readonly EngineAttempt[], ctx: RunContext<R
       bodyComplete: (body) => onBodyComplete(run, body),
       stalled: (resumesAfterMs) => onStall(run, resumesAfterMs),
       error: (message) => onError(run, message),
-    });
+    }, ctx.context);
     if (run.done) run.cancelExchange();
   };
 
@@ -200,7 +211,7 @@ export function runAttempts<R>(plan: readonly EngineAttempt[], ctx: RunContext<R
     run.head = head;
     const { record } = run;
     record.status = head.status;
-    record.ttfbMs = round(head.ttfbMs ?? io.now() - sentAtMs);
+    record.ttfbMs = round(head.ttfbMs ?? head.elapsedMs ?? io.now() - sentAtMs);
     safe(() => hooks?.fetchDidSucceed?.(run.exchange, { status: head.status, ...(head.ttfbMs === undefined ? {} : { ttfbMs: head.ttfbMs }) }));
     const outcome = head.served ? 'served' : classifyStatus(head.status);
     record.outcome = outcome;
@@ -234,6 +245,7 @@ export function runAttempts<R>(plan: readonly EngineAttempt[], ctx: RunContext<R
       win(run, head.response);
     }
     if (head.ttfbMs !== undefined) learn(run, 'served', { ttfbMs: head.ttfbMs, status: head.status, ...body });
+    if (run === winner) ctx.onBodyComplete?.(run.attempt.server);
   };
 
   const onStall = (run: Running<R>, resumesAfterMs: number | null): void => {

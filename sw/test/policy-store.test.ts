@@ -1,10 +1,11 @@
 /**
- * The shared latency table in storage: batched writes, and two writers (two worker
+ * The policy's shared state (the paper's latency table) in storage: batched writes, and two writers (two worker
  * versions during an update) that may lose a sample but never corrupt the table.
  */
-import { FAST_PRESET, LatencyTable } from '@webpp/core';
+import { FAST_PRESET, LatencyTable, createPolicy } from '@webpp/core';
+import type { TablePolicy } from '@webpp/core';
 import { describe, expect, it } from 'vitest';
-import { LatencyStore } from '../src/latency-store.js';
+import { PolicyStore } from '../src/policy-store.js';
 import { LATENCY_TABLE_KEY, memoryKeyValueStore } from '../src/storage.js';
 import type { KeyValueStore } from '../src/storage.js';
 
@@ -19,10 +20,16 @@ function counting(store: KeyValueStore): KeyValueStore & { writes: number } {
   return counted;
 }
 
-describe('LatencyStore', () => {
+/** A store of the `fast` policy, with that policy's latency table at hand. */
+function newStore(storage: KeyValueStore, flushDelayMs: number): PolicyStore & { table: LatencyTable } {
+  const policy = createPolicy('fast', { random: Math.random, now: Date.now }) as TablePolicy;
+  return Object.assign(new PolicyStore({ policy, storage, flushDelayMs }), { table: policy.table });
+}
+
+describe('PolicyStore', () => {
   it('batches many changes into one write, off the hot path', async () => {
     const storage = counting(memoryKeyValueStore());
-    const store = new LatencyStore({ config: FAST_PRESET, storage, flushDelayMs: 20 });
+    const store = newStore(storage, 20);
     const writes: Promise<void>[] = [];
     for (let i = 0; i < 50; i++) {
       store.table.recordSample('http://b.localhost:1', 10 + i);
@@ -37,8 +44,8 @@ describe('LatencyStore', () => {
 
   it('merges with what another writer stored instead of overwriting it', async () => {
     const storage = memoryKeyValueStore();
-    const oldWorker = new LatencyStore({ config: FAST_PRESET, storage, flushDelayMs: 5 });
-    const newWorker = new LatencyStore({ config: FAST_PRESET, storage, flushDelayMs: 5 });
+    const oldWorker = newStore(storage, 5);
+    const newWorker = newStore(storage, 5);
     oldWorker.table.recordSample('http://a.localhost:1', 100);
     newWorker.table.recordSample('http://b.localhost:1', 20);
     await Promise.all([oldWorker.changed(), newWorker.changed()]);
@@ -52,22 +59,22 @@ describe('LatencyStore', () => {
 
   it('loads the stored table on start, and survives garbage in storage', async () => {
     const storage = memoryKeyValueStore();
-    const first = new LatencyStore({ config: FAST_PRESET, storage, flushDelayMs: 0 });
+    const first = newStore(storage, 0);
     first.table.recordSample('http://b.localhost:1', 42);
     await first.changed();
-    const restarted = new LatencyStore({ config: FAST_PRESET, storage, flushDelayMs: 0 });
+    const restarted = newStore(storage, 0);
     await restarted.load();
     expect(restarted.table.get('http://b.localhost:1')?.meanMs).toBe(42);
 
     await storage.set(LATENCY_TABLE_KEY, { formatVersion: 1, servers: { x: 'not a row' } });
-    const tolerant = new LatencyStore({ config: FAST_PRESET, storage, flushDelayMs: 0 });
+    const tolerant = newStore(storage, 0);
     await tolerant.load();
     expect(tolerant.table.servers()).toEqual([]);
   });
 
   it('concurrent writers interleaving many flushes always leave a valid table', async () => {
     const storage = memoryKeyValueStore();
-    const writers = [0, 1, 2].map(() => new LatencyStore({ config: FAST_PRESET, storage, flushDelayMs: 0 }));
+    const writers = [0, 1, 2].map(() => newStore(storage, 0));
     const pending: Promise<void>[] = [];
     for (let round = 0; round < 20; round++) {
       writers.forEach((writer, index) => {

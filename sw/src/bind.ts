@@ -1,0 +1,180 @@
+/**
+ * A bound request, top to bottom: plan (core's engine asks the policy; stale bindings go
+ * last) → attempt (core's state machine, with fetch) → serve (the winner under the logical
+ * URL, its body checked and resumable; an offline copy or the best failed answer when no
+ * replica served) → learn (bindings from every answer, samples to the policy, the decision
+ * record to the lifecycle callbacks), then the background requests inside waitUntil.
+ */
+import { serverOf } from '@webpp/core';
+import type { ClientEngine, ResolvedBinding, ServerId } from '@webpp/core';
+import { classifyStatus, toEngineAttempt, toSpec, toWorkerResult, untilDone } from './attempt-runner.js';
+import type { AttemptSpec, RunResult } from './attempt-runner.js';
+import type { ControlCheck } from './control-check.js';
+import { decisionRecord } from './decision-record.js';
+import { navigationErrorPage } from './error-page.js';
+import type { ExchangeSender } from './fetch-io.js';
+import type { HeaderLearning } from './header-learning.js';
+import type { IntegrityGuard } from './integrity-guard.js';
+import type { DecisionRecord } from './messages.js';
+import { failedEverywhere } from './offline-cache.js';
+import type { OfflineCache } from './offline-cache.js';
+import { buildPhysicalRequest } from './physical-request.js';
+import type { PhysicalRequestOptions } from './physical-request.js';
+import type { ResumeStage } from './resume.js';
+import type { SampleStage } from './samples.js';
+import { servedResponse } from './served-response.js';
+import type { ProbeUrls, StaleBindings } from './server-memory.js';
+import type { StateReporter } from './state-reporter.js';
+import type { TrustRule } from './trust.js';
+
+/** What the caller of respond() provides: how to fetch, and how to extend the event's life. */
+export interface RespondIO {
+  fetch(request: Request): Promise<Response>;
+  waitUntil(promise: Promise<unknown>): void;
+}
+
+export interface BindStageOptions {
+  engine: ClientEngine<Response, ExchangeSender>;
+  selfOrigin: string;
+  reporter: StateReporter;
+  headers: HeaderLearning;
+  samples: SampleStage;
+  integrity: IntegrityGuard;
+  resume: ResumeStage;
+  offline: OfflineCache;
+  controlCheck: ControlCheck;
+  trust: TrustRule;
+  probeUrls: ProbeUrls;
+  staleBindings: StaleBindings;
+  /** Wraps the fetch of every physical request (the connection queue counts them per host). */
+  track(fetch: (request: Request) => Promise<Response>): (request: Request) => Promise<Response>;
+  /** After each request: the policy's background requests and a batched state write. */
+  afterRequest(candidates: readonly ServerId[]): Promise<void>;
+  /** Lifecycle callback: one bound request was decided (telemetry). */
+  decisionMade(decision: DecisionRecord): void;
+}
+
+export class BindStage {
+  constructor(private readonly options: BindStageOptions) {}
+
+  async handle(request: Request, resolved: ResolvedBinding, io: RespondIO): Promise<Response> {
+    const { engine, reporter, integrity } = this.options;
+    const arrivedMs = performance.now();
+    const atMs = Date.now();
+    reporter.count('bound');
+
+    // plan
+    const physicalByServer = new Map<ServerId, string>();
+    for (const url of resolved.physicalUrls) {
+      const server = serverOf(url);
+      if (!physicalByServer.has(server)) physicalByServer.set(server, url);
+      this.options.probeUrls.remember(server, url);
+    }
+    const candidates = [...physicalByServer.keys()];
+    const plan = engine
+      .plan(
+        { logicalUrl: resolved.logical, method: request.method, candidates },
+        (server) => physicalByServer.get(server),
+        // A replica that answered 404/410 for this directory version goes last (it may be back later).
+        (server) => this.options.staleBindings.isStale(physicalByServer.get(server)!, resolved.directoryVersion),
+      )
+      .map(toSpec);
+    const bindMs = performance.now() - arrivedMs;
+
+    // attempt
+    const result = await integrity.run(request, resolved.logical, plan, (specs) => this.attempt(specs, request, resolved, io));
+    io.waitUntil(this.options.afterRequest(candidates));
+
+    // serve
+    const response = await this.serve(request, resolved, io, plan, result);
+
+    // learn: the decision, for the lifecycle callbacks
+    this.options.decisionMade(
+      decisionRecord({ id: reporter.decisionId(), atMs, request, logicalUrl: resolved.logical, policy: engine.policy.name, result, bindMs, totalMs: performance.now() - arrivedMs }),
+    );
+    return response;
+  }
+
+  /** One run of the engine over `specs`; the page's abort ends it. */
+  private attempt(specs: readonly AttemptSpec[], request: Request, resolved: ResolvedBinding, io: RespondIO, resume?: PhysicalRequestOptions['resume']): Promise<RunResult> {
+    const { engine } = this.options;
+    const sender = this.sender(request, resolved, io, resume);
+    return untilDone<RunResult>(
+      (done) => engine.run(specs.map(toEngineAttempt), (result) => done(toWorkerResult(result)), { context: sender, purpose: resume ? 'resume' : 'request' }),
+      () => ({ kind: 'aborted', attempts: [] }),
+      request.signal,
+    );
+  }
+
+  private async serve(request: Request, resolved: ResolvedBinding, io: RespondIO, plan: readonly AttemptSpec[], result: RunResult): Promise<Response> {
+    const { reporter, offline, integrity } = this.options;
+    const waitUntil = (promise: Promise<unknown>): void => io.waitUntil(promise);
+    const navigation = request.mode === 'navigate';
+    // Stale-if-error: a saved copy only when no replica gave a live answer (offline-cache.ts).
+    const offlineCopy = failedEverywhere(result) ? await offline.rescue(request, resolved.logical) : undefined;
+    if (offlineCopy) {
+      reporter.count('failed');
+      if (result.kind === 'failed') result.fallback?.response.body?.cancel().catch(() => undefined);
+      return offlineCopy;
+    }
+    if (result.kind === 'served') {
+      reporter.count('served');
+      const served = servedResponse(request, result.winner.physicalUrl, result.response);
+      if (navigation && result.winner.server !== this.options.selfOrigin) io.waitUntil(this.options.controlCheck.afterReplicaNavigation(resolved.logical));
+      const resumable = this.options.resume.wrap(served, {
+        request,
+        logicalUrl: resolved.logical,
+        winner: result.winner,
+        plan,
+        fetchRest: (rest, range) => this.fetchRest(rest, range, request, resolved, io),
+        waitUntil,
+      });
+      // Verified bytes only (integrity.ts) are kept for offline use (offline-cache.ts).
+      return offline.keep(request, resolved.logical, integrity.guard(request, resumable), waitUntil);
+    }
+    if (result.kind === 'failed' && result.fallback) {
+      // Every replica failed, but one answered (e.g. 404 everywhere): that answer is the truth.
+      reporter.count('failed');
+      const answer = servedResponse(request, result.fallback.attempt.physicalUrl, result.fallback.response);
+      return offline.keep(request, resolved.logical, answer, waitUntil); // a 404/410 deletes the copy
+    }
+    if (result.kind === 'failed') reporter.count('failed');
+    return navigation && result.kind === 'failed' ? navigationErrorPage(resolved.logical, result.attempts) : Response.error();
+  }
+
+  /** The rest of a broken body from the remaining plan (a 'resume' run). */
+  private async fetchRest(
+    specs: readonly AttemptSpec[],
+    rest: { range: string; ifRange: string | undefined },
+    request: Request,
+    resolved: ResolvedBinding,
+    io: RespondIO,
+  ): Promise<{ server: ServerId; response: Response } | undefined> {
+    const result = await this.attempt(specs, request, resolved, io, { range: rest.range, ifRange: rest.ifRange });
+    if (result.kind === 'served') return { server: result.winner.server, response: result.response };
+    if (result.kind === 'failed') result.fallback?.response.body?.cancel().catch(() => undefined);
+    return undefined;
+  }
+
+  /** How this request's exchanges reach the replicas, and what every answer teaches. */
+  private sender(request: Request, resolved: ResolvedBinding, io: RespondIO, resume?: PhysicalRequestOptions['resume']): ExchangeSender {
+    const { selfOrigin, headers, samples, trust } = this.options;
+    const mayBeCached = !resume && request.method === 'GET' && request.cache !== 'no-store' && request.cache !== 'reload';
+    const waitUntil = (promise: Promise<unknown>): void => io.waitUntil(promise);
+    return {
+      build: (exchange, signal) => buildPhysicalRequest(request, exchange.target, { selfOrigin, signal, ...(resume ? { resume } : {}) }),
+      fetch: this.options.track(io.fetch),
+      onResponse: (exchange, response, elapsedMs, sentAtMs) => {
+        const outcome = classifyStatus(response.status);
+        if (outcome !== 'server-error') {
+          samples.add(exchange, response, elapsedMs, sentAtMs, mayBeCached);
+          headers.learnFrom(response, resolved.logical, waitUntil, trust.isOwn(exchange.server, response.url) ? undefined : exchange.server);
+        }
+        if (outcome === 'stale') {
+          this.options.staleBindings.note(exchange.target, resolved.directoryVersion);
+          this.options.probeUrls.forget(exchange.server, exchange.target);
+        }
+      },
+    };
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * The learn stage for headers: what a response from the site or one of its replicas says in
+ * its bindings and control headers (docs/protocol.md). A replica's bindings pass the trust
+ * rule first (trust.ts); only the own origin may switch the worker off (kill-switch.ts) or
+ * give content digests (integrity.ts). A static host sends no header: its bindings come
+ * from the static bindings file, line by line, as if each came in a header of the own origin.
+ */
+import { BINDINGS_HEADER } from '@webpp/core';
+import type { BindingsDocument, ServerId } from '@webpp/core';
+import type { BindingsStore } from './bindings-store.js';
+import type { DigestStore } from './digest-store.js';
+import { isSwitchOff } from './kill-switch.js';
+import type { KillSwitch } from './kill-switch.js';
+import type { StateReporter } from './state-reporter.js';
+import type { StaticBindings } from './static-bindings.js';
+import type { TrustRule } from './trust.js';
+
+export type WaitUntil = (promise: Promise<unknown>) => void;
+
+export interface HeaderLearningOptions {
+  bindings: BindingsStore;
+  digests: DigestStore;
+  trust: TrustRule;
+  killSwitch: KillSwitch;
+  staticBindings: StaticBindings;
+  reporter: StateReporter;
+  /** The own origin answered (control-check.ts). */
+  heardFromOwnOrigin(): void;
+}
+
+export class HeaderLearning {
+  constructor(private readonly options: HeaderLearningOptions) {}
+
+  /**
+   * Reads the bindings and control headers of a response. `replica`: the server, when it is
+   * not the site's own origin; what it says goes through the trust rule.
+   */
+  learnFrom(response: Response, from: string, waitUntil: WaitUntil, replica?: ServerId): void {
+    const { bindings, trust, digests, reporter } = this.options;
+    const { headers } = response;
+    if (replica === undefined) this.options.heardFromOwnOrigin();
+    if (isSwitchOff(headers)) {
+      if (replica === undefined) return this.switchOff(from, waitUntil);
+      reporter.count('untrustedHeaders');
+      reporter.event({ type: 'untrusted-header', atMs: Date.now(), header: 'webpp-control', server: replica, from });
+    }
+    const learned = bindings.learn(headers, replica === undefined ? undefined : (document) => this.screen(document, replica, from));
+    if (learned.kind === 'applied') {
+      reporter.count('bindingsHeadersAccepted');
+      if (replica === undefined && learned.document) {
+        trust.learnServers(learned.document.bindings);
+        trust.learnOwnVersion(learned.document.directoryVersion);
+        if (digests.record(learned.document.digests ?? []) > 0) waitUntil(digests.changed());
+      }
+      if (learned.applied > 0) {
+        waitUntil(bindings.changed());
+        reporter.send({ type: 'bindings', atMs: Date.now(), count: bindings.size, directoryVersion: bindings.directoryVersion, applied: learned.applied, from });
+      }
+    } else if (learned.kind === 'rejected') {
+      reporter.count('bindingsHeadersRejected');
+      reporter.event({ type: 'bindings-rejected', atMs: Date.now(), code: learned.error.code, message: learned.error.message, from });
+    }
+  }
+
+  /**
+   * The own origin's static bindings file. The page waits for it only while the worker holds
+   * no bindings at all (the file covers the whole site); otherwise it is revalidated in the
+   * background.
+   */
+  async learnStaticBindings(waitUntil: WaitUntil): Promise<void> {
+    const { staticBindings } = this.options;
+    const from = staticBindings.url;
+    const read = staticBindings.whenHeaderMissing((value) => this.learnFrom(new Response(null, { headers: { [BINDINGS_HEADER]: value } }), from, waitUntil));
+    if (this.options.bindings.size === 0) await read;
+    else waitUntil(read);
+  }
+
+  /** A replica's bindings, as the trust rule allows them; dropped rows are counted and reported. */
+  private screen(document: BindingsDocument, replica: ServerId, from: string): BindingsDocument {
+    const { trust, reporter } = this.options;
+    const screened = trust.screen(document);
+    if (screened.dropped.length > 0) {
+      reporter.count('untrustedBindings', screened.dropped.length);
+      reporter.event({ type: 'untrusted-bindings', atMs: Date.now(), server: replica, from, dropped: screened.dropped.slice(0, 8), droppedCount: screened.dropped.length });
+    }
+    return screened.document;
+  }
+
+  /** The remote kill switch: binding stops before this response is even returned. */
+  private switchOff(from: string, waitUntil: WaitUntil): void {
+    const { killSwitch, reporter } = this.options;
+    if (killSwitch.isOff) return;
+    waitUntil(killSwitch.switchOff());
+    reporter.event({ type: 'control-off', atMs: Date.now(), from });
+    reporter.flushEvents();
+  }
+}
