@@ -1,0 +1,154 @@
+/**
+ * A small distribution of one server's time to first byte, whose samples lose weight with
+ * elapsed time.
+ *
+ * - Decay by elapsed time, not by sample count, as Finagle's PeakEwma.scala and tower's
+ *   peak_ewma.rs do (weight exp(−Δt/τ): "the frequency of observations represents an
+ *   unevenly spaced time-series"): every weight is multiplied by 2^(−Δt / halfLife) when
+ *   time moves on, a new sample weighs 1, and a sample after a gap Δt gets at least the
+ *   share 1 − 2^(−Δt / halfLife) that Finagle's EWMA would give it. So a server sampled ten
+ *   times a second keeps its tail (a stall every 50 requests) in view for a few half-lives
+ *   instead of a fixed window of samples, and one refresh of a server not in use counts
+ *   for what the time since its last sample says.
+ * - Kept as a histogram of logarithmic buckets, as DDSketch does (Masson, Rim and Lee,
+ *   VLDB 2019): bucket i holds values in (γ^(i−1), γ^i] with γ = (1 + α)/(1 − α), and its
+ *   representative 2γ^i/(γ + 1) is within a relative error α of every value in it. With
+ *   α = 2 %, the first bytes of one server fill a few dozen buckets, whatever the count,
+ *   so the hedge's double sum over two distributions (expected-time.ts) stays cheap.
+ * Plain data; the caller passes the clock.
+ */
+
+/** Relative accuracy α of a bucket's representative value. */
+const RELATIVE_ACCURACY = 0.02;
+const GAMMA = (1 + RELATIVE_ACCURACY) / (1 - RELATIVE_ACCURACY);
+const LOG_GAMMA = Math.log(GAMMA);
+/** Values below this (ms) share the lowest bucket: below a timer's resolution. */
+const MIN_VALUE_MS = 0.5;
+/** A bucket whose weight decays below this is dropped (it no longer counts: 1 in 10^6). */
+const NEGLIGIBLE_WEIGHT = 1e-6;
+/** Most buckets kept (the lightest go first): 1 ms to 60 s at 2 % takes ~280. */
+const MAX_BUCKETS = 400;
+
+/** Plain JSON for snapshots: [bucketIndex, weight] pairs and the time the weights refer to. */
+export interface SketchJSON {
+  buckets: Array<[number, number]>;
+  atMs: number;
+}
+
+/** Values sorted ascending with normalised weights (they sum to 1). */
+export interface WeightedSamples {
+  valuesMs: number[];
+  weights: number[];
+}
+
+export class LatencySketch {
+  private buckets = new Map<number, number>();
+  /** Clock time the weights refer to: the newest sample. */
+  private atMs = 0;
+
+  /** Total weight (a decayed count of samples). */
+  get weight(): number {
+    let total = 0;
+    for (const weight of this.buckets.values()) total += weight;
+    return total;
+  }
+
+  get empty(): boolean {
+    return this.buckets.size === 0;
+  }
+
+  add(valueMs: number, nowMs: number, halfLifeMs: number): void {
+    const elapsedMs = nowMs - this.atMs;
+    this.decayTo(nowMs, halfLifeMs);
+    // Finagle's update, cost·w + rtt·(1 − w) with w = exp(−Δt/τ), gives a sample after a gap
+    // Δt the share 1 − w of the estimate however many samples came before; a sum of decayed
+    // counts would give it 1/(count + 1). The new sample gets the larger of the two shares.
+    const gapShare = elapsedMs > 0 ? 1 - 2 ** (-elapsedMs / halfLifeMs) : 0;
+    if (gapShare > 0 && gapShare < 1) this.discount(1 / gapShare - 1);
+    const index = bucketOf(valueMs);
+    this.buckets.set(index, (this.buckets.get(index) ?? 0) + 1);
+    if (this.buckets.size > MAX_BUCKETS) this.dropLightest();
+  }
+
+  /**
+   * Scales the weights down so that they total at most `totalWeight`: the past counts as
+   * that many samples. Peak-EWMA's rule "quick to react to latency spikes" (PeakEwma.scala):
+   * after a change, the new level need not first outweigh seconds of the old one.
+   */
+  discount(totalWeight: number): void {
+    const factor = totalWeight / this.weight;
+    if (!(factor < 1)) return;
+    for (const [index, weight] of this.buckets) this.buckets.set(index, weight * factor);
+  }
+
+  /** Buckets by value with weights normalised; the same at any later time, since all decay alike. */
+  weighted(): WeightedSamples {
+    const indices = [...this.buckets.keys()].sort((a, b) => a - b);
+    const total = this.weight;
+    return {
+      valuesMs: indices.map(valueOf),
+      weights: indices.map((index) => (this.buckets.get(index) as number) / total),
+    };
+  }
+
+  meanMs(): number {
+    if (this.empty) return Number.NaN;
+    const { valuesMs, weights } = this.weighted();
+    return valuesMs.reduce((sum, value, i) => sum + value * (weights[i] as number), 0);
+  }
+
+  quantileMs(q: number): number {
+    return weightedQuantile(this.weighted(), q);
+  }
+
+  toJSON(): SketchJSON {
+    return { buckets: [...this.buckets.entries()], atMs: this.atMs };
+  }
+
+  /** Replaces the contents (validated by the caller: integer indices, finite weights > 0). */
+  load(json: SketchJSON): void {
+    this.buckets = new Map(json.buckets);
+    this.atMs = json.atMs;
+    while (this.buckets.size > MAX_BUCKETS) this.dropLightest();
+  }
+
+  private decayTo(nowMs: number, halfLifeMs: number): void {
+    const elapsedMs = nowMs - this.atMs;
+    if (elapsedMs <= 0) return;
+    const factor = 2 ** (-elapsedMs / halfLifeMs);
+    for (const [index, weight] of this.buckets) {
+      const decayed = weight * factor;
+      if (decayed < NEGLIGIBLE_WEIGHT) this.buckets.delete(index);
+      else this.buckets.set(index, decayed);
+    }
+    this.atMs = nowMs;
+  }
+
+  private dropLightest(): void {
+    let lightest: number | undefined;
+    for (const [index, weight] of this.buckets) {
+      if (lightest === undefined || weight < (this.buckets.get(lightest) as number)) lightest = index;
+    }
+    if (lightest !== undefined) this.buckets.delete(lightest);
+  }
+}
+
+/** The bucket of a value (ms): ceil(log_γ(value)). */
+export function bucketOf(valueMs: number): number {
+  return Math.ceil(Math.log(Math.max(MIN_VALUE_MS, valueMs)) / LOG_GAMMA);
+}
+
+/** A bucket's representative value (ms), within α of every value in it. */
+export function valueOf(index: number): number {
+  return (2 * GAMMA ** index) / (GAMMA + 1);
+}
+
+/** The smallest value whose cumulative weight reaches q (weights sum to 1); NaN when empty. */
+export function weightedQuantile({ valuesMs, weights }: WeightedSamples, q: number): number {
+  let cumulative = 0;
+  for (let i = 0; i < valuesMs.length; i++) {
+    cumulative += weights[i] as number;
+    if (cumulative >= q - 1e-12) return valuesMs[i] as number;
+  }
+  return valuesMs.at(-1) ?? Number.NaN;
+}

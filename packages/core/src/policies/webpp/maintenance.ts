@@ -1,0 +1,99 @@
+/**
+ * Background requests of the webpp policy, all counted as extra requests:
+ * - probes of ejected servers, when their jittered backoff is due (backoff.ts); bounded by
+ *   the backoff itself (a handful per outage, then one per probeBackoffCapMs);
+ * - one free refresh of each server never measured (the cold start: learn the replicas
+ *   from the first page instead of from user requests) — once per server;
+ * - refreshes of the stalest server, within refreshBudgetShare of requests
+ *   (token bucket), so that servers not in use are re-measured every few seconds and a
+ *   change elsewhere, or a recovered best server, is noticed (the paper refreshes only
+ *   after its TTL of 41 min). A ranged GET of rangeRefreshBytes when large resources are
+ *   in use, so that throughput is measured too; a HEAD otherwise. An ejected server can be
+ *   the stalest: it then gets an early probe from this budget, so that the end of a long
+ *   outage is seen within seconds, not only when the backoff (up to a minute) comes round;
+ * - when a server changes (a streak of first bytes beyond its own quantiles), every other
+ *   server at once, on credit from the same budget.
+ */
+import type { BackgroundRequest, MaintenanceInput } from '../../engine/policy-types.js';
+import type { ServerId } from '../../types.js';
+import { probeDelayMs } from './backoff.js';
+import type { WebppOptions } from './options.js';
+import type { ServerRecord } from './server-record.js';
+import type { TokenBucket } from './token-bucket.js';
+
+export interface MaintenanceContext {
+  records: Map<ServerId, ServerRecord>;
+  /** Creates the record of a server first seen. */
+  recordOf(server: ServerId): ServerRecord;
+  options: WebppOptions;
+  refreshBucket: TokenBucket;
+  /** True while requests of at least rangeRefreshBytes are being made. */
+  largeResourcesInUse: boolean;
+  random: () => number;
+  /** When the last change-triggered refresh round went out; updated here. */
+  lastChangeRefreshAtMs: number;
+}
+
+export function dueBackground(input: MaintenanceInput, context: MaintenanceContext): BackgroundRequest[] {
+  const { records, options, refreshBucket, random } = context;
+  const { nowMs, inFlight } = input;
+  const due: BackgroundRequest[] = [];
+  const free = (server: ServerId): boolean => !inFlight.has(server) && !due.some((request) => request.server === server);
+
+  for (const record of records.values()) {
+    if (record.state !== 'failed' || record.nextProbeAtMs > nowMs || !free(record.server)) continue;
+    due.push({ server: record.server, purpose: 'probe', method: 'head' });
+    record.probesSent++;
+    record.nextProbeAtMs = nowMs + probeDelayMs(record.probesSent, options.probeBackoffBaseMs, options.probeBackoffCapMs, random);
+  }
+
+  for (const server of input.candidates) {
+    const record = context.recordOf(server);
+    if (record.measured || record.state === 'failed' || record.bootstrapSentAtMs !== 0 || !free(server)) continue;
+    record.bootstrapSentAtMs = nowMs;
+    due.push(refresh(server, context));
+  }
+
+  // A change of a server (server-record.ts, noteChange): re-measure every other one now, on credit.
+  const changed = [...records.values()].filter((record) => record.changeSuspectedAtMs > context.lastChangeRefreshAtMs);
+  if (changed.length > 0) {
+    context.lastChangeRefreshAtMs = nowMs;
+    for (const record of records.values()) {
+      if (changed.includes(record) || record.state === 'failed' || !record.measured || !free(record.server)) continue;
+      // No refreshMinIntervalMs here: a sample taken just before the change says nothing.
+      if (!refreshBucket.borrow()) continue;
+      due.push(refresh(record.server, context));
+    }
+  }
+
+  if (refreshBucket.canSpend()) {
+    const pool = new Set<ServerId>([...input.candidates, ...records.keys()]);
+    let stalest: ServerRecord | undefined;
+    for (const server of pool) {
+      const record = records.get(server);
+      // Ejected servers compete too: the budget looks for changes, and a recovery is one.
+      if (record === undefined || !free(server)) continue;
+      if (record.measured && nowMs - record.lastSampleAtMs < options.refreshMinIntervalMs) continue;
+      if (stalest === undefined || record.lastSampleAtMs < stalest.lastSampleAtMs) stalest = record;
+    }
+    if (stalest !== undefined && refreshBucket.trySpend()) {
+      due.push(stalest.state === 'failed' ? { server: stalest.server, purpose: 'probe', method: 'head' } : refresh(stalest.server, context));
+    }
+  }
+  return due;
+}
+
+function refresh(server: ServerId, context: MaintenanceContext): BackgroundRequest {
+  return context.largeResourcesInUse
+    ? { server, purpose: 'refresh', method: 'range', rangeBytes: context.options.rangeRefreshBytes }
+    : { server, purpose: 'refresh', method: 'head' };
+}
+
+/** When the next probe is due (the engine's maintenance timer), or undefined. */
+export function nextProbeAtMs(records: Iterable<ServerRecord>): number | undefined {
+  let next: number | undefined;
+  for (const record of records) {
+    if (record.state === 'failed' && (next === undefined || record.nextProbeAtMs < next)) next = record.nextProbeAtMs;
+  }
+  return next;
+}

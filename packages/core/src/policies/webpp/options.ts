@@ -1,0 +1,164 @@
+/**
+ * Tunables of the `webpp` policy (issue 11, docs/selection.md "The webpp policy"). Every
+ * parameter carries its unit in its name; every default says why. The evaluation's sweep
+ * uses these names.
+ *
+ * Budget: hedges (≤ hedgeBudgetShare), refreshes (≤ refreshBudgetShare), probes (a few per
+ * dead server and minute) and resumes together stay within 5 % of requests with these
+ * defaults (3 % + 1.5 % + probes).
+ */
+
+export interface WebppOptions {
+  /**
+   * A hedge is sent when the chosen replica has sent no first byte by this quantile of its
+   * own time to first byte (0 < q < 1). 0.95: Dean and Barroso, "The Tail at Scale" (CACM
+   * 2013): deferring the hedge until the request has been outstanding longer than the p95
+   * "limits the additional load to approximately 5%" while shortening the tail much (their
+   * BigTable example: p99.9 from 1 800 to 74 ms for 2 % more requests). A quantile q fires
+   * on at most (1 − q) of requests; the token bucket caps the rest.
+   */
+  hedgeQuantile: number;
+  /**
+   * Most hedges as a share of requests (token bucket: each request adds this many tokens,
+   * a hedge spends one). 0.03: with refreshes, probes and resumes the total stays ≤ 5 %.
+   * Tokens a full hedge bucket cannot hold pay for refreshes instead.
+   */
+  hedgeBudgetShare: number;
+  /**
+   * Half-life of a sample's weight, in ms of elapsed time (not in samples): a sample this
+   * old counts half as much as a new one. 7 000: Finagle's and Linkerd's peak-EWMA default
+   * decay τ = 10 s (PeakEwma.scala, tower peak_ewma.rs) has a half-life of τ·ln 2 ≈ 6.9 s;
+   * short enough that a refresh every few seconds outweighs the past within one or two.
+   */
+  estimateHalfLifeMs: number;
+  /**
+   * Most refreshes (background HEAD or small ranged GET to servers not in use) as a share of
+   * requests. 0.015: the rest of the 5 % after hedges; at 10 requests/s that is one refresh
+   * every ~7 s (more with unused hedge tokens), and on a change of the server in use all
+   * others at once (changeStreakSamples); a server never measured is measured at once
+   * (outside the budget, once per server).
+   */
+  refreshBudgetShare: number;
+  /**
+   * This many first bytes in a row beyond the server's own hedgeQuantile mean "the server in
+   * use has changed": every other candidate is refreshed at once, on credit from the refresh
+   * budget (token-bucket.ts, borrow). 3: by chance (at q = 0.95) once in 8 000 requests.
+   */
+  changeStreakSamples: number;
+  /** A server measured less than this long ago is not refreshed (ms). 2 000: the budget goes to staler servers. */
+  refreshMinIntervalMs: number;
+  /**
+   * Size of the ranged GET of a refresh when requests of at least this size are in use
+   * (bytes); else a refresh is a HEAD. 32 768: one 32 KiB transfer takes ~50–250 ms on the
+   * links of our scenarios, long enough to time against the first byte.
+   */
+  rangeRefreshBytes: number;
+  /** Fewer samples than this: no quantile (no hedge, the initial timeout). 4. */
+  minSamplesForQuantile: number;
+  /** Bodies smaller than this do not enter the throughput estimate (bytes): their time is noise. 8 192. */
+  minThroughputSampleBytes: number;
+  /**
+   * Timeout of an attempt = timeoutQuantileMultiple × this quantile of the server's own first
+   * byte, clamped to [timeoutFloorMs, timeoutCeilingMs]. 0.99: beyond the hedge's quantile, so
+   * a timeout means "dead or hanging", while the hedge covers "slow".
+   */
+  timeoutQuantile: number;
+  /** 3: as the paper's policy (docs/selection.md, "mean multiple"): false timeouts stay rare. */
+  timeoutQuantileMultiple: number;
+  /** 500 ms: a nearby server's p99 of a few ms must not time out on a GC pause or a new TLS connection. */
+  timeoutFloorMs: number;
+  /** 5 000 ms: a wild estimate must not let a dead server hang a page. */
+  timeoutCeilingMs: number;
+  /** Timeout before minSamplesForQuantile samples (ms). 2 000: a cold connection to a distant server. */
+  initialTimeoutMs: number;
+  /**
+   * Consecutive failures (timeouts, refused/reset connections, 5xx, bodies cut off) that
+   * eject a server. 2: Envoy ejects after 5 consecutive 5xx among thousands of requests; a
+   * page makes tens, and a single stall must not eject a replica that is merely slow once.
+   */
+  ejectAfterFailures: number;
+  /**
+   * Probes of an ejected server follow jittered exponential backoff (backoff.ts): the first
+   * after 1–2 × probeBackoffBaseMs, each next about twice as long, at most probeBackoffCapMs
+   * (Envoy's growing ejection time; jitter so that the clients of one outage do not probe
+   * in lockstep). 1 000 ms: a replica that restarts is seen within 1–2 s.
+   */
+  probeBackoffBaseMs: number;
+  /** 60 000 ms: a long outage costs one probe every 30–60 s; its end is seen within a minute. */
+  probeBackoffCapMs: number;
+  /** Most hedge / refresh tokens saved up (a burst). 3: one page's burst of stalls. */
+  bucketCapacityTokens: number;
+}
+
+export const WEBPP_DEFAULTS: Readonly<WebppOptions> = Object.freeze({
+  hedgeQuantile: 0.95,
+  hedgeBudgetShare: 0.03,
+  estimateHalfLifeMs: 7_000,
+  refreshBudgetShare: 0.015,
+  changeStreakSamples: 3,
+  refreshMinIntervalMs: 2_000,
+  rangeRefreshBytes: 32_768,
+  minSamplesForQuantile: 4,
+  minThroughputSampleBytes: 8_192,
+  timeoutQuantile: 0.99,
+  timeoutQuantileMultiple: 3,
+  timeoutFloorMs: 500,
+  timeoutCeilingMs: 5_000,
+  initialTimeoutMs: 2_000,
+  ejectAfterFailures: 2,
+  probeBackoffBaseMs: 1_000,
+  probeBackoffCapMs: 60_000,
+  bucketCapacityTokens: 3,
+});
+
+type Check = (value: number) => boolean;
+const positive: Check = (v) => v > 0;
+const share: Check = (v) => v >= 0 && v <= 1;
+const openUnit: Check = (v) => v > 0 && v < 1;
+const atLeastOne: Check = (v) => Number.isInteger(v) && v >= 1;
+const nonNegative: Check = (v) => v >= 0;
+
+const RULES: Record<keyof WebppOptions, [Check, string]> = {
+  hedgeQuantile: [openUnit, 'in (0, 1)'],
+  hedgeBudgetShare: [share, 'in [0, 1]'],
+  estimateHalfLifeMs: [positive, '> 0'],
+  refreshBudgetShare: [share, 'in [0, 1]'],
+  changeStreakSamples: [atLeastOne, 'an integer >= 1'],
+  refreshMinIntervalMs: [nonNegative, '>= 0'],
+  rangeRefreshBytes: [atLeastOne, 'an integer >= 1'],
+  minSamplesForQuantile: [atLeastOne, 'an integer >= 1'],
+  minThroughputSampleBytes: [nonNegative, '>= 0'],
+  timeoutQuantile: [openUnit, 'in (0, 1)'],
+  timeoutQuantileMultiple: [positive, '> 0'],
+  timeoutFloorMs: [positive, '> 0'],
+  timeoutCeilingMs: [positive, '> 0'],
+  initialTimeoutMs: [positive, '> 0'],
+  ejectAfterFailures: [atLeastOne, 'an integer >= 1'],
+  probeBackoffBaseMs: [positive, '> 0'],
+  probeBackoffCapMs: [positive, '> 0'],
+  bucketCapacityTokens: [(v) => v >= 1, '>= 1'],
+};
+
+/**
+ * Defaults overlaid with `partial`, validated.
+ * @throws RangeError naming the option, for an unknown name or a value out of range.
+ */
+export function resolveWebppOptions(partial: Record<string, unknown> = {}): WebppOptions {
+  const resolved: WebppOptions = { ...WEBPP_DEFAULTS };
+  for (const [name, value] of Object.entries(partial)) {
+    if (value === undefined) continue;
+    const rule = RULES[name as keyof WebppOptions];
+    if (rule === undefined) throw new RangeError(`WebppOptions has no option "${name}"`);
+    if (typeof value !== 'number' || !Number.isFinite(value) || !rule[0](value)) {
+      throw new RangeError(`WebppOptions.${name} must be ${rule[1]} (got ${String(value)})`);
+    }
+    resolved[name as keyof WebppOptions] = value;
+  }
+  if (resolved.timeoutFloorMs > resolved.timeoutCeilingMs) {
+    throw new RangeError(`WebppOptions.timeoutFloorMs must be <= timeoutCeilingMs (got ${resolved.timeoutFloorMs} > ${resolved.timeoutCeilingMs})`);
+  }
+  if (resolved.probeBackoffBaseMs > resolved.probeBackoffCapMs) {
+    throw new RangeError(`WebppOptions.probeBackoffBaseMs must be <= probeBackoffCapMs (got ${resolved.probeBackoffBaseMs} > ${resolved.probeBackoffCapMs})`);
+  }
+  return resolved;
+}

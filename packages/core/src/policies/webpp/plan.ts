@@ -1,0 +1,146 @@
+/**
+ * The attempts of one request, best first (route → PLAN → attempt → serve → learn):
+ * 1. Cold start: no candidate measured yet → the origin's order (the binding order), not a
+ *    random pick; the first page's requests and one free refresh per server teach the rest.
+ * 2. Measured, available servers by expected time (expected-time.ts), each scored with the
+ *    hedge it would get when the hedge budget has a token: min(E[T], E[T hedged]).
+ *    A server not measured for a while is ranked with optimism (see agedExpectedMs).
+ * 3. The best one first; if hedging it by the next best lowers its expected time, that one
+ *    second, with hedgeAfterMs chosen from the primary's own distribution (addHedges).
+ * 4. Then the other measured servers, then never-measured ones (origin order), then ejected
+ *    ones as a last resort (the worker fails open), the one probed soonest first.
+ */
+import type { PlanInput, PlannedAttempt } from '../../engine/policy-types.js';
+import type { ServerId } from '../../types.js';
+import { weightedQuantile, type WeightedSamples } from './latency-sketch.js';
+import { bodyMsOf, expectedHedgedMs, expectedMs, hedgeFireShare } from './expected-time.js';
+import type { WebppOptions } from './options.js';
+import { timeoutMsOf, type ServerRecord } from './server-record.js';
+
+interface Scored {
+  server: ServerId;
+  record: ServerRecord;
+  order: number;
+  ttfb: WeightedSamples;
+  bodyMs: number;
+  expectedMs: number;
+  /** With the hedge, when that lowers the expected time. */
+  hedge?: { partner: Scored; delayMs: number; expectedMs: number };
+}
+
+export function planAttempts(
+  input: PlanInput,
+  records: ReadonlyMap<ServerId, ServerRecord>,
+  options: WebppOptions,
+  hedgeAffordable: boolean,
+): PlannedAttempt[] {
+  const candidates = [...new Set(input.candidates)];
+  const attempt = (server: ServerId, reason: string, extra: Partial<PlannedAttempt> = {}): PlannedAttempt => ({
+    server,
+    timeoutMs: timeoutMsOf(records.get(server), options),
+    deadlineMs: options.timeoutCeilingMs,
+    reason,
+    ...extra,
+  });
+  const failed = candidates.filter((server) => records.get(server)?.state === 'failed');
+  const available = candidates.filter((server) => records.get(server)?.state !== 'failed');
+  const measured = available.filter((server) => records.get(server)?.measured === true);
+  const unmeasured = available.filter((server) => records.get(server)?.measured !== true);
+  const lastResort = failed
+    .sort((a, b) => (records.get(a)?.nextProbeAtMs ?? 0) - (records.get(b)?.nextProbeAtMs ?? 0))
+    .map((server) => attempt(server, 'last-resort-failed'));
+  if (measured.length === 0) {
+    return [...unmeasured.map((server) => attempt(server, 'cold-start-origin-order')), ...lastResort];
+  }
+
+  const ranked = score(measured, candidates, records, options, input);
+  for (const scored of ranked) scored.expectedMs = agedExpectedMs(scored, input.nowMs, options);
+  if (hedgeAffordable) addHedges(ranked, options);
+  const effective = (s: Scored): number => s.hedge?.expectedMs ?? s.expectedMs;
+  ranked.sort((a, b) => effective(a) - effective(b) || a.order - b.order);
+
+  const [best, ...rest] = ranked as [Scored, ...Scored[]];
+  const attempts: PlannedAttempt[] = [attempt(best.server, best.hedge ? 'lowest-expected-time-hedged' : 'lowest-expected-time')];
+  if (best.hedge) attempts.push(attempt(best.hedge.partner.server, 'hedge', { hedgeAfterMs: best.hedge.delayMs }));
+  for (const other of rest) {
+    if (other !== best.hedge?.partner) attempts.push(attempt(other.server, 'next-expected-time'));
+  }
+  attempts.push(...unmeasured.map((server) => attempt(server, 'unmeasured-origin-order')), ...lastResort);
+  return attempts;
+}
+
+function score(
+  measured: ServerId[],
+  candidates: ServerId[],
+  records: ReadonlyMap<ServerId, ServerRecord>,
+  options: WebppOptions,
+  input: PlanInput,
+): Scored[] {
+  const sizeBytes = input.method.toUpperCase() === 'HEAD' ? 0 : Math.max(0, input.sizeBytes ?? 0);
+  const rates = measured.map((server) => records.get(server)?.throughput.bytesPerMs()).filter((rate): rate is number => rate !== undefined);
+  // A server whose throughput is not known yet is assumed average, neither favoured nor shunned.
+  const fallbackRate = rates.length === 0 ? undefined : rates.reduce((a, b) => a + b, 0) / rates.length;
+  return measured.map((server) => {
+    const record = records.get(server) as ServerRecord;
+    const ttfb = record.ttfb.weighted();
+    const bodyMs = bodyMsOf(sizeBytes, record.throughput.bytesPerMs() ?? fallbackRate);
+    return { server, record, order: candidates.indexOf(server), ttfb, bodyMs, expectedMs: expectedMs(ttfb, bodyMs) };
+  });
+}
+
+/**
+ * The expected time of a server, aged with optimism: the longer since its last sample, the
+ * more it moves from its weighted mean toward what it has done at its best (the 25th
+ * percentile of its history sketch, whose half-life is ten times longer), with the
+ * estimate's half-life:
+ *
+ *   E_aged = E − max(0, mean − p25) · (1 − 2^(−age / halfLife))
+ *
+ * Finagle's PeakEwma lets an idle node's cost decay toward 0 ("observe(0.0)" in get()), so
+ * that the balancer tries it again; decaying toward the server's own good level instead
+ * retries only servers that have been better, with a real request — no extra request —
+ * and a single slow answer puts the estimate back at once (age 0).
+ */
+function agedExpectedMs(scored: Scored, nowMs: number, options: WebppOptions): number {
+  const ageMs = Math.max(0, nowMs - scored.record.lastSampleAtMs);
+  const optimism = 1 - 2 ** (-ageMs / options.estimateHalfLifeMs);
+  if (optimism <= 0) return scored.expectedMs;
+  const goodMs = scored.record.history.quantileMs(0.25);
+  const meanMs = scored.expectedMs - scored.bodyMs;
+  return scored.expectedMs - Math.max(0, meanMs - goodMs) * optimism;
+}
+
+/**
+ * For each server: its hedge by the best other server, if one pays. The delay d is chosen
+ * from the primary's own distribution: among its sample values at or beyond its
+ * hedgeQuantile (Dean and Barroso: defer the hedge to the p95), the one that minimises
+ *
+ *   J(d) = E[T hedged at d] + λ · P(X > d),   λ = the partner's expected time,
+ *
+ * i.e. the expected time plus the work of the hedges it fires, priced at what serving the
+ * request once more costs (C3, NSDI 2015: replica selection must not amplify load). So a
+ * replica with rare long stalls is hedged just past its fast majority (each hedge rescues a
+ * stall), a steady replica is not hedged at all (hedges would buy almost nothing), and the
+ * hedge is planned only when J(d) is below the unhedged expected time.
+ */
+function addHedges(ranked: Scored[], options: WebppOptions): void {
+  if (ranked.length < 2) return;
+  const byPlain = [...ranked].sort((a, b) => a.expectedMs - b.expectedMs || a.order - b.order);
+  for (const primary of ranked) {
+    if (primary.record.empty(options)) continue;
+    const partner = byPlain.find((other) => other !== primary);
+    if (partner === undefined) continue;
+    const plainMs = expectedMs(primary.ttfb, primary.bodyMs);
+    const floorMs = weightedQuantile(primary.ttfb, options.hedgeQuantile);
+    let best: { delayMs: number; hedgedMs: number; costMs: number } | undefined;
+    for (const delayMs of new Set(primary.ttfb.valuesMs.filter((value) => value >= floorMs))) {
+      const hedgedMs = expectedHedgedMs(primary.ttfb, primary.bodyMs, delayMs, partner.ttfb, partner.bodyMs);
+      const costMs = hedgedMs + partner.expectedMs * hedgeFireShare(primary.ttfb, delayMs);
+      if (best === undefined || costMs < best.costMs) best = { delayMs, hedgedMs, costMs };
+    }
+    if (best === undefined || best.costMs >= plainMs) continue;
+    // The aged shift (agedExpectedMs) applies to the hedged time too, so that both compare alike.
+    const shiftMs = plainMs - primary.expectedMs;
+    primary.hedge = { partner, delayMs: best.delayMs, expectedMs: best.hedgedMs - shiftMs };
+  }
+}

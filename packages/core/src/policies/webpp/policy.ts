@@ -1,0 +1,128 @@
+/**
+ * The `webpp` policy (issue 11; docs/selection.md, "The webpp policy"): size-aware
+ * expected times from time-decayed distributions, budgeted hedging at a learned quantile,
+ * budgeted refreshes of servers not in use, outlier ejection with jittered exponential
+ * probing, and the origin's order at a cold start. Pure: the engine passes the clock
+ * (nowMs) and the random source; no DOM, no Node.
+ */
+import type {
+  BackgroundRequest,
+  ClientPolicy,
+  ExchangeSample,
+  MaintenanceInput,
+  PlanInput,
+  PlannedAttempt,
+  PolicyDeps,
+  PolicyServerView,
+} from '../../engine/policy-types.js';
+import type { ServerId } from '../../types.js';
+import { dueBackground, nextProbeAtMs } from './maintenance.js';
+import { resolveWebppOptions, type WebppOptions } from './options.js';
+import { planAttempts } from './plan.js';
+import { learnSample, ServerRecord } from './server-record.js';
+import { fromSnapshot, toSnapshot } from './snapshot.js';
+import { TokenBucket } from './token-bucket.js';
+
+/** Large resources count as "in use" for this long after the last one was planned (ms). */
+const LARGE_IN_USE_MS = 60_000;
+
+export class WebppPolicy implements ClientPolicy {
+  readonly name = 'webpp';
+  readonly options: Readonly<WebppOptions>;
+  private records = new Map<ServerId, ServerRecord>();
+  private readonly hedgeBucket: TokenBucket;
+  private readonly refreshBucket: TokenBucket;
+  private readonly listeners = new Set<(server: ServerId) => void>();
+  private lastLargeSizeAtMs = Number.NEGATIVE_INFINITY;
+  private lastChangeRefreshAtMs = 0;
+
+  constructor(
+    private readonly deps: PolicyDeps,
+    options: Record<string, unknown> = {},
+  ) {
+    this.options = resolveWebppOptions(options);
+    this.hedgeBucket = new TokenBucket(this.options.hedgeBudgetShare, this.options.bucketCapacityTokens);
+    this.refreshBucket = new TokenBucket(this.options.refreshBudgetShare, this.options.bucketCapacityTokens);
+    this.hedgeBucket.overflowTo = this.refreshBucket;
+  }
+
+  plan(input: PlanInput): PlannedAttempt[] {
+    // Every planned request earns its share of hedges and refreshes (the budgets).
+    this.hedgeBucket.earn();
+    this.refreshBucket.earn();
+    if ((input.sizeBytes ?? 0) >= this.options.rangeRefreshBytes) this.lastLargeSizeAtMs = input.nowMs;
+    for (const server of input.candidates) this.recordOf(server);
+    return planAttempts(input, this.records, this.options, this.hedgeBucket.canSpend());
+  }
+
+  admitHedge(_server: ServerId, _nowMs: number): boolean {
+    return this.hedgeBucket.trySpend();
+  }
+
+  observe(sample: ExchangeSample): void {
+    const result = learnSample(this.recordOf(sample.server), sample, this.options, this.deps.random);
+    if (result === 'ejected') for (const listener of [...this.listeners]) listener(sample.server);
+  }
+
+  maintenance(input: MaintenanceInput): BackgroundRequest[] {
+    const context = {
+      records: this.records,
+      recordOf: (server: ServerId) => this.recordOf(server),
+      options: this.options,
+      refreshBucket: this.refreshBucket,
+      largeResourcesInUse: input.nowMs - this.lastLargeSizeAtMs < LARGE_IN_USE_MS,
+      random: this.deps.random,
+      lastChangeRefreshAtMs: this.lastChangeRefreshAtMs,
+    };
+    const due = dueBackground(input, context);
+    this.lastChangeRefreshAtMs = context.lastChangeRefreshAtMs;
+    return due;
+  }
+
+  nextMaintenanceAtMs(_nowMs: number): number | undefined {
+    return nextProbeAtMs(this.records.values());
+  }
+
+  onServerFailed(listener: (server: ServerId) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  snapshot(): unknown {
+    return toSnapshot(this.records.values());
+  }
+
+  restore(state: unknown): void {
+    this.records = fromSnapshot(state, this.options, this.deps.now());
+  }
+
+  describe(nowMs: number): PolicyServerView[] {
+    return [...this.records.values()].map((record) => {
+      const view: PolicyServerView = {
+        server: record.server,
+        state: record.state === 'failed' ? 'failed' : record.measured ? 'available' : 'unknown',
+        sampleCount: record.sampleCount,
+        lastSampleAtMs: record.lastSampleAtMs,
+      };
+      if (record.measured) view.ttfbEstimateMs = record.ttfb.meanMs();
+      const rate = record.throughput.bytesPerMs();
+      if (rate !== undefined) view.throughputBytesPerMs = rate;
+      if (record.state === 'failed') view.nextProbeAtMs = Math.max(nowMs, record.nextProbeAtMs);
+      return view;
+    });
+  }
+
+  private recordOf(server: ServerId): ServerRecord {
+    let record = this.records.get(server);
+    if (record === undefined) {
+      record = new ServerRecord(server);
+      this.records.set(server, record);
+    }
+    return record;
+  }
+}
+
+/** The registry's factory (PolicyFactory): `createWebppPolicy(deps, options)`. */
+export function createWebppPolicy(deps: PolicyDeps, options?: Record<string, unknown>): WebppPolicy {
+  return new WebppPolicy(deps, options);
+}

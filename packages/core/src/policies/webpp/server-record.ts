@@ -1,0 +1,136 @@
+/**
+ * What the webpp policy knows about one server, and how one exchange changes it: the first
+ * byte distribution (latency-sketch.ts), the throughput (throughput.ts), and the outlier
+ * state (available / ejected, with the probe backoff).
+ */
+import type { ExchangeSample } from '../../engine/policy-types.js';
+import type { ServerId } from '../../types.js';
+import { probeDelayMs } from './backoff.js';
+import { bucketOf, LatencySketch } from './latency-sketch.js';
+import type { WebppOptions } from './options.js';
+import { ThroughputEstimate } from './throughput.js';
+
+/** The history sketch (what a server does at its best) remembers this many times longer. */
+export const HISTORY_HALF_LIVES = 10;
+
+export class ServerRecord {
+  /** First bytes, with the estimate's half-life: the distribution used to rank, hedge and time out. */
+  readonly ttfb = new LatencySketch();
+  /** The same samples with a ten times longer half-life: the server's good level, for aging (plan.ts). */
+  readonly history = new LatencySketch();
+  readonly throughput = new ThroughputEstimate();
+  state: 'available' | 'failed' = 'available';
+  /** Failures in a row (timeouts, refused/reset, 5xx, bodies cut off); a served response resets it. */
+  failureStreak = 0;
+  /** While ejected: probes sent since the ejection (the backoff exponent), and when the next is due. */
+  probesSent = 0;
+  nextProbeAtMs = 0;
+  /** Samples of the first byte folded in so far, and when the last came. */
+  sampleCount = 0;
+  lastSampleAtMs = 0;
+  /**
+   * First bytes in a row beyond the server's own hedgeQuantile (slower) or below its
+   * 1 − hedgeQuantile (faster); and when the last change was flagged (0: never).
+   */
+  slowStreak = 0;
+  fastStreak = 0;
+  changeSuspectedAtMs = 0;
+  /** A never-measured server gets one free refresh (the cold start); when it was sent. */
+  bootstrapSentAtMs = 0;
+
+  constructor(readonly server: ServerId) {}
+
+  /** Too few samples for quantiles (no hedge, the initial timeout). */
+  empty(options: WebppOptions): boolean {
+    return this.sampleCount < options.minSamplesForQuantile || this.ttfb.empty;
+  }
+
+  get measured(): boolean {
+    return !this.ttfb.empty;
+  }
+
+  addFirstByte(valueMs: number, nowMs: number, options: WebppOptions): void {
+    this.ttfb.add(valueMs, nowMs, options.estimateHalfLifeMs);
+    this.history.add(valueMs, nowMs, options.estimateHalfLifeMs * HISTORY_HALF_LIVES);
+    this.sampleCount++;
+    this.lastSampleAtMs = Math.max(this.lastSampleAtMs, nowMs);
+  }
+}
+
+/** Timeout of an attempt on this server (options.ts, timeoutQuantile). */
+export function timeoutMsOf(record: ServerRecord | undefined, options: WebppOptions): number {
+  if (record === undefined || record.empty(options)) return options.initialTimeoutMs;
+  const quantileMs = record.ttfb.quantileMs(options.timeoutQuantile);
+  const timeoutMs = options.timeoutQuantileMultiple * quantileMs;
+  return Math.min(options.timeoutCeilingMs, Math.max(options.timeoutFloorMs, timeoutMs));
+}
+
+/**
+ * A change detector on the server's own distribution: changeStreakSamples first bytes in a
+ * row beyond its hedgeQuantile, or below its 1 − hedgeQuantile, before they are folded in,
+ * flag a change. The past then weighs no more than the streak (peak-EWMA's "quick to react"),
+ * and the others are re-measured at once (maintenance.ts) rather than when the budget comes
+ * round.
+ */
+function noteChange(record: ServerRecord, ttfbMs: number, nowMs: number, options: WebppOptions): void {
+  if (record.empty(options)) return;
+  // By bucket, so that a value in the quantile's own bucket (within 2 %) is no surprise.
+  const bucket = bucketOf(ttfbMs);
+  const slower = bucket > bucketOf(record.ttfb.quantileMs(options.hedgeQuantile));
+  const faster = bucket < bucketOf(record.ttfb.quantileMs(1 - options.hedgeQuantile));
+  record.slowStreak = slower ? record.slowStreak + 1 : 0;
+  record.fastStreak = faster ? record.fastStreak + 1 : 0;
+  if (Math.max(record.slowStreak, record.fastStreak) < options.changeStreakSamples) return;
+  record.slowStreak = 0;
+  record.fastStreak = 0;
+  record.changeSuspectedAtMs = nowMs;
+  // The streak is the new level: the past counts as no more samples than the streak had.
+  record.ttfb.discount(options.changeStreakSamples);
+}
+
+/** Outcome of learning one sample: whether the server was just ejected. */
+export type LearnResult = 'ejected' | 'recovered' | undefined;
+
+/**
+ * Folds one exchange into the record.
+ * - A usable head ('served', or 'stale': the server is up, the binding is old): its first
+ *   byte enters the sketch, a complete body of at least minThroughputSampleBytes the
+ *   throughput; the failure streak ends and an ejected server is back.
+ * - A timeout enters the sketch as a censored sample at the timeout (the first byte took at
+ *   least that long), so a server that hangs now and then ranks by what it costs.
+ * - A timeout, a refused/reset connection, a 5xx or a body cut off is a failure; after
+ *   ejectAfterFailures in a row the server is ejected (Envoy outlier detection,
+ *   consecutive_5xx / consecutive_local_origin_failure) and probed with backoff.
+ * - 'cancelled' (another attempt won) teaches nothing.
+ */
+export function learnSample(record: ServerRecord, sample: ExchangeSample, options: WebppOptions, random: () => number): LearnResult {
+  const { outcome, nowMs } = sample;
+  if (outcome === 'cancelled') return undefined;
+  if ((outcome === 'served' || outcome === 'stale') && sample.ttfbMs !== undefined && Number.isFinite(sample.ttfbMs)) {
+    noteChange(record, sample.ttfbMs, nowMs, options);
+    record.addFirstByte(sample.ttfbMs, nowMs, options);
+    const { bodyBytes, bodyMs } = sample;
+    if (bodyBytes !== undefined && bodyMs !== undefined && bodyBytes >= Math.max(1, options.minThroughputSampleBytes) && bodyMs >= 0) {
+      record.throughput.add(bodyBytes, bodyMs, nowMs, options.estimateHalfLifeMs);
+    }
+    record.failureStreak = 0;
+    if (record.state === 'failed') {
+      record.state = 'available';
+      record.probesSent = 0;
+      record.nextProbeAtMs = 0;
+      return 'recovered';
+    }
+    return undefined;
+  }
+  if (outcome === 'served' || outcome === 'stale') return undefined; // a head without timing: nothing to learn
+  if (record.state === 'failed') return undefined; // already ejected: the probe schedule stands
+  if (outcome === 'timeout') {
+    record.addFirstByte(timeoutMsOf(record, options), nowMs, options);
+  }
+  record.failureStreak++;
+  if (record.failureStreak < options.ejectAfterFailures) return undefined;
+  record.state = 'failed';
+  record.probesSent = 0;
+  record.nextProbeAtMs = nowMs + probeDelayMs(0, options.probeBackoffBaseMs, options.probeBackoffCapMs, random);
+  return 'ejected';
+}
