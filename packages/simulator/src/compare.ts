@@ -10,7 +10,10 @@ import { hedgedPolicy, webppFastPolicy, webppPaperPolicy, webppPolicy } from './
 import type { Policy } from './policy.js';
 import { simulate, type SimulationResult } from './simulation.js';
 
-/** The issue's policy set: each single server, random, round-robin, Web++ (paper and fast), optimal, hedged. */
+/**
+ * The issues' policy set: each single server, random, round-robin, Web++ (paper and fast),
+ * optimal, hedged, and core's `webpp` (issue 11's default) when the registry has it.
+ */
 export function standardPolicies(servers: readonly string[]): Policy[] {
   return [
     ...servers.map((server) => singleServerPolicy(server)),
@@ -20,10 +23,11 @@ export function standardPolicies(servers: readonly string[]): Policy[] {
     webppFastPolicy(),
     optimalPolicy(),
     hedgedPolicy(),
+    ...(policyNames().includes('webpp') ? [registryPolicy('webpp', {}, 'webpp')] : []),
   ];
 }
 
-export const STANDARD_POLICY_NAMES = ['single-<server>', 'random', 'round-robin', 'webpp-paper', 'webpp-fast', 'optimal', 'hedged'] as const;
+export const STANDARD_POLICY_NAMES = ['single-<server>', 'random', 'round-robin', 'webpp-paper', 'webpp-fast', 'optimal', 'hedged', 'webpp'] as const;
 
 /** FAST_PRESET Web++ that also fails over when a body breaks off (a buffering or resuming client). */
 export function webppFastMidBodyPolicy(): Policy {
