@@ -14,7 +14,7 @@ import { startOriginCluster } from '../support/origin-cluster.js';
 import type { OriginCluster } from '../support/origin-cluster.js';
 import { flushWorker, openControlled, pageRendered, waitForState, workerState } from '../support/webpp-page.js';
 
-/** Entries of the batch layer's logical-URL cache (sw/src/batch/install.ts answers 'webpp:batch-state'). */
+/** Entries of the batch layer's logical-URL cache (sw/src/batch/batch-stage.ts answers 'webpp:batch-state'). */
 function batchCacheEntries(page: Page): Promise<number> {
   return page.evaluate(
     () =>

@@ -11,109 +11,51 @@
  * engine's lifecycle callbacks (telemetry.ts). Anything unexpected in its own logic falls
  * back to a plain fetch (fail open).
  */
-import { ClientEngine, combineHooks, createPolicy } from '@webpp/core';
-import type { ClientPolicy, RandomSource, ResolvedBinding, ServerId } from '@webpp/core';
+import type { ClientPolicy, ServerId } from '@webpp/core';
 import { BindStage } from './bind.js';
 import type { RespondIO } from './bind.js';
+import { BatchStage } from './batch/batch-stage.js';
+import type { BatchClientOptions } from './batch/batch-client.js';
 import { BindingsStore } from './bindings-store.js';
+import type { ReplicaClientOptions } from './client-options.js';
 import { resolveWorkerOptions } from './config.js';
-import type { ParsedWorkerOptions, WorkerOptions } from './config.js';
 import { ConnectionQueue } from './connection-queue.js';
-import { ControlCheck } from './control-check.js';
 import { DigestStore } from './digest-store.js';
-import { fetchIO } from './fetch-io.js';
-import { HeaderLearning } from './header-learning.js';
 import { DEFAULT_VERIFY_BUFFER_BYTES } from './integrity.js';
-import { IntegrityGuard } from './integrity-guard.js';
 import { KillSwitch, pageNotifier } from './kill-switch.js';
-import type { PageNotifier } from './kill-switch.js';
-import { backgroundSender, backgroundTarget } from './maintenance.js';
-import { FLUSH_REQUEST, STATE_REQUEST } from './messages.js';
-import type { WebppEvent, WorkerStateSnapshot } from './messages.js';
 import { observeRequest } from './observe.js';
-import { OfflineCache } from './offline-cache.js';
-import type { CacheLike } from './batch/logical-cache.js';
-import { buildProbeRequest, isSameOrigin } from './physical-request.js';
+import type { WorkerStateSnapshot } from './messages.js';
+import type { WorkerOptions } from './config.js';
+import type { SampleStage } from './samples.js';
+import { reportDecision } from './telemetry.js';
+import { namedPolicy, workerEngine } from './worker-engine.js';
+import type { WorkerEngine } from './worker-engine.js';
+import { listenToPages } from './page-messages.js';
+import { Router } from './route.js';
+import type { Route } from './route.js';
 import { PolicyStore } from './policy-store.js';
 import { policyServerViews, policyTableJSON } from './policy-views.js';
 import { ResumeStage } from './resume.js';
-import { SampleStage } from './samples.js';
+import { headerStages, integrityStage, offlineStage } from './stage-wiring.js';
+import type { HeaderLearning } from './header-learning.js';
+import type { OfflineCache } from './offline-cache.js';
 import { ProbeUrls, StaleBindings } from './server-memory.js';
 import { StateReporter, broadcastPublisher } from './state-reporter.js';
-import { StaticBindings } from './static-bindings.js';
 import { CONTROL_KEY, idbKeyValueStore } from './storage.js';
 import type { KeyValueStore } from './storage.js';
-import { reportDecision, telemetryHooks } from './telemetry.js';
 import { TrustRule } from './trust.js';
 import { SW_VERSION } from './version.js';
 
 export type { RespondIO } from './bind.js';
+export type { ReplicaClientOptions } from './client-options.js';
 
-/** How the worker handles a request. */
-export type Route =
-  /** The logical URL has bindings: bind it to a replica. */
-  | 'bind'
-  /** Same-origin navigation, fetch() or stylesheet without bindings: fetch as is, read its bindings. */
-  | 'observe'
-  /** The stored state is still loading (worker just started): decide once it is there. */
-  | 'wait'
-  /** Not the worker's business: let the browser handle it (no respondWith). */
-  | 'pass';
-
-export interface ReplicaClientOptions {
-  /** Parsed options (from the worker's URL); or `settings` to resolve them here. */
-  parsed?: ParsedWorkerOptions;
-  settings?: Parameters<typeof resolveWorkerOptions>[0];
-  /** The page origin the worker serves; default: the worker's own origin. */
-  selfOrigin?: string;
-  storage?: KeyValueStore;
-  /** Overrides the policy named in the options (any @webpp/core ClientPolicy). */
-  policy?: ClientPolicy;
-  /** Fetch used for refreshes and probes (default: global fetch). */
-  fetch?: (request: Request) => Promise<Response>;
-  random?: RandomSource;
-  /** Publishes live events (default: BroadcastChannel 'webpp' when available). */
-  publish?: (events: WebppEvent[]) => void;
-  /** Unregisters the worker on `webpp-control: off` (default: self.registration.unregister()). */
-  unregister?: () => Promise<unknown>;
-  /** Tells every open page of the site that the worker was switched off (default: clients.matchAll + postMessage). */
-  notifyPages?: PageNotifier;
-  /** Watch the worker's Resource Timing entries to leave HTTP-cache hits out of the samples. Default true. */
-  observeResourceTiming?: boolean;
-  /**
-   * Paths on the page's origin that are never bound: webpp's own scripts. Default: the
-   * page script "/webpp.js" and the worker's own path. A directory wildcard that covers
-   * them must not make the page depend on a replica for the client itself.
-   */
-  ownScriptPaths?: string[];
-  /** Bodies with a digest up to this size are verified before the page sees them (integrity.ts). Default 1 MiB. */
-  verifyBufferBytes?: number;
-  /** Where offline copies live (default: Cache Storage 'webpp-offline-v1'; offline-cache.ts). */
-  openOfflineCache?: () => Promise<CacheLike>;
-}
-
-/** Same-origin requests without bindings that are still worth reading bindings from. */
-const OBSERVED_DESTINATIONS = new Set(['', 'document', 'iframe', 'style']);
-
-/** The policy named in the options, from core's registry; the paper's extended Refresh when the name is unknown. */
-function namedPolicy(options: WorkerOptions, random: RandomSource, errors: string[]): ClientPolicy {
-  const deps = { random, now: Date.now };
-  const settings = { preset: options.preset, selection: options.selection };
-  try {
-    const named = createPolicy(options.policy, deps, settings);
-    if (named) return named;
-    errors.push(`unknown policy "${options.policy}"; using "refresh"`);
-  } catch (error) {
-    errors.push(`policy "${options.policy}": ${error instanceof Error ? error.message : String(error)}; using "refresh"`);
-  }
-  return createPolicy('refresh', deps, settings)!;
-}
+export type { Route } from './route.js';
 
 export class ReplicaClient {
   readonly options: WorkerOptions;
   readonly configErrors: string[];
   readonly policy: ClientPolicy;
-  readonly engine: ClientEngine<Response, import('./fetch-io.js').ExchangeSender>;
+  readonly engine: WorkerEngine;
   readonly store: PolicyStore;
   readonly bindings: BindingsStore;
   readonly reporter: StateReporter;
@@ -130,9 +72,9 @@ export class ReplicaClient {
   private readonly headers: HeaderLearning;
   private readonly trust: TrustRule;
   private readonly startedAtMs = Date.now();
-  private readonly resolvedByRequest = new WeakMap<Request, ResolvedBinding>();
-  private readonly ownScriptPrefixes: string[];
+  private readonly router: Router;
   private messageListenerAttached = false;
+  private batching: BatchStage | undefined;
 
   constructor(init: ReplicaClientOptions = {}) {
     const parsed = init.parsed ?? resolveWorkerOptions(init.settings);
@@ -143,7 +85,6 @@ export class ReplicaClient {
     const location = (globalThis as { location?: { origin: string; pathname: string } }).location;
     this.selfOrigin = init.selfOrigin ?? location?.origin ?? '';
     const ownPaths = init.ownScriptPaths ?? ['/webpp.js', ...(location?.pathname ? [location.pathname] : [])];
-    this.ownScriptPrefixes = ownPaths.map((path) => `${this.selfOrigin}${path}`);
     this.storage = init.storage ?? idbKeyValueStore();
     const plainFetch = init.fetch ?? ((request: Request) => fetch(request));
     const { options, selfOrigin, storage } = this;
@@ -157,87 +98,48 @@ export class ReplicaClient {
     });
     this.store = new PolicyStore({ policy: this.policy, storage, flushDelayMs: options.flushDelayMs, onFlushed: () => reporter.count('tableFlushes') });
     this.bindings = new BindingsStore({ storage, flushDelayMs: options.flushDelayMs });
+    this.router = new Router({ selfOrigin, ownScriptPaths: ownPaths, bindings: this.bindings, isOff: () => this.killSwitch.isOff, isLoaded: () => this.loaded });
     this.trust = new TrustRule(selfOrigin);
     this.digests = new DigestStore({ storage, flushDelayMs: options.flushDelayMs });
 
-    // The learn stage: measurements (Resource Timing) and what each sample does to the policy.
-    const connections = new ConnectionQueue({ now: () => performance.now() });
+    // The learn stage (measurements to the policy) and core's engine with the worker's IO.
     const probeUrls = new ProbeUrls();
-    this.samples = new SampleStage({
-      queue: connections,
-      observe: (sample) => this.engine.observe(sample),
-      onCacheHit: () => reporter.count('cacheHitsSkipped'),
-      onQueued: () => reporter.count('queuedSamplesSkipped'),
-      observeResourceTiming: init.observeResourceTiming !== false,
-    });
-    const background = backgroundSender({ selfOrigin, probeUrls, random, fetch: connections.track(plainFetch), samples: this.samples });
-    this.engine = new ClientEngine({
+    const connections = new ConnectionQueue({ now: () => performance.now() });
+    ({ engine: this.engine, samples: this.samples } = workerEngine({
       policy: this.policy,
-      io: fetchIO(background),
-      backgroundTarget: backgroundTarget(probeUrls, random),
-      backgroundTimeoutMs: options.selection.timeoutCeilingMs,
-      hooks: combineHooks(
-        { sampleWillBeObserved: (sample) => this.samples.noteEngineSample(sample), sampleObserved: () => void this.store.changed() },
-        telemetryHooks(reporter, this.policy),
-      ),
-    });
+      options,
+      selfOrigin,
+      random,
+      probeUrls,
+      connections,
+      plainFetch,
+      reporter,
+      store: this.store,
+      observeResourceTiming: init.observeResourceTiming !== false,
+    }));
     const observe = this.engine.observe.bind(this.engine);
     const failed = (server: ServerId): void => observe({ server, purpose: 'request', outcome: 'network-error', nowMs: Date.now() });
 
-    let controlCheck: ControlCheck | undefined;
-    this.headers = new HeaderLearning({
+    const { headers, controlCheck } = headerStages({
+      options,
+      selfOrigin,
+      storage,
       bindings: this.bindings,
       digests: this.digests,
       trust: this.trust,
       killSwitch: this.killSwitch,
-      staticBindings: new StaticBindings({ selfOrigin, storage, fetch: plainFetch }),
       reporter,
-      heardFromOwnOrigin: () => controlCheck?.heard(),
+      plainFetch,
     });
-    controlCheck = new ControlCheck({
-      selfOrigin,
-      intervalMs: options.controlCheckMs,
-      now: () => performance.now(),
-      head: (url, signal) => plainFetch(buildProbeRequest(url, selfOrigin, signal)),
-      timeoutMs: () => options.selection.timeoutCeilingMs,
-      answered: (response, url) => {
-        const started: Promise<unknown>[] = [];
-        this.headers.learnFrom(response, url, (promise) => void started.push(promise));
-        return Promise.allSettled(started);
-      },
-    });
-    this.offline = new OfflineCache({
-      storage,
-      selfOrigin,
-      maxBytes: options.offlineMaxBytes,
-      maxEntries: options.offlineMaxEntries,
-      maxEntryBytes: options.offlineMaxEntryBytes,
-      maxAgeMs: options.offlineMaxAgeMs,
-      flushDelayMs: options.flushDelayMs,
-      ...(init.openOfflineCache ? { openCache: init.openOfflineCache } : {}),
-      onServed: (logicalUrl, savedAtMs) => {
-        reporter.count('offlineCopies');
-        reporter.event({ type: 'offline-copy', atMs: Date.now(), logicalUrl, savedAtMs });
-      },
-    });
+    this.headers = headers;
+    this.offline = offlineStage(options, storage, selfOrigin, reporter, init.openOfflineCache);
     this.bindStage = new BindStage({
       engine: this.engine,
       selfOrigin,
       reporter,
       headers: this.headers,
       samples: this.samples,
-      integrity: new IntegrityGuard({
-        digests: this.digests,
-        selfOrigin,
-        maxBufferBytes: init.verifyBufferBytes ?? DEFAULT_VERIFY_BUFFER_BYTES,
-        onMismatch: ({ server, logicalUrl, expected, actual, streamed }) => {
-          reporter.count('integrityFailures');
-          reporter.event({ type: 'integrity-failure', atMs: Date.now(), server, logicalUrl, expected, actual, streamed });
-          failed(server);
-        },
-        onUnreadable: failed,
-        onVerified: () => reporter.count('bodiesVerified'),
-      }),
+      integrity: integrityStage(this.digests, selfOrigin, init.verifyBufferBytes ?? DEFAULT_VERIFY_BUFFER_BYTES, reporter, failed),
       resume: new ResumeStage({ resumeMinBytes: options.resumeMinBytes, reporter, observe }),
       offline: this.offline,
       controlCheck,
@@ -262,19 +164,9 @@ export class ReplicaClient {
    * test and one bindings lookup.
    */
   route(request: Request): Route {
-    if (this.killSwitch.isOff) return 'pass';
-    const { method, url } = request;
-    if (method !== 'GET' && method !== 'HEAD') return 'pass';
-    if (!url.startsWith('http:') && !url.startsWith('https:')) return 'pass';
-    if (this.isOwnScript(url)) return 'pass';
-    if (!this.loaded) return 'wait';
-    const resolved = this.bindings.resolve(url);
-    if (resolved) {
-      this.resolvedByRequest.set(request, resolved);
-      return 'bind';
-    }
-    return this.isObservable(request) ? 'observe' : 'pass';
+    return this.router.route(request);
   }
+
 
   /**
    * Answers a request route() did not pass. Never rejects: an internal error falls back to
@@ -286,9 +178,9 @@ export class ReplicaClient {
     try {
       if (!this.loaded) await this.ready;
       const enabled = this.isEnabled;
-      const resolved = enabled ? (this.resolvedByRequest.get(request) ?? this.bindings.resolve(request.url)) : undefined;
+      const resolved = enabled ? this.router.resolved(request) : undefined;
       if (resolved && (request.method === 'GET' || request.method === 'HEAD')) return await this.bindStage.handle(request, resolved, io);
-      if (enabled && this.isObservable(request)) return await observeRequest(request, io, { reporter: this.reporter, headers: this.headers, offline: this.offline });
+      if (enabled && this.router.isObservable(request)) return await observeRequest(request, io, { reporter: this.reporter, headers: this.headers, offline: this.offline });
       return await io.fetch(request).catch(() => Response.error());
     } catch (error) {
       this.reporter.count('internalErrors');
@@ -320,6 +212,46 @@ export class ReplicaClient {
     };
   }
 
+  /**
+   * Puts batch transmission and the logical-URL cache in front of the bind and observe
+   * stages (docs/batching.md). Idempotent: the first call's options hold.
+   */
+  enableBatching(scope: Pick<ServiceWorkerGlobalScope, 'addEventListener'>, options: BatchClientOptions = {}): BatchStage {
+    this.batching ??= new BatchStage(
+      scope,
+      {
+        offline: this.offline,
+        validatorOf: (url) => {
+          const resolved = this.bindings.resolve(url);
+          return resolved !== undefined && !resolved.binding.prefix ? resolved.binding.validator : undefined;
+        },
+        isEnabled: () => this.isEnabled,
+        routes: (request) => this.route(request) !== 'pass',
+        respond: (logical, io) => this.respond(logical, io),
+      },
+      options,
+    );
+    return this.batching;
+  }
+
+  /**
+   * The worker's whole fetch pipeline for one event: the batch stage (if enabled), then
+   * route and respond. Returns false when the worker does not answer (no respondWith), so
+   * the browser fetches the request itself.
+   */
+  handleFetch(event: FetchEvent): boolean {
+    if (this.batching?.handleFetch(event)) return true;
+    let route: Route;
+    try {
+      route = this.route(event.request);
+    } catch {
+      return false; // fail open: the browser fetches as if there were no worker
+    }
+    if (route === 'pass') return false;
+    event.respondWith(this.respond(event.request, { fetch: (request) => fetch(request), waitUntil: (promise) => event.waitUntil(promise) }));
+    return true;
+  }
+
   /** Writes pending policy state and bindings changes to IndexedDB now. */
   async flush(): Promise<void> {
     this.samples.expire();
@@ -333,18 +265,9 @@ export class ReplicaClient {
   attachMessageListener(scope: Pick<ServiceWorkerGlobalScope, 'addEventListener'>): void {
     if (this.messageListenerAttached) return;
     this.messageListenerAttached = true;
-    scope.addEventListener('message', (event: ExtendableMessageEvent) => {
-      const data: unknown = event.data;
-      const port = event.ports[0];
-      if (!port || typeof data !== 'object' || data === null) return;
-      const type = (data as { type?: unknown }).type;
-      if (type === STATE_REQUEST) {
-        event.waitUntil(this.ready.then(() => port.postMessage(this.snapshot())));
-      } else if (type === FLUSH_REQUEST) {
-        event.waitUntil(this.ready.then(() => this.flush()).then(() => port.postMessage({ type: 'webpp:flushed' })));
-      }
-    });
+    listenToPages(scope, { ready: this.ready, snapshot: () => this.snapshot(), flush: () => this.flush() });
   }
+
 
   /** After every bound request: the policy's background requests (Figure 4), then a batched state write. */
   private async afterRequest(candidates: readonly ServerId[]): Promise<void> {
@@ -357,17 +280,7 @@ export class ReplicaClient {
     }
   }
 
-  /** webpp's own scripts, with or without a query. */
-  private isOwnScript(url: string): boolean {
-    for (const prefix of this.ownScriptPrefixes) {
-      if (url.startsWith(prefix) && (url.length === prefix.length || url[prefix.length] === '?')) return true;
-    }
-    return false;
-  }
 
-  private isObservable(request: Request): boolean {
-    return isSameOrigin(request.url, this.selfOrigin) && (request.mode === 'navigate' || OBSERVED_DESTINATIONS.has(request.destination));
-  }
 
   private async load(): Promise<void> {
     try {

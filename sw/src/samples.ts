@@ -7,10 +7,10 @@
  * so that a sample of an earlier answer still waiting for its entry cannot undo them.
  */
 import { ClientEngine } from '@webpp/core';
-import type { Exchange, ExchangeSample, SamplePurpose, ServerId } from '@webpp/core';
+import type { Exchange, ExchangeSample, ServerId } from '@webpp/core';
 import type { ConnectionQueue } from './connection-queue.js';
 import { TtfbSampler } from './ttfb-sampler.js';
-import type { BodyTiming, SampleKind } from './ttfb-sampler.js';
+import type { BodyTiming } from './ttfb-sampler.js';
 
 export interface SampleStageOptions {
   queue: ConnectionQueue;
@@ -22,11 +22,6 @@ export interface SampleStageOptions {
   onQueued?(server: ServerId): void;
   /** Watch the worker's Resource Timing entries. Default true. */
   observeResourceTiming?: boolean;
-}
-
-/** The sampler's three kinds (a hedge or a resume is a request on the wire). */
-function kindOf(purpose: SamplePurpose): SampleKind {
-  return purpose === 'refresh' || purpose === 'probe' ? purpose : 'request';
 }
 
 export class SampleStage {
@@ -52,7 +47,7 @@ export class SampleStage {
     this.sampler.add({
       url: exchange.target,
       server: exchange.server,
-      kind: kindOf(exchange.purpose),
+      kind: exchange.purpose,
       sentAtMs,
       headersAtMs: sentAtMs + elapsedMs,
       mayBeCached: mayBeCached && response.status !== 304,

@@ -33,11 +33,11 @@
  * newer failure; so a sample whose headers arrived before the server's latest failure is
  * dropped.
  */
-import type { ServerId } from '@webpp/core';
+import type { SamplePurpose, ServerId } from '@webpp/core';
 import type { ConnectionQueue } from './connection-queue.js';
 
-/** What kind of request a sample comes from (Figure 4: requests, asynchronous refreshes, probes). */
-export type SampleKind = 'request' | 'refresh' | 'probe';
+/** What kind of request a sample comes from (Figure 4: requests, asynchronous refreshes, probes; and hedges, resumes). */
+export type SampleKind = SamplePurpose;
 
 interface PendingSample {
   url: string;

@@ -7,13 +7,12 @@
 import { parseWorkerOptions } from './config.js';
 import { ReplicaClient } from './replica-client.js';
 import { PageScriptCache } from './page-script-cache.js';
-import { installBatching } from './batch/install.js';
 
 declare const self: ServiceWorkerGlobalScope;
 
 const client = new ReplicaClient({ parsed: parseWorkerOptions(new URL(self.location.href).searchParams) });
 client.attachMessageListener(self);
-const batching = installBatching(self, client); // batch transmission + logical-URL cache (docs/batching.md)
+client.enableBatching(self); // batch transmission + logical-URL cache (docs/batching.md)
 
 // A copy of /webpp.js, for pages that a replica serves while the site's own origin is down.
 const pageScript = new PageScriptCache({
@@ -36,18 +35,6 @@ self.addEventListener('fetch', (event) => {
     event.respondWith(pageScript.respond(event.request, (promise) => event.waitUntil(promise)));
     return;
   }
-  if (batching.handleFetch(event)) return;
-  let route;
-  try {
-    route = client.route(event.request);
-  } catch {
-    return; // fail open: the browser fetches as if there were no worker
-  }
-  if (route === 'pass') return;
-  event.respondWith(
-    client.respond(event.request, {
-      fetch: (request) => fetch(request),
-      waitUntil: (promise) => event.waitUntil(promise),
-    }),
-  );
+  // The pipeline: batch stage → route → plan → attempt → serve → learn (replica-client.ts).
+  client.handleFetch(event);
 });

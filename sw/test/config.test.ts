@@ -49,4 +49,14 @@ describe('worker options', () => {
     expect(options.historySize).toBe(50);
     expect(errors).toHaveLength(1);
   });
+
+  it('policy=paper and policy=fast run the extended Refresh with that preset\'s values', () => {
+    const paper = parseWorkerOptions(new URLSearchParams('policy=paper&preset=fast'));
+    expect(paper.options.policy).toBe('paper');
+    expect(paper.options.selection).toEqual(PAPER_DEFAULTS);
+    expect(paper.errors).toEqual(['policy "paper" runs with preset "paper" (got preset "fast")']);
+    const fast = parseWorkerOptions(new URLSearchParams('policy=fast&ttlMs=5000'));
+    expect(fast.errors).toEqual([]);
+    expect(fast.options.selection).toEqual({ ...FAST_PRESET, ttlMs: 5000 });
+  });
 });

@@ -5,7 +5,7 @@
 import type { AddressInfo } from 'node:net';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
-import { BINDINGS_HEADER, CONTROL_HEADER, encodeBindings } from '@webpp/core';
+import { BINDINGS_HEADER, CONTROL_HEADER, FAST_PRESET, PAPER_DEFAULTS, encodeBindings } from '@webpp/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPolicy, registerPolicy } from '@webpp/core';
 import { ReplicaClient } from '../src/replica-client.js';
@@ -208,6 +208,18 @@ describe('ReplicaClient', () => {
     ]);
     // Policies without maintenance send no background requests.
     expect(primary.log.filter((line) => line.startsWith('HEAD'))).toEqual([]);
+  });
+
+  it('runs core\'s policies by name: `paper` is the extended Refresh with the paper\'s values, `refresh` still works', async () => {
+    const { instance } = client({ settings: { policy: 'paper', flushDelayMs: 0 } });
+    expect(instance.policy.name).toBe('paper');
+    expect(instance.configErrors).toEqual([]);
+    expect(instance.snapshot().config).toEqual(PAPER_DEFAULTS);
+    await learn(instance);
+    const response = await instance.respond(new Request(`${primary.origin}/file.txt`), eventIO());
+    await response.text();
+    expect(instance.snapshot().decisions.at(-1)?.policy).toBe('paper');
+    expect(client({ settings: { policy: 'refresh', preset: 'fast' } }).instance.snapshot().config).toEqual(FAST_PRESET);
   });
 
   it('an unknown policy name is reported and the paper policy runs', () => {

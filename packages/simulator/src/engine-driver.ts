@@ -4,8 +4,8 @@
  * virtual clock and the simulated network. A policy is named from core's registry; nothing
  * about selection, timeouts, hedges or failover is decided in this file.
  */
-import { ClientEngine, createPolicy } from '@webpp/core';
-import type { Cancel, ClientPolicy, EngineIO, Exchange as EngineExchange, ExchangeEvents, PolicyServerView } from '@webpp/core';
+import { ClientEngine, combineHooks, createPolicy } from '@webpp/core';
+import type { Cancel, ClientPolicy, EngineHooks, EngineIO, Exchange as EngineExchange, ExchangeEvents, PolicyServerView } from '@webpp/core';
 import type { ExchangePurpose } from './network.js';
 import type { CancelRequest, FailureReason, LogicalRequest, Policy, PolicyClient, PolicyEnvironment, RequestResult } from './policy.js';
 
@@ -34,6 +34,8 @@ export interface EnginePolicySpec {
    * the whole body again; the worker asks only for the rest.
    */
   midBodyFailover?: boolean;
+  /** More lifecycle callbacks on the engine (traces, tests). */
+  hooks?: EngineHooks;
 }
 
 /** The context of one run: the logical request, and how many resumes it had. */
@@ -55,7 +57,7 @@ export function enginePolicy(spec: EnginePolicySpec): Policy {
         const random = environment.random(spec.name, ...(clientIndex === undefined ? ['shared'] : ['client', clientIndex]));
         const policy = createPolicy(spec.policy, { random, now: () => ENGINE_EPOCH_MS + environment.queue.now() }, options);
         if (!policy) throw new RangeError(`unknown policy "${spec.policy}"`);
-        return newEngine(environment, policy, clientIndex ?? 'shared');
+        return newEngine(environment, policy, clientIndex ?? 'shared', spec.hooks);
       };
       const sharedEngine = shared ? engineFor(undefined) : undefined;
       return {
@@ -65,7 +67,7 @@ export function enginePolicy(spec: EnginePolicySpec): Policy {
   };
 }
 
-function newEngine(environment: PolicyEnvironment, policy: ClientPolicy, engineName: string | number): ClientEngine<undefined, RunContext> {
+function newEngine(environment: PolicyEnvironment, policy: ClientPolicy, engineName: string | number, extraHooks?: EngineHooks): ClientEngine<undefined, RunContext> {
   const { queue, network, observer } = environment;
   let backgroundCount = 0;
   const estimateOf = (server: string): PolicyServerView | undefined => policy.describe(ENGINE_EPOCH_MS + queue.now()).find((view) => view.server === server);
@@ -81,7 +83,7 @@ function newEngine(environment: PolicyEnvironment, policy: ClientPolicy, engineN
     policy,
     io,
     backgroundTarget: (server) => server,
-    hooks: {
+    hooks: combineHooks({
       sampleWillBeObserved: (sample) => {
         // Paper Figure 5: |estimate − sample| / sample just before the sample is folded in.
         if (sample.outcome !== 'served' || sample.ttfbMs === undefined || !(sample.ttfbMs > 0)) return;
@@ -93,7 +95,7 @@ function newEngine(environment: PolicyEnvironment, policy: ClientPolicy, engineN
       sampleObserved: (sample) => {
         if (ClientEngine.isFailure(sample.outcome) && sample.purpose !== 'probe') observer.markedFailed(sample.server, queue.now());
       },
-    },
+    }, extraHooks),
   });
 }
 

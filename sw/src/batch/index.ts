@@ -7,5 +7,4 @@ export { PendingParts } from './pending-parts.js';
 export type { PartOutcome } from './pending-parts.js';
 export { startBatchSession } from './batch-session.js';
 export type { BatchSession, BatchSessionDeps, BatchSessionResult } from './batch-session.js';
-export { installBatching, BATCH_STATE_REQUEST } from './install.js';
-export type { InstalledBatching } from './install.js';
+export { BatchStage, BATCH_STATE_REQUEST, installBatching, type BatchStageDeps, type InstalledBatching } from './batch-stage.js';

@@ -1,0 +1,148 @@
+/**
+ * The client engine on a manual clock: what the policy asks (hedges it may refuse, a
+ * maintenance time), what a race is won by (first head, or first complete body), a body
+ * that freezes after its head, and background requests never doubled per server.
+ */
+import { describe, expect, it } from 'vitest';
+import { ClientEngine, createPolicy } from '../src/index.js';
+import type { ClientPolicy, EngineIO, Exchange, ExchangeEvents, ExchangeSample, RunResult } from '../src/index.js';
+
+/** A manual clock with timers, and a network whose exchanges the test answers by hand. */
+class Harness {
+  nowMs = 0;
+  private timers: { atMs: number; seq: number; run: () => void }[] = [];
+  private seq = 0;
+  readonly sent: { exchange: Exchange; events: ExchangeEvents<string>; cancelled: boolean }[] = [];
+  readonly io: EngineIO<string> = {
+    now: () => this.nowMs,
+    setTimer: (delayMs, run) => {
+      const timer = { atMs: this.nowMs + delayMs, seq: this.seq++, run };
+      this.timers.push(timer);
+      return () => void (this.timers = this.timers.filter((other) => other !== timer));
+    },
+    send: (exchange, events) => {
+      const entry = { exchange, events, cancelled: false };
+      this.sent.push(entry);
+      return () => void (entry.cancelled = true);
+    },
+  };
+
+  advance(ms: number): void {
+    const endMs = this.nowMs + ms;
+    for (;;) {
+      const next = [...this.timers].sort((a, b) => a.atMs - b.atMs || a.seq - b.seq)[0];
+      if (!next || next.atMs > endMs) break;
+      this.timers = this.timers.filter((timer) => timer !== next);
+      this.nowMs = next.atMs;
+      next.run();
+    }
+    this.nowMs = endMs;
+  }
+
+  to(server: string): ExchangeEvents<string> {
+    const entry = [...this.sent].reverse().find((candidate) => candidate.exchange.server === server && !candidate.cancelled);
+    if (!entry) throw new Error(`nothing in flight to ${server}`);
+    return entry.events;
+  }
+}
+
+function basePolicy(overrides: Partial<ClientPolicy>): ClientPolicy {
+  return { ...createPolicy('random', { random: () => 0, now: () => 0 })!, ...overrides };
+}
+
+function engineWith(policy: ClientPolicy, harness: Harness, samples: ExchangeSample[] = []): ClientEngine<string> {
+  const wrapped = { ...policy, observe: (sample: ExchangeSample) => (samples.push(sample), policy.observe(sample)) };
+  return new ClientEngine({ policy: wrapped, io: harness.io, backgroundTarget: (server) => `${server}/x` });
+}
+
+describe('ClientEngine', () => {
+  it('asks the policy at the moment a hedge would start, and skips the hedge it refuses', () => {
+    const harness = new Harness();
+    const asked: [string, number][] = [];
+    let budget = 1;
+    const policy = basePolicy({
+      plan: () => [
+        { server: 'A', timeoutMs: 1_000, reason: 'best' },
+        { server: 'B', timeoutMs: 1_000, reason: 'hedge', hedgeAfterMs: 50 },
+      ],
+      admitHedge: (server, nowMs) => (asked.push([server, nowMs]), budget-- > 0),
+    });
+    const engine = engineWith(policy, harness);
+    const results: RunResult<string>[] = [];
+    for (let i = 0; i < 2; i++) {
+      engine.run(engine.plan({ logicalUrl: 'u', method: 'GET', candidates: ['A', 'B'] }, (s) => s), (result) => results.push(result));
+      harness.advance(60);
+      harness.to('A').head({ status: 200, response: 'from A', ttfbMs: 60 });
+    }
+    expect(asked).toEqual([['B', 50], ['B', 110]]);
+    expect(results.map((result) => result.attempts.map((record) => `${record.server}:${record.outcome}`))).toEqual([['A:served', 'B:cancelled'], ['A:served']]);
+  });
+
+  it('a timed-out attempt runs on until its deadline and still wins if it answers first', () => {
+    const harness = new Harness();
+    const samples: ExchangeSample[] = [];
+    const policy = basePolicy({
+      plan: () => [
+        { server: 'A', timeoutMs: 100, deadlineMs: 1_000, reason: 'best' },
+        { server: 'B', timeoutMs: 100, reason: 'next' },
+      ],
+    });
+    const engine = engineWith(policy, harness, samples);
+    let result: RunResult<string> | undefined;
+    engine.run(engine.plan({ logicalUrl: 'u', method: 'GET', candidates: ['A', 'B'] }, (s) => s), (done) => (result = done));
+    harness.advance(150); // A timed out at 100: B started, A runs on
+    harness.to('A').head({ status: 200, response: 'late A', ttfbMs: 150 });
+    expect(result?.kind).toBe('served');
+    expect(result?.attempts).toMatchObject([
+      { server: 'A', outcome: 'served', timedOut: true, startedAfterMs: 0 },
+      { server: 'B', outcome: 'cancelled', startedAfterMs: 100 },
+    ]);
+    expect(samples.map((sample) => `${sample.server}:${sample.outcome}`)).toEqual(['A:timeout']);
+  });
+
+  it('optimal-complete: the first complete body wins, not the first head', () => {
+    const harness = new Harness();
+    const engine = engineWith(createPolicy('optimal-complete', { random: () => 0, now: () => 0 })!, harness);
+    let result: RunResult<string> | undefined;
+    engine.run(engine.plan({ logicalUrl: 'u', method: 'GET', candidates: ['A', 'B'] }, (s) => s), (done) => (result = done));
+    harness.advance(1);
+    harness.to('A').head({ status: 200, response: 'A', ttfbMs: 1 });
+    harness.to('B').head({ status: 200, response: 'B', ttfbMs: 1 });
+    expect(result).toBeUndefined();
+    harness.to('B').bodyComplete({ bodyBytes: 10, bodyMs: 1 });
+    expect(result?.kind === 'served' && result.response).toBe('B');
+  });
+
+  it('a served body that freezes longer than its deadline is cut off and reported', () => {
+    const harness = new Harness();
+    const samples: ExchangeSample[] = [];
+    const engine = engineWith(basePolicy({ plan: () => [{ server: 'A', timeoutMs: 100, deadlineMs: 500, reason: 'only' }] }), harness, samples);
+    const broken: string[] = [];
+    engine.run(engine.plan({ logicalUrl: 'u', method: 'GET', candidates: ['A'] }, (s) => s), () => undefined, { onBodyBroken: (server) => broken.push(server) });
+    harness.to('A').head({ status: 200, response: 'A', ttfbMs: 5 });
+    harness.to('A').stalled(400); // resumes within 500 ms: fine
+    harness.advance(1_000);
+    expect(broken).toEqual([]);
+    harness.to('A').stalled(null); // never resumes
+    harness.advance(499);
+    expect(broken).toEqual([]);
+    harness.advance(1);
+    expect(broken).toEqual(['A']);
+    expect(samples.map((sample) => sample.outcome)).toEqual(['cut-mid-body']);
+  });
+
+  it('runs maintenance when the policy says, and never sends two background requests to one server', () => {
+    const harness = new Harness();
+    const asked: number[] = [];
+    const policy = basePolicy({
+      maintenance: ({ nowMs }) => (asked.push(nowMs), [{ server: 'A', purpose: 'probe', method: 'head' }]),
+      nextMaintenanceAtMs: (nowMs) => (nowMs < 2_000 ? 1_000 * (Math.floor(nowMs / 1_000) + 1) : undefined),
+    });
+    const engine = engineWith(policy, harness);
+    engine.maintain(['A']);
+    harness.advance(2_500);
+    expect(asked).toEqual([0, 1_000, 2_000]);
+    // The first probe never answered before its timeout (5 s): the later rounds sent none.
+    expect(harness.sent.filter((entry) => entry.exchange.purpose === 'probe')).toHaveLength(1);
+  });
+});

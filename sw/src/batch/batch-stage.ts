@@ -1,0 +1,86 @@
+/**
+ * Batch transmission and the logical-URL cache as a stage of the worker's pipeline (issue 11:
+ * a stage, not a wrapper that reaches back into the client). It runs first for every fetch
+ * event: page loads ask for batches and embedded resources come from them. Whatever it does
+ * not claim, and every fallback, goes on through `respond` — the client's own bind/observe
+ * stages — which the client hands it when it builds it (ReplicaClient.enableBatching).
+ *
+ * Pages can read its state with a MessageChannel: postMessage({ type: 'webpp:batch-state' }).
+ */
+import type { RespondIO } from '../bind.js';
+import type { OfflineCache } from '../offline-cache.js';
+import { BatchClient, type BatchClientOptions } from './batch-client.js';
+
+export const BATCH_STATE_REQUEST = 'webpp:batch-state';
+
+/** What the stage needs from the rest of the pipeline, given once. */
+export interface BatchStageDeps {
+  /** Offline copies: pages from batches are kept, and batch parts serve when every replica fails. */
+  offline: OfflineCache;
+  /** The validator of the exact binding of a URL, if any (what the batch's digest names). */
+  validatorOf(url: string): string | undefined;
+  /** False once the site switched the worker off: the stage steps aside. */
+  isEnabled(): boolean;
+  /** True when the worker answers this request at all (route() did not pass it). */
+  routes(request: Request): boolean;
+  /** The next stages: replica selection for a logical request. */
+  respond(logical: Request, io: RespondIO): Promise<Response>;
+}
+
+export interface InstalledBatching {
+  readonly batch: BatchClient;
+  /** Answers the event (respondWith) and returns true when batching handles it. Never throws. */
+  handleFetch(event: FetchEvent): boolean;
+}
+
+export class BatchStage implements InstalledBatching {
+  readonly batch: BatchClient;
+
+  constructor(
+    scope: Pick<ServiceWorkerGlobalScope, 'addEventListener'>,
+    private readonly deps: BatchStageDeps,
+    options: BatchClientOptions = {},
+  ) {
+    this.batch = new BatchClient({
+      // A page taken from a batch is kept for offline use like any other (offline-cache.ts).
+      pageWillRespond: (request, page, waitUntil) => deps.offline.keep(request, request.url, page, waitUntil),
+      ...options,
+    });
+    // Parts of batches (kept by the batch layer's own cache) also serve when every replica fails.
+    deps.offline.alsoFrom(this.batch.cache);
+    scope.addEventListener('message', (event: ExtendableMessageEvent) => {
+      const data: unknown = event.data;
+      const port = event.ports[0];
+      if (port && typeof data === 'object' && data !== null && (data as { type?: unknown }).type === BATCH_STATE_REQUEST) {
+        event.waitUntil(this.batch.cache.ready.then(() => port.postMessage(this.batch.snapshot())));
+      }
+    });
+  }
+
+  handleFetch(event: FetchEvent): boolean {
+    const { deps } = this;
+    try {
+      const request = event.request;
+      // Switched off by the site: the worker steps aside entirely.
+      if (!deps.isEnabled()) return false;
+      const claim = this.batch.claim(request);
+      if (claim === undefined) return false;
+      if (claim === 'navigate' && !deps.routes(request)) return false;
+      const waitUntil = (promise: Promise<unknown>): void => event.waitUntil(promise);
+      const respond = (logical: Request, decorate?: (physical: Request) => Request): Promise<Response> =>
+        deps.respond(logical, { fetch: (physical) => fetch(decorate ? decorate(physical) : physical), waitUntil });
+      return this.batch.handleFetch(event, respond, (url) => deps.validatorOf(url));
+    } catch {
+      return false; // fail open: the normal handling takes the request
+    }
+  }
+}
+
+/** Puts the batch stage in front of a client's own stages (the same as `client.enableBatching(scope, options)`). */
+export function installBatching(
+  scope: Pick<ServiceWorkerGlobalScope, 'addEventListener'>,
+  client: { enableBatching(scope: Pick<ServiceWorkerGlobalScope, 'addEventListener'>, options?: BatchClientOptions): InstalledBatching },
+  options: BatchClientOptions = {},
+): InstalledBatching {
+  return client.enableBatching(scope, options);
+}

@@ -1,0 +1,39 @@
+/** The options of a ReplicaClient (replica-client.ts): what a worker script or a Workbox site passes. */
+import type { ClientPolicy, RandomSource } from '@webpp/core';
+import type { CacheLike } from './batch/logical-cache.js';
+import type { ParsedWorkerOptions, resolveWorkerOptions } from './config.js';
+import type { PageNotifier } from './kill-switch.js';
+import type { WebppEvent } from './messages.js';
+import type { KeyValueStore } from './storage.js';
+
+export interface ReplicaClientOptions {
+  /** Parsed options (from the worker's URL); or `settings` to resolve them here. */
+  parsed?: ParsedWorkerOptions;
+  settings?: Parameters<typeof resolveWorkerOptions>[0];
+  /** The page origin the worker serves; default: the worker's own origin. */
+  selfOrigin?: string;
+  storage?: KeyValueStore;
+  /** Overrides the policy named in the options (any @webpp/core ClientPolicy). */
+  policy?: ClientPolicy;
+  /** Fetch used for refreshes and probes (default: global fetch). */
+  fetch?: (request: Request) => Promise<Response>;
+  random?: RandomSource;
+  /** Publishes live events (default: BroadcastChannel 'webpp' when available). */
+  publish?: (events: WebppEvent[]) => void;
+  /** Unregisters the worker on `webpp-control: off` (default: self.registration.unregister()). */
+  unregister?: () => Promise<unknown>;
+  /** Tells every open page of the site that the worker was switched off (default: clients.matchAll + postMessage). */
+  notifyPages?: PageNotifier;
+  /** Watch the worker's Resource Timing entries to leave HTTP-cache hits out of the samples. Default true. */
+  observeResourceTiming?: boolean;
+  /**
+   * Paths on the page's origin that are never bound: webpp's own scripts. Default: the
+   * page script "/webpp.js" and the worker's own path. A directory wildcard that covers
+   * them must not make the page depend on a replica for the client itself.
+   */
+  ownScriptPaths?: string[];
+  /** Bodies with a digest up to this size are verified before the page sees them (integrity.ts). Default 1 MiB. */
+  verifyBufferBytes?: number;
+  /** Where offline copies live (default: Cache Storage 'webpp-offline-v1'; offline-cache.ts). */
+  openOfflineCache?: () => Promise<CacheLike>;
+}

@@ -1,0 +1,73 @@
+/**
+ * The first stage: does the worker answer this request at all? Synchronous and cheap,
+ * called for every request the page makes: a method check, a prefix test and one bindings
+ * lookup. webpp's own scripts are never bound, even under a directory wildcard, so a page
+ * never depends on a replica for the client itself.
+ */
+import type { ResolvedBinding } from '@webpp/core';
+import type { BindingsStore } from './bindings-store.js';
+import { isSameOrigin } from './physical-request.js';
+
+/** How the worker handles a request. */
+export type Route =
+  /** The logical URL has bindings: bind it to a replica. */
+  | 'bind'
+  /** Same-origin navigation, fetch() or stylesheet without bindings: fetch as is, read its bindings. */
+  | 'observe'
+  /** The stored state is still loading (worker just started): decide once it is there. */
+  | 'wait'
+  /** Not the worker's business: let the browser handle it (no respondWith). */
+  | 'pass';
+
+/** Same-origin requests without bindings that are still worth reading bindings from. */
+const OBSERVED_DESTINATIONS = new Set(['', 'document', 'iframe', 'style']);
+
+export interface RouterOptions {
+  selfOrigin: string;
+  /** Paths of webpp's own scripts on the page's origin. */
+  ownScriptPaths: readonly string[];
+  bindings: BindingsStore;
+  isOff(): boolean;
+  isLoaded(): boolean;
+}
+
+export class Router {
+  private readonly ownScriptPrefixes: string[];
+  private readonly resolvedByRequest = new WeakMap<Request, ResolvedBinding>();
+
+  constructor(private readonly options: RouterOptions) {
+    this.ownScriptPrefixes = options.ownScriptPaths.map((path) => `${options.selfOrigin}${path}`);
+  }
+
+  route(request: Request): Route {
+    if (this.options.isOff()) return 'pass';
+    const { method, url } = request;
+    if (method !== 'GET' && method !== 'HEAD') return 'pass';
+    if (!url.startsWith('http:') && !url.startsWith('https:')) return 'pass';
+    if (this.isOwnScript(url)) return 'pass';
+    if (!this.options.isLoaded()) return 'wait';
+    const resolved = this.options.bindings.resolve(url);
+    if (resolved) {
+      this.resolvedByRequest.set(request, resolved);
+      return 'bind';
+    }
+    return this.isObservable(request) ? 'observe' : 'pass';
+  }
+
+  /** The binding route() found for this request, else a fresh lookup. */
+  resolved(request: Request): ResolvedBinding | undefined {
+    return this.resolvedByRequest.get(request) ?? this.options.bindings.resolve(request.url);
+  }
+
+  isObservable(request: Request): boolean {
+    return isSameOrigin(request.url, this.options.selfOrigin) && (request.mode === 'navigate' || OBSERVED_DESTINATIONS.has(request.destination));
+  }
+
+  /** webpp's own scripts, with or without a query. */
+  private isOwnScript(url: string): boolean {
+    for (const prefix of this.ownScriptPrefixes) {
+      if (url.startsWith(prefix) && (url.length === prefix.length || url[prefix.length] === '?')) return true;
+    }
+    return false;
+  }
+}

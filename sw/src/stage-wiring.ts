@@ -1,0 +1,99 @@
+/**
+ * The stages of the ReplicaClient built from the worker's options: who reports what to the
+ * state reporter, and what a failure means for the engine. Wiring only; each stage's logic
+ * lives in its own module.
+ */
+import type { ServerId } from '@webpp/core';
+import type { CacheLike } from './batch/logical-cache.js';
+import type { BindingsStore } from './bindings-store.js';
+import type { WorkerOptions } from './config.js';
+import { ControlCheck } from './control-check.js';
+import type { DigestStore } from './digest-store.js';
+import { HeaderLearning } from './header-learning.js';
+import { IntegrityGuard } from './integrity-guard.js';
+import type { KillSwitch } from './kill-switch.js';
+import { OfflineCache } from './offline-cache.js';
+import { buildProbeRequest } from './physical-request.js';
+import type { StateReporter } from './state-reporter.js';
+import { StaticBindings } from './static-bindings.js';
+import type { KeyValueStore } from './storage.js';
+import type { TrustRule } from './trust.js';
+
+export interface HeaderWiring {
+  options: WorkerOptions;
+  selfOrigin: string;
+  storage: KeyValueStore;
+  bindings: BindingsStore;
+  digests: DigestStore;
+  trust: TrustRule;
+  killSwitch: KillSwitch;
+  reporter: StateReporter;
+  plainFetch(request: Request): Promise<Response>;
+}
+
+/** Header learning, and the own-origin check whose answers it reads (control-check.ts). */
+export function headerStages(wiring: HeaderWiring): { headers: HeaderLearning; controlCheck: ControlCheck } {
+  const { options, selfOrigin, plainFetch } = wiring;
+  let controlCheck: ControlCheck | undefined;
+  const headers = new HeaderLearning({
+    bindings: wiring.bindings,
+    digests: wiring.digests,
+    trust: wiring.trust,
+    killSwitch: wiring.killSwitch,
+    staticBindings: new StaticBindings({ selfOrigin, storage: wiring.storage, fetch: plainFetch }),
+    reporter: wiring.reporter,
+    heardFromOwnOrigin: () => controlCheck?.heard(),
+  });
+  controlCheck = new ControlCheck({
+    selfOrigin,
+    intervalMs: options.controlCheckMs,
+    now: () => performance.now(),
+    head: (url, signal) => plainFetch(buildProbeRequest(url, selfOrigin, signal)),
+    timeoutMs: () => options.selection.timeoutCeilingMs,
+    answered: (response, url) => {
+      const started: Promise<unknown>[] = [];
+      headers.learnFrom(response, url, (promise) => void started.push(promise));
+      return Promise.allSettled(started);
+    },
+  });
+  return { headers, controlCheck };
+}
+
+export function offlineStage(
+  options: WorkerOptions,
+  storage: KeyValueStore,
+  selfOrigin: string,
+  reporter: StateReporter,
+  openCache?: () => Promise<CacheLike>,
+): OfflineCache {
+  return new OfflineCache({
+    storage,
+    selfOrigin,
+    maxBytes: options.offlineMaxBytes,
+    maxEntries: options.offlineMaxEntries,
+    maxEntryBytes: options.offlineMaxEntryBytes,
+    maxAgeMs: options.offlineMaxAgeMs,
+    flushDelayMs: options.flushDelayMs,
+    ...(openCache ? { openCache } : {}),
+    onServed: (logicalUrl, savedAtMs) => {
+      reporter.count('offlineCopies');
+      reporter.event({ type: 'offline-copy', atMs: Date.now(), logicalUrl, savedAtMs });
+    },
+  });
+}
+
+/** Integrity checks; a replica with wrong bytes is a failed server (`failed`). */
+export function integrityStage(digests: DigestStore, selfOrigin: string, maxBufferBytes: number, reporter: StateReporter, failed: (server: ServerId) => void): IntegrityGuard {
+  return new IntegrityGuard({
+    digests,
+    selfOrigin,
+    maxBufferBytes,
+    onMismatch: ({ server, logicalUrl, expected, actual, streamed }) => {
+      reporter.count('integrityFailures');
+      reporter.event({ type: 'integrity-failure', atMs: Date.now(), server, logicalUrl, expected, actual, streamed });
+      failed(server);
+    },
+    onUnreadable: failed,
+    onVerified: () => reporter.count('bodiesVerified'),
+  });
+}

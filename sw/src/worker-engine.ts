@@ -1,0 +1,71 @@
+/**
+ * Core's client engine as the worker runs it: the policy named in the options (core's
+ * registry), fetch() and real timers (fetch-io.ts), background requests as HEADs of known
+ * resources (maintenance.ts), samples from Resource Timing (samples.ts), and the lifecycle
+ * callbacks that persist the policy's state and feed the state reporter (telemetry.ts).
+ */
+import { ClientEngine, combineHooks, createPolicy } from '@webpp/core';
+import type { ClientPolicy, RandomSource } from '@webpp/core';
+import type { WorkerOptions } from './config.js';
+import type { ConnectionQueue } from './connection-queue.js';
+import { fetchIO } from './fetch-io.js';
+import type { ExchangeSender } from './fetch-io.js';
+import { backgroundSender, backgroundTarget } from './maintenance.js';
+import type { PolicyStore } from './policy-store.js';
+import { SampleStage } from './samples.js';
+import type { ProbeUrls } from './server-memory.js';
+import type { StateReporter } from './state-reporter.js';
+import { telemetryHooks } from './telemetry.js';
+
+export type WorkerEngine = ClientEngine<Response, ExchangeSender>;
+
+/** The policy named in the options, from core's registry; the paper's extended Refresh when the name is unknown. */
+export function namedPolicy(options: WorkerOptions, random: RandomSource, errors: string[]): ClientPolicy {
+  const deps = { random, now: Date.now };
+  const settings = { preset: options.preset, selection: options.selection };
+  try {
+    const named = createPolicy(options.policy, deps, settings);
+    if (named) return named;
+    errors.push(`unknown policy "${options.policy}"; using "refresh"`);
+  } catch (error) {
+    errors.push(`policy "${options.policy}": ${error instanceof Error ? error.message : String(error)}; using "refresh"`);
+  }
+  return createPolicy('refresh', deps, settings)!;
+}
+
+export interface WorkerEngineOptions {
+  policy: ClientPolicy;
+  options: WorkerOptions;
+  selfOrigin: string;
+  random: RandomSource;
+  probeUrls: ProbeUrls;
+  connections: ConnectionQueue;
+  plainFetch(request: Request): Promise<Response>;
+  reporter: StateReporter;
+  store: PolicyStore;
+  observeResourceTiming: boolean;
+}
+
+export function workerEngine(init: WorkerEngineOptions): { engine: WorkerEngine; samples: SampleStage } {
+  const { policy, options, selfOrigin, random, probeUrls, connections, reporter, store } = init;
+  let engine: WorkerEngine | undefined;
+  const samples = new SampleStage({
+    queue: connections,
+    observe: (sample) => engine?.observe(sample),
+    onCacheHit: () => reporter.count('cacheHitsSkipped'),
+    onQueued: () => reporter.count('queuedSamplesSkipped'),
+    observeResourceTiming: init.observeResourceTiming,
+  });
+  const background = backgroundSender({ selfOrigin, probeUrls, random, fetch: connections.track(init.plainFetch), samples });
+  engine = new ClientEngine({
+    policy,
+    io: fetchIO(background),
+    backgroundTarget: backgroundTarget(probeUrls, random),
+    backgroundTimeoutMs: options.selection.timeoutCeilingMs,
+    hooks: combineHooks(
+      { sampleWillBeObserved: (sample) => samples.noteEngineSample(sample), sampleObserved: () => void store.changed() },
+      telemetryHooks(reporter, policy),
+    ),
+  });
+  return { engine, samples };
+}
