@@ -12,10 +12,11 @@
 import { createHash } from 'node:crypto';
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { resolve, sep } from 'node:path';
+import { resolve } from 'node:path';
 import type { ContentDigest } from '@webpp/core';
 import type { ReplicationDirectory } from '../directory/replication-directory.js';
 import type { ReplicaStore } from '../replicas/replica-store.js';
+import { fileUnderRoot, HTML_PATH, localPathOf } from './local-resource.js';
 
 export interface ContentDigestsOptions {
   /** This server's public origin: which physical URL of a binding is served here. */
@@ -39,9 +40,6 @@ interface FileEntry {
   checkedAtMs: number;
   integrity: Promise<string | undefined>;
 }
-
-/** Paths whose responses are HTML (transformed by pre-processing): no digest. */
-const HTML_PATH = /(?:\/|\.x?html?|\.shtml)$/i;
 
 export class ContentDigests {
   private readonly files = new Map<string, FileEntry>();
@@ -71,39 +69,15 @@ export class ContentDigests {
 
   /** The digest of one logical URL, or undefined. */
   async digestOf(logicalUrl: string): Promise<string | undefined> {
-    const path = this.localPath(logicalUrl);
+    const path = localPathOf(logicalUrl, this.options.publicUrl, this.options.directory);
     if (path === undefined || HTML_PATH.test(path)) return undefined;
     const stored = this.options.store.get(path);
     if (stored !== undefined) {
       if (/html/i.test(stored.contentType)) return undefined;
       return `sha256-${Buffer.from(stored.digest, 'hex').toString('base64')}`;
     }
-    const file = this.fileOf(path);
+    const file = fileUnderRoot(this.root, path);
     return file === undefined ? undefined : this.fileDigest(file);
-  }
-
-  /** The path this server serves `logicalUrl` at: its own physical URL in the directory, or the logical URL if it is here. */
-  private localPath(logicalUrl: string): string | undefined {
-    const { publicUrl } = this.options;
-    const match = this.options.directory.lookup(logicalUrl);
-    const here = match?.physicalUrls.find((url) => url.startsWith(`${publicUrl}/`)) ?? (logicalUrl.startsWith(`${publicUrl}/`) ? logicalUrl : undefined);
-    if (here === undefined) return undefined;
-    const url = new URL(here);
-    return url.search === '' ? url.pathname : undefined;
-  }
-
-  /** The file under contentRoot for a URL path, or undefined (outside the root, dotfiles, bad escapes). */
-  private fileOf(path: string): string | undefined {
-    if (this.root === undefined) return undefined;
-    let decoded: string;
-    try {
-      decoded = decodeURIComponent(path);
-    } catch {
-      return undefined;
-    }
-    if (decoded.includes('\0') || decoded.split('/').some((segment) => segment.startsWith('.'))) return undefined;
-    const file = resolve(this.root, `.${decoded}`);
-    return file.startsWith(this.root + sep) ? file : undefined;
   }
 
   private async fileDigest(file: string): Promise<string | undefined> {

@@ -11,6 +11,7 @@ import type { DirectoryMatch, ReplicationDirectory } from '../directory/replicat
 import { cssReferenceUrls, htmlReferences } from './html-references.js';
 import { injectScriptTag } from './inject-script.js';
 import type { PreprocessResult } from './preprocess-cache.js';
+import type { ResourceSizes } from './resource-sizes.js';
 
 export type PreprocessKind = 'html' | 'css';
 
@@ -19,6 +20,8 @@ export interface PreprocessSettings {
   maxBindingsHeaderBytes: number;
   /** Page-script path to inject into HTML, or undefined for no injection. */
   injectScriptPath: string | undefined;
+  /** Body sizes for exact bindings (resource-sizes.ts); undefined: no sizes in headers. */
+  sizes?: ResourceSizes | undefined;
 }
 
 /** Which responses are parsed for references. */
@@ -91,8 +94,9 @@ export function collectBindings(own: DirectoryMatch | undefined, urls: string[],
 }
 
 /** Encodes bindings into a header value (none when there are no bindings). */
-export function bindingsOnly(bindings: Binding[], settings: Pick<PreprocessSettings, 'directory' | 'maxBindingsHeaderBytes'>): PreprocessResult {
-  if (bindings.length === 0) return { bindingsHeader: undefined, body: undefined, bindingCount: 0 };
+export function bindingsOnly(unsized: Binding[], settings: Pick<PreprocessSettings, 'directory' | 'maxBindingsHeaderBytes' | 'sizes'>): PreprocessResult {
+  if (unsized.length === 0) return { bindingsHeader: undefined, body: undefined, bindingCount: 0 };
+  const bindings = settings.sizes === undefined ? unsized : settings.sizes.withSizes(unsized);
   const encoded = encodeBindings(
     { directoryVersion: settings.directory.version, bindings },
     { maxBytes: settings.maxBindingsHeaderBytes },

@@ -93,6 +93,12 @@ export interface Binding {
   replicas: string[];
   /** Optional validator (strong ETag or content digest) of the resource, for logical-URL caching. */
   validator?: string;
+  /**
+   * Optional size of the resource's body in bytes (exact bindings only): a hint for replica
+   * selection, which ranks small resources by first byte and large ones by total time
+   * (docs/protocol.md, "Binding sizes").
+   */
+  sizeBytes?: number;
 }
 
 /** What one bindings header carries. */

@@ -156,7 +156,7 @@ function validEntry(value: unknown): Entry | undefined {
     return undefined;
   }
   if (typeof binding !== 'object' || binding === null) return undefined;
-  const { logical, prefix, replicas, validator } = binding as Record<string, unknown>;
+  const { logical, prefix, replicas, validator, sizeBytes } = binding as Record<string, unknown>;
   if (typeof prefix !== 'boolean' || !Array.isArray(replicas) || replicas.length === 0) return undefined;
   const canonical = (url: unknown): string | undefined => {
     const parsed = typeof url === 'string' ? canonicalHttpUrl(url) : undefined;
@@ -173,6 +173,8 @@ function validEntry(value: unknown): Entry | undefined {
     }
     clean.validator = validator;
   }
+  // A size is a hint: a malformed one is dropped, not the binding.
+  if (!prefix && typeof sizeBytes === 'number' && Number.isSafeInteger(sizeBytes) && sizeBytes >= 0) clean.sizeBytes = sizeBytes;
   return { binding: clean, directoryVersion };
 }
 

@@ -126,7 +126,7 @@ function inflatePayload(payload: string, jsonLength: number): string {
 
 function fromWire(wire: unknown): BindingsDocument {
   if (!isPlainObject(wire)) reject('MALFORMED', 'bindings payload is not a JSON object');
-  const { d: directoryVersion, s: servers, b: rows, i: digestRows } = wire;
+  const { d: directoryVersion, s: servers, b: rows, i: digestRows, n: sizeRows } = wire;
   if (typeof directoryVersion !== 'number' || !Number.isSafeInteger(directoryVersion) || directoryVersion < 0) {
     reject('MALFORMED', '"d" (directory version) must be a safe integer >= 0');
   }
@@ -138,6 +138,7 @@ function fromWire(wire: unknown): BindingsDocument {
     return parsed.origin;
   });
   const bindings = rows.map((row, i) => bindingFromRow(row, i, origins));
+  if (sizeRows !== undefined) applySizes(sizeRows, bindings);
   const document: BindingsDocument = { directoryVersion, bindings };
   if (digestRows !== undefined) document.digests = digestsFrom(digestRows, origins);
   return document;
@@ -159,6 +160,23 @@ function digestsFrom(value: unknown, origins: string[]): ContentDigest[] {
     if (url) digests.push({ logical: url.href, integrity });
   }
   return digests;
+}
+
+/**
+ * The optional sizes ("n"): [rowIndex, sizeBytes] of exact bindings. Lenient like the
+ * digests: an entry that is not a pair, names no row or a prefix row, or whose size is not a
+ * safe integer >= 0 is left out; the first entry of a row counts.
+ */
+function applySizes(value: unknown, bindings: Binding[]): void {
+  if (!Array.isArray(value)) return;
+  for (const entry of value) {
+    if (!Array.isArray(entry) || entry.length !== 2) continue;
+    const [row, sizeBytes] = entry as unknown[];
+    const binding = typeof row === 'number' && Number.isInteger(row) ? bindings[row] : undefined;
+    if (binding === undefined || binding.prefix || binding.sizeBytes !== undefined) continue;
+    if (typeof sizeBytes !== 'number' || !Number.isSafeInteger(sizeBytes) || sizeBytes < 0) continue;
+    binding.sizeBytes = sizeBytes;
+  }
 }
 
 function bindingFromRow(row: unknown, index: number, origins: string[]): Binding {

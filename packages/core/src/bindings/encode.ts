@@ -13,6 +13,7 @@ import {
   type WireDocument,
   type WireReplica,
   type WireRow,
+  type WireSize,
 } from './format.js';
 
 /** Smallest maxBytes accepted: room for the envelope of an empty document. */
@@ -28,6 +29,7 @@ interface PreparedBinding {
   replicas: SplitUrl[];
   prefix: boolean;
   validator: string | undefined;
+  sizeBytes: number | undefined;
 }
 
 interface PreparedDigest {
@@ -146,6 +148,8 @@ function toWire(directoryVersion: number, bindings: PreparedBinding[], digests: 
     return [logicalServer, binding.logical.path, replicas];
   });
   const wire: WireDocument = { d: directoryVersion, s: servers, b: rows };
+  const sizes = bindings.flatMap((binding, row): WireSize[] => (binding.sizeBytes === undefined ? [] : [[row, binding.sizeBytes]]));
+  if (sizes.length > 0) wire.n = sizes;
   if (digests.length > 0) {
     wire.i = digests.map((digest): WireDigest => [indexOf(digest.logical.origin), digest.logical.path, digest.integrity]);
   }
@@ -177,7 +181,12 @@ function prepareBinding(binding: Binding, index: number): PreparedBinding {
       throw new TypeError(`${where}.validator must be 1-${MAX_VALIDATOR_LENGTH} visible ASCII characters without spaces`);
     }
   }
-  return { logical, replicas, prefix, validator };
+  const { sizeBytes } = binding;
+  if (sizeBytes !== undefined) {
+    if (prefix) throw new TypeError(`${where}.sizeBytes is only for exact bindings (a prefix binding covers many resources)`);
+    if (!Number.isSafeInteger(sizeBytes) || sizeBytes < 0) throw new TypeError(`${where}.sizeBytes must be a safe integer >= 0 (got ${String(sizeBytes)})`);
+  }
+  return { logical, replicas, prefix, validator, sizeBytes };
 }
 
 function prepareDigests(digests: ContentDigest[] | undefined): PreparedDigest[] {

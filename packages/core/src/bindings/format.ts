@@ -56,7 +56,13 @@ export interface WireDocument {
    * they reject rows of more than 5 fields.
    */
   i?: WireDigest[];
+  /**
+   * Optional body sizes of exact bindings, each [rowIndex, sizeBytes] (an index into `b`).
+   * A key of its own for the same reason as `i`: older decoders ignore it.
+   */
+  n?: WireSize[];
 }
+export type WireSize = [number, number];
 export type WireDigest = [number, string, string];
 export type WireReplica = number | [number, string];
 export type WireRow =
