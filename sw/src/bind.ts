@@ -23,6 +23,7 @@ import type { PhysicalRequestOptions } from './physical-request.js';
 import type { ResumeStage } from './resume.js';
 import type { SampleStage } from './samples.js';
 import { servedResponse } from './served-response.js';
+import { SizeMemory } from './size-memory.js';
 import type { ProbeUrls, StaleBindings } from './server-memory.js';
 import type { StateReporter } from './state-reporter.js';
 import type { TrustRule } from './trust.js';
@@ -55,6 +56,9 @@ export interface BindStageOptions {
 }
 
 export class BindStage {
+  /** Sizes of earlier responses, for resources whose binding carries none. */
+  private readonly sizes = new SizeMemory();
+
   constructor(private readonly options: BindStageOptions) {}
 
   async handle(request: Request, resolved: ResolvedBinding, io: RespondIO): Promise<Response> {
@@ -73,7 +77,7 @@ export class BindStage {
     const candidates = [...physicalByServer.keys()];
     const plan = engine
       .plan(
-        { logicalUrl: resolved.logical, method: request.method, candidates },
+        { logicalUrl: resolved.logical, method: request.method, candidates, ...this.sizeOf(resolved) },
         (server) => physicalByServer.get(server),
         // A replica that answered 404/410 for this directory version goes last (it may be back later).
         (server) => this.options.staleBindings.isStale(physicalByServer.get(server)!, resolved.directoryVersion),
@@ -93,6 +97,12 @@ export class BindStage {
       decisionRecord({ id: reporter.decisionId(), atMs, request, logicalUrl: resolved.logical, policy: engine.policy.name, result, bindMs, totalMs: performance.now() - arrivedMs }),
     );
     return response;
+  }
+
+  /** The body size the policy plans with: the binding's (docs/protocol.md, "Binding sizes"), else an earlier response's. */
+  private sizeOf(resolved: ResolvedBinding): { sizeBytes?: number } {
+    const sizeBytes = (resolved.logical === resolved.binding.logical ? resolved.binding.sizeBytes : undefined) ?? this.sizes.sizeOf(resolved.logical);
+    return sizeBytes === undefined ? {} : { sizeBytes };
   }
 
   /** One run of the engine over `specs`; the page's abort ends it. */
@@ -168,6 +178,7 @@ export class BindStage {
         const outcome = classifyStatus(response.status);
         if (outcome !== 'server-error') {
           samples.add(exchange, response, elapsedMs, sentAtMs, mayBeCached);
+          if (!resume) this.sizes.learn(resolved.logical, response);
           headers.learnFrom(response, resolved.logical, waitUntil, trust.isOwn(exchange.server, response.url) ? undefined : exchange.server);
         }
         if (outcome === 'stale') {

@@ -20,6 +20,8 @@ export interface WorkerOptions {
   selection: SelectionConfig;
   /**
    * Name of the replica policy in @webpp/core's registry (packages/core/src/policies):
+   * 'webpp' (the default) is the v2 policy (docs/selection.md, "The webpp policy"; `preset`
+   * and the selection parameters do not apply to it);
    * 'refresh' is the paper's extended Refresh over `preset`; 'paper' and 'fast' are the same
    * algorithm with that preset's values (they set the preset); the evaluation baselines
    * are 'random', 'round-robin', 'single-<n>', 'optimal', 'optimal-complete', 'hedged'.
@@ -60,7 +62,7 @@ export interface WorkerOptions {
 }
 
 export const DEFAULT_WORKER_OPTIONS: Readonly<Omit<WorkerOptions, 'selection' | 'preset'>> = Object.freeze({
-  policy: 'refresh',
+  policy: 'webpp',
   flushDelayMs: 1_000,
   historySize: 200,
   offRetryMs: 60 * 60 * 1_000,

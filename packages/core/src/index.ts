@@ -14,7 +14,6 @@ export {
   type LatencyMoments,
 } from './latency-estimate.js';
 export { LatencyTable } from './latency-table.js';
-export { WebppPolicy, createWebppPolicy, WEBPP_DEFAULTS, resolveWebppOptions, type WebppOptions, WEBPP_SNAPSHOT_FORMAT_VERSION, type WebppSnapshot } from './policies/webpp/index.js';
 export { rankReplicas, selectReplica, refreshTarget, dueProbes } from './select-replica.js';
 export {
   BINDINGS_HEADER,

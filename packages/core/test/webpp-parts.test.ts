@@ -6,6 +6,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { WEBPP_DEFAULTS, createWebppPolicy, resolveWebppOptions, type ExchangeSample } from '@webpp/core';
 import { probeDelayMs } from '../src/policies/webpp/backoff.js';
+import { expectedHedgedMs } from '../src/policies/webpp/expected-time.js';
 import { LatencySketch } from '../src/policies/webpp/latency-sketch.js';
 import { seededRandom } from './fake-clock.js';
 
@@ -87,6 +88,42 @@ describe('latency sketch', () => {
     for (let i = 0; i < 10; i++) sparse.add(100, T0, 1_000);
     sparse.add(200, T0 + 1_000, 1_000); // one half-life later: share 1 − 2^(−1) = 1/2, as Finagle's EWMA
     expect(sparse.meanMs() / 150).toBeCloseTo(1, 1);
+  });
+});
+
+describe('expected time of a hedged request', () => {
+  /** The formula of expected-time.ts as a plain double sum over both distributions. */
+  function naive(p: { valuesMs: number[]; weights: number[] }, bp: number, d: number, h: { valuesMs: number[]; weights: number[] }, bh: number): number {
+    let total = 0;
+    p.valuesMs.forEach((x, i) => {
+      h.valuesMs.forEach((y, j) => {
+        const both = (p.weights[i] as number) * (h.weights[j] as number);
+        total += both * (x <= d || x <= d + y ? x + bp : d + y + bh);
+      });
+    });
+    return total;
+  }
+  const distribution = fc
+    .array(fc.tuple(fc.integer({ min: 1, max: 3_000 }), fc.double({ min: 0.01, max: 1, noNaN: true })), { minLength: 1, maxLength: 30 })
+    .map((pairs) => {
+      const sorted = [...new Map(pairs).entries()].sort((a, b) => a[0] - b[0]);
+      const total = sorted.reduce((sum, [, w]) => sum + w, 0);
+      return { valuesMs: sorted.map(([v]) => v), weights: sorted.map(([, w]) => w / total) };
+    });
+
+  it('equals the double sum of the formula (first head wins, its body follows)', () => {
+    fc.assert(
+      fc.property(distribution, distribution, fc.integer({ min: 0, max: 3_000 }), fc.integer({ min: 0, max: 2_000 }), fc.integer({ min: 0, max: 2_000 }), (p, h, d, bp, bh) => {
+        expect(expectedHedgedMs(p, bp, d, h, bh)).toBeCloseTo(naive(p, bp, d, h, bh), 6);
+      }),
+    );
+  });
+
+  it('a stalling primary hedged just past its fast majority costs little more than its fast majority', () => {
+    const primary = { valuesMs: [40, 2_040], weights: [0.98, 0.02] };
+    const steady = { valuesMs: [120], weights: [1] };
+    expect(expectedHedgedMs(primary, 0, 50, steady, 0)).toBeCloseTo(0.98 * 40 + 0.02 * 170, 6);
+    expect(expectedHedgedMs(primary, 0, 2_040, steady, 0)).toBeCloseTo(0.98 * 40 + 0.02 * 2_040, 6); // too late to help
   });
 });
 
@@ -210,8 +247,11 @@ describe('webpp describe (dashboard)', () => {
     const dueAtMs = policy.nextMaintenanceAtMs(T0) as number;
     expect(dueAtMs).toBeGreaterThanOrEqual(T0 + 1_000);
     expect(policy.maintenance({ candidates: [], inFlight: new Set(), nowMs: dueAtMs - 1 })).toEqual([]);
-    expect(policy.maintenance({ candidates: [], inFlight: new Set([A]), nowMs: dueAtMs })).toEqual([]);
     expect(policy.maintenance({ candidates: [], inFlight: new Set(), nowMs: dueAtMs })).toEqual([{ server: A, purpose: 'probe', method: 'head' }]);
-    expect(policy.nextMaintenanceAtMs(dueAtMs) as number).toBeGreaterThanOrEqual(dueAtMs + 2_000);
+    const nextAtMs = policy.nextMaintenanceAtMs(dueAtMs) as number;
+    expect(nextAtMs).toBeGreaterThanOrEqual(dueAtMs + 2_000);
+    // Still in flight when the next probe is due: none is sent, and the timer moves on (no busy loop).
+    expect(policy.maintenance({ candidates: [], inFlight: new Set([A]), nowMs: nextAtMs })).toEqual([]);
+    expect(policy.nextMaintenanceAtMs(nextAtMs) as number).toBeGreaterThanOrEqual(nextAtMs + 4_000);
   });
 });

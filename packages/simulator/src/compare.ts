@@ -10,24 +10,21 @@ import { hedgedPolicy, webppFastPolicy, webppPaperPolicy, webppPolicy } from './
 import type { Policy } from './policy.js';
 import { simulate, type SimulationResult } from './simulation.js';
 
-/**
- * The issues' policy set: each single server, random, round-robin, Web++ (paper and fast),
- * optimal, hedged, and core's `webpp` (issue 11's default) when the registry has it.
- */
+/** The issue's policy set: each single server, random, round-robin, Web++ (webpp, the default; paper and fast), optimal, hedged. */
 export function standardPolicies(servers: readonly string[]): Policy[] {
   return [
     ...servers.map((server) => singleServerPolicy(server)),
     randomPolicy(),
     roundRobinPolicy(),
+    registryPolicy('webpp'),
     webppPaperPolicy(),
     webppFastPolicy(),
     optimalPolicy(),
     hedgedPolicy(),
-    ...(policyNames().includes('webpp') ? [registryPolicy('webpp', {}, 'webpp')] : []),
   ];
 }
 
-export const STANDARD_POLICY_NAMES = ['single-<server>', 'random', 'round-robin', 'webpp-paper', 'webpp-fast', 'optimal', 'hedged', 'webpp'] as const;
+export const STANDARD_POLICY_NAMES = ['single-<server>', 'random', 'round-robin', 'webpp', 'webpp-paper', 'webpp-fast', 'optimal', 'hedged'] as const;
 
 /** FAST_PRESET Web++ that also fails over when a body breaks off (a buffering or resuming client). */
 export function webppFastMidBodyPolicy(): Policy {

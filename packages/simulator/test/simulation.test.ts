@@ -196,13 +196,14 @@ describe('outage scenario', () => {
 });
 
 describe('policies', () => {
-  it('the standard set is the issue\'s: each single server, random, round-robin, Web++ paper and fast, optimal, hedged', () => {
+  it('the standard set is the issue\'s: each single server, random, round-robin, Web++ (webpp, paper and fast), optimal, hedged', () => {
     expect(standardPolicies(['A', 'B', 'C']).map((policy) => policy.name)).toEqual([
       'single-A',
       'single-B',
       'single-C',
       'random',
       'round-robin',
+      'webpp',
       'webpp-paper',
       'webpp-fast',
       'optimal',

@@ -1,4 +1,14 @@
 export { createPolicy, policyNames, registerPolicy } from './registry.js';
+export {
+  WebppPolicy,
+  createWebppPolicy,
+  WEBPP_DEFAULTS,
+  resolveWebppOptions,
+  webppOptionsFrom,
+  type WebppOptions,
+  WEBPP_SNAPSHOT_FORMAT_VERSION,
+  type WebppSnapshot,
+} from './webpp/index.js';
 export { extendedRefreshPolicy } from './extended-refresh.js';
 export { hedgedPolicy, type HedgeOptions } from './hedged.js';
 export {

@@ -3,6 +3,9 @@
  * evaluation. A name maps to a factory; options are plain JSON (a worker takes them from
  * its URL). Built in:
  *
+ *   webpp             the default: size-aware, aging estimates, budgeted hedges and refreshes
+ *                     (policies/webpp, docs/selection.md "The webpp policy"); options: the
+ *                     names in webpp/options.ts, top level or under `webpp`
  *   paper             extended Refresh with PAPER_DEFAULTS (Figure 10)
  *   fast              extended Refresh with FAST_PRESET
  *   refresh           extended Refresh over the `preset` option (the worker's old default name)
@@ -19,10 +22,12 @@ import { optimalCompletePolicy, optimalPolicy, randomPolicy, roundRobinPolicy, s
 import { extendedRefreshPolicy } from './extended-refresh.js';
 import { hedgedPolicy } from './hedged.js';
 import { selectionFrom } from './table-policy.js';
+import { createWebppPolicy, webppOptionsFrom } from './webpp/index.js';
 
 const NAME = /^[a-z][a-z0-9-]{0,40}$/;
 
 const factories = new Map<string, PolicyFactory>([
+  ['webpp', (deps, options) => createWebppPolicy(deps, webppOptionsFrom(options))],
   ['paper', (deps, options) => extendedRefreshPolicy(deps, 'paper', selectionFrom(options, PAPER_DEFAULTS))],
   ['fast', (deps, options) => extendedRefreshPolicy(deps, 'fast', selectionFrom(options, FAST_PRESET))],
   ['refresh', (deps, options) => extendedRefreshPolicy(deps, 'refresh', selectionFrom(options))],

@@ -14,7 +14,7 @@ export interface HedgeOptions {
 }
 
 export interface WebppPolicyOptions {
-  /** Report name. Default "webpp" ("hedged" with `hedge`). */
+  /** Report name. Default "webpp-refresh" ("hedged" with `hedge`); "webpp" is core's v2 policy (registryPolicy). */
   name?: string;
   /** Parameters over `base`. */
   config?: Partial<SelectionConfig>;
@@ -32,7 +32,7 @@ export interface WebppPolicyOptions {
 export function webppPolicy(options: WebppPolicyOptions = {}): Policy {
   const config = resolveSelectionConfig(options.config ?? {}, options.base ?? PAPER_DEFAULTS);
   const hedge = options.hedge;
-  const name = options.name ?? (hedge ? 'hedged' : 'webpp');
+  const name = options.name ?? (hedge ? 'hedged' : 'webpp-refresh');
   return enginePolicy({
     name,
     description: `${hedge ? `hedged at p${hedge.percentile ?? 95} on ` : ''}extended Refresh (r=${config.ewmaWeight}, TTL=${config.ttlMs} ms, F=${config.probeIntervalMs} ms, S=${config.selectPercentile}, T=${config.timeoutPercentile})`,

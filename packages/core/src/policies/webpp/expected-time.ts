@@ -34,7 +34,11 @@ export function expectedMs(ttfb: WeightedSamples, bodyMs: number): number {
   return mean + bodyMs;
 }
 
-/** E[T] of p hedged by h after delayMs (formula above). */
+/**
+ * E[T] of p hedged by h after delayMs (formula above). The inner sum splits at the hedge
+ * values below x − d (the hedge's head first): with prefix sums of h's weights and of
+ * weight × value it is one binary search, so the whole is O(n log m).
+ */
 export function expectedHedgedMs(
   primary: WeightedSamples,
   primaryBodyMs: number,
@@ -42,6 +46,7 @@ export function expectedHedgedMs(
   hedge: WeightedSamples,
   hedgeBodyMs: number,
 ): number {
+  const { weightBelow, weightedValueBelow } = prefixSums(hedge);
   let total = 0;
   primary.valuesMs.forEach((x, i) => {
     const w = primary.weights[i] as number;
@@ -49,14 +54,42 @@ export function expectedHedgedMs(
       total += w * (x + primaryBodyMs);
       return;
     }
-    let raced = 0;
-    hedge.valuesMs.forEach((y, j) => {
-      const v = hedge.weights[j] as number;
-      raced += v * (x <= delayMs + y ? x + primaryBodyMs : delayMs + y + hedgeBodyMs);
-    });
-    total += w * raced;
+    const k = countBelow(hedge.valuesMs, x - delayMs); // hedge values y < x − d: the hedge wins
+    const hedgeWins = weightBelow[k] as number;
+    total += w * ((1 - hedgeWins) * (x + primaryBodyMs) + hedgeWins * (delayMs + hedgeBodyMs) + (weightedValueBelow[k] as number));
   });
   return total;
+}
+
+const prefixCache = new WeakMap<WeightedSamples, { weightBelow: number[]; weightedValueBelow: number[] }>();
+
+/** weightBelow[k] = Σ_{j<k} v_j and weightedValueBelow[k] = Σ_{j<k} v_j·y_j (cached per distribution). */
+function prefixSums(samples: WeightedSamples): { weightBelow: number[]; weightedValueBelow: number[] } {
+  let sums = prefixCache.get(samples);
+  if (sums === undefined) {
+    const weightBelow = [0];
+    const weightedValueBelow = [0];
+    samples.valuesMs.forEach((y, j) => {
+      const v = samples.weights[j] as number;
+      weightBelow.push((weightBelow.at(-1) as number) + v);
+      weightedValueBelow.push((weightedValueBelow.at(-1) as number) + v * y);
+    });
+    sums = { weightBelow, weightedValueBelow };
+    prefixCache.set(samples, sums);
+  }
+  return sums;
+}
+
+/** How many of the ascending `values` are strictly below `limit`. */
+function countBelow(values: readonly number[], limit: number): number {
+  let low = 0;
+  let high = values.length;
+  while (low < high) {
+    const middle = (low + high) >> 1;
+    if ((values[middle] as number) < limit) low = middle + 1;
+    else high = middle;
+  }
+  return low;
 }
 
 /** Share of p's requests that would send the hedge (head not there by delayMs). */

@@ -45,6 +45,8 @@ export class LatencySketch {
   private buckets = new Map<number, number>();
   /** Clock time the weights refer to: the newest sample. */
   private atMs = 0;
+  /** weighted(), until the next change (decay alone does not change normalised weights). */
+  private cached: WeightedSamples | undefined;
 
   /** Total weight (a decayed count of samples). */
   get weight(): number {
@@ -57,8 +59,13 @@ export class LatencySketch {
     return this.buckets.size === 0;
   }
 
-  add(valueMs: number, nowMs: number, halfLifeMs: number): void {
-    const elapsedMs = nowMs - this.atMs;
+  /**
+   * Adds a sample measured at `nowMs` on an exchange sent at `sentAtMs` (default nowMs): the
+   * gap that gives a sample its share is the time without news before the exchange began,
+   * not its own duration (a stall must not count as a long silence).
+   */
+  add(valueMs: number, nowMs: number, halfLifeMs: number, sentAtMs = nowMs): void {
+    const elapsedMs = Math.min(nowMs, sentAtMs) - this.atMs;
     this.decayTo(nowMs, halfLifeMs);
     // Finagle's update, cost·w + rtt·(1 − w) with w = exp(−Δt/τ), gives a sample after a gap
     // Δt the share 1 − w of the estimate however many samples came before; a sum of decayed
@@ -67,6 +74,7 @@ export class LatencySketch {
     if (gapShare > 0 && gapShare < 1) this.discount(1 / gapShare - 1);
     const index = bucketOf(valueMs);
     this.buckets.set(index, (this.buckets.get(index) ?? 0) + 1);
+    this.cached = undefined;
     if (this.buckets.size > MAX_BUCKETS) this.dropLightest();
   }
 
@@ -79,16 +87,19 @@ export class LatencySketch {
     const factor = totalWeight / this.weight;
     if (!(factor < 1)) return;
     for (const [index, weight] of this.buckets) this.buckets.set(index, weight * factor);
+    this.cached = undefined;
   }
 
   /** Buckets by value with weights normalised; the same at any later time, since all decay alike. */
   weighted(): WeightedSamples {
+    if (this.cached !== undefined) return this.cached;
     const indices = [...this.buckets.keys()].sort((a, b) => a - b);
     const total = this.weight;
-    return {
+    this.cached = {
       valuesMs: indices.map(valueOf),
       weights: indices.map((index) => (this.buckets.get(index) as number) / total),
     };
+    return this.cached;
   }
 
   meanMs(): number {
@@ -109,6 +120,7 @@ export class LatencySketch {
   load(json: SketchJSON): void {
     this.buckets = new Map(json.buckets);
     this.atMs = json.atMs;
+    this.cached = undefined;
     while (this.buckets.size > MAX_BUCKETS) this.dropLightest();
   }
 
@@ -121,6 +133,7 @@ export class LatencySketch {
       if (decayed < NEGLIGIBLE_WEIGHT) this.buckets.delete(index);
       else this.buckets.set(index, decayed);
     }
+    this.cached = undefined;
     this.atMs = nowMs;
   }
 
@@ -130,6 +143,7 @@ export class LatencySketch {
       if (lightest === undefined || weight < (this.buckets.get(lightest) as number)) lightest = index;
     }
     if (lightest !== undefined) this.buckets.delete(lightest);
+    this.cached = undefined;
   }
 }
 

@@ -41,8 +41,10 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
   const free = (server: ServerId): boolean => !inFlight.has(server) && !due.some((request) => request.server === server);
 
   for (const record of records.values()) {
-    if (record.state !== 'failed' || record.nextProbeAtMs > nowMs || !free(record.server)) continue;
-    due.push({ server: record.server, purpose: 'probe', method: 'head' });
+    if (record.state !== 'failed' || record.nextProbeAtMs > nowMs) continue;
+    // A server with a background request in flight is being probed already: the next probe
+    // waits its turn (so that the maintenance timer is not due again at once).
+    if (free(record.server)) due.push({ server: record.server, purpose: 'probe', method: 'head' });
     record.probesSent++;
     record.nextProbeAtMs = nowMs + probeDelayMs(record.probesSent, options.probeBackoffBaseMs, options.probeBackoffCapMs, random);
   }

@@ -140,6 +140,22 @@ const RULES: Record<keyof WebppOptions, [Check, string]> = {
 };
 
 /**
+ * The webpp options among a registry call's options: its top-level keys that name a webpp
+ * option (the worker and the simulator pass other policies' settings, such as `preset` and
+ * `selection`, in the same object), then the keys of a nested `webpp` object, which must all
+ * be webpp options.
+ */
+export function webppOptionsFrom(options: Record<string, unknown> | undefined): Record<string, unknown> {
+  const picked: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(options ?? {})) {
+    if (Object.hasOwn(WEBPP_DEFAULTS, name)) picked[name] = value;
+  }
+  const nested = options?.['webpp'];
+  if (typeof nested === 'object' && nested !== null && !Array.isArray(nested)) Object.assign(picked, nested);
+  return picked;
+}
+
+/**
  * Defaults overlaid with `partial`, validated.
  * @throws RangeError naming the option, for an unknown name or a value out of range.
  */

@@ -112,8 +112,8 @@ function agedExpectedMs(scored: Scored, nowMs: number, options: WebppOptions): n
 
 /**
  * For each server: its hedge by the best other server, if one pays. The delay d is chosen
- * from the primary's own distribution: among its sample values at or beyond its
- * hedgeQuantile (Dean and Barroso: defer the hedge to the p95), the one that minimises
+ * from the primary's own distribution: among its quantiles from its hedgeQuantile on
+ * (Dean and Barroso: defer the hedge to the p95; HEDGE_DELAY_STEPS), the one that minimises
  *
  *   J(d) = E[T hedged at d] + λ · P(X > d),   λ = the partner's expected time,
  *
@@ -123,6 +123,9 @@ function agedExpectedMs(scored: Scored, nowMs: number, options: WebppOptions): n
  * stall), a steady replica is not hedged at all (hedges would buy almost nothing), and the
  * hedge is planned only when J(d) is below the unhedged expected time.
  */
+/** The delays tried: the hedgeQuantile and quantiles between it and 1, as shares of the way (a handful keeps planning cheap). */
+const HEDGE_DELAY_STEPS = [0, 0.2, 0.4, 0.6, 0.8, 0.9];
+
 function addHedges(ranked: Scored[], options: WebppOptions): void {
   if (ranked.length < 2) return;
   const byPlain = [...ranked].sort((a, b) => a.expectedMs - b.expectedMs || a.order - b.order);
@@ -131,9 +134,8 @@ function addHedges(ranked: Scored[], options: WebppOptions): void {
     const partner = byPlain.find((other) => other !== primary);
     if (partner === undefined) continue;
     const plainMs = expectedMs(primary.ttfb, primary.bodyMs);
-    const floorMs = weightedQuantile(primary.ttfb, options.hedgeQuantile);
     let best: { delayMs: number; hedgedMs: number; costMs: number } | undefined;
-    for (const delayMs of new Set(primary.ttfb.valuesMs.filter((value) => value >= floorMs))) {
+    for (const delayMs of new Set(HEDGE_DELAY_STEPS.map((step) => weightedQuantile(primary.ttfb, options.hedgeQuantile + (1 - options.hedgeQuantile) * step)))) {
       const hedgedMs = expectedHedgedMs(primary.ttfb, primary.bodyMs, delayMs, partner.ttfb, partner.bodyMs);
       const costMs = hedgedMs + partner.expectedMs * hedgeFireShare(primary.ttfb, delayMs);
       if (best === undefined || costMs < best.costMs) best = { delayMs, hedgedMs, costMs };

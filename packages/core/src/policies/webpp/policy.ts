@@ -23,6 +23,9 @@ import { learnSample, ServerRecord } from './server-record.js';
 import { fromSnapshot, toSnapshot } from './snapshot.js';
 import { TokenBucket } from './token-bucket.js';
 
+/** Outcomes of a request's attempt after which the engine tries the next replica. */
+const FAILOVER_OUTCOMES: ReadonlySet<ExchangeSample['outcome']> = new Set(['timeout', 'network-error', 'server-error', 'stale', 'cut-mid-body']);
+
 /** Large resources count as "in use" for this long after the last one was planned (ms). */
 const LARGE_IN_USE_MS = 60_000;
 
@@ -60,6 +63,11 @@ export class WebppPolicy implements ClientPolicy {
   }
 
   observe(sample: ExchangeSample): void {
+    // Failovers and resumes are extra requests too: they are paid from the refresh budget,
+    // so that refreshes make room for them and the total stays within the budgets.
+    if ((sample.purpose === 'request' && FAILOVER_OUTCOMES.has(sample.outcome)) || (sample.purpose === 'resume' && sample.outcome !== 'cancelled')) {
+      this.refreshBucket.charge();
+    }
     const result = learnSample(this.recordOf(sample.server), sample, this.options, this.deps.random);
     if (result === 'ejected') for (const listener of [...this.listeners]) listener(sample.server);
   }

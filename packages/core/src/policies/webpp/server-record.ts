@@ -49,9 +49,10 @@ export class ServerRecord {
     return !this.ttfb.empty;
   }
 
-  addFirstByte(valueMs: number, nowMs: number, options: WebppOptions): void {
-    this.ttfb.add(valueMs, nowMs, options.estimateHalfLifeMs);
-    this.history.add(valueMs, nowMs, options.estimateHalfLifeMs * HISTORY_HALF_LIVES);
+  /** A first byte of `valueMs` on an exchange sent at `sentAtMs`, known at `nowMs`. */
+  addFirstByte(valueMs: number, nowMs: number, options: WebppOptions, sentAtMs = nowMs - valueMs): void {
+    this.ttfb.add(valueMs, nowMs, options.estimateHalfLifeMs, sentAtMs);
+    this.history.add(valueMs, nowMs, options.estimateHalfLifeMs * HISTORY_HALF_LIVES, sentAtMs);
     this.sampleCount++;
     this.lastSampleAtMs = Math.max(this.lastSampleAtMs, nowMs);
   }
@@ -73,7 +74,8 @@ export function timeoutMsOf(record: ServerRecord | undefined, options: WebppOpti
  * round.
  */
 function noteChange(record: ServerRecord, ttfbMs: number, nowMs: number, options: WebppOptions): void {
-  if (record.empty(options)) return;
+  // A young or sparse distribution has no tail to speak of: its p95 is its largest sample.
+  if (record.ttfb.weight < MIN_WEIGHT_FOR_CHANGE) return;
   // By bucket, so that a value in the quantile's own bucket (within 2 %) is no surprise.
   const bucket = bucketOf(ttfbMs);
   const slower = bucket > bucketOf(record.ttfb.quantileMs(options.hedgeQuantile));
@@ -87,6 +89,9 @@ function noteChange(record: ServerRecord, ttfbMs: number, nowMs: number, options
   // The streak is the new level: the past counts as no more samples than the streak had.
   record.ttfb.discount(options.changeStreakSamples);
 }
+
+/** Weight (decayed samples) a distribution needs before a streak beyond its quantiles means a change: 1 / (1 − 0.95). */
+const MIN_WEIGHT_FOR_CHANGE = 20;
 
 /** Outcome of learning one sample: whether the server was just ejected. */
 export type LearnResult = 'ejected' | 'recovered' | undefined;
@@ -108,7 +113,7 @@ export function learnSample(record: ServerRecord, sample: ExchangeSample, option
   if (outcome === 'cancelled') return undefined;
   if ((outcome === 'served' || outcome === 'stale') && sample.ttfbMs !== undefined && Number.isFinite(sample.ttfbMs)) {
     noteChange(record, sample.ttfbMs, nowMs, options);
-    record.addFirstByte(sample.ttfbMs, nowMs, options);
+    record.addFirstByte(sample.ttfbMs, nowMs, options, nowMs - sample.ttfbMs - (sample.bodyMs ?? 0));
     const { bodyBytes, bodyMs } = sample;
     if (bodyBytes !== undefined && bodyMs !== undefined && bodyBytes >= Math.max(1, options.minThroughputSampleBytes) && bodyMs >= 0) {
       record.throughput.add(bodyBytes, bodyMs, nowMs, options.estimateHalfLifeMs);

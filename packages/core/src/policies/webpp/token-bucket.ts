@@ -43,6 +43,11 @@ export class TokenBucket {
     return true;
   }
 
+  /** Charges one token for an extra request the bucket did not grant (a failover, a resume), down to −capacity at most. */
+  charge(): void {
+    this.tokens = Math.max(-this.capacityTokens, this.tokens - 1);
+  }
+
   /** Spends one token, going into debt down to −capacity at most; false when that is reached. */
   borrow(): boolean {
     if (this.tokens - 1 < -this.capacityTokens - 1e-9) return false;
