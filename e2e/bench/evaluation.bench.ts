@@ -24,6 +24,7 @@ import { chromiumLaunchOptions } from '../support/chromium.js';
 import { agreementRows, goalLines } from './evaluation/goals.js';
 import { evaluationOptions, timeScaleFor } from './evaluation/options.js';
 import { browserVsSimulatorSvg, relativeToOptimalSvg } from './evaluation/plots.js';
+import { withDefaultPolicy } from './evaluation/default-policy.js';
 import { benchPolicies } from './evaluation/policies.js';
 import { resultsMarkdown } from './evaluation/report.js';
 import type { RunInfo } from './evaluation/report.js';
@@ -46,7 +47,7 @@ const plans = options.scenarios.map((name) => {
   const timeScale = timeScaleFor(options, original.durationMs);
   const scenario = scaleScenarioTime(original, timeScale);
   const workload = resolveWorkload(scenario, { clients: options.clients });
-  const policies = benchPolicies(Object.keys(scenario.servers)).filter((policy) => !options.policies || BASELINES.includes(policy.name) || options.policies.includes(policy.name));
+  const policies = withDefaultPolicy(benchPolicies(Object.keys(scenario.servers))).filter((policy) => !options.policies || BASELINES.includes(policy.name) || options.policies.includes(policy.name));
   return { name, scenario, timeScale, workload, policies };
 });
 const steps = Array.from({ length: options.runs }, (_, run) => plans.map((plan) => ({ ...plan, run }))).flat();

@@ -9,6 +9,8 @@ import type { ResolvedWorkload } from '@webpp/netem';
 import type { BenchCluster } from './cluster.js';
 import type { BenchPolicy } from './policies.js';
 
+/** How long the background requests of the last page requests get to end before the events are read. */
+const SETTLE_MS = 1_500;
 /** Browser contexts set up at the same time. */
 const SETUP_CONCURRENCY = 3;
 
@@ -194,17 +196,26 @@ export async function runBrowserScenario(options: BrowserScenarioOptions): Promi
     const finished = await Promise.all(runs);
     options.hooks?.workloadDidFinish?.();
 
-    // Live events arrive in batches shortly after each request: wait until every request's
-    // decision is in (bounded), so the attempt counts are complete.
+    // Live events arrive in batches shortly after each request, and the background requests
+    // of the last requests (refreshes, probes) end after the workload: wait 1.5 s, then until
+    // every request's decision is in and the background counts stop changing (bounded), so
+    // that the extra-request counts are complete.
+    await new Promise((resolve) => setTimeout(resolve, SETTLE_MS));
     const results: BrowserPolicyRun[] = [];
     for (const run of finished) {
       let worker: WorkerEvents | null = null;
       if (run.policy.browser.mode === 'worker') {
         const pageRequests = run.records.length;
+        let lastBackground = -1;
         worker = await pollPage(
           run.page,
           () => run.page.evaluate(() => (window as unknown as BenchWindow).__webppBench.events()),
-          (events) => events.decisions.length >= pageRequests,
+          (events) => {
+            const background = events.refreshes + events.probes + events.resumes;
+            const settled = events.decisions.length >= pageRequests && background === lastBackground;
+            lastBackground = background;
+            return settled;
+          },
           `${run.policy.name}: a decision for each of ${pageRequests} requests`,
           5_000,
         ).catch(() => run.page.evaluate(() => (window as unknown as BenchWindow).__webppBench.events()));

@@ -8,7 +8,7 @@
  * replica's public URL (and so the bindings it sends) is its emulator's address.
  *
  * Every request the emulators see is counted per policy: the bench tags each page request
- * with `?p=<policy>&c=<client>&i=<index>`, the worker carries the query over to the physical
+ * with `?p=<policy>&c=<client>`, the worker carries the query over to the physical
  * URL, and refreshes and probes reuse physical URLs the worker has seen.
  */
 import { createServer } from 'node:http';
@@ -30,7 +30,12 @@ export interface ServerSideRequest {
   server: string;
   method: string;
   client: number;
-  index: number;
+  /** The file's size, from its path (/files/<size>.bin). */
+  sizeBytes: number;
+  /** The Range header, when it had one (a resume, or a refresh that measures throughput). */
+  range: string | undefined;
+  /** Scenario time of arrival. */
+  arrivedAtMs: number;
   outcome: RequestRecord['outcome'];
   plan: RequestPlan | null;
   bodyBytes: number;
@@ -38,7 +43,11 @@ export interface ServerSideRequest {
   completeMs: number | undefined;
 }
 
-/** Per policy tag: requests by server and method, and the tagged GETs by client|index. */
+/**
+ * Per policy tag: requests by server and method, and the tagged GETs of each client in the
+ * order they arrived (requests of one client are sequential, so a page request's GETs come
+ * before the next one's, background GETs aside).
+ */
 export interface PolicyTraffic {
   requests: number;
   /**
@@ -48,7 +57,7 @@ export interface PolicyTraffic {
   resumeRequests: number;
   byServer: Record<string, number>;
   byMethod: Record<string, number>;
-  gets: Map<string, ServerSideRequest[]>;
+  gets: Map<number, ServerSideRequest[]>;
 }
 
 export interface BenchCluster {
@@ -165,17 +174,20 @@ export async function startBenchCluster(options: BenchClusterOptions): Promise<B
         traffic.byServer[name] = (traffic.byServer[name] ?? 0) + 1;
         traffic.byMethod[record.method] = (traffic.byMethod[record.method] ?? 0) + 1;
         if (record.method === 'GET') {
-          const key = `${url.searchParams.get('c')}|${url.searchParams.get('i')}`;
+          const client = Number(url.searchParams.get('c'));
           const entry: ServerSideRequest = {
             server: name,
             method: record.method,
-            client: Number(url.searchParams.get('c')),
-            index: Number(url.searchParams.get('i')),
+            client,
+            sizeBytes: Number(/\/files\/(\d+)\.bin$/.exec(url.pathname)?.[1] ?? Number.NaN),
+            range: record.range,
+            arrivedAtMs: record.arrivedAtMs,
             outcome: record.outcome,
             plan: record.plan,
             bodyBytes: record.bodyBytes,
             completeMs: record.completeMs,
           };
+          const key = client;
           const list = traffic.gets.get(key);
           if (list) list.push(entry);
           else traffic.gets.set(key, [entry]);

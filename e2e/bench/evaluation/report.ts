@@ -57,8 +57,8 @@ export function resultsMarkdown(rows: readonly ResultRow[], scenarios: readonly 
     'Response time is measured in the page, from `fetch()` to the body fully read, over successful requests. **Every ratio is against `optimal-complete`** ' +
       '(every replica at once, the first complete body wins: the paper\'s optimal, Section 6.1); `÷ worker optimal` is against the worker\'s `optimal` ' +
       '(the first response *head* wins, the weaker baseline issue 7 used). Extra requests = every HTTP request the worker sent beyond one per page request: ' +
-      'each decision\'s attempts (failovers, hedges), refreshes, probes and body resumes, from its live events; `servers` is the emulators\' own count ' +
-      '(refused connections never reach them). Failed = `fetch()` rejected, non-2xx, short body, or no complete response within 30 s. ' +
+      'each decision\'s attempts (failovers, hedges), refreshes, probes and body resumes, from its live events, or the emulators\' count when that is higher ' +
+      '(the events miss background requests still in flight when they are read; the emulators miss connections refused in an outage); `servers` is the emulators\' own count. Failed = `fetch()` rejected, non-2xx, short body, or no complete response within 30 s. ' +
       'A run in which any page request had no decision event fails (`missing_decisions`).',
   );
   out.push('');
@@ -94,7 +94,7 @@ export function resultsMarkdown(rows: readonly ResultRow[], scenarios: readonly 
     out.push('');
     const overhead = info.overheadMs[scenario];
     if (overhead) {
-      out.push(`Per-request time beyond the emulated link (worker, origin, Chromium; median of ${overhead.samples} single-attempt requests): ${overhead.medianMs.toFixed(1)} ms, given to the simulator as \`serviceMs\`.`);
+      out.push(`Per-request time beyond the emulated link (worker, origin, Chromium; median of ${overhead.samples} requests of the single-server policies): ${overhead.medianMs.toFixed(1)} ms, given to the simulator as \`serviceMs\`.`);
     }
     const spread = mine[0]!.scenario_spread;
     out.push(
@@ -118,7 +118,7 @@ function agreementSection(rows: readonly ResultRow[], info: RunInfo): string[] {
   out.push('## Browser vs simulator');
   out.push('');
   out.push(
-    `The simulator (packages/simulator, the same @webpp/core code) ran the same compressed scenarios, workload and policies with seeds ${info.simulatorSeeds.join(', ')}. ` +
+    `The simulator (packages/simulator, the same @webpp/core code) ran the same compressed scenarios, workload and policies with five seeds each (the scenario's own and ${info.simulatorSeeds.slice(1).join(', ')}). ` +
       'The rows of `optimal` and `optimal-complete` are left out of the count: `optimal-complete` is the baseline (1 on both sides by construction) and `optimal` is a second baseline, not a policy under test. ' +
       `A row agrees when |browser − simulator| ≤ the scenario's tolerance: ± max(${AGREEMENT_TOLERANCE.ratioFloor}, min(10% of the simulated ratio, the spread of the scenario's policies ÷ ${AGREEMENT_TOLERANCE.ratioSpreadDivisor})) ` +
       '(agreement.ts says why); the issue\'s goal counts rows within ±10%. Extra requests are compared within max(1.5 points, 25%), failed requests as zero / non-zero.',
@@ -133,7 +133,7 @@ function agreementSection(rows: readonly ResultRow[], info: RunInfo): string[] {
   const disagreeing = compared.filter((row) => !row.agrees_relative_to_optimal || !row.agrees_extra_requests || !row.agrees_failed_requests);
   if (disagreeing.length > 0) {
     out.push('');
-    out.push('| scenario | policy | ÷ optimal browser / simulator (seed range) ± tolerance | extra % browser / simulator | failed browser / simulator | best-server share browser / simulator | worker TTFB beyond the link, median / p95 ms |');
+    out.push('| scenario | policy | ÷ optimal browser / simulator (seed range) ± tolerance | extra % browser / simulator | failed browser / simulator | best-server share browser / simulator | worker TTFB beyond the link, median / p95 ms (single-server policies) |');
     out.push('| --- | --- | --- | --- | --- | --- | --- |');
     const mark = (ok: boolean, text: string): string => (ok ? text : `**${text}**`);
     for (const row of disagreeing) {

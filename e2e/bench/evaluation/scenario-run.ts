@@ -57,8 +57,9 @@ export async function runScenario(options: ScenarioRunOptions): Promise<Scenario
     const nameByOrigin = Object.fromEntries(Object.entries(cluster.origins).map(([server, origin]) => [origin, server]));
     const bestServerAt = bestServerOracle(scenario);
     measurements = runs.map((run) => measure(name, run, cluster.traffic(run.policy.name), nameByOrigin, bestServerAt));
+    // From the single-server policies: one GET per page request, so each is matched with its emulated plan.
     overheadMs = clientOverheadMs(
-      runs.filter((run) => run.policy.browser.mode === 'worker' && run.policy.name !== 'optimal').map((run) => ({ records: run.records, traffic: cluster.traffic(run.policy.name) })),
+      runs.filter((run) => run.policy.name.startsWith('single-')).map((run) => ({ policy: run.policy.name, records: run.records, traffic: cluster.traffic(run.policy.name) })),
     );
     untaggedRequests = cluster.untaggedRequests();
     if (options.rawFile) {
