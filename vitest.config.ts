@@ -19,6 +19,7 @@ export default defineConfig({
       'sw/test/**/*.test.ts',
       'examples/*/test/**/*.test.ts',
       'e2e/bench/**/*.test.ts',
+      'e2e/support/**/*.test.ts',
     ],
     testTimeout: 30_000,
     hookTimeout: 30_000,

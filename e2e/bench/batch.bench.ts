@@ -26,14 +26,11 @@
 import { execFileSync } from 'node:child_process';
 import { createHash, X509Certificate } from 'node:crypto';
 import { mkdtempSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import net, { type Socket } from 'node:net';
 import os from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from '@playwright/test';
-import Fastify, { type FastifyInstance } from 'fastify';
-import fastifyStatic from '@fastify/static';
 import { noisePng } from '../support/png.js';
-import { webppOrigin } from '@webpp/origin';
+import { Cluster } from '../support/cluster/index.js';
 import { chromiumLaunchOptions } from '../support/chromium.js';
 import { formatDuration, Progress } from './support/progress.js';
 
@@ -91,55 +88,6 @@ function writeSite(): { root: string; bytes: number } {
 
 // ---------------------------------------------------------------- RTT emulation
 
-interface DelayLine {
-  port: number;
-  setUpstream(port: number): void;
-  close(): Promise<void>;
-}
-
-/**
- * A TCP delay line on 127.0.0.1: every byte takes rttMs / 2 in each direction, and a new
- * connection's first byte waits one more RTT (the TCP handshake). Protocol-agnostic, so it
- * carries HTTP/1.1, TLS and HTTP/2 alike. No bandwidth limit (loopback).
- */
-async function startDelayLine(rttMs: number): Promise<DelayLine> {
-  const oneWayMs = rttMs / 2;
-  let upstreamPort = 0;
-  const sockets = new Set<Socket>();
-  const pipe = (from: Socket, to: Socket, firstByteNotBeforeMs: number): void => {
-    let lastDueMs = 0;
-    const at = (dueMs: number, action: () => void): void => {
-      lastDueMs = Math.max(lastDueMs, dueMs);
-      setTimeout(action, Math.max(0, lastDueMs - performance.now()));
-    };
-    from.on('data', (chunk: Buffer) => at(Math.max(performance.now(), firstByteNotBeforeMs) + oneWayMs, () => to.destroyed || to.write(chunk)));
-    from.on('end', () => at(performance.now() + oneWayMs, () => to.destroyed || to.end()));
-    from.on('error', () => at(performance.now() + oneWayMs, () => to.destroy()));
-    from.on('close', () => at(performance.now() + oneWayMs, () => to.destroy()));
-  };
-  const server = net.createServer((client) => {
-    const upstream = net.connect(upstreamPort, '127.0.0.1');
-    sockets.add(client).add(upstream);
-    client.on('close', () => sockets.delete(client));
-    upstream.on('close', () => sockets.delete(upstream));
-    client.setNoDelay(true);
-    upstream.setNoDelay(true);
-    pipe(client, upstream, performance.now() + rttMs);
-    pipe(upstream, client, 0);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    port: (server.address() as net.AddressInfo).port,
-    setUpstream: (port) => {
-      upstreamPort = port;
-    },
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
-
 // ---------------------------------------------------------------- servers
 
 interface Tls {
@@ -168,38 +116,31 @@ function makeCertificate(): Tls {
 
 interface Origin {
   url: string;
-  app: FastifyInstance;
-  line: DelayLine;
+  cluster: Cluster;
+  /** Requests that reached the server over the network (HTTP/2 streams included). */
+  requestCount(): number;
   close(): Promise<void>;
 }
 
+/**
+ * One real origin (the shared test cluster, one replica) behind a TCP delay line of rttMs:
+ * protocol-agnostic, so HTTP/1.1 and TLS + HTTP/2 cross the same emulated link.
+ */
 async function startOrigin(root: string, protocol: Protocol, mode: Mode, rttMs: number, tls: Tls): Promise<Origin> {
-  const line = await startDelayLine(rttMs);
-  const scheme = protocol === 'h2' ? 'https' : 'http';
-  const url = `${scheme}://a.localhost:${line.port}`;
-  const app = (
-    protocol === 'h2'
-      ? Fastify({ logger: false, http2: true, https: { key: tls.key, cert: tls.cert, allowHTTP1: false } })
-      : Fastify({ logger: false })
-  ) as unknown as FastifyInstance;
-  await app.register(webppOrigin, {
-    publicUrl: url,
-    batch: mode === 'batched',
+  const cluster = await Cluster.start({
+    root,
+    names: ['a'],
+    delaysMs: { a: rttMs },
+    tcpLink: true,
+    ...(protocol === 'h2' ? { tls: { key: tls.key, cert: tls.cert } } : {}),
     // Pages carry the tag or not as written (the bare variant must stay bare).
-    injectScript: false,
-    directory: { formatVersion: 1, logicalOrigin: url, entries: [{ logical: '/*', servers: [url] }] },
+    origin: { batch: mode === 'batched', injectScript: false },
   });
-  await app.register(fastifyStatic, { root });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  line.setUpstream((app.server.address() as net.AddressInfo).port);
   return {
-    url,
-    app,
-    line,
-    close: async () => {
-      await line.close();
-      await app.close();
-    },
+    url: cluster.logicalOrigin,
+    cluster,
+    requestCount: () => cluster.primary.log.length,
+    close: () => cluster.stop(),
   };
 }
 
@@ -306,13 +247,14 @@ try {
       const origins = {} as Record<Mode, Origin>;
       for (const mode of MODES) origins[mode] = await startOrigin(root, protocol, mode, rttMs, tls);
       // Requests that reach each server over the network (its own internal reads are not counted).
-      const counted = { unbatched: 0, batched: 0 } as Record<Mode, number>;
-      for (const mode of MODES) {
-        const server = origins[mode].app.server as unknown as NodeJS.EventEmitter;
-        server.on(protocol === 'h2' ? 'stream' : 'request', () => {
-          counted[mode] += 1;
-        });
-      }
+      const counted = {
+        get unbatched() {
+          return origins.unbatched.requestCount();
+        },
+        get batched() {
+          return origins.batched.requestCount();
+        },
+      } as Record<Mode, number>;
       for (const variant of PAGE_VARIANTS) {
         const samples: Record<Mode, Record<Visit, Sample[]>> = {
           unbatched: { first: [], repeat: [] },

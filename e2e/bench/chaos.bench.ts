@@ -29,7 +29,7 @@ import { chromiumLaunchOptions } from '../support/chromium.js';
 import { REPLICA_NAMES, startChaosCluster, type ChaosCluster } from './chaos/cluster.js';
 import { FaultRunner } from './chaos/fault-runner.js';
 import { runLoadLoop, type LoopResult } from './chaos/load-loop.js';
-import { killAllOriginProcesses } from './chaos/origin-process.js';
+import { killAllOriginProcesses } from '../support/cluster/origin-process.js';
 import { chaosReport, printReport } from './chaos/report.js';
 import { FaultSchedule } from './chaos/schedule.js';
 import { BIG_FILE_BYTES, writeChaosSite } from './chaos/site.js';
@@ -86,7 +86,7 @@ async function main(): Promise<void> {
     const loopOptions = {
       page,
       logicalOrigin: cluster.logicalOrigin,
-      incidents: cluster.incidents,
+      incidents: cluster.incidents.bind(cluster),
       paths,
       loadBoundMs: LOAD_BOUND_MS,
       expected: { bigSha256: site.bigFileSha256, bigBytes: BIG_FILE_BYTES },

@@ -1,7 +1,7 @@
 import type { LaunchOptions } from '@playwright/test';
 
 /** Debian's Chromium; Playwright cannot download its own browsers on these machines. */
-export const chromiumExecutablePath: string = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const chromiumExecutablePath: string = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 /** Flags measured in ../shared/GUIDE.md section 1: keep Chromium off the (closed) network. */
 export const chromiumArgs: string[] = [

@@ -189,7 +189,7 @@ test('one request: a page with 30 images loads in a single request, and every im
   const state = await waitForSession(page, (s) => s.lastSession !== undefined && s.cache.entries >= IMAGE_COUNT);
   expect(state.counters).toMatchObject({ batched: 1, revalidations: 0, partFallbacks: 0, pageFallbacks: 0 });
   // The 30 images: from their parts, streaming or just stored.
-  expect(state.counters.servedFromBatch + state.counters.servedFromCache).toBe(IMAGE_COUNT);
+  expect((state.counters.servedFromBatch ?? 0) + (state.counters.servedFromCache ?? 0)).toBe(IMAGE_COUNT);
   // The resources sit in Cache Storage under their logical URLs.
   const cached = await page.evaluate(async () => (await (await caches.open('webpp-logical-v1')).keys()).map((request) => request.url));
   const origin = site.origin;
@@ -227,14 +227,14 @@ test('update: after a PUT that changes one image, the next visit shows the new i
   const put = await fetch(`${site.origin.replace('a.localhost', '127.0.0.1')}/.well-known/webpp/replicas/img/12.png`, {
     method: 'PUT',
     headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'image/png' },
-    body: solidPng(colourOf(12, 3)),
+    body: new Uint8Array(solidPng(colourOf(12, 3))),
   });
   expect(put.status).toBeLessThan(300);
   // Without the token nothing changes.
   const denied = await fetch(`${site.origin.replace('a.localhost', '127.0.0.1')}/.well-known/webpp/replicas/img/13.png`, {
     method: 'PUT',
     headers: { 'content-type': 'image/png' },
-    body: solidPng(colourOf(13, 3)),
+    body: new Uint8Array(solidPng(colourOf(13, 3))),
   });
   expect(denied.status).toBe(401);
 
@@ -284,7 +284,7 @@ test('broken stream: a batch cut off halfway still yields a complete page', asyn
   expect(individual.length).toBeGreaterThan(5);
   expect(individual.length).toBeLessThan(IMAGE_COUNT);
   // Each image came exactly once: from the half of the batch that arrived, or from the network.
-  expect(state.counters.servedFromBatch + state.counters.servedFromCache + individual.length).toBe(IMAGE_COUNT);
+  expect((state.counters.servedFromBatch ?? 0) + (state.counters.servedFromCache ?? 0) + individual.length).toBe(IMAGE_COUNT);
 });
 
 test('a batch from a cross-origin replica: bound by replica selection, digest allowed by CORS', async ({ page }) => {

@@ -76,7 +76,7 @@ test('a newcomer who opens the dashboard first, on a busy machine, sees the gall
     await dashboard.waitForFunction(
       () => {
         const frameWindow = document.querySelector<HTMLIFrameElement>('#gallery-frame')?.contentWindow as (Window & { seen?: boolean }) | null;
-        return frameWindow?.seen === undefined && frameWindow.location.pathname === '/' && frameWindow.document.readyState === 'complete';
+        return !!frameWindow && frameWindow.seen === undefined && frameWindow.location.pathname === '/' && frameWindow.document.readyState === 'complete';
       },
       undefined,
       { timeout: 30_000 },

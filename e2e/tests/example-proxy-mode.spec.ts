@@ -26,7 +26,7 @@ test.beforeAll(async () => {
   dataDir = await mkdtemp(join(tmpdir(), 'webpp-proxy-mode-'));
   legacyServers = await Promise.all(
     NAMES.map(async () => {
-      const server = createLegacyServer() as Server;
+      const server = createLegacyServer();
       await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
       return server;
     }),

@@ -16,8 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { chromiumArgs, chromiumLaunchOptions } from '../support/chromium.js';
-import { PIXEL_PNG } from '../support/replica-cluster.js';
-import { startOriginCluster, type OriginCluster } from '../support/origin-cluster.js';
+import { Cluster, PIXEL_PNG } from '../support/cluster/index.js';
 import { openControlled, pageRendered, waitForState, workerState } from '../support/webpp-page.js';
 import { createTestCa } from '../../origin/test/test-ca.js';
 
@@ -28,7 +27,7 @@ test.use({
 });
 
 let root: string;
-let cluster: OriginCluster;
+let cluster: Cluster;
 
 test.beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'webpp-https-site-'));
@@ -50,7 +49,7 @@ test.afterAll(() => {
 });
 
 test.beforeEach(async () => {
-  cluster = await startOriginCluster({ root, delaysMs: { a: 150, b: 0, c: 150 }, tls: { cert: certificate.certPem, key: certificate.keyPem } });
+  cluster = await Cluster.start({ root, delaysMs: { a: 150, b: 0, c: 150 }, tls: { cert: certificate.certPem, key: certificate.keyPem } });
 });
 
 test.afterEach(async () => {

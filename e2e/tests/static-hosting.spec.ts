@@ -17,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { expect, test } from '@playwright/test';
 import { BINDINGS_HEADER } from '@webpp/core';
-import { PIXEL_PNG } from '../support/replica-cluster.js';
+import { PIXEL_PNG } from '../support/cluster/index.js';
 import { PlainStaticServer } from '../support/plain-static-server.js';
 import { decisionsAfter, lastDecisionId, openControlled, pageRendered, waitForState, workerState } from '../support/webpp-page.js';
 

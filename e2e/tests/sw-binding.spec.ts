@@ -3,7 +3,7 @@
  * distinct *.localhost origins, the primary and one other 150 ms away, one without delay.
  */
 import { expect, test } from '@playwright/test';
-import { ReplicaCluster, demoSite } from '../support/replica-cluster.js';
+import { Cluster, demoSite } from '../support/cluster/index.js';
 import {
   decisionsAfter,
   lastDecisionId,
@@ -13,10 +13,10 @@ import {
   workerState,
 } from '../support/webpp-page.js';
 
-let cluster: ReplicaCluster;
+let cluster: Cluster;
 
 test.beforeEach(async () => {
-  cluster = await ReplicaCluster.start({ site: demoSite(4), delaysMs: { a: 150, b: 0, c: 150 } });
+  cluster = await Cluster.start({ site: demoSite(4), delaysMs: { a: 150, b: 0, c: 150 } });
 });
 
 test.afterEach(async () => {

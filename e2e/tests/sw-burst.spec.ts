@@ -7,12 +7,12 @@
  * Figure 4: a resource is delivered whenever one replica holding it is up).
  */
 import { expect, test } from '@playwright/test';
-import { ReplicaCluster, demoSite } from '../support/replica-cluster.js';
-import type { Site } from '../support/replica-cluster.js';
+import { Cluster, demoSite } from '../support/cluster/index.js';
+import type { Site } from '../support/cluster/index.js';
 import { openControlled, pageRendered, waitForState, workerState } from '../support/webpp-page.js';
 import type { WorkerStateSnapshot } from '../support/webpp-page.js';
 
-let cluster: ReplicaCluster | undefined;
+let cluster: Cluster | undefined;
 
 test.afterEach(async () => {
   await cluster?.stop();
@@ -31,7 +31,7 @@ test('queueing in a burst is not a sample: the fast replica keeps an estimate ne
   const SLOW_DELAY_MS = 300;
   const site: Site = demoSite(IMAGES);
   const images = Object.keys(site).filter((path) => path.startsWith('/img/'));
-  cluster = await ReplicaCluster.start({
+  cluster = await Cluster.start({
     site,
     // The page's own origin (a) holds everything but the images; b and c hold the images.
     delaysMs: { a: 0, b: FAST_DELAY_MS, c: SLOW_DELAY_MS },
@@ -62,7 +62,7 @@ test('queueing in a burst is not a sample: the fast replica keeps an estimate ne
 test('every replica slower than the timeout: every resource of the page is still delivered', async ({ page }) => {
   test.setTimeout(120_000);
   const IMAGES = 24;
-  cluster = await ReplicaCluster.start({
+  cluster = await Cluster.start({
     site: demoSite(IMAGES),
     // All three replicas are up, but each needs 900 ms, three times the 300 ms timeout.
     delaysMs: { a: 900, b: 900, c: 900 },

@@ -4,7 +4,7 @@
  */
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
-import { ReplicaCluster, demoSite } from '../support/replica-cluster.js';
+import { Cluster, demoSite } from '../support/cluster/index.js';
 import {
   decisionsAfter,
   lastDecisionId,
@@ -14,7 +14,7 @@ import {
   workerState,
 } from '../support/webpp-page.js';
 
-let cluster: ReplicaCluster;
+let cluster: Cluster;
 
 const FULL_PAGE = { images: 4, brokenImages: 0, styled: true, scripted: true };
 
@@ -29,7 +29,7 @@ async function warmUp(page: Page): Promise<void> {
 }
 
 test.beforeEach(async () => {
-  cluster = await ReplicaCluster.start({
+  cluster = await Cluster.start({
     site: demoSite(4),
     delaysMs: { a: 150, b: 0, c: 150 },
     // Probe a failed server again after 300 ms (doubling, at most 1.2 s) so the test is quick.

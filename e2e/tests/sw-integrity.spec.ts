@@ -12,8 +12,7 @@ import type { Readable } from 'node:stream';
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
 import { solidPng } from '../support/png.js';
-import { startOriginCluster } from '../support/origin-cluster.js';
-import type { OriginCluster } from '../support/origin-cluster.js';
+import { Cluster } from '../support/cluster/index.js';
 import { openControlled, pageRendered, waitForState, workerState } from '../support/webpp-page.js';
 
 const GREEN = [20, 200, 40] as const;
@@ -22,7 +21,7 @@ const DATA = randomBytes(200_000); // verified before the page sees it (under 1 
 const BIG = randomBytes(1_500_000); // checked as the stream ends (over 1 MiB)
 
 let root: string;
-let cluster: OriginCluster;
+let cluster: Cluster;
 /** Which paths c tampers with in the running test. */
 let tamperedPaths: RegExp;
 
@@ -65,9 +64,9 @@ test.afterAll(() => {
 });
 
 test.beforeEach(async () => {
-  cluster = await startOriginCluster({
+  cluster = await Cluster.start({
     root,
-    contentDigests: true,
+    origin: { contentDigests: true },
     delaysMs: { a: 150, b: 100, c: 0 },
     configure: {
       c: (app) =>

@@ -11,8 +11,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { PIXEL_PNG } from '../support/replica-cluster.js';
-import { startOriginCluster, type OriginCluster } from '../support/origin-cluster.js';
+import { Cluster, PIXEL_PNG } from '../support/cluster/index.js';
 import { openControlled, pageRendered, waitForState, workerState, type WorkerStateSnapshot } from '../support/webpp-page.js';
 
 const IMAGES = 60;
@@ -20,7 +19,7 @@ const FAST_DELAY_MS = 100;
 const SLOW_DELAY_MS = 700;
 
 let root: string;
-let cluster: OriginCluster | undefined;
+let cluster: Cluster | undefined;
 
 test.beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'webpp-no-tao-site-'));
@@ -55,7 +54,7 @@ function samplesSettled(state: WorkerStateSnapshot): boolean {
 
 test('bursts against replicas without Timing-Allow-Origin: the fast one keeps an estimate near its delay and is chosen', async ({ page }) => {
   test.setTimeout(120_000);
-  cluster = await startOriginCluster({
+  cluster = await Cluster.start({
     root,
     delaysMs: { a: SLOW_DELAY_MS, b: FAST_DELAY_MS, c: SLOW_DELAY_MS },
     // Like a CDN: CORS, but no Timing-Allow-Origin (removed after the plugin set it).

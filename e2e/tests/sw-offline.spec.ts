@@ -9,9 +9,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test, type Page } from '@playwright/test';
-import { PIXEL_PNG } from '../support/replica-cluster.js';
-import { startOriginCluster } from '../support/origin-cluster.js';
-import type { OriginCluster } from '../support/origin-cluster.js';
+import { Cluster, PIXEL_PNG } from '../support/cluster/index.js';
 import { flushWorker, openControlled, pageRendered, waitForState, workerState } from '../support/webpp-page.js';
 
 /** Entries of the batch layer's logical-URL cache (sw/src/batch/batch-stage.ts answers 'webpp:batch-state'). */
@@ -29,7 +27,7 @@ function batchCacheEntries(page: Page): Promise<number> {
 }
 
 let root: string;
-let cluster: OriginCluster;
+let cluster: Cluster;
 
 function page(title: string, images: number[]): string {
   return (
@@ -63,7 +61,7 @@ test.afterEach(async () => {
 // the batch layer's own cache keeps: they must serve offline just the same.
 for (const batch of [false, true]) {
   test(`every replica and the origin down: visited pages render from saved copies, others get the error page${batch ? ' (batching)' : ''}`, async ({ page }) => {
-    cluster = await startOriginCluster({ root, batch });
+    cluster = await Cluster.start({ root, origin: { batch } });
     await openControlled(page, cluster.logicalUrl('/index.html'));
     await page.reload(); // now through the worker, which learnt the bindings on the first load
     expect(await pageRendered(page)).toEqual({ images: 3, brokenImages: 0, styled: true, scripted: true });

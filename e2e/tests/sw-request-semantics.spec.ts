@@ -5,11 +5,11 @@
  */
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
-import { ReplicaCluster, demoSite } from '../support/replica-cluster.js';
-import type { Replica, Site } from '../support/replica-cluster.js';
+import { Cluster, demoSite } from '../support/cluster/index.js';
+import type { ClusterReplica as Replica, Site } from '../support/cluster/index.js';
 import { decisionsAfter, lastDecisionId, openControlled, waitForState, workerState } from '../support/webpp-page.js';
 
-let cluster: ReplicaCluster;
+let cluster: Cluster;
 
 function site(): Site {
   return {
@@ -29,7 +29,7 @@ async function warmUp(page: Page, fastest: string): Promise<void> {
 }
 
 test.beforeEach(async () => {
-  cluster = await ReplicaCluster.start({ site: site(), delaysMs: { a: 150, b: 0, c: 150 } });
+  cluster = await Cluster.start({ site: site(), delaysMs: { a: 150, b: 0, c: 150 } });
 });
 
 test.afterEach(async () => {
@@ -72,7 +72,7 @@ test('cookies go to a same-origin replica, never to another origin', async ({ pa
   // Same site, different origins: site.localhost and b.site.localhost. The browser itself
   // would send b's cookie on a credentialed request from the page; the worker must not.
   await cluster.stop();
-  cluster = await ReplicaCluster.start({
+  cluster = await Cluster.start({
     site: site(),
     names: ['site', 'b.site', 'c.site'],
     delaysMs: { site: 0, 'b.site': 100, 'c.site': 100 },
@@ -94,7 +94,11 @@ test('cookies go to a same-origin replica, never to another origin', async ({ pa
   b.clearLog();
   c.clearLog();
   await primary.kill();
-  for (let load = 0; load < 2; load++) await page.reload();
+  for (let load = 0; load < 2; load++) {
+    await page.reload();
+    // app.js fetches /whoami.txt after the load event: wait for it, so each load counts 8.
+    await expect(page.locator('#whoami')).not.toBeEmpty();
+  }
   const crossOrigin = [...b.log, ...c.log].filter((entry) => entry.method === 'GET');
   expect(crossOrigin.length).toBeGreaterThanOrEqual(2 * 8);
   for (const entry of crossOrigin) expect(entry.headers.cookie).toBeUndefined();
@@ -147,7 +151,7 @@ test('the site switches the worker off remotely with `webpp-control: off`', asyn
   // checks a in the background after each of them (control-check.ts).
   cluster.workerParams = { preset: 'fast', controlCheckMs: 0 };
   await warmUp(page, 'b');
-  cluster.controlOff = true;
+  cluster.killSwitch = true; // the origin's own kill switch
   await page.reload();
   // The worker unregistered itself and the page script remembers not to register again.
   await expect

@@ -15,13 +15,11 @@ import type { FastifyInstance } from 'fastify';
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
 import { BINDINGS_HEADER, CONTROL_HEADER, encodeBindings } from '@webpp/core';
-import { PIXEL_PNG } from '../support/replica-cluster.js';
-import { startOriginCluster } from '../support/origin-cluster.js';
-import type { OriginCluster } from '../support/origin-cluster.js';
+import { Cluster, PIXEL_PNG } from '../support/cluster/index.js';
 import { openControlled, pageRendered, waitForState, workerState } from '../support/webpp-page.js';
 
 let root: string;
-let cluster: OriginCluster | undefined;
+let cluster: Cluster | undefined;
 let nobody: { app: FastifyInstance; origin: string; log: string[] } | undefined;
 
 const RENDERED = { images: 4, brokenImages: 0, styled: true, scripted: true };
@@ -79,7 +77,7 @@ async function loadUntilServedBy(page: Page, origin: string): Promise<void> {
 test('a replica that rebinds the site to a server nobody named: the worker never asks that server', async ({ page }) => {
   nobody = await startNobody();
   const hostileOrigin = nobody.origin;
-  cluster = await startOriginCluster({
+  cluster = await Cluster.start({
     root,
     delaysMs: { a: 300, b: 200, c: 0 },
     configure: {
@@ -124,7 +122,7 @@ test('a replica that rebinds the site to a server nobody named: the worker never
 });
 
 test('a replica that sends `webpp-control: off`: the worker stays on and keeps binding', async ({ page }) => {
-  cluster = await startOriginCluster({
+  cluster = await Cluster.start({
     root,
     delaysMs: { a: 300, b: 200, c: 0 },
     configure: {
@@ -152,10 +150,10 @@ test('a replica that sends `webpp-control: off`: the worker stays on and keeps b
 });
 
 test("the site's own origin still switches the worker off, though the pages come from a replica", async ({ page }) => {
-  cluster = await startOriginCluster({ root, delaysMs: { a: 300, b: 200, c: 0 } });
+  cluster = await Cluster.start({ root, delaysMs: { a: 300, b: 200, c: 0 } });
   await loadUntilServedBy(page, cluster.replica('c').origin);
   // The origin's own kill switch (@webpp/origin `killSwitch`): only a sends the header.
-  cluster.primary.app.webpp.killSwitch = true;
+  cluster.primary.killSwitch = true; // the origin's own kill switch (app.webpp.killSwitch)
   await page.reload(); // served by a replica; the worker then asks a in the background
   await expect
     .poll(() => page.evaluate(async () => (await navigator.serviceWorker.getRegistration()) === undefined), { timeout: 20_000 })

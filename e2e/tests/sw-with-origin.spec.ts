@@ -7,13 +7,11 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { PIXEL_PNG } from '../support/replica-cluster.js';
-import { startOriginCluster } from '../support/origin-cluster.js';
-import type { OriginCluster } from '../support/origin-cluster.js';
+import { Cluster, PIXEL_PNG } from '../support/cluster/index.js';
 import { openControlled, pageRendered, waitForState, workerState } from '../support/webpp-page.js';
 
 let root: string;
-let cluster: OriginCluster;
+let cluster: Cluster;
 
 test.beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'webpp-site-'));
@@ -37,7 +35,7 @@ test.afterAll(() => {
 });
 
 test.beforeEach(async () => {
-  cluster = await startOriginCluster({ root, delaysMs: { a: 150, b: 0, c: 150 } });
+  cluster = await Cluster.start({ root, delaysMs: { a: 150, b: 0, c: 150 } });
 });
 
 test.afterEach(async () => {

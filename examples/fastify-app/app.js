@@ -32,6 +32,7 @@ function layout(title, body) {
 /**
  * Builds the app. `webpp` holds the plugin's options: at least `publicUrl`; in a cluster
  * also `peers`, `clusterSecret`, `logicalOrigin` and the replication `directory`.
+ * @param {{ webpp?: import('@webpp/origin').WebppOriginOptions, logger?: boolean }} [options]
  */
 export async function buildApp({ webpp, logger = false } = {}) {
   const app = Fastify({ logger });

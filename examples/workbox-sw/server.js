@@ -6,7 +6,10 @@
 import { startReplicaServer } from '@webpp/origin';
 import { SITE_DIR } from './build.mjs';
 
-/** Starts one replica; the tests call it too. */
+/**
+ * Starts one replica; the tests call it too.
+ * @param {{ port?: number, publicUrl?: string, publicHost?: string, peers?: string[], logicalOrigin?: string, servers?: string[], dataDir?: string, clusterSecret?: string, logger?: boolean }} options
+ */
 export function startSite({ port = 0, publicUrl, publicHost, peers = [], logicalOrigin, servers, dataDir, clusterSecret, logger = false }) {
   return startReplicaServer({
     root: SITE_DIR,

@@ -32,7 +32,7 @@ export type ClientFileResult =
  * found by walking up node_modules folders from this module, then the monorepo sibling
  * sw/bundle. The first that exists wins.
  */
-export function clientBundleCandidates(explicitDir: string | undefined): string[] {
+function clientBundleCandidates(explicitDir: string | undefined): string[] {
   if (explicitDir !== undefined) return [resolve(explicitDir)];
   const candidates: string[] = [];
   const fromEnv = process.env.WEBPP_SW_BUNDLE_DIR;

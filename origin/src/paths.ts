@@ -6,7 +6,7 @@
  */
 import { WEBPP_ERR_BAD_PATH } from './errors.js';
 
-export const MAX_LOGICAL_PATH_LENGTH = 2048;
+const MAX_LOGICAL_PATH_LENGTH = 2048;
 
 /** Returns the path unchanged when it is canonical; throws WEBPP_ERR_BAD_PATH (400) otherwise. */
 export function assertCanonicalPath(rawPath: string): string {
@@ -15,6 +15,7 @@ export function assertCanonicalPath(rawPath: string): string {
   };
   if (!rawPath.startsWith('/')) reject('it must start with "/"');
   if (rawPath.length > MAX_LOGICAL_PATH_LENGTH) reject(`it is longer than ${MAX_LOGICAL_PATH_LENGTH} characters`);
+  // eslint-disable-next-line no-control-regex -- control characters are what it rejects
   if (/[\u0000-\u0020\u007f\\]/.test(rawPath)) reject('it contains a control character, a space or a backslash');
   if (rawPath.includes('?') || rawPath.includes('#')) reject('it contains a query or a fragment');
   if (/%(?![0-9A-Fa-f]{2})/.test(rawPath)) reject('it contains a malformed percent escape');
@@ -29,6 +30,7 @@ export function assertCanonicalPath(rawPath: string): string {
   } catch {
     return reject('its percent escapes are not valid UTF-8');
   }
+  // eslint-disable-next-line no-control-regex -- control characters are what it rejects
   if (/[\u0000-\u001f\u007f]/.test(decoded)) reject('it encodes a control character');
   const canonical = new URL(rawPath, 'http://webpp.invalid').pathname;
   if (canonical !== rawPath) reject(`it is not normalised (canonical form: ${canonical})`);

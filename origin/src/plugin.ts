@@ -25,15 +25,26 @@ import { LoadStats } from './stats/load-stats.js';
 import { PreprocessCache } from './bindings/preprocess-cache.js';
 import { PeerSync } from './sync/peer-sync.js';
 import { ClientScripts } from './client-scripts.js';
-import { registerResponseHooks } from './http/response-hooks.js';
 import { batchSourceFromOrigin, registerBatching } from './batch/index.js';
+import { ContentDigests } from './bindings/content-digests.js';
+import { BindingsHeaders } from './http/bindings-headers.js';
+import { webppBindingsHeader } from './http/bindings-header-plugin.js';
+import { webppCors } from './http/cors-plugin.js';
+import { webppInjectedEtag } from './http/injected-etag.js';
+import { KillSwitch, webppKillSwitch } from './http/kill-switch.js';
+import { webppRecordLoad } from './http/record-load.js';
+import { ownEndpointTest } from './http/request-paths.js';
+import { webppStoredReplicas } from './http/stored-replicas.js';
+import { webppStripRange } from './http/strip-range.js';
+import { UrlResolutions } from './http/url-resolutions.js';
+import type { WebppOrigin } from './origin-api.js';
 import { managementRoutes } from './routes/management.js';
 import { peerRoutes } from './routes/peer.js';
 import { publicRoutes } from './routes/public.js';
-import type { WebppOrigin } from './state.js';
+import type { OriginGauges } from './stats/prometheus.js';
 
-export const DIRECTORY_STATE_FILE = 'directory.ywebpp';
-export const REPLICA_STORE_FOLDER = 'replicas';
+const DIRECTORY_STATE_FILE = 'directory.ywebpp';
+const REPLICA_STORE_FOLDER = 'replicas';
 export const TOMBSTONES_FOLDER = 'replicas/tombstones';
 
 async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOptions): Promise<void> {
@@ -82,7 +93,18 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
         })
       : undefined;
 
-  const state: WebppOrigin = {
+  const killSwitch = new KillSwitch(options.killSwitch);
+  const clientScripts = new ClientScripts(options.clientBundleDir);
+  const gauges = (): OriginGauges => ({
+    directoryVersion: directory.version,
+    directoryPairs: directory.size,
+    storedReplicas: store.size,
+    preprocessCacheHits: cache.hits,
+    preprocessCacheMisses: cache.misses,
+    preprocessCacheBytes: cache.bytes,
+    peers: sync?.peerStatus() ?? [],
+  });
+  const api: WebppOrigin = {
     options,
     dataDir,
     directory,
@@ -91,45 +113,57 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     stats,
     cache,
     sync,
-    clientScripts: new ClientScripts(options.clientBundleDir),
-    killSwitch: options.killSwitch,
+    clientScripts,
+    get killSwitch() {
+      return killSwitch.on;
+    },
+    set killSwitch(on: boolean) {
+      killSwitch.on = on;
+    },
     flushDirectory,
     async syncNow() {
       await Promise.all([sync?.syncAll(), replicas.retryPendingPushes()]);
     },
-    gauges() {
-      return {
-        directoryVersion: directory.version,
-        directoryPairs: directory.size,
-        storedReplicas: store.size,
-        preprocessCacheHits: cache.hits,
-        preprocessCacheMisses: cache.misses,
-        preprocessCacheBytes: cache.bytes,
-        peers: sync?.peerStatus() ?? [],
-      };
-    },
+    gauges,
   };
-  app.decorate('webpp', state);
-  registerResponseHooks(app, state);
-  registerBatching(app, batchSourceFromOrigin(state), options.batch); // after the hooks above: batches carry pre-processed pages
-  await app.register(async (child) => {
-    await publicRoutes(child, state);
-  });
-  await app.register(async (child) => {
-    await managementRoutes(child, state);
-  });
-  await app.register(async (child) => {
-    await peerRoutes(child, state);
-  });
+  app.decorate('webpp', api);
 
-  let retryTimer: NodeJS.Timeout | undefined;
+  // The response path: one plugin per concern. Hooks of one kind run in the order the
+  // plugins are registered here.
+  const resolutions = new UrlResolutions(directory, options.publicUrl);
+  const isOwnEndpoint = ownEndpointTest(options);
+  const injecting = options.injectScript;
+  const headers = new BindingsHeaders({
+    cache,
+    settings: {
+      directory,
+      maxBindingsHeaderBytes: options.maxBindingsHeaderBytes,
+      injectScriptPath: injecting ? options.scriptPath : undefined,
+    },
+    digests: options.contentDigests
+      ? new ContentDigests({ publicUrl: options.publicUrl, contentRoot: options.contentRoot, directory, store })
+      : undefined,
+  });
+  await app.register(webppCors, { mode: options.cors, resolutions, isOwnEndpoint }); // onRequest: preflights; onSend: CORS headers
+  await app.register(webppInjectedEtag, { injecting }); // onRequest: validators of injected pages
+  await app.register(webppStripRange, { injecting }); // onRequest: no byte ranges of rewritten pages
+  await app.register(webppStoredReplicas, { store }); // onRequest: stored replicas answer before any route
+  await app.register(webppKillSwitch, { killSwitch }); // onSend: webpp-control: off
+  await app.register(webppBindingsHeader, { headers, resolutions, killSwitch, isOwnEndpoint, maxPreprocessBytes: options.maxPreprocessBytes }); // onSend
+  registerBatching(app, batchSourceFromOrigin({ options, directory, killSwitch }), options.batch); // onSend, after the bindings header: batches carry pre-processed pages
+  await app.register(webppRecordLoad, { stats }); // onResponse: load statistics
+
+  // The origin's own endpoints, each set encapsulated.
+  await app.register(publicRoutes, { options, directory, store, replicas, stats, killSwitch, sync, clientScripts, gauges });
+  await app.register(managementRoutes, { options, directory, store, replicas, flushDirectory });
+  await app.register(peerRoutes, { options, directory, replicas, flushDirectory });
+
   app.addHook('onReady', async () => {
     sync?.start();
-    retryTimer = setInterval(() => void replicas.retryPendingPushes(), options.syncIntervalMs);
-    retryTimer.unref();
+    replicas.start();
   });
   app.addHook('onClose', async () => {
-    if (retryTimer !== undefined) clearInterval(retryTimer);
+    replicas.stop();
     await sync?.stop();
     await directoryStore.stop();
     doc.destroy();
@@ -143,4 +177,3 @@ export const webppOrigin = fp(webppOriginPlugin, {
   name: '@webpp/origin',
 });
 
-export default webppOrigin;

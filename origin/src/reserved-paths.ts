@@ -6,7 +6,9 @@
  * worker's code on the servers that bind it.
  */
 import type { ResolvedOptions } from './options.js';
-import { WELL_KNOWN_PREFIX } from './state.js';
+
+/** The tree of the origin's own endpoints (management, peers, name service, health, statistics). */
+export const WELL_KNOWN_PREFIX = '/.well-known/webpp/';
 
 /** Why `path` is reserved, or undefined when it is free. */
 export function reservedPathReason(path: string, options: Pick<ResolvedOptions, 'scriptPath' | 'workerPath'>): string | undefined {

@@ -30,30 +30,31 @@ import type { WebppOriginOptions } from './options.js';
 import { WEBPP_ERR_BAD_OPTIONS } from './errors.js';
 import { StartGate, type GateHandler as StartGateTarget } from './http/start-gate.js';
 import { readTlsCredentials, TlsReloader, type TlsFileOptions } from './http/tls-credentials.js';
+import type { Static } from 'typebox';
+import { serverOptionsSchema } from './options/server-schema.js';
+import { compileOptions, optionPath } from './options/compile-options.js';
+import type { Resolved } from './options/resolved.js';
 
-export interface ReplicaServerOptions extends Omit<WebppOriginOptions, 'publicUrl'> {
-  /** Folder served with @fastify/static. */
-  root?: string;
-  /** Proxy mode: forward every request not handled by webpp to this upstream server. */
-  proxyUpstream?: string;
-  /** Listen address. Default 127.0.0.1. */
-  host?: string;
-  /** Listen port. Default 0 (an ephemeral port). */
-  port?: number;
-  /**
-   * Serve HTTPS, with HTTP/2 and HTTP/1.1 (ALPN), from these PEM files; they are reloaded
-   * when they change. Without it the server speaks plain HTTP/1.1.
-   */
-  tls?: TlsFileOptions;
-  /** Public URL of this server. Default http(s)://<publicHost or host>:<port>. */
-  publicUrl?: string;
-  /** Host name for the default public URL, e.g. "a.localhost". */
-  publicHost?: string;
-  /** Fastify logger: false (default), true, pino options, or a logger instance. */
-  logger?: boolean | FastifyServerOptions['logger'] | FastifyBaseLogger;
-  /** Extra routes (dynamic pages, APIs) registered after the plugin and before static files. */
-  routes?: (app: FastifyInstance) => void | Promise<void>;
-}
+/**
+ * The plugin's options (publicUrl optional) and the server's own (options/server-schema.ts:
+ * root, proxyUpstream, host, port, publicHost), plus what is code or files.
+ */
+export type ReplicaServerOptions = Omit<WebppOriginOptions, 'publicUrl'> &
+  Static<typeof serverOptionsSchema> & {
+    /** Public URL of this server. Default http(s)://<publicHost or host>:<port>. */
+    publicUrl?: string;
+    /**
+     * Serve HTTPS, with HTTP/2 and HTTP/1.1 (ALPN), from these PEM files; they are reloaded
+     * when they change. Without it the server speaks plain HTTP/1.1.
+     */
+    tls?: TlsFileOptions;
+    /** Fastify logger: false (default), true, pino options, or a logger instance. */
+    logger?: FastifyServerOptions['logger'] | FastifyBaseLogger;
+    /** Extra routes (dynamic pages, APIs) registered after the plugin and before static files. */
+    routes?: (app: FastifyInstance) => void | Promise<void>;
+  };
+
+const serverOptions = compileOptions<Resolved<typeof serverOptionsSchema>>(serverOptionsSchema);
 
 export interface ReplicaServer {
   /** The public URL (origin) of this server. */
@@ -84,12 +85,14 @@ function listen(server: Server | Http2SecureServer, port: number, host: string):
 }
 
 export async function startReplicaServer(options: ReplicaServerOptions = {}): Promise<ReplicaServer> {
-  const { root, proxyUpstream, host = '127.0.0.1', port = 0, publicUrl, publicHost, logger = false, routes, tls, ...webpp } = options;
+  const { publicUrl, logger = false, routes, tls, ...rest } = options;
+  const isServerOption = ([key]: [string, unknown]): boolean => key in serverOptionsSchema.properties;
+  const checked = serverOptions.check(Object.fromEntries(Object.entries(rest).filter(isServerOption)), optionPath('options'));
+  if (!checked.ok) throw new WEBPP_ERR_BAD_OPTIONS(checked.problems.join('; '));
+  const { root, proxyUpstream, host, port, publicHost } = checked.value;
+  const webpp = Object.fromEntries(Object.entries(rest).filter((entry) => !isServerOption(entry))) as Omit<WebppOriginOptions, 'publicUrl'>;
   if (root !== undefined && proxyUpstream !== undefined) {
     throw new WEBPP_ERR_BAD_OPTIONS('root and proxyUpstream are exclusive: serve a folder or proxy a server, not both');
-  }
-  if (proxyUpstream !== undefined && !/^https?:\/\/[^/]+/.test(proxyUpstream)) {
-    throw new WEBPP_ERR_BAD_OPTIONS(`proxyUpstream must be an http(s) URL (got ${JSON.stringify(proxyUpstream)})`);
   }
   const gate = new StartGate();
   // Fails before binding when the files are missing or do not form a pair.
@@ -113,7 +116,7 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
   const url = publicUrl ?? `${tls === undefined ? 'http' : 'https'}://${urlHost}:${boundPort}`;
 
   const loggerOptions = typeof logger === 'object' && logger !== null && 'child' in logger && typeof logger.child === 'function'
-    ? { loggerInstance: logger as FastifyBaseLogger }
+    ? { loggerInstance: logger }
     : { logger: logger as FastifyServerOptions['logger'] };
   const app = Fastify({
     ...loggerOptions,

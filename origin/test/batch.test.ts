@@ -212,7 +212,6 @@ describe('batch responses', () => {
     const gate = new Promise<void>((resolve) => {
       release = resolve;
     });
-    let site: Site | undefined;
     const slowReader: ResourceReader = {
       head: async () => ({ status: 200, validator: '"v"', contentLength: 3, contentType: 'image/png', encoded: false }),
       get: async () => {
@@ -220,7 +219,7 @@ describe('batch responses', () => {
         return { status: 200, headers: [['content-type', 'image/png']], validator: '"v"', body: Buffer.from('png') };
       },
     };
-    site = await startSite({}, { reader: slowReader });
+    const site = await startSite({}, { reader: slowReader });
     const response = await fetch(`${site.base}/index.html`, { headers: { accept: BATCH_ACCEPT, 'accept-encoding': 'br' } });
     const frames = readBatch(response.body!);
     const first = await frames.next();

@@ -7,7 +7,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parseCli } from '../src/cli.js';
+import { HELP, parseCli } from '../src/cli.js';
 import { ADMIN_TOKEN, auth, bindingMap, removeTempDirs, tempDir, waitFor } from './helpers.js';
 
 const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
@@ -37,15 +37,56 @@ describe('webpp-origin --help and usage errors', () => {
     [['.', '--proxy-upstream', 'http://127.0.0.1:1'], /exclusive/],
     [['--bogus', '.'], /bogus/],
   ])('rejects %j with exit code 2', (args, message) => {
-    const result = runCli(args as string[]);
+    const result = runCli(args);
     expect(result.status).toBe(2);
     expect(result.stderr).toMatch(message);
   });
 
-  it('reports invalid options from the plugin with their code and exit code 1', async () => {
-    const result = runCli(['.', '--port', '0', '--admin-token', 'short', '--data-dir', await tempDir()]);
+  it.each([
+    [['--max-replica-bytes', '0'], /--max-replica-bytes must be >= 1/],
+    [['--max-replica-bytes', '1e6'], /--max-replica-bytes must be a non-negative integer/],
+    [['--stats-ewma-weight', '2'], /--stats-ewma-weight must be <= 1/],
+    [['--stats-ewma-weight', 'high'], /--stats-ewma-weight must be a number/],
+    [['--port', '70000'], /--port must be <= 65535/],
+    [['--admin-token', 'short'], /--admin-token must NOT have fewer than 16 characters/],
+    [['--admin-token', 'sixteen chars with spaces'], /--admin-token must be made of visible ASCII characters/],
+    [['--script-path', 'webpp.js'], /--script-path must be a path starting with \//],
+    [['--script-path', '/same.js', '--worker-path', '/same.js'], /--script-path and --worker-path must differ/],
+    [['--peer', 'http://b.localhost:2'], /--cluster-secret is required/],
+    [['--peer', 'ftp://b.localhost:2', '--cluster-secret', 'x'.repeat(16)], /--peer\[0\] must be an http\(s\) URL/],
+    [['--public-url', 'http://a.localhost:1/path'], /--public-url must be an origin without path/],
+    [['--batch-max-parts=-1'], /--batch-max-parts must be >= 0/],
+    [['--batch-compression', 'sometimes'], /--batch-compression must be one of "auto", "never", "always"/],
+    [['--log-level', 'loud'], /--log-level must be one of/],
+  ])('names the flag of a bad value %j', (args, message) => {
+    expect(() => parseCli(['.', ...args], {})).toThrow(message);
+  });
+
+  it('answers bad values with exit code 2, every bad flag named at once', () => {
+    const result = runCli(['.', '--max-replica-bytes', '0', '--sync-interval-ms', '1', '--cors', 'some', '--stats-ewma-weight', '2']);
+    expect(result.status).toBe(2);
+    for (const message of ['--max-replica-bytes must be >= 1', '--sync-interval-ms must be >= 10', '--cors must be one of', '--stats-ewma-weight must be <= 1']) {
+      expect(result.stderr).toContain(message);
+    }
+  });
+
+  it('reports a start-up failure with its code and exit code 1', async () => {
+    const result = runCli(['.', '--port', '0', '--directory', join(await tempDir(), 'missing.json'), '--data-dir', await tempDir()]);
     expect(result.status).toBe(1);
-    expect(result.stderr).toContain('WEBPP_ERR_BAD_OPTIONS');
+    expect(result.stderr).toContain('WEBPP_ERR_DIRECTORY_FILE');
+  });
+
+  it('has a flag for every plugin option that is not code, with the schema\'s types and defaults', () => {
+    const parsed = parseCli(
+      ['site', '--no-serve-client-scripts', '--script-path', '/c.js', '--peer-timeout-ms', '250', '--stats-ewma-weight', '0.5', '--preprocess-cache-bytes', '0', '--batch-max-parts', '3'],
+      {},
+    );
+    expect(parsed).toMatchObject({
+      options: { serveClientScripts: false, scriptPath: '/c.js', peerTimeoutMs: 250, statsEwmaWeight: 0.5, preprocessCacheBytes: 0, batch: { maxParts: 3 }, injectScript: true },
+    });
+    for (const flag of ['--max-clock-skew-ms', '--max-bindings-header-bytes', '--max-preprocess-bytes', '--stats-rate-half-life-ms', '--stats-max-resources', '--worker-path', '--batch-concurrency']) {
+      expect(HELP).toContain(flag);
+    }
   });
 
   it('turns batch transmission on only with --batch', () => {

@@ -64,7 +64,10 @@ async function start(node: Node): Promise<void> {
 function isolate(name: Name, cut: boolean): void {
   const node = nodes.get(name) as Node;
   const touched = [node.publicForwarder, ...node.outgoing.values(), ...[...nodes.values()].map((other) => other.outgoing.get(name)).filter((f) => f !== undefined)];
-  for (const f of touched) (cut ? f.cut() : f.heal());
+  for (const f of touched) {
+    if (cut) f.cut();
+    else f.heal();
+  }
 }
 
 async function randomOperations(random: () => number, on: Name[], count: number, concurrency: number): Promise<number[]> {

@@ -6,7 +6,7 @@ import { ReplicationDirectory } from '../src/directory/replication-directory.js'
 import { DirectoryStore, decodeDirectoryFile, encodeDirectoryFile } from '../src/directory/directory-store.js';
 import { directoryPairsFrom, readDirectoryFile } from '../src/directory/directory-file.js';
 import { applySeed } from '../src/directory/seed.js';
-import { prefixCandidates } from '../src/directory/url-spec.js';
+import { prefixCandidates } from '@webpp/core';
 import { removeTempDirs, tempDir } from './helpers.js';
 
 afterAll(removeTempDirs);
@@ -233,7 +233,7 @@ describe('seeding', () => {
     const file = join(dataDir, 'seed.json');
     const write = (entries: object[]) => writeFile(file, JSON.stringify({ formatVersion: 1, logicalOrigin: A, entries }));
     const directory = new ReplicationDirectory();
-    const options = { directoryFile: file, directory: undefined, logicalOrigin: A };
+    const options = { directoryFile: file, directory: undefined, logicalOrigin: A, scriptPath: '/webpp.js', workerPath: '/webpp-sw.js' };
     const save = async () => undefined;
 
     await write([{ logical: '/one', servers: [B] }, { logical: '/two', servers: [B] }]);

@@ -147,6 +147,9 @@ describe('options', () => {
     [{ publicUrl: ORIGIN_A, unknownOption: 1 }, /unknownOption/],
     [{ publicUrl: ORIGIN_A, preFilters: ['x'] }, /preFilters must be an array of functions/],
     [{ publicUrl: ORIGIN_A, scriptPath: '/same.js', workerPath: '/same.js' }, /must differ/],
+    [{ publicUrl: ORIGIN_A, maxReplicaBytes: 0, statsEwmaWeight: 0 }, /options\.maxReplicaBytes must be >= 1; options\.statsEwmaWeight must be > 0/],
+    [{ publicUrl: ORIGIN_A, batch: { maxParts: -1, compression: 'zip' } }, /options\.batch\.maxParts must be >= 0; options\.batch\.compression must be one of "auto", "never", "always"/],
+    [{ publicUrl: ORIGIN_A, batch: { maxPart: 1 } }, /options\.batch\.maxPart is not an option/],
   ])('rejects %j with WEBPP_ERR_BAD_OPTIONS', (options, message) => {
     expect(() => resolveOptions(options as never)).toThrow(message);
     expect(() => resolveOptions(options as never)).toThrow(expect.objectContaining({ code: 'WEBPP_ERR_BAD_OPTIONS' }));
@@ -155,6 +158,13 @@ describe('options', () => {
   it('fills in defaults and drops itself from the peer list', () => {
     const resolved = resolveOptions({ publicUrl: `${ORIGIN_A}/`, peers: [ORIGIN_A, ORIGIN_B, `${ORIGIN_B}/`], clusterSecret: 'x'.repeat(16) });
     expect(resolved).toMatchObject({ publicUrl: ORIGIN_A, logicalOrigin: ORIGIN_A, peers: [ORIGIN_B], injectScript: true, cors: 'replicated', killSwitch: false });
+  });
+
+  it('fills in every default the schema states, batch options included', () => {
+    const resolved = resolveOptions({ publicUrl: ORIGIN_A, batch: true });
+    expect(resolved).toMatchObject({ maxReplicaBytes: 50 * 1024 * 1024, syncIntervalMs: 10_000, statsEwmaWeight: 0.1, scriptPath: '/webpp.js', preFilters: [] });
+    expect(resolved.batch).toMatchObject({ enabled: true, maxParts: 100, compression: 'auto' });
+    expect(resolveOptions({ publicUrl: ORIGIN_A }).batch).toBe(false);
   });
 
   it('makes registration fail with a coded error', async () => {

@@ -61,13 +61,13 @@ describe('CSS references', () => {
   it('finds url() in every quoting style and @import strings, skipping comments', () => {
     const css = `@import "a.css"; @import url('b.css') screen; /* url(/commented.png) */
       .x { background: url( "c.png" ) , url(d\\ e.png), url('f\\'g.png') } .y{mask:url(data:image/svg+xml;utf8,x)}`;
-    expect(cssReferences(css)).toEqual(["b.css", 'c.png', 'd e.png', "f'g.png", 'data:image/svg+xml;utf8,x', 'a.css']);
+    expect(cssReferences(css)).toEqual(['a.css', 'b.css', 'c.png', 'd e.png', "f'g.png", 'data:image/svg+xml;utf8,x']);
   });
 
   it('resolves against the style sheet URL', () => {
     expect(cssReferenceUrls('@import "../base.css"; i { background: url(img/i.png) }', at('/css/site.css'))).toEqual([
-      at('/css/img/i.png'),
       at('/base.css'),
+      at('/css/img/i.png'),
     ]);
   });
 });

@@ -1,9 +1,8 @@
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { writeFile } from 'node:fs/promises';
+import { readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { ORIGIN_A, ORIGIN_B, auth, buildApp, removeTempDirs, tempDir } from './helpers.js';
-import { parseRange } from '../src/http/serve-replica.js';
 
 afterAll(removeTempDirs);
 let app: FastifyInstance;
@@ -105,14 +104,54 @@ describe('replica responses', () => {
   });
 });
 
-describe('parseRange', () => {
-  it('handles edge cases', () => {
-    expect(parseRange(undefined, 10)).toBeUndefined();
-    expect(parseRange('bytes=0-0', 10)).toEqual({ start: 0, end: 0 });
-    expect(parseRange('bytes=-20', 10)).toEqual({ start: 0, end: 9 });
-    expect(parseRange('bytes=-0', 10)).toBe('unsatisfiable');
-    expect(parseRange('bytes=0-', 0)).toBe('unsatisfiable');
-    expect(parseRange('bytes=-', 10)).toBeUndefined();
+describe('the content of a replica that was served', () => {
+  it('is deleted once the replica is updated (nothing keeps it after its responses end)', async () => {
+    const blobs = join(app.webpp.dataDir, 'replicas', 'blobs');
+    expect(await readdir(blobs)).toHaveLength(1);
+    expect((await app.inject('/letters.txt')).body).toBe(CONTENT);
+    expect((await app.inject({ url: '/letters.txt', headers: { range: 'bytes=1-2' } })).body).toBe('bc');
+    expect((await app.inject({ method: 'HEAD', url: '/letters.txt' })).statusCode).toBe(200);
+    const put = await app.inject({ method: 'PUT', url: '/.well-known/webpp/replicas/letters.txt', headers: auth, payload: 'new' });
+    expect(put.statusCode).toBe(200);
+    expect((await app.inject('/letters.txt')).body).toBe('new');
+    expect(await readdir(blobs)).toHaveLength(1);
+  });
+});
+
+describe('range edge cases of stored replicas', () => {
+  it('answers a zero-length suffix and any range of an empty replica with 416, and ignores a range without bounds', async () => {
+    const zeroSuffix = await app.inject({ url: '/letters.txt', headers: { range: 'bytes=-0' } });
+    expect(zeroSuffix.statusCode).toBe(416);
+    expect(zeroSuffix.headers['content-range']).toBe('bytes */26');
+    expect(zeroSuffix.body).toBe('');
+    const whole = await app.inject({ url: '/letters.txt', headers: { range: 'bytes=-' } });
+    expect(whole.statusCode).toBe(200);
+    expect(whole.body).toBe(CONTENT);
+    const first = await app.inject({ url: '/letters.txt', headers: { range: 'bytes=0-0' } });
+    expect([first.statusCode, first.body]).toEqual([206, 'a']);
+    await app.inject({ method: 'POST', url: '/.well-known/webpp/replicas/empty.txt', headers: { ...auth, 'content-type': 'text/plain' }, payload: '' });
+    const empty = await app.inject({ url: '/empty.txt', headers: { range: 'bytes=0-' } });
+    expect(empty.statusCode).toBe(416);
+    expect(empty.headers['content-range']).toBe('bytes */0');
+  });
+
+  it('answers a HEAD with a range like the GET, without the body', async () => {
+    const head = await app.inject({ method: 'HEAD', url: '/letters.txt', headers: { range: 'bytes=2-5' } });
+    expect(head.statusCode).toBe(206);
+    expect(head.headers['content-range']).toBe('bytes 2-5/26');
+    expect(head.headers['content-length']).toBe('4');
+    expect(head.body).toBe('');
+  });
+
+  it('honours If-Range with the Last-Modified date, and answers If-Modified-Since with 304', async () => {
+    const lastModified = String((await app.inject('/letters.txt')).headers['last-modified']);
+    expect((await app.inject({ url: '/letters.txt', headers: { range: 'bytes=0-1', 'if-range': lastModified } })).statusCode).toBe(206);
+    const older = new Date(Date.parse(lastModified) - 60_000).toUTCString();
+    expect((await app.inject({ url: '/letters.txt', headers: { range: 'bytes=0-1', 'if-range': older } })).statusCode).toBe(200);
+    const notModified = await app.inject({ url: '/letters.txt', headers: { 'if-modified-since': lastModified } });
+    expect(notModified.statusCode).toBe(304);
+    expect(notModified.headers['content-type']).toBeUndefined();
+    expect((await app.inject({ url: '/letters.txt', headers: { 'if-modified-since': older } })).statusCode).toBe(200);
   });
 });
 

@@ -27,7 +27,7 @@ const DAY_MS = 86_400_000;
 
 function rsaKeys(): forge.pki.rsa.KeyPair {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
-  const forgePrivate = forge.pki.privateKeyFromPem(privateKey) as forge.pki.rsa.PrivateKey;
+  const forgePrivate = forge.pki.privateKeyFromPem(privateKey);
   return { privateKey: forgePrivate, publicKey: forge.pki.setRsaPublicKey(forgePrivate.n, forgePrivate.e) };
 }
 

@@ -20,8 +20,7 @@ import { chromium } from '@playwright/test';
 import { median, timeFetches } from './support/page-timing.js';
 import type { Browser, Page } from '@playwright/test';
 import { chromiumLaunchOptions } from '../../e2e/support/chromium.js';
-import { startOriginCluster } from '../../e2e/support/origin-cluster.js';
-import type { OriginCluster } from '../../e2e/support/origin-cluster.js';
+import { Cluster } from '../../e2e/support/cluster/index.js';
 
 const RESOURCES = 40;
 const SIZES_BYTES = [4 * 1024, 64 * 1024, 512 * 1024];
@@ -67,7 +66,7 @@ function state(page: Page): Promise<State> {
 }
 
 /** A controlled page of the cluster whose worker binds the resources to `r`. */
-async function preparedPage(browser: Browser, cluster: OriginCluster, urls: string[]): Promise<Page> {
+async function preparedPage(browser: Browser, cluster: Cluster, urls: string[]): Promise<Page> {
   const page = await (await browser.newContext()).newPage();
   await page.goto(cluster.logicalUrl('/index.html'));
   await page.waitForFunction(() => (window as { webpp?: unknown }).webpp !== undefined);
@@ -89,8 +88,8 @@ async function main(): Promise<void> {
     { logical: '/r/*', servers: [origins.r as string] },
   ];
   const clusters = {
-    on: await startOriginCluster({ root, names: ['a', 'r'], entries, contentDigests: true }),
-    off: await startOriginCluster({ root, names: ['a', 'r'], entries, contentDigests: false }),
+    on: await Cluster.start({ root, names: ['a', 'r'], entries, origin: { contentDigests: true } }),
+    off: await Cluster.start({ root, names: ['a', 'r'], entries, origin: { contentDigests: false } }),
   };
   const browser = await chromium.launch(chromiumLaunchOptions);
   try {

@@ -17,8 +17,7 @@ import { chromium } from '@playwright/test';
 import { median, percentile, timeFetches, controlledPage } from './support/page-timing.js';
 import type { BrowserContext, Page } from '@playwright/test';
 import { chromiumLaunchOptions } from '../../e2e/support/chromium.js';
-import { ReplicaCluster } from '../../e2e/support/replica-cluster.js';
-import type { Site } from '../../e2e/support/replica-cluster.js';
+import { Cluster, type Site } from '../../e2e/support/cluster/index.js';
 
 const RESOURCES = 50;
 const ROUNDS = Number(process.env.WEBPP_BENCH_ROUNDS ?? 12);
@@ -49,23 +48,23 @@ const stateOf = (page: Page): Promise<OfflineState> =>
 
 async function main(): Promise<void> {
   const shared = site(); // both clusters serve the same (changing) files
-  const on = await ReplicaCluster.start({ site: shared, names: ['on'] });
-  const off = await ReplicaCluster.start({ site: shared, names: ['off'], workerParams: { preset: 'fast', offlineMaxBytes: 0 } });
+  const on = await Cluster.start({ site: shared, names: ['on'] });
+  const off = await Cluster.start({ site: shared, names: ['off'], workerParams: { preset: 'fast', offlineMaxBytes: 0 } });
   const browser = await chromium.launch(chromiumLaunchOptions);
   const contexts: BrowserContext[] = [];
   try {
-    const page = async (cluster: ReplicaCluster): Promise<Page> => {
+    const page = async (cluster: Cluster): Promise<Page> => {
       const context = await browser.newContext();
       contexts.push(context);
       return controlledPage(context, cluster.primary.url('/index.html'));
     };
     const onPage = await page(on);
     const offPage = await page(off);
-    const urls = (cluster: ReplicaCluster) => paths.map((path) => cluster.logicalUrl(path));
+    const urls = (cluster: Cluster) => paths.map((path) => cluster.logicalUrl(path));
     const samples: Record<string, number[]> = { 'unchanged-on': [], 'unchanged-off': [], 'changed-on': [], 'changed-off': [] };
     for (let i = 0; i < WARMUP_ROUNDS + ROUNDS; i++) {
       // Alternate the order, so that neither side always runs right after a change.
-      const sides: [string, Page, ReplicaCluster][] = i % 2 ? [['off', offPage, off], ['on', onPage, on]] : [['on', onPage, on], ['off', offPage, off]];
+      const sides: [string, Page, Cluster][] = i % 2 ? [['off', offPage, off], ['on', onPage, on]] : [['on', onPage, on], ['off', offPage, off]];
       for (const [side, target, cluster] of sides) {
         version += 1; // new ETags: this side's worker keeps a new copy of each (when on)
         const changed = await timeFetches(target, urls(cluster), 'no-cache');

@@ -24,8 +24,7 @@ import { chromium } from '@playwright/test';
 import { median, percentile, timeFetches, controlledPage } from './support/page-timing.js';
 import type { BrowserContext, Page } from '@playwright/test';
 import { chromiumLaunchOptions } from '../../e2e/support/chromium.js';
-import { ReplicaCluster } from '../../e2e/support/replica-cluster.js';
-import type { Site } from '../../e2e/support/replica-cluster.js';
+import { Cluster, type Site } from '../../e2e/support/cluster/index.js';
 
 const RESOURCES = 50;
 const ROUNDS = Number(process.env.WEBPP_BENCH_ROUNDS ?? 12);
@@ -45,15 +44,20 @@ function site(): Site {
 
 async function main(): Promise<void> {
   // "s": one replica, bindings point each resource at itself (same origin as the page).
-  const same = await ReplicaCluster.start({ site: site(), names: ['s'] });
-  // "p" + "r": p holds only the pages, r holds the resources, so every binding is cross-origin (r).
-  const cross = await ReplicaCluster.start({
+  const same = await Cluster.start({ site: site(), names: ['s'] });
+  // "p" + "r": the directory binds the pages to p and every resource to r, so every binding
+  // is cross-origin (r). p keeps the primary copies: its answer to a resource's logical URL
+  // carries the resource's binding (a page's header binds only what the page references).
+  const cross = await Cluster.start({
     site: site(),
     names: ['p', 'r'],
-    holds: { p: ['/index.html', '/plain.html'] },
+    entries: (origins) => [
+      { logical: '/index.html', servers: [origins.p as string] },
+      { logical: '/r/*', servers: [origins.r as string] },
+    ],
   });
   // "u": no bindings header at all; the worker is installed but has nothing to bind.
-  const unbound = await ReplicaCluster.start({ site: site(), names: ['u'] });
+  const unbound = await Cluster.start({ site: site(), names: ['u'] });
   unbound.bindingsOverride = () => undefined;
   const clusters = [same, cross, unbound];
   const browser = await chromium.launch(chromiumLaunchOptions);

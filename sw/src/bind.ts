@@ -55,6 +55,12 @@ export interface BindStageOptions {
   decisionMade(decision: DecisionRecord): void;
 }
 
+/** The body size the binding row announces, when it has one (issue 11: size-aware policies). */
+function sizeOf(resolved: ResolvedBinding): { sizeBytes?: number } {
+  const sizeBytes = (resolved.binding as { sizeBytes?: unknown }).sizeBytes;
+  return typeof sizeBytes === 'number' && Number.isFinite(sizeBytes) && sizeBytes >= 0 ? { sizeBytes } : {};
+}
+
 export class BindStage {
   /** Sizes of earlier responses, for resources whose binding carries none. */
   private readonly sizes = new SizeMemory();
@@ -77,7 +83,7 @@ export class BindStage {
     const candidates = [...physicalByServer.keys()];
     const plan = engine
       .plan(
-        { logicalUrl: resolved.logical, method: request.method, candidates, ...this.sizeOf(resolved) },
+        { logicalUrl: resolved.logical, method: request.method, candidates, ...this.plannedSize(resolved) },
         (server) => physicalByServer.get(server),
         // A replica that answered 404/410 for this directory version goes last (it may be back later).
         (server) => this.options.staleBindings.isStale(physicalByServer.get(server)!, resolved.directoryVersion),
@@ -99,10 +105,15 @@ export class BindStage {
     return response;
   }
 
-  /** The body size the policy plans with: the binding's (docs/protocol.md, "Binding sizes"), else an earlier response's. */
-  private sizeOf(resolved: ResolvedBinding): { sizeBytes?: number } {
-    const sizeBytes = (resolved.logical === resolved.binding.logical ? resolved.binding.sizeBytes : undefined) ?? this.sizes.sizeOf(resolved.logical);
-    return sizeBytes === undefined ? {} : { sizeBytes };
+  /**
+   * The body size the policy plans with: the binding row's (docs/protocol.md, "Binding
+   * sizes"; only for the very URL it binds, not a query variant), else an earlier response's.
+   */
+  private plannedSize(resolved: ResolvedBinding): { sizeBytes?: number } {
+    const fromBinding = resolved.logical === resolved.binding.logical ? sizeOf(resolved) : {};
+    if (fromBinding.sizeBytes !== undefined) return fromBinding;
+    const learnt = this.sizes.sizeOf(resolved.logical);
+    return learnt === undefined ? {} : { sizeBytes: learnt };
   }
 
   /** One run of the engine over `specs`; the page's abort ends it. */

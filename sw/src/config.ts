@@ -4,7 +4,7 @@
  * worker's URL (`/webpp-sw.js?preset=fast&ttlMs=5000`), so a site configures the worker
  * from its script tag; a Workbox site passes them to `new ReplicaStrategy({ ... })`.
  */
-import { FAST_PRESET, PAPER_DEFAULTS, resolveSelectionConfig } from '@webpp/core';
+import { FAST_PRESET, PAPER_DEFAULTS, WEBPP_DEFAULTS, resolveSelectionConfig } from '@webpp/core';
 import type { SelectionConfig } from '@webpp/core';
 
 export type PresetName = 'paper' | 'fast';
@@ -27,6 +27,12 @@ export interface WorkerOptions {
    * are 'random', 'round-robin', 'single-<n>', 'optimal', 'optimal-complete', 'hedged'.
    */
   policy: string;
+  /**
+   * Parameters of the webpp policy given by name (`hedgeQuantile=0.9`, `timeoutFloorMs=…`;
+   * core's webpp/options.ts); the timeout bounds it shares with the selection parameters
+   * apply to both. Validated by the policy.
+   */
+  webpp: Record<string, number>;
   /** Latency-table updates are written to IndexedDB at most this often (batched, never on the hot path). */
   flushDelayMs: number;
   /** How many recent decisions and events the state snapshot keeps. */
@@ -61,7 +67,7 @@ export interface WorkerOptions {
   offlineMaxAgeMs: number;
 }
 
-export const DEFAULT_WORKER_OPTIONS: Readonly<Omit<WorkerOptions, 'selection' | 'preset'>> = Object.freeze({
+export const DEFAULT_WORKER_OPTIONS: Readonly<Omit<WorkerOptions, 'selection' | 'preset' | 'webpp'>> = Object.freeze({
   policy: 'webpp',
   flushDelayMs: 1_000,
   historySize: 200,
@@ -95,7 +101,9 @@ export interface ParsedWorkerOptions {
   errors: string[];
 }
 
-export type WorkerOptionsInput = Partial<Omit<WorkerOptions, 'selection'>> & Partial<SelectionConfig>;
+export type WorkerOptionsInput = Partial<Omit<WorkerOptions, 'selection' | 'webpp'>> & Partial<SelectionConfig> & Partial<Record<keyof typeof WEBPP_DEFAULTS, number>>;
+
+const WEBPP_KEYS = Object.keys(WEBPP_DEFAULTS) as (keyof typeof WEBPP_DEFAULTS)[];
 
 /**
  * Resolves options from plain values (a Workbox site's constructor argument). Never
@@ -131,7 +139,14 @@ export function resolveWorkerOptions(input: WorkerOptionsInput = {}): ParsedWork
     selection = resolveSelectionConfig({}, base);
   }
 
-  const options: WorkerOptions = { ...DEFAULT_WORKER_OPTIONS, preset, selection };
+  const webpp: Record<string, number> = {};
+  for (const key of WEBPP_KEYS) {
+    const value = input[key];
+    if (value === undefined) continue;
+    if (typeof value === 'number' && Number.isFinite(value)) webpp[key] = value;
+    else if (!SELECTION_KEYS.includes(key as keyof SelectionConfig)) errors.push(`${key} must be a finite number (got ${JSON.stringify(value)})`);
+  }
+  const options: WorkerOptions = { ...DEFAULT_WORKER_OPTIONS, preset, selection, webpp };
   if (input.policy !== undefined) {
     if (typeof input.policy === 'string' && /^[a-z][a-z0-9-]{0,40}$/.test(input.policy)) options.policy = input.policy;
     else errors.push(`policy must be a policy name such as "refresh" (got ${JSON.stringify(input.policy)})`);
@@ -153,7 +168,7 @@ export function resolveWorkerOptions(input: WorkerOptionsInput = {}): ParsedWork
 export function parseWorkerOptions(params: URLSearchParams): ParsedWorkerOptions {
   const input: Record<string, unknown> = {};
   const errors: string[] = [];
-  const numeric = new Set<string>([...SELECTION_KEYS, ...Object.keys(WORKER_NUMBER_BOUNDS)]);
+  const numeric = new Set<string>([...SELECTION_KEYS, ...WEBPP_KEYS, ...Object.keys(WORKER_NUMBER_BOUNDS)]);
   for (const [key, raw] of params) {
     if (key === 'preset' || key === 'policy') input[key] = raw;
     else if (numeric.has(key)) {
@@ -163,6 +178,6 @@ export function parseWorkerOptions(params: URLSearchParams): ParsedWorkerOptions
     }
     else if (key !== 'v') errors.push(`unknown option "${key}"`);
   }
-  const parsed = resolveWorkerOptions(input as WorkerOptionsInput);
+  const parsed = resolveWorkerOptions(input);
   return { options: parsed.options, errors: [...errors, ...parsed.errors] };
 }

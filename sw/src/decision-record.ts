@@ -5,7 +5,7 @@
 import type { RunResult } from './attempt-runner.js';
 import type { AttemptOutcome, DecisionRecord, WebppEvent } from './messages.js';
 
-export function isFailureOutcome(outcome: AttemptOutcome): boolean {
+function isFailureOutcome(outcome: AttemptOutcome): boolean {
   return outcome === 'timeout' || outcome === 'network-error' || outcome === 'server-error' || outcome === 'stale';
 }
 

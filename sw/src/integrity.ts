@@ -46,7 +46,7 @@ export function replicaAnswerVerdict(response: Response): 'check' | 'pass' | 're
 }
 
 /** "sha256-" + base64 of the digest, as in Subresource Integrity. */
-export function integrityOf(digest: Uint8Array): string {
+function integrityOf(digest: Uint8Array): string {
   let binary = '';
   for (const byte of digest) binary += String.fromCharCode(byte);
   return `sha256-${btoa(binary)}`;

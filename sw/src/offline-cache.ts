@@ -29,8 +29,8 @@ import type { KeyValueStore } from './storage.js';
 import { readCapped } from './_private/read-capped.js';
 
 export const OFFLINE_COPY_HEADER = 'webpp-offline-copy';
-export const OFFLINE_CACHE_NAME = 'webpp-offline-v1';
-export const OFFLINE_INDEX_KEY = 'offline-cache-index';
+const OFFLINE_CACHE_NAME = 'webpp-offline-v1';
+const OFFLINE_INDEX_KEY = 'offline-cache-index';
 
 export interface OfflineLimits {
   /** Total body bytes kept; 0 turns offline copies off. */
@@ -64,7 +64,7 @@ export interface OfflineStats {
 }
 
 /** Whether to save the answer to a request, forget the copy (the answer forbids it), or neither. Pure. */
-export function offlineVerdict(request: Request, response: Response, logicalUrl: string, selfOrigin: string): 'save' | 'forget' | 'skip' {
+function offlineVerdict(request: Request, response: Response, logicalUrl: string, selfOrigin: string): 'save' | 'forget' | 'skip' {
   if (request.method !== 'GET' || request.headers.has('range') || request.cache === 'no-store') return 'skip';
   // The resource is gone: its copy must not come back while the servers are down.
   if (response.status === 404 || response.status === 410) return 'forget';
@@ -106,7 +106,7 @@ function navigationVariant(request: Request, headers: Headers): Headers {
 }
 
 /** Cache-Control that forbids serving a stored answer stale, or may mark it personal. */
-export function forbidsStaleUse(cacheControl: string | null): boolean {
+function forbidsStaleUse(cacheControl: string | null): boolean {
   return cacheControl !== null && /(^|,)\s*(private|no-cache|no-store|must-revalidate)\s*(=|,|$)/i.test(cacheControl);
 }
 
@@ -143,7 +143,7 @@ export class OfflineCache {
     this.selfOrigin = options.selfOrigin;
     this.now = options.now ?? Date.now;
     this.onServed = options.onServed;
-    const openCache = options.openCache ?? (() => (caches as CacheStorage).open(OFFLINE_CACHE_NAME) as Promise<CacheLike>);
+    const openCache = options.openCache ?? (() => (caches as CacheStorage).open(OFFLINE_CACHE_NAME));
     // Turned off: copies kept by an earlier configuration go too.
     if (!this.enabled && options.openCache === undefined) void caches?.delete(OFFLINE_CACHE_NAME).catch(() => false);
     this.cache = new LogicalCache({

@@ -16,7 +16,7 @@
  */
 import { SW_VERSION } from './version.js';
 
-export const PAGE_SCRIPT_CACHE_PREFIX = 'webpp-page-script-';
+const PAGE_SCRIPT_CACHE_PREFIX = 'webpp-page-script-';
 
 export interface PageScriptCacheOptions {
   /** Absolute URL of the page script, e.g. "http://a.localhost:8081/webpp.js". */
@@ -82,11 +82,12 @@ export class PageScriptCache {
 
   /** At activate: drop the copies of other versions. Never rejects. */
   async activate(): Promise<void> {
-    if (!this.caches) return;
+    const caches = this.caches;
+    if (!caches) return;
     try {
-      const names = await this.caches.keys();
+      const names = await caches.keys();
       await Promise.all(
-        names.filter((name) => name.startsWith(PAGE_SCRIPT_CACHE_PREFIX) && name !== this.cacheName).map((name) => this.caches?.delete(name)),
+        names.filter((name) => name.startsWith(PAGE_SCRIPT_CACHE_PREFIX) && name !== this.cacheName).map((name) => caches.delete(name)),
       );
     } catch {
       // Old copies stay; they are small.

@@ -24,6 +24,7 @@ const NAVIGATION_ACCEPT = 'text/html,application/xhtml+xml,*/*;q=0.8';
 
 /** CORS-safelisted Accept: at most 128 bytes, no CORS-unsafe bytes (Fetch standard). */
 function isSafelistedAccept(value: string): boolean {
+  // eslint-disable-next-line no-control-regex -- CORS-unsafe bytes include the control characters
   return value.length <= 128 && !/["():<>?@[\\\]{}\u0000-\u0008\u000a-\u001f\u007f]/.test(value);
 }
 

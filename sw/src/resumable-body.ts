@@ -85,7 +85,7 @@ export interface ResumableBodyOptions {
 }
 
 /** The body went silent: no byte for `idleTimeoutMs`. */
-export class BodyStalledError extends Error {
+class BodyStalledError extends Error {
   constructor(readonly idleTimeoutMs: number) {
     super(`no body bytes for ${idleTimeoutMs} ms`);
     this.name = 'BodyStalledError';

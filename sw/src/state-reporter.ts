@@ -8,7 +8,7 @@ import type { LatencyTable, ServerId } from '@webpp/core';
 import { EVENT_CHANNEL } from './messages.js';
 import type { DecisionRecord, ServerView, WebppEvent, WorkerCounters } from './messages.js';
 
-export function emptyCounters(): WorkerCounters {
+function emptyCounters(): WorkerCounters {
   return {
     intercepted: 0,
     bound: 0,

@@ -14,7 +14,7 @@
 import type { KeyValueStore } from './storage.js';
 
 export const STATIC_BINDINGS_PATH = '/.well-known/webpp/bindings';
-export const STATIC_BINDINGS_KEY = 'static-bindings';
+const STATIC_BINDINGS_KEY = 'static-bindings';
 const DEFAULT_STALE_AFTER_MS = 5 * 60_000;
 const DEFAULT_MISSING_RETRY_MS = 10 * 60_000;
 const DEFAULT_TIMEOUT_MS = 3_000;

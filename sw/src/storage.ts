@@ -15,8 +15,8 @@ export interface KeyValueStore {
 }
 
 /** Database and object store names used by the bundled worker. */
-export const DEFAULT_DB_NAME = 'webpp';
-export const DEFAULT_STORE_NAME = 'state';
+const DEFAULT_DB_NAME = 'webpp';
+const DEFAULT_STORE_NAME = 'state';
 
 /** Storage keys. */
 export const LATENCY_TABLE_KEY = 'latency-table';

@@ -21,7 +21,7 @@ import { serverOf } from '@webpp/core';
 import type { Binding, BindingsDocument, ServerId } from '@webpp/core';
 
 /** Why a replica's binding row was dropped. */
-export type UntrustedReason = 'foreign-logical-url' | 'unknown-server';
+type UntrustedReason = 'foreign-logical-url' | 'unknown-server';
 
 export interface DroppedRow {
   logical: string;

@@ -130,7 +130,7 @@ export function entryTtfbMs(entry: ResourceEntryLike): number | undefined {
  * burst: the two were within a few ms of each other; neither removes the browser's own
  * overhead that a timed entry leaves out.)
  */
-export function untimedEntryMs(entry: ResourceEntryLike): number | undefined {
+function untimedEntryMs(entry: ResourceEntryLike): number | undefined {
   if (entry.responseEnd === undefined || !(entry.responseEnd > 0 && entry.responseEnd >= entry.startTime)) return undefined;
   return entry.responseEnd - entry.startTime;
 }

@@ -22,7 +22,7 @@ export type WorkerEngine = ClientEngine<Response, ExchangeSender>;
 /** The policy named in the options, from core's registry; the paper's extended Refresh when the name is unknown. */
 export function namedPolicy(options: WorkerOptions, random: RandomSource, errors: string[]): ClientPolicy {
   const deps = { random, now: Date.now };
-  const settings = { preset: options.preset, selection: options.selection };
+  const settings = { preset: options.preset, selection: options.selection, webpp: options.webpp };
   try {
     const named = createPolicy(options.policy, deps, settings);
     if (named) return named;

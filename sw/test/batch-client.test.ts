@@ -175,7 +175,7 @@ function navIO(h: Harness, url: string, fallback?: () => Promise<Response>): Nav
       }
       return h.io.network(decorate(navigation(url)));
     },
-    waitUntil: h.io.waitUntil,
+    waitUntil: h.io.waitUntil.bind(h.io),
   };
 }
 

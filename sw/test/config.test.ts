@@ -3,12 +3,12 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_WORKER_OPTIONS, parseWorkerOptions, resolveWorkerOptions } from '../src/config.js';
 
 describe('worker options', () => {
-  it('defaults to the paper parameters and the extended Refresh policy', () => {
+  it('defaults to the webpp policy, and to the paper parameters for the extended Refresh family', () => {
     const { options, errors } = parseWorkerOptions(new URLSearchParams(''));
     expect(errors).toEqual([]);
     expect(options.preset).toBe('paper');
     expect(options.selection).toEqual(PAPER_DEFAULTS);
-    expect(options.policy).toBe('refresh');
+    expect(options.policy).toBe('webpp');
     expect(options.flushDelayMs).toBe(DEFAULT_WORKER_OPTIONS.flushDelayMs);
   });
 
@@ -45,7 +45,7 @@ describe('worker options', () => {
   it('keeps valid overrides when another one is invalid', () => {
     const { options, errors } = resolveWorkerOptions({ preset: 'fast', policy: 'Bad Name!', historySize: 50 });
     expect(options.selection).toEqual(FAST_PRESET);
-    expect(options.policy).toBe('refresh');
+    expect(options.policy).toBe('webpp'); // the default
     expect(options.historySize).toBe(50);
     expect(errors).toHaveLength(1);
   });

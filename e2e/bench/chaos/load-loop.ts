@@ -10,7 +10,7 @@ import { EventTally } from './event-tally.js';
 import { loadPage, type PageLoadResult } from './page-load.js';
 import { controllerState, CounterTotals, workerStory, type DecisionRecord, type WebppEvent } from './worker-counters.js';
 
-export interface FailedLoadDetail {
+interface FailedLoadDetail {
   index: number;
   /** Milliseconds since the phase started. */
   atMs: number;

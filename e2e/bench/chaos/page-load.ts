@@ -10,7 +10,7 @@
 import type { Page } from '@playwright/test';
 import { TITLE_COLOR } from './site.js';
 
-export interface ResourceFailure {
+interface ResourceFailure {
   url: string;
   why: string;
 }
@@ -28,7 +28,7 @@ export interface PageLoadResult {
 }
 
 /** The resource (or the page itself) that took longest, by Resource Timing. */
-export interface SlowestResource {
+interface SlowestResource {
   path: string;
   durationMs: number;
 }

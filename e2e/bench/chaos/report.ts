@@ -5,16 +5,16 @@
  */
 import type { FaultCounts, FaultLogEntry } from './fault-runner.js';
 import type { LoopResult } from './load-loop.js';
-import type { UnexpectedExit } from './origin-process.js';
+import type { UnexpectedExit } from '../../support/cluster/origin-process.js';
 
 /** Nearest-rank percentile of a sorted list. */
-export function percentile(sorted: readonly number[], p: number): number | null {
+function percentile(sorted: readonly number[], p: number): number | null {
   if (sorted.length === 0) return null;
   const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
   return sorted[rank - 1]!;
 }
 
-export interface LoopFigures {
+interface LoopFigures {
   page_loads: number;
   failed_page_loads: number;
   failed_resources: number;
@@ -28,7 +28,7 @@ export interface LoopFigures {
   timed_out: boolean;
 }
 
-export function loopFigures(loop: LoopResult): LoopFigures {
+function loopFigures(loop: LoopResult): LoopFigures {
   const times = loop.loads.flatMap((load) => (load.loadMs === undefined ? [] : [load.loadMs])).sort((x, y) => x - y);
   return {
     page_loads: loop.loads.length,
@@ -136,7 +136,7 @@ export function chaosReport(input: ChaosReportInput): Record<string, unknown> {
 export function printReport(report: Record<string, unknown>): void {
   const row = (label: string, faults: unknown, none: unknown): string => `  ${label.padEnd(22)} ${String(faults).padStart(10)} ${String(none).padStart(12)}`;
   const faults = report.faults as Record<string, unknown>;
-  console.log('\nchaos run:', `seed ${report.seed}, worker preset ${report.worker_preset}, ${((report.duration_ms as number) / 1000).toFixed(0)} s`);
+  console.log('\nchaos run:', `seed ${String(report.seed)}, worker preset ${String(report.worker_preset)}, ${((report.duration_ms as number) / 1000).toFixed(0)} s`);
   console.log(`  ${''.padEnd(22)} ${'faults'.padStart(10)} ${'no faults'.padStart(12)}`);
   console.log(row('page loads', report.page_loads, report.page_loads_no_faults));
   console.log(row('failed page loads', report.failed_page_loads, report.failed_page_loads_no_faults));
@@ -148,9 +148,9 @@ export function printReport(report: Record<string, unknown>): void {
   const causes = report.failover_causes as Record<string, { by_outcome: unknown; body_resumes: unknown }>;
   console.log(`  failovers by cause: faults ${JSON.stringify(causes.faults!.by_outcome)}, no faults ${JSON.stringify(causes.no_faults!.by_outcome)}`);
   console.log(`  body resumes: faults ${JSON.stringify(causes.faults!.body_resumes)}, no faults ${JSON.stringify(causes.no_faults!.body_resumes)}`);
-  console.log(`  ratios faults / no faults: p50 ×${report.ratio_p50}, p95 ×${report.ratio_p95}, p99 ×${report.ratio_p99}`);
+  console.log(`  ratios faults / no faults: p50 ×${String(report.ratio_p50)}, p95 ×${String(report.ratio_p95)}, p99 ×${String(report.ratio_p99)}`);
   console.log(
-    `  faults: ${faults.kills} kills, ${faults.partitions} partitions ${JSON.stringify(faults.partition_modes)}, ${faults.slowdowns} slowdowns (${faults.stacked_on_slowdown} kills/partitions on a slowed link); ` +
-      `at most ${faults.max_concurrent_faulty} replicas faulty at once; ${(faults.unexpected_origin_exits as unknown[]).length} unexpected origin exits`,
+    `  faults: ${String(faults.kills)} kills, ${String(faults.partitions)} partitions ${JSON.stringify(faults.partition_modes)}, ${String(faults.slowdowns)} slowdowns (${String(faults.stacked_on_slowdown)} kills/partitions on a slowed link); ` +
+      `at most ${String(faults.max_concurrent_faulty)} replicas faulty at once; ${(faults.unexpected_origin_exits as unknown[]).length} unexpected origin exits`,
   );
 }

@@ -14,18 +14,18 @@ import { join } from 'node:path';
 import { createRandom, type RandomSource } from '@webpp/netem';
 import { rgbPng } from '../../support/png.js';
 
-export const BIG_FILE_PATH = '/files/big.bin';
+const BIG_FILE_PATH = '/files/big.bin';
 export const BIG_FILE_BYTES = 1024 * 1024;
 /** The colour the style sheet gives `#title`: a page whose CSS did not apply shows another. */
 export const TITLE_COLOR = 'rgb(10, 20, 30)';
 
-export interface ChaosImage {
+interface ChaosImage {
   path: string;
   widthPx: number;
   heightPx: number;
 }
 
-export interface ChaosPage {
+interface ChaosPage {
   path: string;
   images: ChaosImage[];
   /** The page's script fetches BIG_FILE_PATH and checks its length and SHA-256. */

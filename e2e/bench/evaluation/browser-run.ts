@@ -29,14 +29,14 @@ export interface PageRecord {
 }
 
 /** One bound request as the worker reported it (its live 'decision' event). */
-export interface WorkerDecision {
+interface WorkerDecision {
   url: string;
   outcome: 'served' | 'failed' | 'aborted';
   servedBy: string | null;
   attempts: { server: string; outcome: string; startedAfterMs: number; ttfbMs: number | null }[];
 }
 
-export interface WorkerEvents {
+interface WorkerEvents {
   decisions: WorkerDecision[];
   refreshes: number;
   probes: number;

@@ -26,7 +26,7 @@ import { startScenarioEmulators, responseTiming } from '@webpp/netem';
 import type { RequestPlan, RequestRecord, Scenario, ScenarioEmulators } from '@webpp/netem';
 
 /** One request as an emulator saw it, for the calibration of the simulator. */
-export interface ServerSideRequest {
+interface ServerSideRequest {
   server: string;
   method: string;
   client: number;
@@ -92,10 +92,6 @@ function writeSite(fileSizesBytes: readonly number[]): string {
   // Random bytes: incompressible, so every byte crosses the emulated link.
   for (const size of fileSizesBytes) writeFileSync(join(root, 'files', `${size}.bin`), randomBytes(size));
   return root;
-}
-
-export function filePath(sizeBytes: number): string {
-  return `/files/${sizeBytes}.bin`;
 }
 
 function listen(server: Server): Promise<number> {

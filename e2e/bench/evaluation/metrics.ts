@@ -101,7 +101,7 @@ export function measure(
   const failureReasons: Record<string, number> = {};
   for (const record of records) if (!record.ok) failureReasons[record.error ?? 'unknown'] = (failureReasons[record.error ?? 'unknown'] ?? 0) + 1;
 
-  let clientHttpRequests: number | null = null;
+  let clientHttpRequests: number | null;
   const servedBy: Record<string, number> = {};
   let missingDecisions = 0;
   const attemptOutcomes: Record<string, number> = {};

@@ -16,8 +16,8 @@ export function formatDuration(ms: number): string {
 }
 
 /** Below this share done, or this time spent, an estimate is noise: none is shown. */
-export const MIN_FRACTION_FOR_ESTIMATE = 0.02;
-export const MIN_ELAPSED_FOR_ESTIMATE_MS = 2000;
+const MIN_FRACTION_FOR_ESTIMATE = 0.02;
+const MIN_ELAPSED_FOR_ESTIMATE_MS = 2000;
 
 /**
  * Time left if the rest goes at the pace so far: elapsed × (1 − f) ÷ f for a share f done.

@@ -11,6 +11,7 @@ function recorder(isTTY: boolean, columns?: number): ProgressOutput & { text: st
 function screen(text: string): string[] {
   const lines: string[] = [];
   let line = '';
+  // eslint-disable-next-line no-control-regex -- the terminal's erase-line sequence
   for (const piece of text.split(/(\r\x1b\[2K|\n)/)) {
     if (piece === '\r\x1b[2K') line = '';
     else if (piece === '\n') {

@@ -2,7 +2,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-export const ORIGIN_CLI = fileURLToPath(new URL('../../../origin/dist/cli.js', import.meta.url));
+const ORIGIN_CLI = fileURLToPath(new URL('../../../origin/dist/cli.js', import.meta.url));
 
 export interface CliProcess {
   /** The port the CLI listens on, read from its "webpp-origin listening" log line. */

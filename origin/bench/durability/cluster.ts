@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { freePort } from '../../test/helpers.js';
 
-export const ADMIN_TOKEN = 'durability-admin-token-0123456789';
+const ADMIN_TOKEN = 'durability-admin-token-0123456789';
 const CLUSTER_SECRET = 'durability-cluster-secret-0123456789';
 const START_TIMEOUT_MS = 60_000;
 const STOP_TIMEOUT_MS = 15_000;

@@ -32,7 +32,7 @@ export interface DurabilityOptions {
 
 export const DEFAULT_PATHS = ['/k0.txt', '/k1.txt', '/k2.txt', '/k3.txt', '/docs/k4.html', '/docs/k5.css'];
 
-export interface KillRecord {
+interface KillRecord {
   server: string;
   killedAtMs: number;
   restartedAtMs: number | undefined;

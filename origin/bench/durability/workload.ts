@@ -11,7 +11,7 @@ import { adminHeaders, type DurabilityCluster, type ServerNode } from './cluster
 
 export type WriteMethod = 'POST' | 'PUT' | 'DELETE';
 
-export interface PushRecord {
+interface PushRecord {
   /** Target server name. */
   server: string;
   status: number;

@@ -1,76 +1,68 @@
 /**
- * Options of batch transmission on the origin (docs/batching.md, "Origin options"),
- * validated by JSON schema like every other @webpp/origin option.
+ * Options of batch transmission on the origin (docs/batching.md, "Origin options"), each
+ * defined once with its default and description. The types, the validation with defaults,
+ * the `--batch-*` flags of webpp-origin and the table in docs/batching.md derive from it.
  */
-import { Ajv } from 'ajv';
+import { Type, type Static } from 'typebox';
 import { WEBPP_ERR_BAD_OPTIONS } from '../errors.js';
+import { compileOptions, optionPath, type PathNamer } from '../options/compile-options.js';
+import { defaulted, type Resolved } from '../options/resolved.js';
 
-export interface BatchOptions {
-  /** Answer batch requests at all. Default true. */
-  enabled?: boolean;
-  /** Most embedded resources sent in one batch; the rest are left to the client. Default 100. */
-  maxParts?: number;
-  /** Resources larger than this are left out of batches (the client fetches them). Default 1 MiB. */
-  maxPartBytes?: number;
-  /** Stop adding resources once this many body bytes were sent. Default 16 MiB. */
-  maxBatchBytes?: number;
-  /** Pages larger than this are never batched. Default 5 MiB. */
-  maxPageBytes?: number;
-  /** Embedded resources read at the same time. Default 6. */
-  concurrency?: number;
-  /** 'auto' compresses when the batch holds compressible bytes; 'never'; 'always' when accepted. Default 'auto'. */
-  compression?: 'auto' | 'never' | 'always';
-  /** 'auto' compresses only when at least this many compressible bytes are in the batch. Default 1024. */
-  minCompressibleBytes?: number;
-  /**
-   * 'auto' compresses only when compressible bytes (text, JSON, SVG…) are at least this share
-   * of the batch: compressing JPEG/PNG/WOFF2 costs CPU and saves nothing. Default 0.25.
-   */
-  minCompressibleShare?: number;
-  /** Longest cache digest header accepted; a longer one is ignored (everything is sent). Default 16384. */
-  maxDigestBytes?: number;
-}
+const MiB = 1024 * 1024;
+const group = 'Batch transmission' as const;
 
-export type ResolvedBatchOptions = Required<BatchOptions>;
-
-export const BATCH_OPTION_DEFAULTS: ResolvedBatchOptions = {
-  enabled: true,
-  maxParts: 100,
-  maxPartBytes: 1024 * 1024,
-  maxBatchBytes: 16 * 1024 * 1024,
-  maxPageBytes: 5 * 1024 * 1024,
-  concurrency: 6,
-  compression: 'auto',
-  minCompressibleBytes: 1024,
-  minCompressibleShare: 0.25,
-  maxDigestBytes: 16 * 1024,
-};
-
-export const batchOptionsSchema = {
-  type: 'object',
-  additionalProperties: false,
-  properties: {
-    enabled: { type: 'boolean' },
-    maxParts: { type: 'integer', minimum: 0, maximum: 1000 },
-    maxPartBytes: { type: 'integer', minimum: 0 },
-    maxBatchBytes: { type: 'integer', minimum: 0 },
-    maxPageBytes: { type: 'integer', minimum: 0 },
-    concurrency: { type: 'integer', minimum: 1, maximum: 64 },
-    compression: { enum: ['auto', 'never', 'always'] },
-    minCompressibleBytes: { type: 'integer', minimum: 0 },
-    minCompressibleShare: { type: 'number', minimum: 0, maximum: 1 },
-    maxDigestBytes: { type: 'integer', minimum: 0 },
+export const batchOptionsSchema = Type.Object(
+  {
+    enabled: defaulted(
+      Type.Boolean({ default: true, description: 'Answer batch requests at all (`batch: true` and any options object turn it on).' }),
+    ),
+    maxParts: defaulted(
+      Type.Integer({ minimum: 0, maximum: 1000, default: 100, description: 'Most embedded resources sent in one batch; the rest are left to the client.', cli: { group } }),
+    ),
+    maxPartBytes: defaulted(
+      Type.Integer({ minimum: 0, default: 1 * MiB, description: 'Resources larger than this are left out of batches (the client fetches them).', cli: { group } }),
+    ),
+    maxBatchBytes: defaulted(
+      Type.Integer({ minimum: 0, default: 16 * MiB, description: 'Stop adding resources once this many body bytes were sent (the rest are listed as `missing`).', cli: { group } }),
+    ),
+    maxPageBytes: defaulted(Type.Integer({ minimum: 0, default: 5 * MiB, description: 'Pages larger than this are never batched.', cli: { group } })),
+    concurrency: defaulted(Type.Integer({ minimum: 1, maximum: 64, default: 6, description: 'Embedded resources read at the same time.', cli: { group } })),
+    compression: defaulted(
+      Type.Enum(['auto', 'never', 'always'], {
+        default: 'auto',
+        description: "`'auto'` compresses when the batch holds enough compressible bytes; `'never'`; `'always'` when the client accepts it.",
+        cli: { group, arg: 'mode' },
+      }),
+    ),
+    minCompressibleBytes: defaulted(
+      Type.Integer({ minimum: 0, default: 1024, description: "`'auto'` compresses only when at least this many compressible bytes are in the batch.", cli: { group } }),
+    ),
+    minCompressibleShare: defaulted(
+      Type.Number({
+        minimum: 0,
+        maximum: 1,
+        default: 0.25,
+        description:
+          "`'auto'` compresses only when compressible bytes (text, JSON, SVG…) are at least this share of the batch: compressing JPEG, PNG or WOFF2 costs CPU and saves nothing.",
+        cli: { group, arg: 'share' },
+      }),
+    ),
+    maxDigestBytes: defaulted(
+      Type.Integer({ minimum: 0, default: 16 * 1024, description: 'Longest cache digest header accepted; a longer one is ignored (everything is sent).', cli: { group } }),
+    ),
   },
-} as const;
+  { additionalProperties: false },
+);
 
-const validate = new Ajv({ allErrors: true }).compile(batchOptionsSchema);
+export type BatchOptions = Static<typeof batchOptionsSchema>;
+export type ResolvedBatchOptions = Resolved<typeof batchOptionsSchema>;
 
-export function resolveBatchOptions(options: BatchOptions | boolean | undefined): ResolvedBatchOptions {
-  if (options === undefined || options === true) return { ...BATCH_OPTION_DEFAULTS };
-  if (options === false) return { ...BATCH_OPTION_DEFAULTS, enabled: false };
-  if (!validate(options)) {
-    const detail = (validate.errors ?? []).map((error) => `batch${error.instancePath} ${error.message ?? ''}`).join('; ');
-    throw new WEBPP_ERR_BAD_OPTIONS(detail);
-  }
-  return { ...BATCH_OPTION_DEFAULTS, ...options };
+const validator = compileOptions<ResolvedBatchOptions>(batchOptionsSchema);
+
+/** true or undefined: the defaults; false: off; an object: checked, defaults filled in. Throws WEBPP_ERR_BAD_OPTIONS naming the option. */
+export function resolveBatchOptions(options: BatchOptions | boolean | undefined, name: PathNamer = optionPath('batch')): ResolvedBatchOptions {
+  const input = options === undefined || options === true ? {} : options === false ? { enabled: false } : options;
+  const checked = validator.check(input, name);
+  if (!checked.ok) throw new WEBPP_ERR_BAD_OPTIONS(checked.problems.join('; '));
+  return checked.value;
 }

@@ -37,7 +37,7 @@ export interface BatchStreamSettings {
   maxBatchBytes: number;
 }
 
-export interface BatchStreamResult {
+interface BatchStreamResult {
   sentParts: number;
   missing: string[];
   bodyBytes: number;

@@ -1,12 +1,12 @@
 /**
  * The BatchSource of a webpp origin: logical URLs come from the replication directory
- * (paper Section 2), exactly as the bindings header names them; a page's embedded resources
- * come from its pre-processing (or its cache), so batching does not parse the page again.
+ * (paper Section 2), exactly as the bindings header names them.
  */
 import type { FastifyRequest } from 'fastify';
-import { canonicalUrl } from '../directory/url-spec.js';
-import { preprocessedEmbeddedUrls } from '../http/response-hooks.js';
-import type { WebppOrigin } from '../state.js';
+import { canonicalUrl } from '@webpp/core';
+import type { ReplicationDirectory } from '../directory/replication-directory.js';
+import type { KillSwitch } from '../http/kill-switch.js';
+import type { ResolvedOptions } from '../options.js';
 import type { BatchSource } from './register-batching.js';
 
 function pathAndQuery(url: string): string {
@@ -14,15 +14,18 @@ function pathAndQuery(url: string): string {
   return parsed.pathname + parsed.search;
 }
 
-export function batchSourceFromOrigin(state: Pick<WebppOrigin, 'options' | 'directory' | 'killSwitch'>): BatchSource {
-  const { options, directory } = state;
+export interface OriginBatchSourceOptions {
+  options: ResolvedOptions;
+  directory: ReplicationDirectory;
+  killSwitch: KillSwitch;
+}
+
+export function batchSourceFromOrigin({ options, directory, killSwitch }: OriginBatchSourceOptions): BatchSource {
   const ownOrigin = new URL(options.publicUrl).origin;
   return {
     cors: options.cors !== 'off',
     // The worker is being switched off: answer plain pages.
-    active: () => !state.killSwitch,
-    // The page was parsed when it was pre-processed (bindings header): reuse that walk.
-    knownEmbeddedUrls: preprocessedEmbeddedUrls,
+    active: () => !killSwitch.on,
     pageUrl(request: FastifyRequest) {
       const physical = canonicalUrl(options.publicUrl + request.url);
       if (physical === undefined) return undefined;

@@ -10,15 +10,18 @@
  * webppOrigin plugin does this itself), so that the page in the batch is byte for byte the
  * page a plain GET returns, bindings header included.
  */
-import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BATCH_MEDIA_TYPE, CACHE_DIGEST_HEADER, decodeCacheDigest, type BatchManifest, type CacheDigest } from '@webpp/core';
 import { bufferPayload } from '../http/payload.js';
 import { resolveBatchOptions, type BatchOptions, type ResolvedBatchOptions } from './batch-options.js';
 import { createBatchStream, type PlannedPart } from './batch-stream.js';
-import { embeddedResourceUrls } from './embedded-resources.js';
+import { ACCEPT_CH, CLIENT_HINT_HEADERS, readClientHints } from './client-hints.js';
+import { planEmbedded } from './embedded-plan.js';
+import { createPageAnalyses } from './page-analyses.js';
+import { createSheetReader } from './sheet-reader.js';
 import { acceptsBatch, chooseEncoding, isCompressible, type BatchEncoding } from './negotiation.js';
-import { injectResourceReader, partHeaders, usableValidator, type ResourceHead, type ResourceReader } from './resource-reader.js';
+import { headOf, injectResourceReader, partHeaders, usableValidator, type ResourceBody, type ResourceHead, type ResourceReader } from './resource-reader.js';
+
 
 /** Where batches get their facts; batchSourceFromOrigin builds it from the webpp plugin. */
 export interface BatchSource {
@@ -27,11 +30,10 @@ export interface BatchSource {
   /** Path (and query) at which this server holds a logical URL; undefined when it holds none. */
   localPathOf(logicalUrl: string): string | undefined;
   /**
-   * Logical URLs embedded in the page this request is answered with, when already known
-   * (the webpp origin: from the page's pre-processing); undefined: the page is parsed.
+   * Logical URLs a page embeds, when the default does not suit. Default: what the page
+   * surely loads, the responsive-image candidates its client hints pick, and what its style
+   * sheets load (embedded-plan.ts).
    */
-  knownEmbeddedUrls?(request: FastifyRequest, pageUrl: string): string[] | undefined;
-  /** Logical URLs a page embeds. Default: embeddedResourceUrls (one htmlReferences walk). */
   embeddedUrls?(html: string, pageUrl: string): string[];
   /** Reads resources. Default: through the server itself (injectResourceReader). */
   reader?: ResourceReader;
@@ -73,7 +75,6 @@ declare module 'fastify' {
 const FORWARDED_REQUEST_HEADERS = ['cookie', 'authorization', 'accept-language'] as const;
 /** Headers of the page that describe the page itself, not the batch carrying it. */
 const PAGE_ONLY_HEADERS = ['content-length', 'content-type', 'etag', 'last-modified', 'expires', 'accept-ranges', 'content-range', 'age'];
-const MAX_EMBEDDED_CACHE_ENTRIES = 512;
 
 function headerString(reply: FastifyReply, name: string): string | undefined {
   const value = reply.getHeader(name);
@@ -126,9 +127,8 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
   if (!options.enabled) return controller;
   const log = app.log.child({ feature: 'webpp-batch' });
   const reader = source.reader ?? injectResourceReader(app);
-  const collect = source.embeddedUrls ?? embeddedResourceUrls;
-  /** Embedded URLs per page version, when the source does not know them: the same page is parsed once (paper Section 5.1 caching). */
-  const embeddedCache = new Map<string, string[]>();
+  const analyses = createPageAnalyses();
+  const sheetReader = createSheetReader(reader);
 
   if (source.cors !== false) {
     app.addHook('onRequest', async (request, reply) => {
@@ -153,21 +153,14 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
     });
   }
 
-  const embeddedOf = (html: Buffer, pageUrl: string, etag: string | undefined): string[] => {
-    const key = `${pageUrl}\u0000${etag ?? createHash('sha1').update(html).digest('base64')}`;
-    const hit = embeddedCache.get(key);
-    if (hit !== undefined) return hit;
-    const urls = collect(html.toString('utf8'), pageUrl);
-    if (embeddedCache.size >= MAX_EMBEDDED_CACHE_ENTRIES) embeddedCache.delete(embeddedCache.keys().next().value as string);
-    embeddedCache.set(key, urls);
-    return urls;
-  };
 
   app.addHook('onSend', async (request, reply, payload) => {
     if (request.method !== 'GET' || reply.statusCode !== 200) return payload;
     const contentType = headerString(reply, 'content-type');
     if (!isHtml(contentType)) return payload;
     appendVary(reply, 'Accept');
+    // Client hints let a batch carry the one candidate of each responsive image the client will fetch.
+    if (reply.getHeader('accept-ch') === undefined) reply.header('accept-ch', ACCEPT_CH);
     if (!acceptsBatch(request.headers.accept) || source.active?.() === false) return payload;
     const contentEncoding = headerString(reply, 'content-encoding');
     if (contentEncoding !== undefined && contentEncoding.trim().toLowerCase() !== 'identity') return payload;
@@ -192,13 +185,22 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
 
     // Which embedded resources this server holds, and in which version (paper: "the embedded
     // resources are typically located on the same server").
-    const candidates = (source.knownEmbeddedUrls?.(request, pageUrl) ?? embeddedOf(html, pageUrl, pageEtag))
+    const plan =
+      source.embeddedUrls !== undefined
+        ? { urls: source.embeddedUrls(html.toString('utf8'), pageUrl), sheetBodies: new Map<string, ResourceBody>() }
+        : await planEmbedded(analyses.get(html, pageUrl, pageEtag), pageUrl, readClientHints(request.headers), (url) => {
+            const path = source.localPathOf(url);
+            return path === undefined ? Promise.resolve(undefined) : sheetReader.read(url, path, forwardFor(url));
+          });
+    const candidates = plan.urls
       .flatMap((url) => {
         const path = source.localPathOf(url);
         return path === undefined ? [] : [{ url, path }];
       })
       .slice(0, options.maxParts);
     const heads = await mapLimited(candidates, 16, async (candidate): Promise<ResourceHead | undefined> => {
+      const sheet = plan.sheetBodies.get(candidate.url);
+      if (sheet !== undefined) return headOf(sheet);
       try {
         return await reader.head(candidate.path, forwardFor(candidate.url));
       } catch (error) {
@@ -222,14 +224,15 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
       manifest.parts.push(candidate.url);
       totalBytes += head.contentLength ?? 0;
       if (isCompressible(head.contentType)) compressibleBytes += head.contentLength ?? 0;
-      parts.push({ url: candidate.url, read: () => reader.get(candidate.path, forwardFor(candidate.url)) });
+      const sheet = plan.sheetBodies.get(candidate.url);
+      parts.push({ url: candidate.url, read: () => (sheet === undefined ? reader.get(candidate.path, forwardFor(candidate.url)) : Promise.resolve(sheet)) });
     });
 
     const encoding = chooseBatchEncoding(request, compressibleBytes, totalBytes);
     const pageMeta = {
       url: pageUrl,
       status: 200,
-      headers: partHeaders(reply.getHeaders() as Record<string, string | string[] | number | undefined>),
+      headers: partHeaders(reply.getHeaders()),
       body: html,
     };
     const pageValidator = usableValidator(pageEtag);
@@ -239,7 +242,7 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
     reply.header('content-type', BATCH_MEDIA_TYPE);
     // Each batch depends on the request's digest: no cache may reuse it.
     reply.header('cache-control', 'no-store');
-    appendVary(reply, CACHE_DIGEST_HEADER, 'Accept-Encoding');
+    appendVary(reply, CACHE_DIGEST_HEADER, 'Accept-Encoding', ...CLIENT_HINT_HEADERS);
     if (encoding !== 'identity') reply.header('content-encoding', encoding);
 
     stats.batches += 1;

@@ -93,6 +93,18 @@ function isEncoded(headers: RawHeaders): boolean {
   return encoding !== undefined && encoding.trim().toLowerCase() !== 'identity';
 }
 
+/** The head of a body already read (a style sheet read while planning the batch). */
+export function headOf(resource: ResourceBody): ResourceHead {
+  return {
+    // A content-encoded answer was read as status 0 (injectResourceReader.get).
+    status: resource.status,
+    validator: resource.validator,
+    contentLength: resource.body.byteLength,
+    contentType: resource.headers.find(([name]) => name === 'content-type')?.[1],
+    encoded: false,
+  };
+}
+
 /** A ResourceReader that asks `app` itself, through `inject`. */
 export function injectResourceReader(app: FastifyInstance): ResourceReader {
   const request = (method: 'GET' | 'HEAD', path: string, forward: Record<string, string>) =>

@@ -7,7 +7,7 @@
  * the worker). Pages that already load the script are left alone.
  */
 
-export function scriptTag(scriptPath: string): string {
+function scriptTag(scriptPath: string): string {
   return `<script src="${escapeAttribute(scriptPath)}" async></script>`;
 }
 

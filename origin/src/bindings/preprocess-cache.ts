@@ -1,12 +1,13 @@
 import type { Binding } from '@webpp/core';
+import { LRUCache } from 'lru-cache';
 
 /**
  * In-memory cache of pre-processing results (paper Section 5.1: "the Web++ servlet caches
  * the post-processed resources in its main memory"). Keyed by page URL + validator (ETag
  * or Last-Modified, or a digest of a dynamic body) + directory version, so that a changed
  * file or a changed directory can never be answered from a stale entry. Least recently
- * used entries are evicted to stay within `maxBytes`; a directory change clears the cache
- * outright, since no old entry can be hit again.
+ * used entries are evicted to stay within `maxBytes` (lru-cache `maxSize`); a directory
+ * change clears the cache outright, since no old entry can be hit again.
  */
 
 export interface PreprocessResult {
@@ -29,67 +30,50 @@ export interface PreprocessResult {
   digested?: { fingerprint: string; header: string };
 }
 
-interface Entry {
-  result: PreprocessResult;
-  bytes: number;
-}
-
 const ENTRY_OVERHEAD_BYTES = 200;
 
+/** Estimated memory an entry holds (UTF-16 strings count twice their length). */
+function entryBytes(result: PreprocessResult, key: string): number {
+  const embeddedChars = [...(result.embeddedUrls ?? []), ...(result.boundUrls ?? [])].reduce((sum, url) => sum + url.length, 0);
+  return ENTRY_OVERHEAD_BYTES + key.length * 2 + (result.bindingsHeader?.length ?? 0) * 3 + (result.body?.byteLength ?? 0) + embeddedChars * 2;
+}
+
 export class PreprocessCache {
-  private readonly entries = new Map<string, Entry>();
-  private totalBytes = 0;
   hits = 0;
   misses = 0;
 
-  constructor(readonly maxBytes: number) {}
+  private readonly entries: LRUCache<string, PreprocessResult> | undefined;
+
+  /** `maxBytes` 0 turns caching off. */
+  constructor(readonly maxBytes: number) {
+    // An entry larger than maxBytes is not stored (lru-cache's maxEntrySize defaults to maxSize).
+    this.entries = maxBytes >= 1 ? new LRUCache({ maxSize: maxBytes, sizeCalculation: entryBytes }) : undefined;
+  }
 
   static key(url: string, validator: string, directoryVersion: number, variant: string): string {
     return `${directoryVersion}\u0000${variant}\u0000${validator}\u0000${url}`;
   }
 
   get(key: string): PreprocessResult | undefined {
-    const entry = this.entries.get(key);
-    if (entry === undefined) {
-      this.misses += 1;
-      return undefined;
-    }
-    this.hits += 1;
-    // Re-insert to mark as most recently used (Map keeps insertion order).
-    this.entries.delete(key);
-    this.entries.set(key, entry);
-    return entry.result;
+    const result = this.entries?.get(key);
+    if (result === undefined) this.misses += 1;
+    else this.hits += 1;
+    return result;
   }
 
   set(key: string, result: PreprocessResult): void {
-    const embeddedChars = [...(result.embeddedUrls ?? []), ...(result.boundUrls ?? [])].reduce((sum, url) => sum + url.length, 0);
-    const bytes =
-      ENTRY_OVERHEAD_BYTES + key.length * 2 + (result.bindingsHeader?.length ?? 0) * 3 + (result.body?.byteLength ?? 0) + embeddedChars * 2;
-    if (bytes > this.maxBytes) return;
-    const previous = this.entries.get(key);
-    if (previous !== undefined) {
-      this.entries.delete(key);
-      this.totalBytes -= previous.bytes;
-    }
-    this.entries.set(key, { result, bytes });
-    this.totalBytes += bytes;
-    for (const [oldestKey, oldest] of this.entries) {
-      if (this.totalBytes <= this.maxBytes) break;
-      this.entries.delete(oldestKey);
-      this.totalBytes -= oldest.bytes;
-    }
+    this.entries?.set(key, result);
   }
 
   clear(): void {
-    this.entries.clear();
-    this.totalBytes = 0;
+    this.entries?.clear();
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.entries?.size ?? 0;
   }
 
   get bytes(): number {
-    return this.totalBytes;
+    return this.entries?.calculatedSize ?? 0;
   }
 }

@@ -34,7 +34,7 @@ export function preprocessKind(contentType: string | undefined): PreprocessKind 
 }
 
 /** The charset parameter of a Content-Type, lower case, or undefined. */
-export function charsetOf(contentType: string | undefined): string | undefined {
+function charsetOf(contentType: string | undefined): string | undefined {
   const match = contentType === undefined ? null : /;\s*charset\s*=\s*"?([^";\s]+)"?/i.exec(contentType);
   return match?.[1]?.toLowerCase();
 }
@@ -76,7 +76,7 @@ export function preprocessBody(
 }
 
 /** The page's own binding first, then prefix bindings, then exact bindings in document order. */
-export function collectBindings(own: DirectoryMatch | undefined, urls: string[], directory: ReplicationDirectory): Binding[] {
+function collectBindings(own: DirectoryMatch | undefined, urls: string[], directory: ReplicationDirectory): Binding[] {
   const seen = new Set<string>();
   const prefixes: Binding[] = [];
   const exact: Binding[] = [];

@@ -5,7 +5,7 @@
 import { parseArgs } from 'node:util';
 import { buildStaticSite, type StaticBuildOptions } from './static-build.js';
 
-export const BUILD_HELP = `Usage: webpp-origin build <in-dir> --out <out-dir> --directory <directory.json> [options]
+const BUILD_HELP = `Usage: webpp-origin build <in-dir> --out <out-dir> --directory <directory.json> [options]
 
 Pre-processes a folder for a static host (Netlify, Cloudflare Pages, GitHub Pages, S3, a CDN),
 as webpp-origin does at run time: every HTML page and stylesheet gets the bindings of the
@@ -25,9 +25,9 @@ bindings file /.well-known/webpp/bindings (for hosts that set no headers) and .n
   -h, --help                    Show this help.
 `;
 
-export class BuildUsageError extends Error {}
+class BuildUsageError extends Error {}
 
-export function parseBuildCli(argv: string[]): { help: true } | { help: false; options: StaticBuildOptions } {
+function parseBuildCli(argv: string[]): { help: true } | { help: false; options: StaticBuildOptions } {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,

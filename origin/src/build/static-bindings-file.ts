@@ -8,7 +8,7 @@
  * limit: a large site simply gets more lines.
  */
 import { encodeBindings, type Binding } from '@webpp/core';
-import { WELL_KNOWN_PREFIX } from '../state.js';
+import { WELL_KNOWN_PREFIX } from '../reserved-paths.js';
 
 export const STATIC_BINDINGS_PATH = `${WELL_KNOWN_PREFIX}bindings`;
 

@@ -18,9 +18,9 @@ import { WEBPP_ERR_BAD_OPTIONS, WEBPP_ERR_CLIENT_BUNDLE_MISSING, WEBPP_ERR_DIREC
 import { addBindingsRule, headersFileText, siteWideRules } from './headers-file.js';
 import { encodeBindingLines, STATIC_BINDINGS_PATH, staticBindingsText, uniqueBindings } from './static-bindings-file.js';
 
-export const HEADERS_FILE = '_headers';
+const HEADERS_FILE = '_headers';
 /** GitHub Pages runs Jekyll, which leaves out dot folders such as /.well-known/, unless this file exists. */
-export const NO_JEKYLL_FILE = '.nojekyll';
+const NO_JEKYLL_FILE = '.nojekyll';
 const DEFAULT_MAX_HEADER_BYTES = 8_192;
 
 export interface StaticBuildOptions {

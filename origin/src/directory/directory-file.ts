@@ -19,7 +19,7 @@
 import { readFile } from 'node:fs/promises';
 import { Ajv } from 'ajv';
 import { WEBPP_ERR_DIRECTORY_FILE } from '../errors.js';
-import { formatUrlSpec, parseUrlSpec } from './url-spec.js';
+import { formatUrlSpec, parseUrlSpec } from '@webpp/core';
 
 export interface DirectoryFileEntry {
   logical: string;
@@ -33,7 +33,7 @@ export interface DirectoryFile {
   entries: DirectoryFileEntry[];
 }
 
-export const directoryFileSchema = {
+const directoryFileSchema = {
   $id: 'https://webpp.dev/schemas/directory-file.json',
   type: 'object',
   additionalProperties: false,

@@ -92,7 +92,7 @@ export class DirectoryStore {
   async flush(): Promise<void> {
     while (this.writing !== undefined) await this.writing;
     if (this.lastError !== undefined) {
-      const error = this.lastError;
+      const error: unknown = this.lastError;
       this.lastError = undefined;
       throw error;
     }

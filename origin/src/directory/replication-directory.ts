@@ -15,8 +15,7 @@
  * first (O(depth)).
  */
 import * as Y from 'yjs';
-import type { Binding } from '@webpp/core';
-import { formatUrlSpec, parseUrlSpec, prefixCandidates, type UrlSpec } from './url-spec.js';
+import { formatUrlSpec, parseUrlSpec, prefixCandidates, type Binding, type UrlSpec } from '@webpp/core';
 
 /** One entry as listed by `entries()` and the JSON listing. */
 export interface DirectoryEntry {
@@ -69,7 +68,7 @@ export class ReplicationDirectory {
     for (const key of this.pairs.keys()) this.indexKey(key);
     this.cachedVersion = computeVersion(doc);
     this.pairs.observe((event) => {
-      for (const key of event.keysChanged) this.indexKey(key);
+      for (const key of event.keysChanged as Set<string>) this.indexKey(key);
     });
     doc.on('afterTransaction', () => {
       const version = computeVersion(doc);
@@ -245,7 +244,7 @@ export class ReplicationDirectory {
     this.bindingCache.delete(formatUrlSpec(logical));
     if (value !== undefined) {
       let replicas = forward.get(logical.url);
-      if (replicas === undefined) forward.set(logical.url, (replicas = new Map()));
+      if (replicas === undefined) forward.set(logical.url, (replicas = new Map<string, PairValue>()));
       replicas.set(physical.url, value);
       let logicals = reverse.get(physical.url);
       if (logicals === undefined) reverse.set(physical.url, (logicals = new Set()));
@@ -262,7 +261,7 @@ export class ReplicationDirectory {
 }
 
 /** Sum of the Yjs state-vector clocks (see `version`). */
-export function computeVersion(doc: Y.Doc): number {
+function computeVersion(doc: Y.Doc): number {
   let sum = 0;
   for (const clock of Y.decodeStateVector(Y.encodeStateVector(doc)).values()) sum += clock;
   return sum;

@@ -18,7 +18,7 @@ import type { ResolvedOptions } from '../options.js';
 import { reservedPairReason } from '../reserved-paths.js';
 import { WEBPP_ERR_DIRECTORY_FILE } from '../errors.js';
 
-export const SEED_RECORD_FILE = 'directory-seed.json';
+const SEED_RECORD_FILE = 'directory-seed.json';
 
 export interface SeedResult {
   changed: boolean;

@@ -17,13 +17,13 @@
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 
 export const CLUSTER_AUTH_HEADER = 'webpp-cluster-auth';
-export const CLUSTER_AUTH_VERSION = 'v2';
-export const DEFAULT_MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
+const CLUSTER_AUTH_VERSION = 'v2';
+const DEFAULT_MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 export type AuthResult = { ok: true } | { ok: false; status: 401 | 403; reason: string };
 
 /** Constant-time string equality (hashing first makes the comparison length-independent). */
-export function constantTimeEqual(given: string, expected: string): boolean {
+function constantTimeEqual(given: string, expected: string): boolean {
   const a = createHash('sha256').update(given, 'utf8').digest();
   const b = createHash('sha256').update(expected, 'utf8').digest();
   return timingSafeEqual(a, b) && given.length === expected.length;
@@ -41,7 +41,7 @@ export function checkBearer(authorization: string | undefined, token: string): A
 }
 
 /** One signed request: the origin it is sent to, its method, path + query, and body. */
-export interface SignedRequestParts {
+interface SignedRequestParts {
   /** "scheme://host[:port]" of the server the request is addressed to (URL.origin form). */
   targetOrigin: string;
   method: string;
@@ -56,7 +56,7 @@ export interface SignedRequestParts {
  * push carries decides whether it is stale; the logical URL and the content type are
  * stored with it), so a captured call must not be replayed with them changed.
  */
-export const SIGNED_HEADERS = ['content-type', 'webpp-replica-version', 'webpp-logical-url'] as const;
+const SIGNED_HEADERS = ['content-type', 'webpp-replica-version', 'webpp-logical-url'] as const;
 
 export type SignedHeaderValues = Partial<Record<string, string | string[] | undefined>>;
 

@@ -24,7 +24,7 @@ export const EXPOSED_HEADERS = [
   'date',
 ].join(', ');
 
-export const PREFLIGHT_MAX_AGE_S = 86_400;
+const PREFLIGHT_MAX_AGE_S = 86_400;
 const ALLOWED_REQUEST_HEADERS = ['range', 'if-range', 'if-none-match', 'if-modified-since', 'cache-control', 'pragma'];
 
 export function setCorsHeaders(reply: FastifyReply): void {

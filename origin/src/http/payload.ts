@@ -41,5 +41,9 @@ export async function bufferPayload(payload: unknown, maxBytes: number): Promise
 
 /** Releases a stream payload that is being replaced. */
 export function discardPayload(payload: unknown): void {
-  if (isStream(payload)) payload.destroy();
+  if (!isStream(payload)) return;
+  // Destroying a body that has not ended makes some streams (undici's) emit an abort error:
+  // expected here, and no one else listens to a discarded payload.
+  payload.on('error', () => undefined);
+  payload.destroy();
 }

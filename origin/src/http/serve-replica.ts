@@ -1,37 +1,20 @@
 /**
- * Serving a replica from the replica store, with the HTTP semantics the worker relies on:
- * a strong ETag (the content digest, identical on every server holding the same version),
- * conditional requests (If-None-Match, If-Modified-Since → 304), byte ranges (a single
- * range → 206, unsatisfiable → 416, If-Range honoured; multi-range requests get the whole
- * body, which RFC 9110 allows) and HEAD (headers only, with the full Content-Length).
+ * Serving a replica from the replica store, with the HTTP semantics the worker relies on.
+ * The validators are the replica's own, not the blob file's: a strong ETag (the content
+ * digest, identical on every server holding the same version) and Last-Modified (when this
+ * server stored the version). Conditional requests (If-None-Match, If-Modified-Since → 304)
+ * and If-Range are decided against them here; @fastify/send then answers byte ranges (one
+ * range → 206, unsatisfiable → 416; several ranges get the whole body, as RFC 9110 allows),
+ * HEAD (headers only, with the full Content-Length) and streams the blob.
  */
+import send from '@fastify/send';
+import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { replicaEtag, type ReplicaStore, type StoredReplica } from '../replicas/replica-store.js';
 import { formatVersion, REPLICA_VERSION_HEADER } from '../replicas/replica-version.js';
 
-export type ByteRange = { start: number; end: number };
-
-/**
- * Parses a Range header for a body of `size` bytes: a range, 'unsatisfiable', or
- * undefined when the header is absent, malformed or asks for several ranges (serve 200).
- */
-export function parseRange(header: string | undefined, size: number): ByteRange | 'unsatisfiable' | undefined {
-  if (header === undefined) return undefined;
-  const match = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i.exec(header);
-  if (match === null) return undefined;
-  const [, first = '', last = ''] = match;
-  if (first === '' && last === '') return undefined;
-  if (first === '') {
-    const suffix = Number(last);
-    if (suffix === 0 || size === 0) return 'unsatisfiable';
-    return { start: Math.max(0, size - suffix), end: size - 1 };
-  }
-  const start = Number(first);
-  const end = last === '' ? size - 1 : Math.min(Number(last), size - 1);
-  if (last !== '' && Number(last) < start) return undefined;
-  if (start >= size) return 'unsatisfiable';
-  return { start, end };
-}
+/** One range in the form a browser or the worker sends: `bytes=first-last`, `bytes=first-` or `bytes=-suffix`. */
+const SINGLE_RANGE = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i;
 
 function etagMatches(header: string, etag: string): boolean {
   if (header.trim() === '*') return true;
@@ -39,59 +22,90 @@ function etagMatches(header: string, etag: string): boolean {
   return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === opaque);
 }
 
-export async function serveReplica(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  store: ReplicaStore,
-  replica: StoredReplica,
-): Promise<void> {
+function wholeSeconds(timeMs: number): number {
+  return Math.floor(timeMs / 1000);
+}
+
+/** RFC 9110 Section 13.2.2: If-None-Match wins over If-Modified-Since. */
+function isNotModified(request: FastifyRequest, etag: string, updatedAtMs: number): boolean {
+  const ifNoneMatch = request.headers['if-none-match'];
+  if (ifNoneMatch !== undefined) return etagMatches(ifNoneMatch, etag);
+  const ifModifiedSince = request.headers['if-modified-since'];
+  return ifModifiedSince !== undefined && wholeSeconds(updatedAtMs) <= wholeSeconds(Date.parse(ifModifiedSince));
+}
+
+/**
+ * The Range header to honour, or undefined to answer the whole body: a header that is not
+ * one well-formed range is ignored (RFC 9110 Section 14.2), and so is one whose If-Range
+ * names another version.
+ */
+function rangeToHonour(request: FastifyRequest, etag: string, updatedAtMs: number): string | undefined {
+  const range = request.headers.range;
+  const match = range === undefined ? null : SINGLE_RANGE.exec(range);
+  if (match === null) return undefined;
+  const [, first = '', last = ''] = match;
+  if ((first === '' && last === '') || (first !== '' && last !== '' && Number(last) < Number(first))) return undefined;
+  const ifRangeHeader = request.headers['if-range'];
+  const ifRange = Array.isArray(ifRangeHeader) ? ifRangeHeader[0] : ifRangeHeader?.trim();
+  if (ifRange === undefined) return range;
+  const current = ifRange.startsWith('"') || ifRange.startsWith('W/') ? ifRange === etag : Date.parse(ifRange) === wholeSeconds(updatedAtMs) * 1000;
+  return current ? range : undefined;
+}
+
+export async function serveReplica(request: FastifyRequest, reply: FastifyReply, store: ReplicaStore, replica: StoredReplica): Promise<void> {
+  const release = store.hold(replica); // before any await: an update meanwhile must not delete the blob under us
+  reply.raw.once('close', release);
   const etag = replicaEtag(replica);
-  const lastModified = new Date(replica.updatedAtMs).toUTCString();
   reply
     .header('content-type', replica.contentType)
     .header('etag', etag)
-    .header('last-modified', lastModified)
+    .header('last-modified', new Date(replica.updatedAtMs).toUTCString())
     .header('accept-ranges', 'bytes')
     .header('cache-control', 'no-cache')
     // The stored content type is what the uploader declared: browsers must not sniff another.
     .header('x-content-type-options', 'nosniff')
     .header(REPLICA_VERSION_HEADER, formatVersion(replica.version));
 
-  const ifNoneMatch = request.headers['if-none-match'];
-  const ifModifiedSince = request.headers['if-modified-since'];
-  const notModified =
-    ifNoneMatch !== undefined
-      ? etagMatches(ifNoneMatch, etag)
-      : ifModifiedSince !== undefined && Math.floor(replica.updatedAtMs / 1000) <= Math.floor(Date.parse(ifModifiedSince) / 1000);
-  if (notModified) {
+  if (isNotModified(request, etag, replica.updatedAtMs)) {
+    release();
     reply.code(304).removeHeader('content-type');
     await reply.send();
     return;
   }
 
-  let range = parseRange(request.headers.range, replica.size);
-  const ifRangeHeader = request.headers['if-range'];
-  const ifRange = Array.isArray(ifRangeHeader) ? ifRangeHeader[0] : ifRangeHeader?.trim();
-  if (range !== undefined && ifRange !== undefined) {
-    const stillCurrent = ifRange.startsWith('"') || ifRange.startsWith('W/')
-      ? ifRange === etag
-      : Date.parse(ifRange) === Math.floor(replica.updatedAtMs / 1000) * 1000;
-    if (!stillCurrent) range = undefined;
-  }
-  if (range === 'unsatisfiable') {
-    reply.code(416).header('content-range', `bytes */${replica.size}`).header('content-length', '0');
+  // @fastify/send reads only the method and headers of the request it is given. It sees the
+  // range to honour and nothing else: the conditions were decided above, on the replica's
+  // validators, which it does not know (its own are derived from the blob file's stat).
+  const range = rangeToHonour(request, etag, replica.updatedAtMs);
+  const sendRequest = { method: request.method, headers: range === undefined ? {} : { range } } as unknown as Readable;
+  const file = store.blobFile(replica);
+  const result = await send(sendRequest, file.name, {
+    root: file.root,
+    acceptRanges: true,
+    cacheControl: false,
+    contentType: false,
+    etag: false,
+    lastModified: false,
+    dotfiles: 'allow',
+    extensions: false,
+    index: false,
+  });
+  if (result.type === 'error') {
+    release();
+    if (result.statusCode !== 416) throw result.metadata.error;
+    reply.code(416).header('content-range', result.headers['Content-Range'] ?? `bytes */${replica.size}`).header('content-length', '0');
     await reply.send();
     return;
   }
-  const head = request.method === 'HEAD';
-  if (range !== undefined) {
-    reply
-      .code(206)
-      .header('content-range', `bytes ${range.start}-${range.end}/${replica.size}`)
-      .header('content-length', String(range.end - range.start + 1));
-    await reply.send(head ? undefined : await store.read(replica, range));
+  reply.code(result.statusCode).header('content-length', String(result.headers['Content-Length']));
+  const contentRange = result.headers['Content-Range'];
+  if (contentRange !== undefined) reply.header('content-range', contentRange);
+  if (request.method === 'HEAD' || replica.size === 0) {
+    result.stream.destroy();
+    release();
+    await reply.send();
     return;
   }
-  reply.code(200).header('content-length', String(replica.size));
-  await reply.send(head || replica.size === 0 ? undefined : await store.read(replica));
+  result.stream.once('close', release);
+  await reply.send(result.stream);
 }

@@ -22,10 +22,10 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 
-export const STARTING_RETRY_AFTER_S = 1;
+const STARTING_RETRY_AFTER_S = 1;
 
-export type GateRequest = IncomingMessage | Http2ServerRequest;
-export type GateResponse = ServerResponse | Http2ServerResponse;
+type GateRequest = IncomingMessage | Http2ServerRequest;
+type GateResponse = ServerResponse | Http2ServerResponse;
 export type GateHandler = (request: GateRequest, response: GateResponse) => void;
 
 interface GateLogger {

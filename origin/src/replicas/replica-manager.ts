@@ -22,7 +22,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { ReplicationDirectory } from '../directory/replication-directory.js';
-import { canonicalUrl } from '../directory/url-spec.js';
+import { canonicalUrl } from '@webpp/core';
 import {
   WEBPP_ERR_NOT_A_REPLICA,
   WEBPP_ERR_PREFIX_ENTRY,
@@ -96,6 +96,7 @@ export class ReplicaManager {
   private lastIssuedMs = 0;
   private retryRound: Promise<void> | undefined;
   private retriesInFlight = 0;
+  private retryTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(private readonly deps: ReplicaManagerDependencies) {
     this.clock = deps.clock ?? Date.now;
@@ -220,7 +221,19 @@ export class ReplicaManager {
     return this.deps.directory.lookup(logicalUrl)?.physicalUrls.includes(this.physicalUrlOf(path)) === true;
   }
 
-  /** Retries failed update pushes once each (called on every anti-entropy round); targets no longer listed are dropped. */
+  /** Starts retrying failed update pushes every syncIntervalMs, until stop(). */
+  start(): void {
+    if (this.retryTimer !== undefined) return;
+    this.retryTimer = setInterval(() => void this.retryPendingPushes(), this.deps.options.syncIntervalMs);
+    this.retryTimer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.retryTimer);
+    this.retryTimer = undefined;
+  }
+
+  /** Retries failed update pushes once each (every syncIntervalMs, and on syncNow); targets no longer listed are dropped. */
   async retryPendingPushes(): Promise<void> {
     // One round at a time: a caller (syncNow) that meets a round in flight waits for it,
     // then runs its own, so that it returns with every push tried against the directory as

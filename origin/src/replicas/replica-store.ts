@@ -13,9 +13,8 @@
  * the file system.
  */
 import { createHash } from 'node:crypto';
-import { mkdir, open, readdir, readFile, stat, unlink } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import { removeStaleTempFiles, syncFolder, writeFileAtomic } from '../directory/atomic-file.js';
 import { formatVersion, parseVersion, type ReplicaVersion } from './replica-version.js';
 import { KeyedMutex } from './keyed-mutex.js';
@@ -98,17 +97,27 @@ export class ReplicaStore {
     const digest = createHash('sha256').update(content).digest('hex');
     const blobPath = this.blobPath(digest);
     await this.blobLocks.run(digest, async () => {
-      this.pinned.set(digest, (this.pinned.get(digest) ?? 0) + 1);
+      this.pin(digest);
       const existing = await stat(blobPath).catch(() => undefined);
       if (existing === undefined || existing.size !== content.byteLength) await writeFileAtomic(blobPath, content);
     });
     try {
       return await this.switchTo(path, digest, content.byteLength, details);
     } finally {
-      const pins = (this.pinned.get(digest) ?? 1) - 1;
-      if (pins === 0) this.pinned.delete(digest);
-      else this.pinned.set(digest, pins);
+      this.unpin(digest);
     }
+  }
+
+  private pin(digest: string): void {
+    this.pinned.set(digest, (this.pinned.get(digest) ?? 0) + 1);
+  }
+
+  /** Returns true when the last pin went. */
+  private unpin(digest: string): boolean {
+    const pins = (this.pinned.get(digest) ?? 1) - 1;
+    if (pins === 0) this.pinned.delete(digest);
+    else this.pinned.set(digest, pins);
+    return pins === 0;
   }
 
   private async switchTo(
@@ -146,13 +155,25 @@ export class ReplicaStore {
     return previous;
   }
 
+  /** Where a replica's content is on disk, for a file server (@fastify/send): folder and file name. */
+  blobFile(replica: StoredReplica): { root: string; name: string } {
+    return { root: this.blobFolder, name: replica.digest };
+  }
+
   /**
-   * Streams the content (optionally a byte range, inclusive end). The file is opened before
-   * this resolves, so a concurrent update that deletes the old blob cannot cut the stream.
+   * Keeps a replica's content on disk until the returned function is called, even when the
+   * replica is updated or deleted meanwhile: a response streaming it is never cut. Call it
+   * in the same tick as get(), before the store can switch the path to other content.
    */
-  async read(replica: StoredReplica, range?: { start: number; end: number }): Promise<Readable> {
-    const handle = await open(this.blobPath(replica.digest), 'r');
-    return handle.createReadStream({ ...range, autoClose: true });
+  hold(replica: StoredReplica): () => void {
+    const { digest } = replica;
+    this.pin(digest);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (this.unpin(digest)) void this.collect(digest);
+    };
   }
 
   async readAll(replica: StoredReplica): Promise<Buffer> {

@@ -16,8 +16,6 @@ export interface ReplicaVersion {
   writer: string;
 }
 
-export const INITIAL_VERSION: ReplicaVersion = { timeMs: 0, writer: '' };
-
 export function compareVersions(a: ReplicaVersion, b: ReplicaVersion): number {
   if (a.timeMs !== b.timeMs) return a.timeMs < b.timeMs ? -1 : 1;
   return a.writer < b.writer ? -1 : a.writer > b.writer ? 1 : 0;

@@ -21,15 +21,19 @@ import { WEBPP_ERR_BAD_BODY, WEBPP_ERR_BAD_PATH, WEBPP_ERR_DISABLED, WEBPP_ERR_F
 import { replicaEtag, type StoredReplica } from '../replicas/replica-store.js';
 import { formatVersion } from '../replicas/replica-version.js';
 import { directoryPairsFrom } from '../directory/directory-file.js';
-import { WELL_KNOWN_PREFIX, type WebppOrigin } from '../state.js';
+import type { ReplicationDirectory } from '../directory/replication-directory.js';
+import type { ResolvedOptions } from '../options.js';
+import type { ReplicaManager } from '../replicas/replica-manager.js';
+import type { ReplicaStore } from '../replicas/replica-store.js';
+import { WELL_KNOWN_PREFIX } from '../reserved-paths.js';
 
 export const REPLICAS_PREFIX = `${WELL_KNOWN_PREFIX}replicas`;
 export const DIRECTORY_PATH = `${WELL_KNOWN_PREFIX}directory`;
 
 /** onRequest hook: admin bearer token, constant-time. */
-export function requireAdmin(state: WebppOrigin, what: string) {
+export function requireAdmin(adminToken: string | undefined, what: string) {
   return async (request: FastifyRequest): Promise<void> => {
-    const token = state.options.adminToken;
+    const token = adminToken;
     if (token === undefined) throw new WEBPP_ERR_DISABLED(`${what} is disabled: this server has no admin token configured`);
     const result = checkBearer(request.headers.authorization, token);
     if (!result.ok) throw result.status === 401 ? new WEBPP_ERR_UNAUTHORIZED(result.reason) : new WEBPP_ERR_FORBIDDEN(result.reason);
@@ -40,9 +44,9 @@ export function requireAdmin(state: WebppOrigin, what: string) {
  * The logical path of a management or peer URL, validated: 400 for anything non-canonical,
  * for a query or a fragment (never silently dropped), and for the paths webpp serves itself.
  */
-export function logicalPathOf(rawUrl: string, prefix: string, state: WebppOrigin): string {
+export function logicalPathOf(rawUrl: string, prefix: string, options: Pick<ResolvedOptions, 'scriptPath' | 'workerPath'>): string {
   const path = assertCanonicalPath(rawUrl.slice(prefix.length));
-  const reserved = reservedPathReason(path, state.options);
+  const reserved = reservedPathReason(path, options);
   if (reserved !== undefined) throw new WEBPP_ERR_BAD_PATH(JSON.stringify(path), reserved);
   return path;
 }
@@ -68,50 +72,60 @@ function bodyOf(request: FastifyRequest): Buffer {
   return Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
 }
 
-export async function managementRoutes(app: FastifyInstance, state: WebppOrigin): Promise<void> {
-  app.addHook('onRequest', requireAdmin(state, 'Replica management'));
+export interface ManagementRoutesOptions {
+  options: ResolvedOptions;
+  directory: ReplicationDirectory;
+  store: ReplicaStore;
+  replicas: ReplicaManager;
+  /** Resolves once the directory as it is now is on disk. */
+  flushDirectory: () => Promise<void>;
+}
+
+export async function managementRoutes(app: FastifyInstance, deps: ManagementRoutesOptions): Promise<void> {
+  const { options, directory, store } = deps;
+  app.addHook('onRequest', requireAdmin(options.adminToken, 'Replica management'));
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: state.options.maxReplicaBytes }, (_request, body, done) => {
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.maxReplicaBytes }, (_request, body, done) => {
     done(null, body);
   });
-  const bodyLimit = state.options.maxReplicaBytes;
-  const manager = state.replicas;
+  const bodyLimit = options.maxReplicaBytes;
+  const manager = deps.replicas;
 
-  app.get(REPLICAS_PREFIX, async () => ({ replicas: state.store.list().map(describe) }));
+  app.get(REPLICAS_PREFIX, async () => ({ replicas: store.list().map(describe) }));
 
   app.post(`${REPLICAS_PREFIX}/*`, { bodyLimit }, async (request, reply: FastifyReply) => {
-    const path = logicalPathOf(request.url, REPLICAS_PREFIX, state);
+    const path = logicalPathOf(request.url, REPLICAS_PREFIX, options);
     const created = await manager.create(path, bodyOf(request), contentTypeOf(request), { source: 'admin', request });
     reply.code(201).header('location', created.physicalUrl);
     return {
       logicalUrl: created.logicalUrl,
       physicalUrl: created.physicalUrl,
       ...describe(created.replica),
-      directoryVersion: state.directory.version,
+      directoryVersion: directory.version,
     };
   });
 
   app.put(`${REPLICAS_PREFIX}/*`, { bodyLimit }, async (request) => {
-    const path = logicalPathOf(request.url, REPLICAS_PREFIX, state);
+    const path = logicalPathOf(request.url, REPLICAS_PREFIX, options);
     return manager.update(path, bodyOf(request), contentTypeOf(request), { source: 'admin', request });
   });
 
   app.delete(`${REPLICAS_PREFIX}/*`, async (request) => {
-    const path = logicalPathOf(request.url, REPLICAS_PREFIX, state);
+    const path = logicalPathOf(request.url, REPLICAS_PREFIX, options);
     const removed = await manager.remove(path, { source: 'admin', request });
-    return { ...removed, deleted: true, directoryVersion: state.directory.version };
+    return { ...removed, deleted: true, directoryVersion: directory.version };
   });
 
   app.get(`${REPLICAS_PREFIX}/*`, async (request) => {
-    const path = logicalPathOf(request.url, REPLICAS_PREFIX, state);
+    const path = logicalPathOf(request.url, REPLICAS_PREFIX, options);
     const logicalUrl = manager.logicalUrlOf(path);
     const stored = manager.get(path);
     return {
       logicalUrl,
       physicalUrl: manager.physicalUrlOf(path),
       stored: stored === undefined ? null : describe(stored),
-      replicas: state.directory.lookup(logicalUrl)?.physicalUrls ?? [],
-      directoryVersion: state.directory.version,
+      replicas: directory.lookup(logicalUrl)?.physicalUrls ?? [],
+      directoryVersion: directory.version,
     };
   });
 
@@ -125,7 +139,7 @@ export async function managementRoutes(app: FastifyInstance, state: WebppOrigin)
     if (json === null || typeof json !== 'object') throw new WEBPP_ERR_BAD_BODY('expected {"add": [...], "remove": [...]}');
     const asFile = (entries: unknown, field: string) => {
       try {
-        return directoryPairsFrom({ formatVersion: 1, entries: entries ?? [] }, state.options.logicalOrigin, field);
+        return directoryPairsFrom({ formatVersion: 1, entries: entries ?? [] }, options.logicalOrigin, field);
       } catch (error) {
         throw new WEBPP_ERR_BAD_BODY((error as Error).message);
       }
@@ -133,11 +147,11 @@ export async function managementRoutes(app: FastifyInstance, state: WebppOrigin)
     const add = asFile(json.add, 'add');
     const remove = asFile(json.remove, 'remove');
     for (const pair of add) {
-      const reserved = reservedPairReason(pair, state.options);
+      const reserved = reservedPairReason(pair, options);
       if (reserved !== undefined) throw new WEBPP_ERR_BAD_PATH(reserved.url, reserved.reason);
     }
-    state.directory.batch({ add, remove });
-    await state.flushDirectory();
-    return state.directory.toJSON();
+    directory.batch({ add, remove });
+    await deps.flushDirectory();
+    return directory.toJSON();
   });
 }

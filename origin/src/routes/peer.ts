@@ -18,9 +18,11 @@ import { handleSyncMessages, SYNC_PATH } from '../sync/peer-sync.js';
 import { LOGICAL_URL_HEADER, PEER_REPLICAS_PATH } from '../replicas/replica-manager.js';
 import { formatVersion, parseVersion, REPLICA_VERSION_HEADER } from '../replicas/replica-version.js';
 import { replicaEtag } from '../replicas/replica-store.js';
-import { canonicalUrl } from '../directory/url-spec.js';
+import { canonicalUrl } from '@webpp/core';
 import { logicalPathOf } from './management.js';
-import type { WebppOrigin } from '../state.js';
+import type { ReplicationDirectory } from '../directory/replication-directory.js';
+import type { ResolvedOptions } from '../options.js';
+import type { ReplicaManager } from '../replicas/replica-manager.js';
 
 const MAX_SYNC_MESSAGE_BYTES = 64 * 1024 * 1024;
 
@@ -28,21 +30,30 @@ function bodyOf(request: FastifyRequest): Buffer {
   return Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
 }
 
-export async function peerRoutes(app: FastifyInstance, state: WebppOrigin): Promise<void> {
+export interface PeerRoutesOptions {
+  options: ResolvedOptions;
+  directory: ReplicationDirectory;
+  replicas: ReplicaManager;
+  /** Resolves once the directory as it is now is on disk. */
+  flushDirectory: () => Promise<void>;
+}
+
+export async function peerRoutes(app: FastifyInstance, deps: PeerRoutesOptions): Promise<void> {
+  const { options, directory, replicas } = deps;
   const secretOrThrow = (): string => {
-    const secret = state.options.clusterSecret;
+    const secret = options.clusterSecret;
     if (secret === undefined) throw new WEBPP_ERR_DISABLED('Server-to-server calls are disabled: this server has no cluster secret');
     return secret;
   };
   // A signature is valid only on the server it was made for (http/auth.ts).
-  const ownOrigins = [state.options.publicUrl, ...state.options.aliasUrls];
+  const ownOrigins = [options.publicUrl, ...options.aliasUrls];
   app.addHook('onRequest', async (request) => {
     secretOrThrow();
     const parsed = parseClusterAuth(request.headers[CLUSTER_AUTH_HEADER] as string | undefined);
     if ('ok' in parsed && !parsed.ok) throw new WEBPP_ERR_UNAUTHORIZED(parsed.reason);
   });
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: Math.max(state.options.maxReplicaBytes, MAX_SYNC_MESSAGE_BYTES) }, (_request, body, done) => {
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: Math.max(options.maxReplicaBytes, MAX_SYNC_MESSAGE_BYTES) }, (_request, body, done) => {
     done(null, body);
   });
   app.addHook('preHandler', async (request) => {
@@ -51,27 +62,27 @@ export async function peerRoutes(app: FastifyInstance, state: WebppOrigin): Prom
       request.headers[CLUSTER_AUTH_HEADER] as string | undefined,
       { ownOrigins, method: request.method, pathAndQuery: request.url, body: bodyOf(request), headers: request.headers },
       Date.now(),
-      state.options.maxClockSkewMs,
+      options.maxClockSkewMs,
     );
     if (!result.ok) throw result.status === 401 ? new WEBPP_ERR_UNAUTHORIZED(result.reason) : new WEBPP_ERR_FORBIDDEN(result.reason);
   });
 
   app.post(SYNC_PATH, { bodyLimit: MAX_SYNC_MESSAGE_BYTES }, async (request, reply) => {
-    const answer = handleSyncMessages(state.directory.doc, bodyOf(request), true);
-    await state.flushDirectory(); // what we acknowledge is on disk
+    const answer = handleSyncMessages(directory.doc, bodyOf(request), true);
+    await deps.flushDirectory(); // what we acknowledge is on disk
     reply.header('content-type', 'application/octet-stream');
     return Buffer.from(answer.buffer, answer.byteOffset, answer.byteLength);
   });
 
-  app.put(`${PEER_REPLICAS_PATH}/*`, { bodyLimit: state.options.maxReplicaBytes }, async (request) => {
-    const path = logicalPathOf(request.url, PEER_REPLICAS_PATH, state);
+  app.put(`${PEER_REPLICAS_PATH}/*`, { bodyLimit: options.maxReplicaBytes }, async (request) => {
+    const path = logicalPathOf(request.url, PEER_REPLICAS_PATH, options);
     const version = parseVersion(request.headers[REPLICA_VERSION_HEADER] as string | undefined);
     if (version === undefined) throw new WEBPP_ERR_BAD_HEADER(REPLICA_VERSION_HEADER, 'expected "<timeMs>@<writer origin>"');
     const logicalHeader = request.headers[LOGICAL_URL_HEADER] as string | undefined;
     const logicalUrl = logicalHeader === undefined ? undefined : canonicalUrl(logicalHeader);
     if (logicalUrl === undefined) throw new WEBPP_ERR_BAD_HEADER(LOGICAL_URL_HEADER, 'expected an absolute http(s) URL');
     const contentType = request.headers['content-type'] ?? 'application/octet-stream';
-    const replica = await state.replicas.receive(path, bodyOf(request), contentType, version, logicalUrl, { source: 'peer', request });
+    const replica = await replicas.receive(path, bodyOf(request), contentType, version, logicalUrl, { source: 'peer', request });
     return { path, version: formatVersion(replica.version), etag: replicaEtag(replica) };
   });
 }

@@ -10,11 +10,20 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { WEBPP_ERR_BAD_URL, WEBPP_ERR_CLIENT_BUNDLE_MISSING } from '../errors.js';
-import { canonicalUrl } from '../directory/url-spec.js';
+import { canonicalUrl } from '@webpp/core';
 import { PAGE_SCRIPT_FILE, WORKER_SCRIPT_FILE } from '../client-scripts.js';
 import { PROMETHEUS_CONTENT_TYPE, toPrometheus } from '../stats/prometheus.js';
 import { requireAdmin } from './management.js';
-import { WELL_KNOWN_PREFIX, type WebppOrigin } from '../state.js';
+import type { ClientScripts } from '../client-scripts.js';
+import type { ReplicationDirectory } from '../directory/replication-directory.js';
+import type { KillSwitch } from '../http/kill-switch.js';
+import type { ResolvedOptions } from '../options.js';
+import type { ReplicaManager } from '../replicas/replica-manager.js';
+import type { ReplicaStore } from '../replicas/replica-store.js';
+import { WELL_KNOWN_PREFIX } from '../reserved-paths.js';
+import type { LoadStats } from '../stats/load-stats.js';
+import type { OriginGauges } from '../stats/prometheus.js';
+import type { PeerSync } from '../sync/peer-sync.js';
 
 export const RESOLVE_PATH = `${WELL_KNOWN_PREFIX}resolve`;
 export const HEALTH_PATH = `${WELL_KNOWN_PREFIX}health`;
@@ -26,7 +35,20 @@ function publicCors(reply: FastifyReply): void {
   reply.header('access-control-allow-origin', '*').header('timing-allow-origin', '*');
 }
 
-export async function publicRoutes(app: FastifyInstance, state: WebppOrigin): Promise<void> {
+export interface PublicRoutesOptions {
+  options: ResolvedOptions;
+  directory: ReplicationDirectory;
+  store: ReplicaStore;
+  replicas: ReplicaManager;
+  stats: LoadStats;
+  killSwitch: KillSwitch;
+  sync: PeerSync | undefined;
+  clientScripts: ClientScripts;
+  gauges: () => OriginGauges;
+}
+
+export async function publicRoutes(app: FastifyInstance, deps: PublicRoutesOptions): Promise<void> {
+  const { options, directory } = deps;
   app.get<{ Querystring: { url: string } }>(
     RESOLVE_PATH,
     {
@@ -41,10 +63,10 @@ export async function publicRoutes(app: FastifyInstance, state: WebppOrigin): Pr
     async (request, reply) => {
       publicCors(reply);
       reply.header('cache-control', 'no-cache');
-      const url = canonicalUrl(request.query.url, state.options.logicalOrigin);
+      const url = canonicalUrl(request.query.url, options.logicalOrigin);
       if (url === undefined) throw new WEBPP_ERR_BAD_URL(`${JSON.stringify(request.query.url.slice(0, 200))} is not an http(s) URL or path`);
-      const match = state.directory.lookup(url);
-      const directoryVersion = state.directory.version;
+      const match = directory.lookup(url);
+      const directoryVersion = directory.version;
       if (match === undefined) {
         reply.code(404);
         return { url, replicated: false, physicalUrls: [], directoryVersion };
@@ -63,7 +85,7 @@ export async function publicRoutes(app: FastifyInstance, state: WebppOrigin): Pr
   app.get(DIRECTORY_LISTING_PATH, async (_request, reply) => {
     publicCors(reply);
     reply.header('cache-control', 'no-cache');
-    return state.directory.toJSON();
+    return directory.toJSON();
   });
 
   app.get(HEALTH_PATH, async (_request, reply) => {
@@ -71,37 +93,37 @@ export async function publicRoutes(app: FastifyInstance, state: WebppOrigin): Pr
     reply.header('cache-control', 'no-store');
     return {
       ok: true,
-      publicUrl: state.options.publicUrl,
-      logicalOrigin: state.options.logicalOrigin,
-      directoryVersion: state.directory.version,
-      directoryPairs: state.directory.size,
-      storedReplicas: state.store.size,
-      killSwitch: state.killSwitch,
-      peers: state.sync?.peerStatus() ?? [],
-      pendingUpdatePushes: state.replicas.pendingPushes,
+      publicUrl: options.publicUrl,
+      logicalOrigin: options.logicalOrigin,
+      directoryVersion: directory.version,
+      directoryPairs: directory.size,
+      storedReplicas: deps.store.size,
+      killSwitch: deps.killSwitch.on,
+      peers: deps.sync?.peerStatus() ?? [],
+      pendingUpdatePushes: deps.replicas.pendingPushes,
     };
   });
 
-  const statsAuth = state.options.publicStats ? undefined : requireAdmin(state, 'Statistics');
+  const statsAuth = options.publicStats ? undefined : requireAdmin(options.adminToken, 'Statistics');
   const statsHandler = (format: 'json' | 'prometheus' | 'query') =>
     async (request: FastifyRequest<{ Querystring: { format?: string } }>, reply: FastifyReply) => {
       if (statsAuth !== undefined) await statsAuth(request);
       else publicCors(reply);
       reply.header('cache-control', 'no-store');
       const wanted = format === 'query' ? (request.query.format === 'prometheus' ? 'prometheus' : 'json') : format;
-      const load = state.stats.snapshot();
+      const load = deps.stats.snapshot();
       if (wanted === 'prometheus') {
         reply.header('content-type', PROMETHEUS_CONTENT_TYPE);
-        return toPrometheus(load, state.gauges());
+        return toPrometheus(load, deps.gauges());
       }
-      return { ...load, origin: state.gauges() };
+      return { ...load, origin: deps.gauges() };
     };
   app.get(STATS_PATH, statsHandler('query'));
   app.get(METRICS_PATH, statsHandler('prometheus'));
 
-  if (state.options.serveClientScripts) {
+  if (options.serveClientScripts) {
     const serve = (file: string, contentType: string) => async (request: FastifyRequest, reply: FastifyReply) => {
-      const result = await state.clientScripts.read(file);
+      const result = await deps.clientScripts.read(file);
       if (!result.ok) throw new WEBPP_ERR_CLIENT_BUNDLE_MISSING(result.message);
       reply
         .header('content-type', contentType)
@@ -113,7 +135,7 @@ export async function publicRoutes(app: FastifyInstance, state: WebppOrigin): Pr
       }
       return result.body;
     };
-    const { scriptPath, workerPath } = state.options;
+    const { scriptPath, workerPath } = options;
     app.get(scriptPath, serve(PAGE_SCRIPT_FILE, 'text/javascript; charset=utf-8'));
     app.get(workerPath, serve(WORKER_SCRIPT_FILE, 'text/javascript; charset=utf-8'));
     app.get(`${scriptPath}.map`, serve(`${PAGE_SCRIPT_FILE}.map`, 'application/json; charset=utf-8'));

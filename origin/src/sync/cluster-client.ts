@@ -24,7 +24,7 @@ export interface ClusterResponse {
   headers: IncomingMessage['headers'];
 }
 
-export function isLoopbackName(hostname: string): boolean {
+function isLoopbackName(hostname: string): boolean {
   const name = hostname.toLowerCase().replace(/\.$/, '');
   return name === 'localhost' || name.endsWith('.localhost');
 }
@@ -32,7 +32,7 @@ export function isLoopbackName(hostname: string): boolean {
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /** dns.lookup, except that *.localhost is 127.0.0.1 without asking the resolver. */
-export function loopbackAwareLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+function loopbackAwareLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
   if (isLoopbackName(hostname)) {
     if (options.all === true) callback(null, [{ address: '127.0.0.1', family: 4 }]);
     else callback(null, '127.0.0.1', 4);
@@ -58,7 +58,7 @@ export function clusterRequest(secret: string, url: string, request: ClusterRequ
   return new Promise((resolve, reject) => {
     const outgoing = send(
       target,
-      { method: request.method, headers, lookup: loopbackAwareLookup as never, signal: AbortSignal.timeout(request.timeoutMs) },
+      { method: request.method, headers, lookup: loopbackAwareLookup, signal: AbortSignal.timeout(request.timeoutMs) },
       (response) => {
         const chunks: Buffer[] = [];
         let bytes = 0;

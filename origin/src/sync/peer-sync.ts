@@ -25,9 +25,9 @@ import { WEBPP_ERR_BAD_SYNC_MESSAGE } from '../errors.js';
 export const SYNC_PATH = '/.well-known/webpp/sync';
 
 /** Transaction origin of updates received from peers (they are not pushed again). */
-export const REMOTE_ORIGIN = Symbol('webpp-remote-peer');
+const REMOTE_ORIGIN = Symbol('webpp-remote-peer');
 
-export interface PeerSyncLogger {
+interface PeerSyncLogger {
   debug(object: object, message: string): void;
   warn(object: object, message: string): void;
 }
@@ -42,7 +42,7 @@ export interface PeerSyncOptions {
 }
 
 /** A peer answered something other than 200; `retryAfterMs` is set when it asked to be retried later (503). */
-export class PeerAnswerError extends Error {
+class PeerAnswerError extends Error {
   constructor(
     readonly status: number,
     detail: string,
@@ -53,7 +53,7 @@ export class PeerAnswerError extends Error {
 }
 
 /** Retry-After in delta-seconds (RFC 9110 §10.2.3); HTTP dates are not used between peers. */
-export function retryAfterMsOf(header: string | string[] | undefined): number | undefined {
+function retryAfterMsOf(header: string | string[] | undefined): number | undefined {
   const value = Array.isArray(header) ? header[0] : header;
   if (value === undefined || !/^\d{1,6}$/.test(value.trim())) return undefined;
   return Number(value.trim()) * 1000;

@@ -36,5 +36,6 @@ export {
   type ApplyResult,
 } from './bindings/bindings-index.js';
 export * from './batch/index.js';
+export { canonicalUrl, parseUrlSpec, formatUrlSpec, prefixCandidates, type UrlSpec } from './url-spec.js';
 export * from './engine/index.js';
 export * from './policies/index.js';

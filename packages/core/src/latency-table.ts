@@ -169,7 +169,7 @@ export class LatencyTable {
    * row by row, the newer updatedAtMs wins; ties are broken deterministically, so merging
    * is commutative, associative and idempotent. Malformed input rows are ignored.
    */
-  mergeFrom(json: LatencyTableJSON | unknown): void {
+  mergeFrom(json: unknown): void {
     if (!isRecord(json) || json.formatVersion !== 1 || !isRecord(json.servers)) return;
     for (const [server, candidate] of Object.entries(json.servers)) {
       const row = this.normaliseRow(server, candidate);

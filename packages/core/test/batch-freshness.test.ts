@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  currentAgeMs,
-  freshnessLifetimeMs,
-  isFresh,
-  parseCacheControl,
-  storability,
-  validatorOf,
-} from '../src/batch/index.js';
+import { currentAgeMs, isFresh } from '../src/batch/freshness.js';
+import { freshnessLifetimeMs, parseCacheControl, storability, validatorOf } from '../src/batch/index.js';
 
 const headers = (init: Record<string, string>): Headers => new Headers(init);
 const DATE = 'Mon, 01 Jan 2024 12:00:00 GMT';

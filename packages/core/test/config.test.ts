@@ -32,7 +32,7 @@ describe('resolveSelectionConfig', () => {
   });
 
   it('ignores undefined fields', () => {
-    expect(resolveSelectionConfig({ ttlMs: undefined } as Partial<SelectionConfig>)).toEqual(PAPER_DEFAULTS);
+    expect(resolveSelectionConfig({ ttlMs: undefined })).toEqual(PAPER_DEFAULTS);
   });
 
   const invalid: [Partial<SelectionConfig>, keyof SelectionConfig][] = [

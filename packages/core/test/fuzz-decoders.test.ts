@@ -10,13 +10,13 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { BATCH_PREAMBLE } from '../src/batch/format.js';
+import { encodeBatch } from '../src/batch/encode.js';
 import {
-  BATCH_PREAMBLE,
   BatchDecoder,
   BatchFormatError,
   decodeBindings,
   decodeCacheDigest,
-  encodeBatch,
   encodeBindings,
   encodeCacheDigest,
   readBatch,
@@ -113,12 +113,12 @@ function expectWellFormed(document: BindingsDocument): void {
 }
 
 function checkBindings(value: string, options = {}): void {
-  let result: ReturnType<typeof decodeBindings>;
+  let result!: ReturnType<typeof decodeBindings>;
   expect(() => (result = decodeBindings(value, options))).not.toThrow();
-  if (result!.ok) expectWellFormed(result!.document);
+  if (result.ok) expectWellFormed(result.document);
   else {
-    expect(BINDINGS_CODES.has(result!.error.code)).toBe(true);
-    expect(result!.error.message.length).toBeGreaterThan(0);
+    expect(BINDINGS_CODES.has(result.error.code)).toBe(true);
+    expect(result.error.message.length).toBeGreaterThan(0);
   }
 }
 
@@ -282,10 +282,10 @@ const realDigests = [1, 8, 16].map(
 );
 
 function checkDigest(value: string): void {
-  let result: ReturnType<typeof decodeCacheDigest>;
+  let result!: ReturnType<typeof decodeCacheDigest>;
   expect(() => (result = decodeCacheDigest(value))).not.toThrow();
-  if (result!.ok) expect(typeof result!.digest.has(`${A}/img/1.png`, '"v1"')).toBe('boolean');
-  else expect(DIGEST_CODES.has(result!.error.code)).toBe(true);
+  if (result.ok) expect(typeof result.digest.has(`${A}/img/1.png`, '"v1"')).toBe('boolean');
+  else expect(DIGEST_CODES.has(result.error.code)).toBe(true);
 }
 
 describe('fuzz: cache-digest reader', () => {

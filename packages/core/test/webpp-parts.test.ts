@@ -195,6 +195,26 @@ describe('webpp snapshot and restore', () => {
     expect(policy.describe(T0 + 10_000).map((view) => view.server).sort()).toEqual([A, C]);
   });
 
+  it('merges stored state into memory: the record changed last wins, and servers only one side knows are kept', () => {
+    const tabOne = createWebppPolicy({ random: seededRandom(4), now: () => T0 + 10_000 });
+    const tabTwo = createWebppPolicy({ random: seededRandom(5), now: () => T0 + 10_000 });
+    for (let i = 0; i < 5; i++) tabOne.observe(served(A, 40, T0 + i));
+    for (let i = 0; i < 5; i++) tabTwo.observe(served(A, 400, T0 + 1_000 + i)); // newer news of A
+    tabTwo.observe(served(B, 90, T0 + 2_000));
+    tabOne.observe(served(C, 70, T0 + 3_000));
+    tabOne.restore(JSON.parse(JSON.stringify(tabTwo.snapshot())));
+    const views = new Map(tabOne.describe(T0 + 5_000).map((view) => [view.server, view]));
+    expect([...views.keys()].sort()).toEqual([A, B, C]);
+    expect(views.get(A)?.ttfbEstimateMs).toBeGreaterThan(350);
+    // An older stored state does not undo what memory learnt since.
+    tabTwo.restore(JSON.parse(JSON.stringify(createWebppPolicy({ random: seededRandom(6), now: () => T0 }).snapshot())));
+    expect(tabTwo.describe(T0 + 5_000).find((view) => view.server === A)?.ttfbEstimateMs).toBeGreaterThan(350);
+    // Restoring one's own snapshot changes nothing.
+    const before = JSON.stringify(tabOne.snapshot());
+    tabOne.restore(JSON.parse(before));
+    expect(JSON.stringify(tabOne.snapshot())).toBe(before);
+  });
+
   it('dates stale future times back to now, and waits no longer than the probe cap', () => {
     const good = JSON.parse(JSON.stringify(trained().snapshot()));
     good.servers[C].nextProbeAtMs = T0 + 365 * 86_400_000;
@@ -224,7 +244,7 @@ describe('webpp describe (dashboard)', () => {
   });
 
   it('tells subscribers at once when a server is ejected, and only then', () => {
-    const policy = createWebppPolicy({ random: seededRandom(3), now: () => T0 });
+    const policy = createWebppPolicy({ random: seededRandom(3), now: () => T0 }, { ejectAfterFailures: 2 });
     const heard: string[] = [];
     const unsubscribe = policy.onServerFailed((server) => heard.push(server));
     policy.observe({ server: A, purpose: 'request', outcome: 'network-error', nowMs: T0 });
@@ -233,10 +253,12 @@ describe('webpp describe (dashboard)', () => {
     expect(heard).toEqual([A]);
     policy.observe({ server: A, purpose: 'request', outcome: 'timeout', nowMs: T0 + 2 });
     expect(heard).toEqual([A]);
+    policy.observe({ server: C, purpose: 'request', outcome: 'cut-mid-body', nowMs: T0 + 3 });
+    expect(heard).toEqual([A, C]); // a body cut off: at once
     unsubscribe();
     policy.observe({ server: B, purpose: 'request', outcome: 'network-error', nowMs: T0 });
     policy.observe({ server: B, purpose: 'request', outcome: 'network-error', nowMs: T0 });
-    expect(heard).toEqual([A]);
+    expect(heard).toEqual([A, C]);
   });
 
   it('asks the engine to wake it when the next probe is due', () => {
@@ -244,7 +266,7 @@ describe('webpp describe (dashboard)', () => {
     expect(policy.nextMaintenanceAtMs(T0)).toBeUndefined();
     policy.observe({ server: A, purpose: 'request', outcome: 'network-error', nowMs: T0 });
     policy.observe({ server: A, purpose: 'request', outcome: 'network-error', nowMs: T0 });
-    const dueAtMs = policy.nextMaintenanceAtMs(T0) as number;
+    const dueAtMs = policy.nextMaintenanceAtMs(T0) as number; // ejected at the first failure (default)
     expect(dueAtMs).toBeGreaterThanOrEqual(T0 + 1_000);
     expect(policy.maintenance({ candidates: [], inFlight: new Set(), nowMs: dueAtMs - 1 })).toEqual([]);
     expect(policy.maintenance({ candidates: [], inFlight: new Set(), nowMs: dueAtMs })).toEqual([{ server: A, purpose: 'probe', method: 'head' }]);

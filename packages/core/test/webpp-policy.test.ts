@@ -64,12 +64,14 @@ describe('webpp policy: cold start', () => {
     }
   });
 
-  it('measures every replica of the first page once, then ranks by what it learnt', () => {
+  it('measures the other replicas of the first page at once (twice: the first warms the connection), then ranks by what it learnt', () => {
     const p = policy();
     const result = drive(p, { servers: { [A]: link(150, 500), [B]: link(40, 500), [C]: link(90, 500) }, requests: 30, intervalMs: 50, sizeBytes: 2 * KB, random: seededRandom(7) });
-    // The first request goes to A (origin order); the free refreshes of B and C teach the rest.
+    // The first request goes to A (origin order); free refreshes of B and C teach the rest.
     expect(result.served[0]?.server).toBe(A);
     expect(result.background.filter((r) => r.purpose === 'refresh').slice(0, 2).map((r) => r.server).sort()).toEqual([B, C]);
+    // C, not chosen, gets its second (warm-connection) sample from a second free refresh.
+    expect(result.background.slice(0, 3).map((r) => r.server)).toEqual([B, C, C]);
     expect(result.served.slice(5).every((r) => r.server === B)).toBe(true);
   });
 });
@@ -216,8 +218,8 @@ describe('webpp policy: outage and return', () => {
     expect(timeoutOf(A)).toBeLessThanOrEqual(5_000);
   });
 
-  it('does not eject a server for one stall', () => {
-    const p = policy();
+  it('with ejectAfterFailures 2, does not eject a server for one stall', () => {
+    const p = policy(1, { ejectAfterFailures: 2 });
     const ejected: string[] = [];
     p.onServerFailed((server) => ejected.push(server));
     for (let i = 0; i < 10; i++) p.observe({ server: A, purpose: 'request', outcome: 'served', nowMs: START_MS + i, ttfbMs: 40 });

@@ -21,7 +21,6 @@ import {
   validateLink,
   type LinkProfile,
   type OutageMode,
-  type Scenario,
   type StallSpec,
 } from './model/scenario.js';
 import { forwardRequestHeaders, forwardResponseHeaders } from './http-headers.js';
@@ -35,7 +34,7 @@ export interface LinkEmulatorOptions {
   /** A fixed link (no schedule, no outages). Give this or `scenario`. */
   profile?: LinkProfile;
   /** A scenario (parsed, or raw JSON to validate) and the server of it to emulate. */
-  scenario?: Scenario | unknown;
+  scenario?: unknown;
   /** Which server of the scenario; may be left out when the scenario has only one. */
   server?: string;
   /** Seed of this emulator's random stream; default the scenario's seed, else 0. */

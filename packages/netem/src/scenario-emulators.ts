@@ -9,7 +9,8 @@ import { startLinkEmulator, type LinkEmulator, type LinkEmulatorOptions } from '
 import { Timeline } from './timeline.js';
 
 export interface ScenarioEmulatorsOptions extends Pick<LinkEmulatorOptions, 'host' | 'preserveHost' | 'keepAliveTimeoutMs'> {
-  scenario: Scenario | unknown;
+  /** A parsed Scenario, or raw scenario JSON to validate. */
+  scenario: unknown;
   /** Upstream URL of every server of the scenario, by server name. */
   upstreams: Record<string, string | URL>;
   /** Default: the scenario's seed, else 0. */

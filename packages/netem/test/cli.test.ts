@@ -44,7 +44,7 @@ describe('webpp-netem CLI', () => {
     );
     try {
       const lines: Array<{ server: string; url: string; upstream: string }> = [];
-      for await (const line of createInterface({ input: child.stdout! })) {
+      for await (const line of createInterface({ input: child.stdout })) {
         lines.push(JSON.parse(line) as (typeof lines)[number]);
         if (lines.length === 3) break;
       }

@@ -186,6 +186,22 @@ describe('scenario files', () => {
     expect(() => parseScenario(input)).toThrow(expect.objectContaining({ code: 'WEBPP_ERR_NETEM_SCENARIO', message: expect.stringContaining(message) }));
   });
 
+  it('names every problem at once, and judges a duration given as an object as a distribution', () => {
+    const bad = { ...valid, durationMs: 0, servers: { A: { link: { delayMs: { distribution: 'normal', meanMs: -1 } } } }, workload: { clients: 1.5 } };
+    let message = '';
+    try {
+      parseScenario(bad);
+    } catch (error) {
+      message = (error as Error).message;
+    }
+    expect(message.split('; ').sort()).toEqual(['$.durationMs: must be > 0', '$.servers.A.link.delayMs.meanMs: must be >= 0', '$.workload.clients: must be integer']);
+  });
+
+  it('rejects a distribution whose clamps are crossed and an outage that ends before it starts', () => {
+    expect(() => parseScenario({ ...valid, servers: { A: { link: { delayMs: { distribution: 'normal', meanMs: 5, minMs: 9, maxMs: 2 } } } } })).toThrow('$.servers.A.link.delayMs: minMs must be ≤ maxMs');
+    expect(() => parseScenario({ ...valid, servers: { A: { link: { delayMs: 1 }, outages: [{ fromMs: 10, toMs: 10 }] } } })).toThrow('$.servers.A.outages[0].toMs: must be > fromMs');
+  });
+
   it('ships peak, evening, outage and degradation, all valid', () => {
     expect(listScenarioFiles()).toEqual(expect.arrayContaining([...BUILTIN_SCENARIOS]));
     for (const name of BUILTIN_SCENARIOS) {

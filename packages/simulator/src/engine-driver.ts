@@ -5,8 +5,8 @@
  * about selection, timeouts, hedges or failover is decided in this file.
  */
 import { ClientEngine, combineHooks, createPolicy } from '@webpp/core';
-import type { Cancel, ClientPolicy, EngineHooks, EngineIO, Exchange as EngineExchange, ExchangeEvents, PolicyServerView } from '@webpp/core';
-import type { ExchangePurpose } from './network.js';
+import type { Cancel, ClientPolicy, EngineHooks, EngineIO, TablePolicy, Exchange as EngineExchange, ExchangeEvents, PolicyServerView } from '@webpp/core';
+import type { ExchangeHandlers, ExchangePurpose } from './network.js';
 import type { CancelRequest, FailureReason, LogicalRequest, Policy, PolicyClient, PolicyEnvironment, RequestResult } from './policy.js';
 
 /** Virtual time 0 maps to this engine-clock time, so the policy's times look like epoch times. */
@@ -70,7 +70,15 @@ export function enginePolicy(spec: EnginePolicySpec): Policy {
 function newEngine(environment: PolicyEnvironment, policy: ClientPolicy, engineName: string | number, extraHooks?: EngineHooks): ClientEngine<undefined, RunContext> {
   const { queue, network, observer } = environment;
   let backgroundCount = 0;
-  const estimateOf = (server: string): PolicyServerView | undefined => policy.describe(ENGINE_EPOCH_MS + queue.now()).find((view) => view.server === server);
+  const table = (policy as Partial<TablePolicy>).table;
+  // The paper's policies: one row of their table; others: their own description.
+  const estimateOf = (server: string): Pick<PolicyServerView, 'sampleCount' | 'ttfbEstimateMs'> | undefined => {
+    if (table) {
+      const row = table.get(server);
+      return row && { sampleCount: row.sampleCount, ttfbEstimateMs: row.meanMs };
+    }
+    return policy.describe(ENGINE_EPOCH_MS + queue.now()).find((view) => view.server === server);
+  };
   const io: EngineIO<undefined, RunContext> = {
     now: () => ENGINE_EPOCH_MS + queue.now(),
     setTimer: (delayMs, run) => {
@@ -113,6 +121,34 @@ function purposeOf(exchange: EngineExchange): ExchangePurpose {
   }
 }
 
+/** One exchange on the simulated network, reported to the engine (a class: no closures per exchange). */
+class SimulatedExchange implements ExchangeHandlers {
+  private headAtMs = 0;
+
+  constructor(
+    private readonly events: ExchangeEvents<undefined>,
+    private readonly sentAtMs: number,
+    private readonly bodyBytes: number,
+  ) {}
+
+  onFirstByte(atMs: number): void {
+    this.headAtMs = atMs;
+    this.events.head({ status: 200, ttfbMs: atMs - this.sentAtMs, response: undefined });
+  }
+
+  onComplete(atMs: number): void {
+    this.events.bodyComplete({ bodyBytes: this.bodyBytes, bodyMs: atMs - this.headAtMs });
+  }
+
+  onError(): void {
+    this.events.error();
+  }
+
+  onStall(atMs: number, resumesAtMs: number | null): void {
+    this.events.stalled(resumesAtMs === null ? null : resumesAtMs - atMs);
+  }
+}
+
 function sendExchange(
   environment: PolicyEnvironment,
   exchange: EngineExchange,
@@ -120,24 +156,14 @@ function sendExchange(
   context: RunContext | undefined,
   backgroundKey: () => string,
 ): Cancel {
-  const { network, queue } = environment;
   const sizeBytes = context?.request.sizeBytes ?? 0;
-  const bodyBytes = exchange.method === 'head' ? 0 : exchange.method === 'range' ? Math.min(exchange.rangeBytes ?? 0, Number.MAX_SAFE_INTEGER) : sizeBytes;
+  const bodyBytes = exchange.method === 'head' ? 0 : exchange.method === 'range' ? (exchange.rangeBytes ?? 0) : sizeBytes;
   // Common random numbers: a request's first try on a server draws the same luck under every policy.
   const key = context ? (context.resume === 0 ? context.request.key : `${context.request.key}#resume${context.resume}`) : backgroundKey();
-  const sentAtMs = queue.now();
-  let headAtMs = 0;
-  const handle = network.send(
+  const handlers = new SimulatedExchange(events, environment.queue.now(), bodyBytes);
+  const handle = environment.network.send(
     { server: exchange.server, method: exchange.method === 'head' ? 'HEAD' : 'GET', bodyBytes, key, purpose: purposeOf(exchange) },
-    {
-      onFirstByte: (atMs) => {
-        headAtMs = atMs;
-        events.head({ status: 200, ttfbMs: atMs - sentAtMs, response: undefined });
-      },
-      onComplete: (atMs) => events.bodyComplete({ bodyBytes, bodyMs: atMs - headAtMs }),
-      onError: () => events.error(),
-      onStall: (atMs, resumesAtMs) => events.stalled(resumesAtMs === null ? null : resumesAtMs - atMs),
-    },
+    handlers,
   );
   return () => handle.cancel();
 }

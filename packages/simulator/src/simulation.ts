@@ -17,7 +17,7 @@ import { summarize, type Summary } from './statistics.js';
 
 export interface SimulationOptions {
   /** A parsed scenario, or raw scenario JSON to validate. */
-  scenario: Scenario | unknown;
+  scenario: unknown;
   policy: Policy;
   /** Default: the scenario's seed, else 0. */
   seed?: string | number;

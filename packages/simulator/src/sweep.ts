@@ -54,7 +54,8 @@ export const DEFAULT_SWEEP_BASES: SweepBase[] = [
 ];
 
 export interface SweepOptions {
-  scenarios: Array<Scenario | unknown>;
+  /** Parsed Scenarios, or raw scenario JSON to validate. */
+  scenarios: unknown[];
   bases?: SweepBase[];
   values?: SweepValues;
   /** Full factorial over r × TTL × S × T instead of one at a time (slow). Default false. */

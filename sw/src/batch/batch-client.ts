@@ -177,7 +177,7 @@ export class BatchClient {
         (async () => {
           const caches = globalCaches();
           if (!caches) throw new Error('no Cache Storage');
-          return caches.open(cacheName) as Promise<CacheLike>;
+          return caches.open(cacheName);
         }),
       storage: options.storage ?? idbKeyValueStore(),
       maxBytes: options.maxCacheBytes ?? 50 * 1024 * 1024,
@@ -261,7 +261,7 @@ export class BatchClient {
     } finally {
       clearTimeout(timer);
     }
-    return this.pageWillRespond ? this.pageWillRespond(request, partResponse(page), io.waitUntil) : partResponse(page);
+    return this.pageWillRespond ? this.pageWillRespond(request, partResponse(page), io.waitUntil.bind(io)) : partResponse(page);
   }
 
   /**

@@ -227,7 +227,7 @@ export class LogicalCache {
     const body = new Uint8Array(await stored.arrayBuffer());
     this.stats.revalidated += 1;
     await this.store(key, stored.status, headers, body);
-    return new Response(body as Uint8Array<ArrayBuffer>, { status: stored.status, statusText: stored.statusText, headers });
+    return new Response(body, { status: stored.status, statusText: stored.statusText, headers });
   }
 
   /**

@@ -6,7 +6,7 @@ import { build } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 
 /** examples/demo/, from src/cluster/ or dist/cluster/. */
-export const DEMO_DIR = fileURLToPath(new URL('../../', import.meta.url));
+const DEMO_DIR = fileURLToPath(new URL('../../', import.meta.url));
 export const SITE_DIR = fileURLToPath(new URL('../../site/', import.meta.url));
 
 export async function bundleDashboard(): Promise<void> {

@@ -36,11 +36,6 @@ export function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<
   return element;
 }
 
-/** Replaces every child of `parent` with `children`. */
-export function replaceChildren(parent: Element, children: Node[]): void {
-  parent.replaceChildren(...children);
-}
-
 export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
   const element = document.getElementById(id);
   if (!element) throw new Error(`dashboard: element #${id} is missing from dashboard.html`);

@@ -21,7 +21,7 @@ export function formatDueIn(dueInMs: number): string {
   return `in ${formatDuration(dueInMs)}`;
 }
 
-export function formatDuration(durationMs: number): string {
+function formatDuration(durationMs: number): string {
   const seconds = Math.round(durationMs / 1000);
   if (seconds < 60) return `${seconds} s`;
   const minutes = Math.floor(seconds / 60);

@@ -241,7 +241,7 @@ function renderTable(): void {
 }
 
 function renderChart(): void {
-  renderLatencyChart(elements.chart, history, Date.now(), { maxWindowMs: CHART_MAX_WINDOW_MS, colorOf: palette.colorOf, labelOf: palette.labelOf });
+  renderLatencyChart(elements.chart, history, Date.now(), { maxWindowMs: CHART_MAX_WINDOW_MS, colorOf: palette.colorOf.bind(palette), labelOf: palette.labelOf.bind(palette) });
   elements.legend.replaceChildren(
     ...history.servers().map((server) =>
       h('span', { style: { '--replica-color': palette.colorOf(server) } }, h('span', { className: 'swatch' }), palette.labelOf(server)),

@@ -28,7 +28,7 @@ export interface ServedResourceView {
   passThrough: boolean;
 }
 
-export type TimelineKind = 'failover' | 'failed' | 'refresh' | 'probe' | 'recovered' | 'control' | 'error';
+type TimelineKind = 'failover' | 'failed' | 'refresh' | 'probe' | 'recovered' | 'control' | 'error';
 
 export interface TimelineEventView {
   /** Stable identity, so a polled event is listed once. */

@@ -22,13 +22,13 @@ import { sha256 } from './sha256.js';
  * The default p = 8 (P = 1/256) costs about p + 1.5 = 9.5 bits per entry.
  */
 
-export const CACHE_DIGEST_VERSION = 1;
+const CACHE_DIGEST_VERSION = 1;
 /** Default p: a false-positive rate of 2^-8 = 1/256. */
 export const DEFAULT_CACHE_DIGEST_FP_LOG2 = 8;
 /** Default bound on the header value the client sends, in base64url characters. */
-export const DEFAULT_CACHE_DIGEST_MAX_BYTES = 4096;
+const DEFAULT_CACHE_DIGEST_MAX_BYTES = 4096;
 /** Default bound on a header value a server accepts. */
-export const DEFAULT_CACHE_DIGEST_DECODE_MAX_BYTES = 16 * 1024;
+const DEFAULT_CACHE_DIGEST_DECODE_MAX_BYTES = 16 * 1024;
 
 const HASH_BITS = 48;
 const MAX_FP_LOG2 = 16;
@@ -64,7 +64,7 @@ export type CacheDigestDecodeResult =
   | { ok: false; error: { code: CacheDigestErrorCode; message: string } };
 
 /** The first 48 bits of the entry's SHA-256 key, as an integer (exact in a double). */
-export function cacheDigestHash48(url: string, validator: string): number {
+function cacheDigestHash48(url: string, validator: string): number {
   const parsed = parseHttpUrl(url);
   const normalized = parsed ? withoutHash(parsed) : url;
   const urlBytes = strToU8(normalized);

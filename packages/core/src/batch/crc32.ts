@@ -12,7 +12,7 @@ for (let n = 0; n < 256; n++) {
 }
 
 /** Incremental CRC-32: feed chunks with `update`, read the checksum with `digest`. */
-export class Crc32 {
+class Crc32 {
   #state = 0xffffffff;
 
   update(bytes: Uint8Array): this {

@@ -40,15 +40,15 @@ export function parseCacheControl(value: string | null | undefined): CacheContro
 }
 
 /** Parses an HTTP date into epoch milliseconds; undefined when invalid. */
-export function parseHttpDateMs(value: string | null | undefined): number | undefined {
+function parseHttpDateMs(value: string | null | undefined): number | undefined {
   if (!value) return undefined;
   const ms = Date.parse(value);
   return Number.isFinite(ms) ? ms : undefined;
 }
 
 /** Heuristic freshness (RFC 9111 §4.2.2): 10% of the time since Last-Modified, capped here. */
-export const HEURISTIC_FRACTION = 0.1;
-export const MAX_HEURISTIC_FRESHNESS_MS = 24 * 60 * 60 * 1000;
+const HEURISTIC_FRACTION = 0.1;
+const MAX_HEURISTIC_FRESHNESS_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Freshness lifetime in ms (RFC 9111 §4.2.1): max-age, else Expires minus Date, else the

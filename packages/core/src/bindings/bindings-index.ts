@@ -1,4 +1,5 @@
 import { canonicalHttpUrl } from '../_private/whatwg-url.js';
+import { prefixCandidates } from '../url-spec.js';
 import type { Binding, BindingsDocument, ResolvedBinding } from '../types.js';
 import { MAX_VALIDATOR_LENGTH, VALIDATOR_PATTERN } from './format.js';
 
@@ -91,10 +92,10 @@ export class BindingsIndex {
       }
     }
     // Longest prefix: try each "/"-terminated ancestor of the path, deepest first.
-    for (let end = withoutQuery.lastIndexOf('/'); end >= origin.length; end = withoutQuery.lastIndexOf('/', end - 1)) {
-      const entry = this.prefixes.get(withoutQuery.slice(0, end + 1));
+    for (const candidate of prefixCandidates(withoutQuery)) {
+      const entry = this.prefixes.get(candidate);
       if (entry) {
-        const rest = href.slice(end + 1);
+        const rest = href.slice(candidate.length);
         return resolved(href, entry, entry.binding.replicas.map((prefix) => prefix + rest));
       }
     }

@@ -156,7 +156,7 @@ function digestsFrom(value: unknown, origins: string[]): ContentDigest[] {
     const [serverIndex, path, integrity] = entry as unknown[];
     if (!isSha256Integrity(integrity) || typeof path !== 'string' || !path.startsWith('/') || path.includes('#')) continue;
     if (typeof serverIndex !== 'number' || !Number.isInteger(serverIndex) || origins[serverIndex] === undefined) continue;
-    const url = canonicalUrlOnOrigin(origins[serverIndex] as string, path);
+    const url = canonicalUrlOnOrigin(origins[serverIndex], path);
     if (url) digests.push({ logical: url.href, integrity });
   }
   return digests;
@@ -215,7 +215,7 @@ function absoluteUrl(origins: string[], serverIndex: unknown, path: string, wher
   if (typeof serverIndex !== 'number' || !Number.isInteger(serverIndex) || origins[serverIndex] === undefined) {
     reject('MALFORMED', `${where} refers to no entry of the server table`);
   }
-  const origin = origins[serverIndex] as string;
+  const origin = origins[serverIndex];
   const url = path.includes('#') ? undefined : canonicalUrlOnOrigin(origin, path);
   if (!url) reject('BAD_URL', `${where} is not a valid URL`);
   if (prefix && (url.hasQuery || !url.href.endsWith('/'))) {

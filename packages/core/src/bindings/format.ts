@@ -73,7 +73,7 @@ export type WireRow =
 export const FLAG_PREFIX = 1;
 
 /** An SRI-style SHA-256 digest: "sha256-" and the standard base64 of 32 bytes. */
-export const INTEGRITY_PATTERN = /^sha256-[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
+const INTEGRITY_PATTERN = /^sha256-[A-Za-z0-9+/]{42}[AEIMQUYcgkosw048]=$/;
 
 /** True for a well-formed SRI-style SHA-256 digest. */
 export function isSha256Integrity(value: unknown): value is string {

@@ -10,6 +10,7 @@ import type { ServerId } from '../types.js';
 import { BackgroundRequests } from './maintenance.js';
 import type { ClientPolicy, ExchangeSample, PlanInput } from './policy-types.js';
 import { runAttempts } from './run-attempts.js';
+import type { RunContext } from './run-attempts.js';
 import type { Cancel, EngineAttempt, EngineHooks, EngineIO, RunResult } from './engine-io.js';
 import { safe } from './safe-hook.js';
 
@@ -34,6 +35,11 @@ export interface RunOptions<C = unknown> {
   onBodyComplete?(server: ServerId): void;
 }
 
+function holds(attempts: readonly EngineAttempt[], server: ServerId): boolean {
+  for (const attempt of attempts) if (attempt.server === server) return true;
+  return false;
+}
+
 /** Failure outcomes: after them the server is not asked again within the same request. */
 const FAILURES = new Set<ExchangeSample['outcome']>(['timeout', 'network-error', 'server-error', 'cut-mid-body']);
 
@@ -43,18 +49,33 @@ export class ClientEngine<R, C = unknown> {
   private readonly hooks: EngineHooks | undefined;
   private readonly background: BackgroundRequests<R, C>;
 
+  /** The parts of every run's context that do not change between runs (built once: the simulator runs millions). */
+  private readonly shared: Omit<RunContext<R, C>, 'purpose' | 'context' | 'onBodyBroken' | 'onBodyComplete'>;
+
   constructor(options: ClientEngineOptions<R, C>) {
-    this.policy = options.policy;
+    const policy = options.policy;
+    this.policy = policy;
     this.io = options.io;
     this.hooks = options.hooks;
+    const learn = (sample: ExchangeSample): void => this.observe(sample);
     this.background = new BackgroundRequests({
       io: options.io,
-      policy: options.policy,
-      learn: (sample) => this.observe(sample),
+      policy,
+      learn,
       targetOf: options.backgroundTarget,
       timeoutMs: options.backgroundTimeoutMs ?? 5_000,
       hooks: options.hooks,
     });
+    this.shared = {
+      io: options.io,
+      winOn: policy.winOn ?? 'head',
+      learn,
+      watchServerFailure: policy.onServerFailed
+        ? (server: ServerId, onFailed: () => void) => policy.onServerFailed!((failed) => failed === server && onFailed())
+        : undefined,
+      admitHedge: policy.admitHedge ? (server: ServerId, nowMs: number) => policy.admitHedge!(server, nowMs) : undefined,
+      hooks: options.hooks,
+    };
   }
 
   now(): number {
@@ -67,42 +88,38 @@ export class ClientEngine<R, C = unknown> {
    * stale bindings).
    */
   plan(input: Omit<PlanInput, 'nowMs'>, targetOf: (server: ServerId) => string | undefined, demote?: (server: ServerId) => boolean): EngineAttempt[] {
-    const planned = this.policy.plan({ ...input, nowMs: this.io.now() });
-    const seen = new Set<ServerId>();
-    const first: EngineAttempt[] = [];
-    const last: EngineAttempt[] = [];
+    const planned = this.policy.plan({ logicalUrl: input.logicalUrl, method: input.method, candidates: input.candidates, sizeBytes: input.sizeBytes, nowMs: this.io.now() });
+    const plan: EngineAttempt[] = [];
+    let last: EngineAttempt[] | undefined;
     for (const attempt of planned) {
       const target = targetOf(attempt.server);
-      if (target === undefined || seen.has(attempt.server)) continue;
-      seen.add(attempt.server);
-      (demote?.(attempt.server) ? last : first).push({ ...attempt, target });
+      if (target === undefined || holds(plan, attempt.server) || (last !== undefined && holds(last, attempt.server))) continue;
+      const engineAttempt: EngineAttempt = { ...attempt, target };
+      if (demote?.(attempt.server)) (last ??= []).push(engineAttempt);
+      else plan.push(engineAttempt);
     }
-    const plan = [...first, ...last];
-    safe(() => this.hooks?.planned?.({ logicalUrl: input.logicalUrl, plan }));
+    if (last) plan.push(...last);
+    const hooks = this.hooks;
+    if (hooks?.planned) safe(() => hooks.planned!({ logicalUrl: input.logicalUrl, plan }));
     return plan;
   }
 
   /** Attempt: runs the plan; `done` gets the result once. Returns a cancel (the page's abort). */
   run(plan: readonly EngineAttempt[], done: (result: RunResult<R>) => void, options: RunOptions<C> = {}): Cancel {
-    const { policy } = this;
-    return runAttempts(
-      plan,
-      {
-        io: this.io,
-        purpose: options.purpose ?? 'request',
-        winOn: policy.winOn ?? 'head',
-        learn: (sample) => this.observe(sample),
-        ...(policy.onServerFailed
-          ? { watchServerFailure: (server: ServerId, onFailed: () => void) => policy.onServerFailed!((failed) => failed === server && onFailed()) }
-          : {}),
-        ...(policy.admitHedge ? { admitHedge: (server: ServerId, nowMs: number) => policy.admitHedge!(server, nowMs) } : {}),
-        ...(this.hooks ? { hooks: this.hooks } : {}),
-        ...(options.context === undefined ? {} : { context: options.context }),
-        ...(options.onBodyBroken ? { onBodyBroken: options.onBodyBroken } : {}),
-        ...(options.onBodyComplete ? { onBodyComplete: options.onBodyComplete } : {}),
-      },
-      done,
-    );
+    const { shared } = this;
+    const context: RunContext<R, C> = {
+      io: shared.io,
+      winOn: shared.winOn,
+      learn: shared.learn,
+      watchServerFailure: shared.watchServerFailure,
+      admitHedge: shared.admitHedge,
+      hooks: shared.hooks,
+      purpose: options.purpose ?? 'request',
+      context: options.context,
+      onBodyBroken: options.onBodyBroken,
+      onBodyComplete: options.onBodyComplete,
+    };
+    return runAttempts(plan, context, done);
   }
 
   /** What is left of a plan for a resume: the servers not excluded, in the plan's order, hedges dropped. */
@@ -116,10 +133,11 @@ export class ClientEngine<R, C = unknown> {
    */
   observe(sample: ExchangeSample): void {
     const hooks = this.hooks;
-    safe(() => hooks?.sampleWillBeObserved?.(sample));
-    const wasFailed = hooks?.sampleObserved ? this.isFailed(sample.server, sample.nowMs) : false;
+    if (hooks?.sampleWillBeObserved) safe(() => hooks.sampleWillBeObserved!(sample));
+    // Only a failure can change a server's state to failed: ask the policy only then.
+    const wasFailed = hooks?.sampleObserved && FAILURES.has(sample.outcome) ? this.isFailed(sample.server, sample.nowMs) : false;
     this.policy.observe(sample);
-    safe(() => hooks?.sampleObserved?.(sample, wasFailed));
+    if (hooks?.sampleObserved) safe(() => hooks.sampleObserved!(sample, wasFailed));
   }
 
   /** After a request: the refreshes and probes the policy wants; `settled` once they all ended. */

@@ -115,7 +115,7 @@ export interface EngineHooks {
   hedgeRefused?(server: ServerId): void;
   /** A sample is about to reach the policy (the worker's Resource Timing sampler notes failures here). */
   sampleWillBeObserved?(sample: ExchangeSample): void;
-  /** The policy took a sample (after observe). `wasFailed`: the server's state just before. */
+  /** The policy took a sample (after observe). `wasFailed`: for a failure sample, whether its server was failed already (else false). */
   sampleObserved?(sample: ExchangeSample, wasFailed: boolean): void;
   /** A background request (refresh/probe) ended. */
   backgroundDidFinish?(request: BackgroundRequest, sample: ExchangeSample, target: string): void;

@@ -95,23 +95,24 @@ export class BackgroundRequests<R, C = unknown> {
       if (done) return;
       done = true;
       timer();
-      cancel();
+      // An answered exchange ends on its own; only one that did not answer is aborted.
+      if (outcome !== 'served') cancel();
       this.inFlight.delete(request.server);
       const sample: ExchangeSample = { server: request.server, purpose: request.purpose, outcome, nowMs: io.now(), ...extra };
-      if (outcome !== 'served') safe(() => hooks?.fetchDidFail?.(exchange, outcome));
+      if (outcome !== 'served' && hooks?.fetchDidFail) safe(() => hooks.fetchDidFail!(exchange, outcome));
       if (report) this.options.learn(sample);
       const measured = head && sample.ttfbMs === undefined ? { ...sample, ttfbMs: io.now() - sentAtMs } : sample;
-      safe(() => hooks?.backgroundDidFinish?.(request, measured, target));
+      if (hooks?.backgroundDidFinish) safe(() => hooks.backgroundDidFinish!(request, measured, target));
       ended();
     };
-    safe(() => hooks?.requestWillFetch?.(exchange));
+    if (hooks?.requestWillFetch) safe(() => hooks.requestWillFetch!(exchange));
     const timer = io.setTimer(request.timeoutMs ?? this.options.timeoutMs, () => finish('timeout'));
     let cancel: Cancel = () => undefined;
     cancel = io.send(exchange, {
       head: (answer) => {
         if (done || head) return;
         head = { status: answer.status, ...(answer.ttfbMs === undefined ? {} : { ttfbMs: answer.ttfbMs }) };
-        safe(() => hooks?.fetchDidSucceed?.(exchange, head!));
+        if (hooks?.fetchDidSucceed) safe(() => hooks.fetchDidSucceed!(exchange, head!));
         const measured = answer.ttfbMs === undefined ? {} : { ttfbMs: answer.ttfbMs };
         if (answer.status >= 500) return finish('server-error', { ...measured, status: answer.status });
         // A HEAD is complete with its head; a ranged GET teaches throughput once its body is in.

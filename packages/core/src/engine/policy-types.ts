@@ -16,7 +16,7 @@ export interface PlanInput {
   /** Servers holding the resource, in the ORIGIN's order (binding order): the cold-start order. */
   candidates: readonly ServerId[];
   /** Expected body size when known: from the binding row or an earlier response. */
-  sizeBytes?: number;
+  sizeBytes?: number | undefined;
   nowMs: number;
 }
 

@@ -27,20 +27,20 @@ import { safe } from './safe-hook.js';
 export interface RunContext<R, C = unknown> {
   io: EngineIO<R, C>;
   /** Handed to every send of this run. */
-  context?: C;
+  context?: C | undefined;
   /** 'request' for the page's request, 'resume' for the rest of a broken body. */
   purpose: 'request' | 'resume';
-  winOn?: 'head' | 'body';
+  winOn?: 'head' | 'body' | undefined;
   /** The learn stage: every sample goes here (to the policy). */
   learn(sample: ExchangeSample): void;
   /** Subscribes to "this server was just marked failed" elsewhere (the policy's onServerFailed). Returns unsubscribe. */
-  watchServerFailure?(server: ServerId, onFailed: () => void): () => void;
-  admitHedge?(server: ServerId, nowMs: number): boolean;
-  hooks?: EngineHooks;
+  watchServerFailure?: ((server: ServerId, onFailed: () => void) => () => void) | undefined;
+  admitHedge?: ((server: ServerId, nowMs: number) => boolean) | undefined;
+  hooks?: EngineHooks | undefined;
   /** The winner's body broke off or froze after the run was served. */
-  onBodyBroken?(server: ServerId): void;
+  onBodyBroken?: ((server: ServerId) => void) | undefined;
   /** The winner's body arrived whole (drivers that follow bodies). */
-  onBodyComplete?(server: ServerId): void;
+  onBodyComplete?: ((server: ServerId) => void) | undefined;
 }
 
 /** How long a served body may stall before it counts as cut off: the attempt's deadline. */
@@ -74,6 +74,9 @@ interface Running<R> {
 
 const round = (ms: number): number => Math.round(ms * 100) / 100;
 
+/** 2^31 − 1 ms, about 24.8 days: the longest timer a browser accepts. */
+const NEVER_MS = 2_147_483_647;
+
 /** Runs `plan`; calls `done` once. Returns a cancel: before the end it aborts the run (the page gave up), after it stops the winner's body. */
 export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx: RunContext<R, C>, done: (result: RunResult<R>) => void): Cancel {
   const { io, hooks } = ctx;
@@ -88,7 +91,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
 
   const learn = (run: Running<R>, outcome: ExchangeSample['outcome'], extra: Partial<ExchangeSample> = {}): void => {
     const sample: ExchangeSample = { server: run.attempt.server, purpose: run.exchange.purpose, outcome, nowMs: io.now(), ...extra };
-    if (outcome !== 'served' && outcome !== 'cancelled') safe(() => hooks?.fetchDidFail?.(run.exchange, outcome));
+    if (outcome !== 'served' && outcome !== 'cancelled' && hooks?.fetchDidFail) safe(() => hooks.fetchDidFail!(run.exchange, outcome));
     ctx.learn(sample);
   };
 
@@ -98,7 +101,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     for (const cancelTimer of hedgeTimers) cancelTimer();
     for (const run of running) if (run !== winner) cancel(run, 'cancelled');
     if (result.kind !== 'failed' && fallback) io.discard?.(fallback.response);
-    safe(() => hooks?.runDidFinish?.(result));
+    if (hooks?.runDidFinish) safe(() => hooks.runDidFinish!(result));
     done(result);
   };
 
@@ -166,7 +169,8 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     const run: Running<R> = { attempt, exchange, record, cancelExchange: () => undefined, timer: undefined, unwatch: undefined, done: false, timedOut: false, ended: false };
     running.add(run);
     const deadlineMs = deadlineOf(attempt);
-    run.timer = io.setTimer(attempt.timeoutMs, () => {
+    // A browser's longest timer (2^31 − 1 ms) or more is no timeout at all (the baselines): no timer.
+    if (attempt.timeoutMs < NEVER_MS) run.timer = io.setTimer(attempt.timeoutMs, () => {
       if (deadlineMs <= attempt.timeoutMs) {
         settle(run);
         run.cancelExchange();
@@ -195,7 +199,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
       nudged = true;
       startNext(ctx.purpose);
     });
-    safe(() => hooks?.requestWillFetch?.(exchange));
+    if (hooks?.requestWillFetch) safe(() => hooks.requestWillFetch!(exchange));
     const sentAtMs = io.now();
     run.cancelExchange = io.send(exchange, {
       head: (head) => onHead(run, head, sentAtMs),
@@ -212,7 +216,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     const { record } = run;
     record.status = head.status;
     record.ttfbMs = round(head.ttfbMs ?? head.elapsedMs ?? io.now() - sentAtMs);
-    safe(() => hooks?.fetchDidSucceed?.(run.exchange, { status: head.status, ...(head.ttfbMs === undefined ? {} : { ttfbMs: head.ttfbMs }) }));
+    if (hooks?.fetchDidSucceed) safe(() => hooks.fetchDidSucceed!(run.exchange, { status: head.status, ...(head.ttfbMs === undefined ? {} : { ttfbMs: head.ttfbMs }) }));
     const outcome = head.served ? 'served' : classifyStatus(head.status);
     record.outcome = outcome;
     const measured = head.ttfbMs === undefined ? {} : { ttfbMs: head.ttfbMs };
@@ -285,19 +289,28 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     failedOver();
   };
 
-  plan.forEach((attempt, index) => {
-    if (attempt.hedgeAfterMs === undefined || index === 0) return;
-    hedgeTimers.push(
-      io.setTimer(attempt.hedgeAfterMs, () => {
-        if (settled || winner || next > index) return;
-        if (ctx.admitHedge && !ctx.admitHedge(attempt.server, io.now())) return void safe(() => hooks?.hedgeRefused?.(attempt.server));
-        while (!settled && !winner && next <= index && startNext('hedge')) {
-          // start every attempt up to this hedged one
-        }
-      }),
-    );
-  });
-  if (!startNext(ctx.purpose)) finish({ kind: 'failed', attempts: records });
+  /** A planned hedge's moment: start every attempt up to it, if the policy admits it. */
+  const hedge = (attempt: EngineAttempt, index: number): void => {
+    if (settled || winner || next > index) return;
+    if (ctx.admitHedge && !ctx.admitHedge(attempt.server, io.now())) {
+      if (hooks?.hedgeRefused) safe(() => hooks.hedgeRefused!(attempt.server));
+      return;
+    }
+    while (!settled && !winner && next <= index && startNext('hedge')) {
+      // start every attempt up to this hedged one
+    }
+  };
+
+  if (!startNext(ctx.purpose)) {
+    finish({ kind: 'failed', attempts: records });
+  } else {
+    plan.forEach((attempt, index) => {
+      if (attempt.hedgeAfterMs === undefined || index === 0) return;
+      // hedgeAfterMs 0 (every replica at once): now, in plan order, without a timer.
+      if (attempt.hedgeAfterMs <= 0) hedge(attempt, index);
+      else hedgeTimers.push(io.setTimer(attempt.hedgeAfterMs, () => hedge(attempt, index)));
+    });
+  }
 
   return () => {
     if (!settled) {

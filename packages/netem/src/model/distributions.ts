@@ -5,28 +5,9 @@
  */
 import type { RandomSource } from './random.js';
 
-export const DISTRIBUTION_NAMES = ['constant', 'uniform', 'normal', 'lognormal', 'exponential', 'pareto'] as const;
-export type DistributionName = (typeof DISTRIBUTION_NAMES)[number];
+import { DEFAULT_PARETO_SHAPE, type DistributionSpec, type DurationSpec } from './scenario-schema.js';
 
-/** A random duration. Draws are clamped to [minMs, maxMs]. */
-export interface DistributionSpec {
-  distribution: DistributionName;
-  /** Mean of the distribution (before clamping). */
-  meanMs: number;
-  /** Standard deviation, for uniform, normal and lognormal. Default 0. */
-  stdDevMs?: number;
-  /** Tail index α > 1 of a Pareto distribution (smaller = heavier tail). Default 2.5. */
-  shape?: number;
-  /** Lower clamp. Default 0: a delay is never negative. */
-  minMs?: number;
-  /** Upper clamp. Default: none. */
-  maxMs?: number;
-}
-
-/** A duration: a constant number of milliseconds, or a distribution. */
-export type DurationSpec = number | DistributionSpec;
-
-export const DEFAULT_PARETO_SHAPE = 2.5;
+export { DISTRIBUTION_NAMES, DEFAULT_PARETO_SHAPE, type DistributionName, type DistributionSpec, type DurationSpec } from './scenario-schema.js';
 
 /** Every draw consumes exactly this many uniforms, whatever the distribution, so that
  * streams stay aligned when a scenario changes a distribution's kind. */

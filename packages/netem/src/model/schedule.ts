@@ -2,7 +2,7 @@
  * Evaluates a server's piecewise schedule: the link in force at any scenario time, and
  * the outage window (if any) covering it.
  */
-import { DEFAULT_PARETO_SHAPE, type DurationSpec } from './distributions.js';
+import { DEFAULT_PARETO_SHAPE, type DurationSpec } from './scenario-schema.js';
 import type { LinkProfile, OutageWindow, Scenario, ServerScenario, StallSpec, Transition } from './scenario.js';
 
 interface Keyframe {

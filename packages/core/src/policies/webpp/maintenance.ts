@@ -2,8 +2,9 @@
  * Background requests of the webpp policy, all counted as extra requests:
  * - probes of ejected servers, when their jittered backoff is due (backoff.ts); bounded by
  *   the backoff itself (a handful per outage, then one per probeBackoffCapMs);
- * - one free refresh of each server never measured (the cold start: learn the replicas
- *   from the first page instead of from user requests) — once per server;
+ * - two free refreshes of each server never measured (the cold start: learn the
+ *   replicas from the first page instead of from user requests; the first exchange also sets
+ *   up the connection, the second measures the server) — at most twice per server;
  * - refreshes of the stalest server, within refreshBudgetShare of requests
  *   (token bucket), so that servers not in use are re-measured every few seconds and a
  *   change elsewhere, or a recovered best server, is noticed (the paper refreshes only
@@ -18,7 +19,7 @@ import type { BackgroundRequest, MaintenanceInput } from '../../engine/policy-ty
 import type { ServerId } from '../../types.js';
 import { probeDelayMs } from './backoff.js';
 import type { WebppOptions } from './options.js';
-import type { ServerRecord } from './server-record.js';
+import { BOOTSTRAP_SAMPLES, type ServerRecord } from './server-record.js';
 import type { TokenBucket } from './token-bucket.js';
 
 export interface MaintenanceContext {
@@ -46,13 +47,16 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
     // waits its turn (so that the maintenance timer is not due again at once).
     if (free(record.server)) due.push({ server: record.server, purpose: 'probe', method: 'head' });
     record.probesSent++;
+    record.updatedAtMs = Math.max(record.updatedAtMs, nowMs);
     record.nextProbeAtMs = nowMs + probeDelayMs(record.probesSent, options.probeBackoffBaseMs, options.probeBackoffCapMs, random);
   }
 
   for (const server of input.candidates) {
     const record = context.recordOf(server);
-    if (record.measured || record.state === 'failed' || record.bootstrapSentAtMs !== 0 || !free(server)) continue;
-    record.bootstrapSentAtMs = nowMs;
+    // Servers that requests measure already need none.
+    const bootstrapping = record.sampleCount === 0 || (record.bootstrapsSent > 0 && record.sampleCount < BOOTSTRAP_SAMPLES);
+    if (!bootstrapping || record.bootstrapsSent >= BOOTSTRAP_SAMPLES || record.state === 'failed' || !free(server)) continue;
+    record.bootstrapsSent++;
     due.push(refresh(server, context));
   }
 

@@ -20,7 +20,7 @@ import { dueBackground, nextProbeAtMs } from './maintenance.js';
 import { resolveWebppOptions, type WebppOptions } from './options.js';
 import { planAttempts } from './plan.js';
 import { learnSample, ServerRecord } from './server-record.js';
-import { fromSnapshot, toSnapshot } from './snapshot.js';
+import { mergeSnapshot, toSnapshot } from './snapshot.js';
 import { TokenBucket } from './token-bucket.js';
 
 /** Outcomes of a request's attempt after which the engine tries the next replica. */
@@ -32,7 +32,7 @@ const LARGE_IN_USE_MS = 60_000;
 export class WebppPolicy implements ClientPolicy {
   readonly name = 'webpp';
   readonly options: Readonly<WebppOptions>;
-  private records = new Map<ServerId, ServerRecord>();
+  private readonly records = new Map<ServerId, ServerRecord>();
   private readonly hedgeBucket: TokenBucket;
   private readonly refreshBucket: TokenBucket;
   private readonly listeners = new Set<(server: ServerId) => void>();
@@ -100,8 +100,9 @@ export class WebppPolicy implements ClientPolicy {
     return toSnapshot(this.records.values());
   }
 
+  /** Merges stored state into what is in memory (snapshot.ts, mergeSnapshot); malformed state changes nothing. */
   restore(state: unknown): void {
-    this.records = fromSnapshot(state, this.options, this.deps.now());
+    mergeSnapshot(this.records, state, this.options, this.deps.now());
   }
 
   describe(nowMs: number): PolicyServerView[] {

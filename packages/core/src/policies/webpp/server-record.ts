@@ -10,6 +10,11 @@ import { bucketOf, LatencySketch } from './latency-sketch.js';
 import type { WebppOptions } from './options.js';
 import { ThroughputEstimate } from './throughput.js';
 
+/** Samples a server gets from free refreshes at a cold start (the first one warms its connection). */
+export const BOOTSTRAP_SAMPLES = 2;
+/** What the first sample of a server still weighs once the second arrives. */
+const FIRST_SAMPLE_WEIGHT = 0.05;
+
 /** The history sketch (what a server does at its best) remembers this many times longer. */
 export const HISTORY_HALF_LIVES = 10;
 
@@ -35,8 +40,10 @@ export class ServerRecord {
   slowStreak = 0;
   fastStreak = 0;
   changeSuspectedAtMs = 0;
-  /** A never-measured server gets one free refresh (the cold start); when it was sent. */
-  bootstrapSentAtMs = 0;
+  /** Clock time of the last change to this record: the newer record wins when states are merged. */
+  updatedAtMs = 0;
+  /** Free refreshes sent to this server while it had fewer than BOOTSTRAP_SAMPLES samples (the cold start). */
+  bootstrapsSent = 0;
 
   constructor(readonly server: ServerId) {}
 
@@ -51,6 +58,12 @@ export class ServerRecord {
 
   /** A first byte of `valueMs` on an exchange sent at `sentAtMs`, known at `nowMs`. */
   addFirstByte(valueMs: number, nowMs: number, options: WebppOptions, sentAtMs = nowMs - valueMs): void {
+    if (this.sampleCount === 1) {
+      // The first exchange with a server also set up its connection (DNS, TCP, TLS), which
+      // later requests on the warm connection do not pay: the second sample replaces it.
+      this.ttfb.discount(FIRST_SAMPLE_WEIGHT);
+      this.history.discount(FIRST_SAMPLE_WEIGHT);
+    }
     this.ttfb.add(valueMs, nowMs, options.estimateHalfLifeMs, sentAtMs);
     this.history.add(valueMs, nowMs, options.estimateHalfLifeMs * HISTORY_HALF_LIVES, sentAtMs);
     this.sampleCount++;
@@ -105,12 +118,14 @@ export type LearnResult = 'ejected' | 'recovered' | undefined;
  *   least that long), so a server that hangs now and then ranks by what it costs.
  * - A timeout, a refused/reset connection, a 5xx or a body cut off is a failure; after
  *   ejectAfterFailures in a row the server is ejected (Envoy outlier detection,
- *   consecutive_5xx / consecutive_local_origin_failure) and probed with backoff.
+ *   consecutive_5xx / consecutive_local_origin_failure) and probed with backoff. A body cut
+ *   off ejects at once.
  * - 'cancelled' (another attempt won) teaches nothing.
  */
 export function learnSample(record: ServerRecord, sample: ExchangeSample, options: WebppOptions, random: () => number): LearnResult {
   const { outcome, nowMs } = sample;
   if (outcome === 'cancelled') return undefined;
+  record.updatedAtMs = Math.max(record.updatedAtMs, nowMs);
   if ((outcome === 'served' || outcome === 'stale') && sample.ttfbMs !== undefined && Number.isFinite(sample.ttfbMs)) {
     noteChange(record, sample.ttfbMs, nowMs, options);
     record.addFirstByte(sample.ttfbMs, nowMs, options, nowMs - sample.ttfbMs - (sample.bodyMs ?? 0));
@@ -133,7 +148,9 @@ export function learnSample(record: ServerRecord, sample: ExchangeSample, option
     record.addFirstByte(timeoutMsOf(record, options), nowMs, options);
   }
   record.failureStreak++;
-  if (record.failureStreak < options.ejectAfterFailures) return undefined;
+  // A body cut off mid-stream is what a crash does to its connections: eject at once (a
+  // probe in 1–2 s brings the server back if it was only this response).
+  if (record.failureStreak < options.ejectAfterFailures && outcome !== 'cut-mid-body') return undefined;
   record.state = 'failed';
   record.probesSent = 0;
   record.nextProbeAtMs = nowMs + probeDelayMs(0, options.probeBackoffBaseMs, options.probeBackoffCapMs, random);

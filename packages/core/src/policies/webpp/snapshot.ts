@@ -29,6 +29,7 @@ export interface ServerRowJSON {
   nextProbeAtMs: number;
   sampleCount: number;
   lastSampleAtMs: number;
+  updatedAtMs: number;
 }
 
 export interface WebppSnapshot {
@@ -50,9 +51,22 @@ export function toSnapshot(records: Iterable<ServerRecord>): WebppSnapshot {
       nextProbeAtMs: record.nextProbeAtMs,
       sampleCount: record.sampleCount,
       lastSampleAtMs: record.lastSampleAtMs,
+      updatedAtMs: record.updatedAtMs,
     };
   }
   return { formatVersion: SNAPSHOT_FORMAT_VERSION, policy: 'webpp', servers };
+}
+
+/**
+ * Merges a stored snapshot into the records in memory (the worker's tabs and versions share
+ * one stored state; sw/src/policy-store.ts restores before every write): per server, the
+ * record changed last wins, memory on a tie; servers only one side knows are kept.
+ */
+export function mergeSnapshot(records: Map<ServerId, ServerRecord>, state: unknown, options: WebppOptions, nowMs: number): void {
+  for (const [server, stored] of fromSnapshot(state, options, nowMs)) {
+    const current = records.get(server);
+    if (current === undefined || stored.updatedAtMs > current.updatedAtMs) records.set(server, stored);
+  }
 }
 
 /** The records of a snapshot, or an empty map when it is not one. */
@@ -89,6 +103,7 @@ function recordFrom(server: ServerId, row: unknown, options: WebppOptions, nowMs
   record.nextProbeAtMs = Math.min(row['nextProbeAtMs'] as number, nowMs + options.probeBackoffCapMs);
   record.sampleCount = row['sampleCount'] as number;
   record.lastSampleAtMs = Math.min(row['lastSampleAtMs'] as number, nowMs);
+  record.updatedAtMs = isCount(row['updatedAtMs']) ? Math.min(row['updatedAtMs'], nowMs) : record.lastSampleAtMs;
   return record;
 }
 

@@ -1,7 +1,8 @@
 /**
- * What the plugin decorates the Fastify instance with: `app.webpp`. Policies (paper
- * Section 5.2: algorithms that decide when and where to replicate) use it to read the
- * load statistics and the directory, and to create, update or delete replicas from code.
+ * What the plugin decorates the Fastify instance with: `app.webpp`, for code outside the
+ * plugin. Policies (paper Section 5.2: algorithms that decide when and where to replicate)
+ * use it to read the load statistics and the directory, and to create, update or delete
+ * replicas from code. The plugin's own modules do not use it: each is handed what it needs.
  */
 import type { ReplicationDirectory } from './directory/replication-directory.js';
 import type { ResolvedOptions } from './options.js';
@@ -12,8 +13,6 @@ import type { PreprocessCache } from './bindings/preprocess-cache.js';
 import type { PeerSync } from './sync/peer-sync.js';
 import type { ClientScripts } from './client-scripts.js';
 import type { OriginGauges } from './stats/prometheus.js';
-
-export const WELL_KNOWN_PREFIX = '/.well-known/webpp/';
 
 export interface WebppOrigin {
   readonly options: ResolvedOptions;

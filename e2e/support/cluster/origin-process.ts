@@ -96,7 +96,7 @@ export class OriginProcess {
       '--logical-origin', options.logicalOrigin,
       '--directory', options.directoryFile,
       '--data-dir', options.dataDir,
-      '--peer', options.peers.join(','),
+      ...(options.peers.length > 0 ? ['--peer', options.peers.join(',')] : []),
       '--sync-interval-ms', '2000',
       '--log-level', 'warn',
     ];

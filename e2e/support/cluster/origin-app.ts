@@ -1,0 +1,42 @@
+/**
+ * The in-process server of one replica, composed like startReplicaServer (origin/src/server.ts)
+ * composes it: Fastify + the webppOrigin plugin + the site's routes + @fastify/static over the
+ * replica's folder, on a socket bound beforehand (so the public URL, the emulator's, is known
+ * before the plugin starts). Around the plugin: the fault hooks (faults.ts) and the test's own.
+ */
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import fastifyStatic from '@fastify/static';
+import { webppOrigin } from '@webpp/origin';
+import { faultsAfterOrigin, faultsBeforeOrigin, type FaultState } from './faults.js';
+import type { ReplicaSetup } from './replica.js';
+
+export async function buildOriginApp(server: Server, setup: ReplicaSetup, faults: FaultState, publicUrl: string, tls: boolean): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: false,
+    ...(tls ? { http2: true, https: { allowHTTP1: true } } : {}),
+    serverFactory: (handler: (request: IncomingMessage, response: ServerResponse) => void) => {
+      server.on('request', handler);
+      return server;
+    },
+  } as FastifyServerOptions) as unknown as FastifyInstance;
+  try {
+    await app.register(faultsBeforeOrigin, { faults });
+    await app.register(webppOrigin, { contentRoot: setup.root, ...setup.origin, publicUrl, dataDir: setup.dataDir });
+    await app.register(faultsAfterOrigin, { faults });
+    setup.configure?.(app);
+    setup.routes?.(app);
+    const fileHeaders = setup.fileHeaders;
+    await app.register(fastifyStatic, {
+      root: setup.root,
+      index: ['index.html'],
+      redirect: true,
+      ...(fileHeaders ? { setHeaders: (reply, path) => void reply.headers(fileHeaders(path)) } : {}),
+    });
+    await app.ready();
+  } catch (error) {
+    await app.close().catch(() => undefined);
+    throw error;
+  }
+  return app;
+}

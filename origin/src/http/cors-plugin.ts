@@ -1,0 +1,40 @@
+/**
+ * CORS for the worker (cors.ts says why): answers preflights for GET / HEAD, and adds the
+ * CORS response headers to replicated resources (`cors: 'replicated'`) or to every
+ * resource (`cors: 'all'`). The origin's own endpoints set their own.
+ */
+import fp from 'fastify-plugin';
+import type { FastifyInstance } from 'fastify';
+import type { CorsMode } from '../options.js';
+import { answerPreflight, setCorsHeaders } from './cors.js';
+import { isWellKnown } from './request-paths.js';
+import type { UrlResolutions } from './url-resolutions.js';
+
+export interface CorsPluginOptions {
+  mode: CorsMode;
+  resolutions: UrlResolutions;
+  isOwnEndpoint: (url: string) => boolean;
+}
+
+async function corsPlugin(app: FastifyInstance, { mode, resolutions, isOwnEndpoint }: CorsPluginOptions): Promise<void> {
+  if (mode === 'off') return;
+
+  app.addHook('onRequest', async (request, reply) => {
+    if (request.method !== 'OPTIONS' || isWellKnown(request.url)) return;
+    const method = request.headers['access-control-request-method'];
+    if (method !== undefined && answerPreflight(method, request.headers['access-control-request-headers'], reply)) {
+      return reply.send();
+    }
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.method !== 'GET' && request.method !== 'HEAD') return payload;
+    const status = reply.statusCode;
+    if ((status !== 200 && status !== 206 && status !== 304) || isOwnEndpoint(request.url)) return payload;
+    const resolved = resolutions.resolve(request.url);
+    if (resolved !== undefined && (mode === 'all' || resolved.replicated)) setCorsHeaders(reply);
+    return payload;
+  });
+}
+
+export const webppCors = fp(corsPlugin, { fastify: '5.x', name: 'webpp-cors' });

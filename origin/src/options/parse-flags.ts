@@ -1,0 +1,120 @@
+/**
+ * Command-line flags to options objects, typed and checked by the same schemas as the API:
+ * a bad value is reported under the flag's name ("--max-replica-bytes must be >= 1").
+ */
+import { parseArgs } from 'node:util';
+import type { TObject } from 'typebox';
+import { FLAGS, parseArgsOptions, type FlagSpec } from './cli-flags.js';
+import { compileOptions, type PathNamer } from './compile-options.js';
+import { pluginOptionsSchema } from './plugin-schema.js';
+import { cliOnlySchema, serverOptionsSchema } from './server-schema.js';
+import { resolveOptions, type WebppOriginOptions } from '../options.js';
+
+/** A mistake on the command line (exit status 2). */
+export class UsageError extends Error {}
+
+type Values = Record<string, unknown>;
+
+export interface ParsedFlags {
+  help: boolean;
+  positionals: string[];
+  /** Options for startReplicaServer (plugin and server options), only those given or with a command-line default. */
+  server: Values;
+  /** The command's own options (TLS files, secret files, log level). */
+  cli: Values;
+  /** Flags given explicitly (not from the environment or a default). */
+  given: Set<string>;
+}
+
+function convert(spec: FlagSpec, raw: string): unknown {
+  if (spec.kind === 'integer') {
+    if (!/^-?\d+$/.test(raw.trim())) {
+      throw new UsageError(`--${spec.flag} must be a${(spec.schema as { minimum?: number }).minimum === undefined ? 'n' : ' non-negative'} integer (got ${JSON.stringify(raw)})`);
+    }
+    return Number(raw);
+  }
+  if (spec.kind === 'number') {
+    const value = Number(raw);
+    if (raw.trim() === '' || !Number.isFinite(value)) throw new UsageError(`--${spec.flag} must be a number (got ${JSON.stringify(raw)})`);
+    return value;
+  }
+  return raw;
+}
+
+function setPath(target: Values, path: string[], value: unknown): void {
+  const [head, ...rest] = path as [string, ...string[]];
+  if (rest.length === 0) {
+    target[head] = value;
+    return;
+  }
+  const child = typeof target[head] === 'object' && target[head] !== null ? (target[head] as Values) : {};
+  target[head] = child;
+  setPath(child, rest, value);
+}
+
+/** Names a JSON path by its flag, for error messages: ["peers", "1"] → "--peer[1]". */
+const flagName: PathNamer = (path) => {
+  for (let length = path.length; length > 0; length--) {
+    const spec = FLAGS.find((candidate) => candidate.path.join('.') === path.slice(0, length).join('.'));
+    if (spec !== undefined) return `--${spec.flag}${path.slice(length).map((part) => `[${part}]`).join('')}`;
+  }
+  return `option ${path.join('.')}`;
+};
+
+const serverValidator = compileOptions(serverOptionsSchema);
+const cliValidator = compileOptions(cliOnlySchema);
+
+function pick(values: Values, schema: TObject): Values {
+  return Object.fromEntries(Object.entries(values).filter(([key]) => key in schema.properties));
+}
+
+/** Every problem of the options the flags gave, under the flags' names. */
+function problemsOf(result: ParsedFlags): string[] {
+  const problems: string[] = [];
+  for (const [validator, values] of [[serverValidator, pick(result.server, serverOptionsSchema)], [cliValidator, result.cli]] as const) {
+    const checked = validator.check(values, flagName);
+    if (!checked.ok) problems.push(...checked.problems);
+  }
+  try {
+    // The plugin's own checks (origins, peers need a secret, …); the public URL is only known once bound.
+    const plugin = pick(result.server, pluginOptionsSchema) as WebppOriginOptions;
+    resolveOptions({ ...plugin, publicUrl: plugin.publicUrl ?? 'http://127.0.0.1' }, flagName);
+  } catch (error) {
+    problems.push((error as Error).message.replace(/^Invalid @webpp\/origin options: /, ''));
+  }
+  return problems;
+}
+
+/** Parses argv (without node and script); throws UsageError naming the flag of any bad value. */
+export function parseFlags(argv: string[], env: NodeJS.ProcessEnv): ParsedFlags {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: parseArgsOptions() });
+  } catch (error) {
+    throw new UsageError((error as Error).message);
+  }
+  const values = parsed.values as Record<string, string | string[] | boolean | undefined>;
+  const result: ParsedFlags = { help: values.help === true, positionals: parsed.positionals, server: {}, cli: {}, given: new Set() };
+  for (const spec of FLAGS) {
+    const target = spec.target === 'server' ? result.server : result.cli;
+    const raw = values[spec.flag];
+    if (raw !== undefined) result.given.add(spec.flag);
+    if (spec.kind === 'boolean') {
+      if (raw === true) setPath(target, spec.path, spec.setTo);
+      else if (spec.path.length === 1) setPath(target, spec.path, !spec.setTo);
+      continue;
+    }
+    if (spec.kind === 'list') {
+      const items = ((raw as string[] | undefined) ?? []).flatMap((item) => item.split(',')).map((item) => item.trim()).filter((item) => item !== '');
+      if (raw !== undefined) setPath(target, spec.path, items);
+      continue;
+    }
+    const fromEnv = spec.cli.env === undefined ? undefined : env[spec.cli.env];
+    const text = (raw as string | undefined) ?? (fromEnv === '' ? undefined : fromEnv);
+    if (text !== undefined) setPath(target, spec.path, convert(spec, text));
+    else if (spec.cli.default !== undefined) setPath(target, spec.path, spec.cli.default);
+  }
+  const problems = problemsOf(result);
+  if (problems.length > 0) throw new UsageError(problems.join('; '));
+  return result;
+}

@@ -1,0 +1,234 @@
+/**
+ * The options of the webppOrigin plugin, each defined once: its JSON Schema, default and
+ * description. The TypeScript types, the validation with defaults (options.ts), the flags
+ * and `--help` of webpp-origin (cli-flags.ts) and the table in docs/origin.md
+ * (`npm run docs:options`) are all derived from this object.
+ */
+import { Type } from 'typebox';
+import type { DirectoryFile } from '../directory/directory-file.js';
+import type { BatchOptions } from '../batch/batch-options.js';
+import type { PostFilter, PreFilter } from './filters.js';
+import { defaulted } from './resolved.js';
+
+const MiB = 1024 * 1024;
+const originUrl = { type: 'string', minLength: 1, maxLength: 2048 } as const;
+const rootPath = { pattern: '^/[^?#\\s]*$', patternText: 'a path starting with / without query, fragment or spaces', maxLength: 1024 } as const;
+
+export const pluginOptionsSchema = Type.Object(
+  {
+    publicUrl: Type.String({
+      ...originUrl,
+      description: "This server's origin (`scheme://host[:port]`, no path) as browsers and peers reach it. Its physical URLs are `publicUrl + path`.",
+      cli: { group: 'Network', arg: 'url', defaultText: 'http://<public host>:<port>' },
+    }),
+    logicalOrigin: Type.Optional(
+      Type.String({
+        ...originUrl,
+        defaultText: '`publicUrl`',
+        description:
+          "Origin of logical URLs written as paths: in the management API and the directory file. In a cluster, give every server the primary's origin (the logical URL of a resource is by default the primary copy's URL).",
+        cli: { group: 'Network', arg: 'url' },
+      }),
+    ),
+    dataDir: Type.Optional(
+      Type.String({
+        minLength: 1,
+        defaultText: 'a temporary folder, removed on close',
+        description:
+          'Where the directory (`directory.ywebpp`), the seed record and stored replicas (`replicas/`) live. Set it for anything that must survive a restart.',
+        cli: { group: 'Replication', arg: 'dir', default: '.webpp-data' },
+      }),
+    ),
+    directoryFile: Type.Optional(
+      Type.String({
+        minLength: 1,
+        description: '[Directory file](#directory-file) (JSON) seeding the replication directory. Re-applied as a diff when it changes.',
+        cli: { group: 'Replication', flag: 'directory', arg: 'file' },
+      }),
+    ),
+    directory: Type.Optional(
+      Type.Unsafe<DirectoryFile>({ type: 'object', description: "The directory seed inline: an object in the directory file's format." }),
+    ),
+    peers: defaulted(
+      Type.Array(Type.String(originUrl), {
+        maxItems: 256,
+        default: [],
+        description:
+          'Public URLs of the other servers of the administrative domain. The directory is pushed to them and synchronised with them. Its own URL is dropped from the list. List each peer by its own `publicUrl` (or one of its `aliasUrls`): signatures cover the origin a call is sent to.',
+        cli: { group: 'Replication', flag: 'peer', arg: 'url' },
+      }),
+    ),
+    aliasUrls: defaulted(
+      Type.Array(Type.String(originUrl), {
+        maxItems: 16,
+        default: [],
+        description:
+          'Other origins at which peers reach this server (an internal address, a port forward). Signed server-to-server calls addressed to one of them are accepted as well as those addressed to `publicUrl`.',
+        cli: { group: 'Replication', flag: 'alias-url', arg: 'url' },
+      }),
+    ),
+    adminToken: Type.Optional(
+      Type.String({
+        minLength: 16,
+        maxLength: 4096,
+        pattern: '^[\\x21-\\x7e]+$',
+        patternText: 'made of visible ASCII characters',
+        description:
+          'Bearer token of the management API and the statistics (at least 16 visible ASCII characters). Without it, management answers 403 `WEBPP_ERR_DISABLED`.',
+        cli: { group: 'Credentials', arg: 'token', env: 'WEBPP_ADMIN_TOKEN' },
+      }),
+    ),
+    clusterSecret: Type.Optional(
+      Type.String({
+        minLength: 16,
+        maxLength: 4096,
+        description: 'Shared secret signing server-to-server calls (at least 16 characters). Required when `peers` is set.',
+        cli: { group: 'Credentials', arg: 'secret', env: 'WEBPP_CLUSTER_SECRET' },
+      }),
+    ),
+    syncIntervalMs: defaulted(
+      Type.Integer({
+        minimum: 10,
+        maximum: 86_400_000,
+        default: 10_000,
+        description: 'Anti-entropy period between peers; also the retry period of failed update pushes.',
+        cli: { group: 'Replication' },
+      }),
+    ),
+    peerTimeoutMs: defaulted(
+      Type.Integer({ minimum: 10, maximum: 600_000, default: 5_000, description: 'Timeout of every server-to-server request.', cli: { group: 'Replication' } }),
+    ),
+    maxClockSkewMs: defaulted(
+      Type.Integer({
+        minimum: 1000,
+        maximum: 86_400_000,
+        default: 300_000,
+        description: 'Accepted age (either way) of a server-to-server signature.',
+        cli: { group: 'Replication' },
+      }),
+    ),
+    injectScript: defaulted(
+      Type.Boolean({
+        default: true,
+        description: 'Insert `<script src="/webpp.js" async></script>` into HTML pages that do not load it yet.',
+        cli: { group: 'Behaviour', flag: 'inject' },
+      }),
+    ),
+    serveClientScripts: defaulted(
+      Type.Boolean({ default: true, description: 'Serve the page script and the worker.', cli: { group: 'Behaviour' } }),
+    ),
+    scriptPath: defaulted(
+      Type.String({ ...rootPath, default: '/webpp.js', description: 'Path of the page script (and its `.map` beside it).', cli: { group: 'Behaviour', arg: 'path' } }),
+    ),
+    workerPath: defaulted(
+      Type.String({
+        ...rootPath,
+        default: '/webpp-sw.js',
+        description: 'Path of the Service Worker script (and its `.map` beside it); must differ from `scriptPath`.',
+        cli: { group: 'Behaviour', arg: 'path' },
+      }),
+    ),
+    clientBundleDir: Type.Optional(
+      Type.String({
+        minLength: 1,
+        defaultText: "`$WEBPP_SW_BUNDLE_DIR`, else the `@webpp/sw` package's `bundle/`",
+        description:
+          'Folder holding `webpp.js` and `webpp-sw.js`. `@webpp/sw` is a dependency of `@webpp/origin`, so an npm install has it (checked by `npm run test:pack`).',
+        cli: { group: 'Behaviour', arg: 'dir' },
+      }),
+    ),
+    cors: defaulted(
+      Type.Enum(['replicated', 'all', 'off'], {
+        default: 'replicated',
+        description: "CORS headers on GET/HEAD responses: `'replicated'` (resources in the directory), `'all'`, or `'off'`.",
+        cli: { group: 'Behaviour', arg: 'mode' },
+      }),
+    ),
+    killSwitch: defaulted(
+      Type.Boolean({
+        default: false,
+        description: "Send `webpp-control: off` on every response: every browser's worker unregisters (see [Kill switch](#kill-switch)).",
+        cli: { group: 'Behaviour' },
+      }),
+    ),
+    maxBindingsHeaderBytes: defaulted(
+      Type.Integer({
+        minimum: 64,
+        maximum: 1_048_576,
+        default: 8192,
+        description: 'Byte budget of the bindings header; the encoder drops bindings from the end to fit.',
+        cli: { group: 'Limits and tuning' },
+      }),
+    ),
+    contentRoot: Type.Optional(
+      Type.String({
+        minLength: 1,
+        defaultText: '— (`startReplicaServer` passes its `root`)',
+        description:
+          "Folder the site's static files are served from: their SHA-256 digests go into the bindings header ([content digests](protocol.md#content-digests)).",
+      }),
+    ),
+    contentDigests: defaulted(
+      Type.Boolean({
+        default: false,
+        description:
+          "Send SHA-256 digests of static files under `contentRoot` and of stored replicas, never of HTML, so the worker can check replicas' bytes ([integrity](service-worker.md#integrity)).",
+        cli: { group: 'Behaviour' },
+      }),
+    ),
+    preprocessCacheBytes: defaulted(
+      Type.Integer({ minimum: 0, default: 32 * MiB, description: 'Byte bound of the pre-processing cache (`0` disables it).', cli: { group: 'Limits and tuning' } }),
+    ),
+    maxPreprocessBytes: defaulted(
+      Type.Integer({
+        minimum: 0,
+        default: 8 * MiB,
+        description: 'Largest HTML or CSS body parsed for references; bigger ones are passed through with only their own binding.',
+        cli: { group: 'Limits and tuning' },
+      }),
+    ),
+    maxReplicaBytes: defaulted(
+      Type.Integer({ minimum: 1, default: 50 * MiB, description: 'Largest body of `POST`/`PUT` of a replica; larger gets 413.', cli: { group: 'Limits and tuning' } }),
+    ),
+    publicStats: defaulted(
+      Type.Boolean({
+        default: false,
+        description: 'Serve the statistics (`/.well-known/webpp/stats`, `/metrics`) without the admin token, with CORS.',
+        cli: { group: 'Behaviour' },
+      }),
+    ),
+    statsEwmaWeight: defaulted(
+      Type.Number({
+        exclusiveMinimum: 0,
+        maximum: 1,
+        default: 0.1,
+        description: 'Weight of the newest sample in the service-time EWMA.',
+        cli: { group: 'Limits and tuning', arg: 'weight' },
+      }),
+    ),
+    statsRateHalfLifeMs: defaulted(
+      Type.Integer({ minimum: 1, default: 60_000, description: 'Half-life of the request- and byte-rate estimators.', cli: { group: 'Limits and tuning' } }),
+    ),
+    statsMaxResources: defaulted(
+      Type.Integer({
+        minimum: 1,
+        default: 10_000,
+        description: 'Resources tracked individually by the statistics (the least recently requested is dropped).',
+        cli: { group: 'Limits and tuning' },
+      }),
+    ),
+    preFilters: defaulted(
+      Type.Array(Type.Unsafe<PreFilter>({}), { default: [], description: 'Functions run before each replica operation; any can veto ([filters](#pre-filters-and-post-filters)).' }),
+    ),
+    postFilters: defaulted(Type.Array(Type.Unsafe<PostFilter>({}), { default: [], description: 'Functions run after each successful replica operation.' })),
+    batch: defaulted(
+      Type.Union([Type.Boolean(), Type.Unsafe<BatchOptions>({ type: 'object' })], {
+        default: false,
+        description:
+          'Batch transmission: answer a worker\'s page request with the page and its embedded resources in one streamed response. `true`, `false`, or [batch options](batching.md).',
+        cli: { group: 'Behaviour' },
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
