@@ -29,7 +29,7 @@ export interface PageRecord {
 }
 
 /** One bound request as the worker reported it (its live 'decision' event). */
-interface WorkerDecision {
+export interface WorkerDecision {
   url: string;
   outcome: 'served' | 'failed' | 'aborted';
   servedBy: string | null;

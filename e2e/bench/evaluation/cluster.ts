@@ -26,7 +26,7 @@ import { startScenarioEmulators, responseTiming } from '@webpp/netem';
 import type { RequestPlan, RequestRecord, Scenario, ScenarioEmulators } from '@webpp/netem';
 
 /** One request as an emulator saw it, for the calibration of the simulator. */
-interface ServerSideRequest {
+export interface ServerSideRequest {
   server: string;
   method: string;
   client: number;

@@ -6,7 +6,7 @@
 import { registryPolicy } from '@webpp/simulator';
 import type { BenchPolicy } from './policies.js';
 
-export const DEFAULT_POLICY: BenchPolicy = {
+const DEFAULT_POLICY: BenchPolicy = {
   name: 'webpp',
   browser: { mode: 'worker', workerParams: { policy: 'webpp' } },
   simulated: () => registryPolicy('webpp', {}, 'webpp'),

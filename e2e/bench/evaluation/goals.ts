@@ -25,7 +25,7 @@ export const GOALS = {
 } as const;
 
 /** The policies the goals are reported for, the new default first (those present in the rows). */
-export const GOAL_POLICIES = ['webpp', 'webpp-fast', 'webpp-paper', 'hedged'] as const;
+const GOAL_POLICIES = ['webpp', 'webpp-fast', 'webpp-paper', 'hedged'] as const;
 
 /** The worst end of a figure over the runs (the value itself for one run). */
 const worst = (row: ResultRow, field: 'relative_to_optimal' | 'relative_p95_to_optimal' | 'extra_requests_pct' | 'failed_requests'): number => row.range?.[field]?.[1] ?? row[field];
@@ -85,7 +85,7 @@ export function goalCells(rows: readonly ResultRow[], policy: string): Record<st
   return cells;
 }
 
-export const GOAL_NAMES: Record<string, string> = {
+const GOAL_NAMES: Record<string, string> = {
   mean: `mean ≤ ${GOALS.meanRatio}× optimal-complete, every scenario`,
   p95: `p95 ≤ ${GOALS.p95Ratio}× optimal-complete's p95, every scenario`,
   extra: `extra requests ≤ ${GOALS.extraRequestsPct}% (hedges, refreshes, probes, resumes)`,

@@ -21,7 +21,7 @@ const POLICY_COLORS: Record<string, string> = {
   optimal: '#525252',
   'optimal-complete': '#969696',
 };
-export const colorOf = (policy: string): string => POLICY_COLORS[policy] ?? '#bdbdbd';
+const colorOf = (policy: string): string => POLICY_COLORS[policy] ?? '#bdbdbd';
 
 type RatioField = 'relative_to_optimal' | 'relative_p95_to_optimal';
 const SIM_FIELD: Record<RatioField, 'sim_relative_to_optimal' | 'sim_relative_p95_to_optimal'> = {

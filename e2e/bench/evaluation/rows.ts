@@ -96,7 +96,7 @@ export const RANGED_FIELDS = [
   'sim_failed_requests',
   'better_than_mean_single',
 ] as const;
-export type RangedField = (typeof RANGED_FIELDS)[number];
+type RangedField = (typeof RANGED_FIELDS)[number];
 
 export function resultRows(
   measurements: readonly PolicyMeasurement[],
@@ -165,7 +165,7 @@ export function withGains(rows: readonly ResultRow[]): ResultRow[] {
 }
 
 /** 1 − policy mean ÷ mean of the single servers' means (paper Section 6.2's "improvement"). */
-export function improvementOverSingles(rows: readonly ResultRow[], scenario: string, policy: string): number {
+function improvementOverSingles(rows: readonly ResultRow[], scenario: string, policy: string): number {
   const singles = rows.filter((row) => row.scenario === scenario && row.policy.startsWith('single-'));
   const target = rows.find((row) => row.scenario === scenario && row.policy === policy);
   if (!target || singles.length === 0) return Number.NaN;

@@ -2,7 +2,7 @@
  * All policies on the same scenarios, same seed, same workload: the rows of the results
  * table (issue 7), in the format of docs/benchmarks/results.json.
  */
-import { parseScenario, serverNames, type Scenario, type WorkloadSpec } from '@webpp/netem/model';
+import { parseScenario, serverNames, type WorkloadSpec } from '@webpp/netem/model';
 import { oraclePolicy } from './policies/oracle.js';
 import { optimalPolicy, randomPolicy, registryPolicy, roundRobinPolicy, singleServerPolicy } from './policies/engine-policies.js';
 import { FAST_PRESET, policyNames } from '@webpp/core';
@@ -74,7 +74,7 @@ export interface ResultRow {
 }
 
 export interface ComparisonOptions {
-  scenarios: Array<Scenario | unknown>;
+  scenarios: unknown[];
   /** Default: standardPolicies(servers of each scenario). */
   policies?: (servers: readonly string[]) => Policy[];
   seed?: string | number;

@@ -12,7 +12,7 @@ import type { Policy } from './policy.js';
 import { simulate, type SimulationResult } from './simulation.js';
 
 export interface PolicySweepOptions {
-  scenarios: Array<Scenario | unknown>;
+  scenarios: unknown[];
   /** The policy with these options over its defaults. */
   policy: (options: Record<string, number>) => Policy;
   /** The defaults of the swept options (each variant changes one of them). */
