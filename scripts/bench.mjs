@@ -10,6 +10,8 @@ import { spawnSync } from 'node:child_process';
 
 const root = new URL('..', import.meta.url).pathname;
 const filter = process.argv[2];
+// Anything after the filter goes to each benchmark (`npm run bench evaluation -- --runs 3`).
+const benchArgs = process.argv.slice(3);
 
 function benchDirs() {
   const dirs = ['origin', 'sw', 'e2e'];
@@ -36,7 +38,7 @@ if (files.length === 0) {
 let failed = 0;
 for (const file of files) {
   console.log(`\n=== ${relative(root, file)} ===`);
-  const result = spawnSync(process.execPath, ['--import', 'tsx', file], { stdio: 'inherit', cwd: root });
+  const result = spawnSync(process.execPath, ['--import', 'tsx', file, ...benchArgs], { stdio: 'inherit', cwd: root });
   if (result.status !== 0) {
     failed += 1;
     console.error(`benchmark failed: ${relative(root, file)} (exit ${result.status})`);

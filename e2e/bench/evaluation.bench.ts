@@ -1,173 +1,160 @@
 /**
- * The paper's experiment (Section 6) in real Chromium, issue 7: every replica-selection
- * policy, at the same time, on each emulated-network scenario; then the simulator on the
- * same compressed scenarios for the agreement check.
+ * The paper's experiment (Section 6) in real Chromium, issues 7 and 11: every replica-selection
+ * policy, at the same time, on each emulated-network scenario; then the simulator on the same
+ * compressed scenarios for the agreement check. Run it three times for medians and ranges:
  *
- *   npm run bench evaluation
+ *   npm run bench evaluation -- --runs 3
  *
- * Environment (all optional):
- *   WEBPP_EVAL_TIME_SCALE   scenario time compression (default 0.5: 300 s → 150 s)
- *   WEBPP_EVAL_CLIENTS      clients per policy (default 1; the paper had 3)
- *   WEBPP_EVAL_SCENARIOS    comma-separated scenario names (default: all four)
- *   WEBPP_EVAL_POLICIES     comma-separated policy names (default: all; optimal is always run)
- *   WEBPP_EVAL_OUT          output folder (default docs/benchmarks)
- *   WEBPP_EVAL_RAW          a folder: also write every request's record there (raw-<scenario>.json)
+ * Options: e2e/bench/evaluation/options.ts (--runs, WEBPP_EVAL_SCENARIO_SECONDS, …).
  *
- * Writes results.json, results.md, relative-to-optimal.svg and browser-vs-simulator.svg.
- * On a terminal, a status line shows the scenario, the policy being set up or the run's
- * progress, and the time left; each finished scenario prints a one-line summary (only those
- * lines, no redraws, when the output is not a terminal).
+ * Writes results.json (one row per scenario and policy: medians over the runs, with ranges),
+ * results-runs.json (every run's rows), results.md, relative-to-optimal.svg,
+ * relative-p95-to-optimal.svg and browser-vs-simulator.svg, after every run (so a stopped
+ * bench leaves the runs done so far). A page request without a worker decision event makes
+ * the extra-request counts partial: the bench then writes results-incomplete.* instead and
+ * exits with status 1. On a terminal, a status line shows the scenario, the policy being set
+ * up or the run's progress, and the time left.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { resolve } from 'node:path';
 import { chromium } from '@playwright/test';
-import { BUILTIN_SCENARIOS, loadScenario, resolveWorkload, scaleScenarioTime } from '@webpp/netem';
+import { loadScenario, resolveWorkload, scaleScenarioTime } from '@webpp/netem';
 import { chromiumLaunchOptions } from '../support/chromium.js';
-import { agreement, simulateScenario } from './evaluation/agreement.js';
-import type { Agreement } from './evaluation/agreement.js';
-import { runBrowserScenario } from './evaluation/browser-run.js';
-import { startBenchCluster } from './evaluation/cluster.js';
-import { bestServerOracle, clientOverheadMs, measure } from './evaluation/metrics.js';
-import type { PolicyMeasurement } from './evaluation/metrics.js';
+import { agreementRows, goalLines } from './evaluation/goals.js';
+import { evaluationOptions, timeScaleFor } from './evaluation/options.js';
+import { browserVsSimulatorSvg, relativeToOptimalSvg } from './evaluation/plots.js';
+import { withDefaultPolicy } from './evaluation/default-policy.js';
 import { benchPolicies } from './evaluation/policies.js';
-import { browserVsSimulatorSvg, goalLines, relativeToOptimalSvg, resultRows, resultsMarkdown } from './evaluation/report.js';
-import type { ResultRow, RunInfo } from './evaluation/report.js';
+import { resultsMarkdown } from './evaluation/report.js';
+import type { RunInfo } from './evaluation/report.js';
+import { withGains } from './evaluation/rows.js';
+import type { ResultRow } from './evaluation/rows.js';
+import { aggregateRuns, median } from './evaluation/runs.js';
 import { EvaluationProgress } from './evaluation/run-progress.js';
+import { rowLine, runScenario } from './evaluation/scenario-run.js';
 
 const root = new URL('../../', import.meta.url).pathname;
-const timeScale = Number(process.env['WEBPP_EVAL_TIME_SCALE'] ?? 0.5);
-if (!(timeScale > 0 && timeScale <= 1)) throw new RangeError(`WEBPP_EVAL_TIME_SCALE must be in (0, 1] (got ${process.env['WEBPP_EVAL_TIME_SCALE']})`);
-const scenarioNames = (process.env['WEBPP_EVAL_SCENARIOS'] ?? BUILTIN_SCENARIOS.join(',')).split(',').map((name) => name.trim()).filter(Boolean);
-const policyFilter = process.env['WEBPP_EVAL_POLICIES']?.split(',').map((name) => name.trim()).filter(Boolean);
-const outDir = resolve(root, process.env['WEBPP_EVAL_OUT'] ?? 'docs/benchmarks');
-/**
- * Clients per policy. The paper ran 3 (each with its own latency table); 3 × 10 concurrent
- * contexts saturate this 2-core machine (a measured ~185 ms of queueing per request), so the
- * default is 1 client per policy, which still sends about as many requests per policy and
- * scenario as one of the paper's clients did.
- */
-const clients = Number(process.env['WEBPP_EVAL_CLIENTS'] ?? 1);
-if (!(Number.isInteger(clients) && clients >= 1 && clients <= 10)) throw new RangeError('WEBPP_EVAL_CLIENTS must be an integer in [1, 10]');
+const options = evaluationOptions(process.argv.slice(2), process.env, (path) => resolve(root, path));
 /** A safety bound only: the workload is bounded by scenario time. */
 const MAX_REQUESTS_PER_CLIENT = 2_000;
+/** Both baselines always run: optimal-complete is every ratio's denominator. */
+const BASELINES = ['optimal', 'optimal-complete'];
 
 /** Every scenario with its policies, known up front so that progress can tell the time left. */
-const plans = scenarioNames.map((name) => {
-  const scenario = scaleScenarioTime(loadScenario(name), timeScale);
-  const workload = resolveWorkload(scenario, { clients });
-  const policies = benchPolicies(Object.keys(scenario.servers)).filter((policy) => !policyFilter || policy.name === 'optimal' || policyFilter.includes(policy.name));
-  return { name, scenario, workload, policies };
+const plans = options.scenarios.map((name) => {
+  const original = loadScenario(name);
+  const timeScale = timeScaleFor(options, original.durationMs);
+  const scenario = scaleScenarioTime(original, timeScale);
+  const workload = resolveWorkload(scenario, { clients: options.clients });
+  const policies = withDefaultPolicy(benchPolicies(Object.keys(scenario.servers))).filter((policy) => !options.policies || BASELINES.includes(policy.name) || options.policies.includes(policy.name));
+  return { name, scenario, timeScale, workload, policies };
 });
-const progress = new EvaluationProgress(plans.map(({ name, workload, policies }) => ({ name, policies: policies.length, durationMs: workload.durationMs })));
+const steps = Array.from({ length: options.runs }, (_, run) => plans.map((plan) => ({ ...plan, run }))).flat();
+const progress = new EvaluationProgress(
+  steps.map(({ name, run, workload, policies }) => ({ name: options.runs > 1 ? `${name}, run ${run + 1}/${options.runs}` : name, policies: policies.length, durationMs: workload.durationMs })),
+);
 const log = (line: string): void => progress.log(line);
 
-const startedAt = new Date();
-const startedMs = performance.now();
-const loadAverage = loadavg().map((value) => value.toFixed(2)).join(', ');
+const descriptions: Record<string, string> = {};
+for (const plan of plans) for (const policy of plan.policies) descriptions[policy.name] = policy.description;
+const runRows: ResultRow[][] = [];
+const runInfos: RunInfo['runs'] = [];
+const overheads: Record<string, { medianMs: number; samples: number }[]> = {};
+const seedSpreads: Record<string, number[]> = {};
+const untagged: Record<string, number> = {};
+let simulatorSeeds: (string | number)[] = [];
+let missingDecisions = 0;
+
 progress.launchingBrowser();
 const browser = await chromium.launch(chromiumLaunchOptions);
 const chromiumVersion = browser.version();
-const rows: ResultRow[] = [];
-const descriptions: Record<string, string> = {};
-const overheadMs: RunInfo['overheadMs'] = {};
-const untaggedRequests: Record<string, number> = {};
-let workloadInfo: { clients: number; fileSizesBytes: number[]; durationMs: number } | undefined;
-let simulatorSeeds: (string | number)[] = [];
-
 try {
-  for (const [scenarioIndex, { name, scenario, workload, policies }] of plans.entries()) {
-    workloadInfo = { clients: workload.clients, fileSizesBytes: workload.fileSizesBytes, durationMs: workload.durationMs };
-    for (const policy of policies) descriptions[policy.name] = policy.description;
-    log(`\n${name}: ${policies.length} policies × ${workload.clients} clients for ${workload.durationMs / 1000} s (time scale ${timeScale})`);
-
-    const hooks = progress.scenarioHooks(scenarioIndex);
-    const cluster = await startBenchCluster({ scenario, fileSizesBytes: workload.fileSizesBytes });
-    let measurements: PolicyMeasurement[];
-    try {
-      const runs = await runBrowserScenario({ browser, cluster, policies, workload, maxRequestsPerClient: MAX_REQUESTS_PER_CLIENT, log, hooks });
-      const nameByOrigin = Object.fromEntries(Object.entries(cluster.origins).map(([server, origin]) => [origin, server]));
-      const bestServerAt = bestServerOracle(scenario);
-      measurements = runs.map((run) => measure(name, run, cluster.traffic(run.policy.name), nameByOrigin, bestServerAt));
-      overheadMs[name] = clientOverheadMs(
-        runs.filter((run) => run.policy.browser.mode === 'worker' && run.policy.name !== 'optimal').map((run) => ({ records: run.records, traffic: cluster.traffic(run.policy.name) })),
-      );
-      untaggedRequests[name] = cluster.untaggedRequests();
-      const rawDir = process.env['WEBPP_EVAL_RAW'];
-      if (rawDir) {
-        mkdirSync(resolve(root, rawDir), { recursive: true });
-        writeFileSync(resolve(root, rawDir, `raw-${name}.json`), JSON.stringify(runs.map((run) => ({ policy: run.policy.name, records: run.records, worker: run.worker }))));
-      }
-      for (const m of measurements) {
-        if (m.missingDecisions > 0) log(`  warning: ${m.policy}: ${m.missingDecisions} page requests without a worker decision event`);
-        const configErrors = runs.find((run) => run.policy.name === m.policy)?.configErrors ?? [];
-        if (configErrors.length > 0) log(`  warning: ${m.policy}: worker config errors: ${configErrors.join('; ')}`);
-      }
-    } finally {
-      await cluster.close();
+  for (let run = 0; run < options.runs; run++) {
+    const startedAt = new Date();
+    const startedMs = performance.now();
+    const loadAverage = loadavg().map((value) => value.toFixed(2)).join(', ');
+    const rows: ResultRow[] = [];
+    for (const [index, plan] of plans.entries()) {
+      const step = run * plans.length + index;
+      log(`\n${plan.name}${options.runs > 1 ? ` (run ${run + 1}/${options.runs})` : ''}: ${plan.policies.length} policies × ${plan.workload.clients} clients for ${plan.workload.durationMs / 1000} s (time scale ${plan.timeScale})`);
+      const result = await runScenario({
+        browser,
+        name: plan.name,
+        scenario: plan.scenario,
+        timeScale: Math.round(plan.timeScale * 1000) / 1000,
+        workload: plan.workload,
+        policies: plan.policies,
+        maxRequestsPerClient: MAX_REQUESTS_PER_CLIENT,
+        log,
+        hooks: progress.scenarioHooks(step),
+        simulating: (seeds) => progress.simulating(step, seeds),
+        rawFile: options.rawDir ? resolve(options.rawDir, `raw-${plan.name}-run${run + 1}.json`) : undefined,
+      });
+      for (const row of result.rows) log(rowLine(row));
+      log(`  overhead beyond the emulated link: ${result.overheadMs.medianMs.toFixed(1)} ms (median of ${result.overheadMs.samples})`);
+      rows.push(...result.rows);
+      (overheads[plan.name] ??= []).push(result.overheadMs);
+      (seedSpreads[plan.name] ??= []).push(result.seedSpread);
+      untagged[plan.name] = (untagged[plan.name] ?? 0) + result.untaggedRequests;
+      simulatorSeeds = result.seeds;
+      missingDecisions += result.rows.reduce((sum, row) => sum + row.missing_decisions, 0);
+      progress.scenarioDone(step, result.rows);
     }
-
-    const seeds = [scenario.seed ?? 0, 1, 2, 3, 4];
-    simulatorSeeds = seeds;
-    progress.simulating(scenarioIndex, seeds.length);
-    const simulated = simulateScenario({
-      scenario,
-      policies,
-      workload: {
-        clients: workload.clients,
-        fileSizesBytes: workload.fileSizesBytes,
-        durationMs: workload.durationMs,
-        requestsPerClient: MAX_REQUESTS_PER_CLIENT,
-        requestTimeoutMs: workload.requestTimeoutMs,
-        failurePauseMs: workload.failurePauseMs,
-        thinkTimeMs: workload.thinkTimeMs,
-      },
-      serviceMs: Math.max(0, overheadMs[name].medianMs || 0),
-      seeds,
+    const withGain = withGains(rows);
+    runRows.push(withGain);
+    const compared = agreementRows(withGain);
+    runInfos.push({
+      startedAt: startedAt.toISOString(),
+      wallSeconds: (performance.now() - startedMs) / 1000,
+      loadAverage,
+      agreeing: compared.filter((row) => row.agrees_relative_to_optimal).length,
+      compared: compared.length,
+      missingDecisions: withGain.reduce((sum, row) => sum + row.missing_decisions, 0),
     });
-    const optimal = measurements.find((m) => m.policy === 'optimal')!;
-    const agreements = new Map<string, Agreement>();
-    for (const m of measurements) {
-      const sim = simulated.find((s) => s.policy === m.policy)!;
-      agreements.set(m.policy, agreement({ relativeToOptimal: m.meanMs / optimal.meanMs, extraRequestsPct: m.extraRequestsPct, failed: m.failed }, sim));
-    }
-    const scenarioRows = resultRows(measurements, simulated, agreements, timeScale);
-    rows.push(...scenarioRows);
-    for (const row of scenarioRows) {
-      log(
-        `  ${row.policy.padEnd(17)} n=${String(row.requests).padStart(5)} mean ${row.mean_ms.toFixed(1).padStart(7)} ms  median ${row.median_ms.toFixed(1).padStart(7)}  p95 ${row.p95_ms.toFixed(1).padStart(7)}  ` +
-          `÷opt ${row.relative_to_optimal.toFixed(3)} (sim ${row.sim_relative_to_optimal.toFixed(3)}${row.agrees_relative_to_optimal ? '' : ' ✗'})  ` +
-          `extra ${row.extra_requests_pct}% (servers ${row.extra_requests_pct_server}%, sim ${row.sim_extra_requests_pct}%)  failed ${row.failed_requests} (sim ${row.sim_failed_requests})`,
-      );
-    }
-    log(`  overhead beyond the emulated link: ${overheadMs[name].medianMs.toFixed(1)} ms (median of ${overheadMs[name].samples})`);
-    progress.scenarioDone(scenarioIndex, scenarioRows);
+    writeOutputs();
   }
 } finally {
   progress.close();
   await browser.close();
 }
 
-const info: RunInfo = {
-  command: `${policyFilter || process.env['WEBPP_EVAL_SCENARIOS'] || process.env['WEBPP_EVAL_TIME_SCALE'] ? 'WEBPP_EVAL_… ' : ''}npm run bench evaluation`,
-  startedAt: startedAt.toISOString(),
-  wallSeconds: (performance.now() - startedMs) / 1000,
-  timeScale,
-  scenarioSeconds: (workloadInfo?.durationMs ?? 0) / 1000,
-  clients: workloadInfo?.clients ?? 0,
-  fileSizesBytes: workloadInfo?.fileSizesBytes ?? [],
-  maxRequestsPerClient: MAX_REQUESTS_PER_CLIENT,
-  chromium: chromiumVersion,
-  loadAverage,
-  overheadMs,
-  simulatorSeeds,
-  untaggedRequests,
-};
-mkdirSync(outDir, { recursive: true });
-writeFileSync(resolve(outDir, 'results.json'), `${JSON.stringify(rows, null, 2)}\n`);
-writeFileSync(resolve(outDir, 'results.md'), resultsMarkdown(rows, scenarioNames, info, descriptions));
-writeFileSync(resolve(outDir, 'relative-to-optimal.svg'), relativeToOptimalSvg(rows, scenarioNames));
-writeFileSync(resolve(outDir, 'browser-vs-simulator.svg'), browserVsSimulatorSvg(rows));
-log('\nGoals (issue 7):');
-for (const line of goalLines(rows, scenarioNames)) log(line);
-log(`\nwrote ${outDir}/results.{json,md}, relative-to-optimal.svg, browser-vs-simulator.svg in ${Math.round(info.wallSeconds)} s`);
+function writeOutputs(): void {
+  const rows = aggregateRuns(runRows);
+  const info: RunInfo = {
+    runs: runInfos,
+    command: options.command,
+    clients: options.clients,
+    maxRequestsPerClient: MAX_REQUESTS_PER_CLIENT,
+    chromium: chromiumVersion,
+    scenarios: Object.fromEntries(plans.map((plan) => [plan.name, { timeScale: Math.round(plan.timeScale * 1000) / 1000, seconds: plan.workload.durationMs / 1000, fileSizesBytes: plan.workload.fileSizesBytes }])),
+    overheadMs: Object.fromEntries(
+      Object.entries(overheads).map(([name, list]) => [name, { medianMs: median(list.map((o) => o.medianMs)), samples: Math.round(median(list.map((o) => o.samples))) }]),
+    ),
+    seedSpread: Object.fromEntries(Object.entries(seedSpreads).map(([name, list]) => [name, median(list)])),
+    simulatorSeeds,
+    untaggedRequests: untagged,
+  };
+  // Partial extra-request counts must not replace good figures: they go beside them, named as such.
+  const base = missingDecisions > 0 ? 'results-incomplete' : 'results';
+  const names = options.scenarios;
+  mkdirSync(options.outDir, { recursive: true });
+  writeFileSync(resolve(options.outDir, `${base}.json`), `${JSON.stringify(rows, null, 2)}\n`);
+  writeFileSync(resolve(options.outDir, `${base}-runs.json`), `${JSON.stringify({ info, runs: runRows }, null, 1)}\n`);
+  writeFileSync(resolve(options.outDir, `${base}.md`), resultsMarkdown(rows, names, info, descriptions));
+  if (missingDecisions > 0) return;
+  writeFileSync(resolve(options.outDir, 'relative-to-optimal.svg'), relativeToOptimalSvg(rows, names));
+  writeFileSync(resolve(options.outDir, 'relative-p95-to-optimal.svg'), relativeToOptimalSvg(rows, names, 'relative_p95_to_optimal'));
+  writeFileSync(resolve(options.outDir, 'browser-vs-simulator.svg'), browserVsSimulatorSvg(rows));
+}
+
+const final = aggregateRuns(runRows);
+log(`\nGoals (issue 11), ${runRows.length} run${runRows.length === 1 ? '' : 's'}:`);
+for (const line of goalLines(final)) log(line);
+const wallSeconds = runInfos.reduce((sum, run) => sum + run.wallSeconds, 0);
+if (missingDecisions > 0) {
+  log(`\nFAILED: ${missingDecisions} page requests had no worker decision event, so the extra-request counts are partial. Wrote ${options.outDir}/results-incomplete.* only.`);
+  process.exitCode = 1;
+} else {
+  log(`\nwrote ${options.outDir}/results.{json,md}, results-runs.json, relative-to-optimal.svg, relative-p95-to-optimal.svg, browser-vs-simulator.svg (${Math.round(wallSeconds)} s)`);
+}

@@ -76,7 +76,8 @@ beforeAll(async () => {
   healthy = await replica('healthy', {});
   ignoresRange = await replica('ignores-range', { ignoreRange: true });
   changed = await replica('changed', { etag: '"v2"', file: OTHER_FILE });
-  breaksToo = await replica('breaks-too', { breakAfterBytes: 10 });
+  // Breaks its full-body answers and its answers to Range requests alike, 50 000 bytes in.
+  breaksToo = await replica('breaks-too', { breakAfterBytes: 50_000, breakRanges: true });
   freezing = await replica('freezing', { freezeAfterBytes: 100_000 });
 });
 
@@ -172,11 +173,27 @@ describe('resumableBody', () => {
   });
 
   it('resumes again when the replica that took over breaks too', async () => {
-    const { bytes, reports, broken } = await readResumed(breaking, [breaksToo, healthy]);
-    // breaks-too answers the Range request fully (it only breaks full-body answers)…
+    const { bytes, error, reports, requests, broken, settled } = await readResumed(breaking, [breaksToo, healthy]);
+    expect(error).toBeUndefined();
     expect(bytes?.equals(FILE)).toBe(true);
-    expect(broken).toHaveLength(1);
-    expect(reports.map((report) => report.to)).toEqual([breaksToo]);
+    // Two breaks: the first replica's body, then breaks-too's 206 continuation of it.
+    const [first, second] = requests;
+    expect(requests).toHaveLength(2);
+    expect(first?.fromByte).toBeGreaterThan(0);
+    expect(first?.fromByte).toBeLessThanOrEqual(100_000);
+    expect(second?.fromByte).toBeGreaterThan(first!.fromByte);
+    expect(second?.fromByte).toBeLessThanOrEqual(first!.fromByte + 50_000);
+    expect(second?.range).toBe(`bytes=${second?.fromByte}-`);
+    expect([...second!.exclude].sort()).toEqual([breaking, breaksToo].sort());
+    expect(broken).toEqual([
+      [breaking, first?.fromByte],
+      [breaksToo, second?.fromByte],
+    ]);
+    expect(reports).toEqual([
+      { from: breaking, atByte: first?.fromByte, to: breaksToo, ok: true },
+      { from: breaksToo, atByte: second?.fromByte, to: healthy, ok: true },
+    ]);
+    expect(settled).toBe(1);
   });
 
   it('resumes a 206 answer to the page\'s own Range request within that range', async () => {

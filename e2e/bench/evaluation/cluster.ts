@@ -8,7 +8,7 @@
  * replica's public URL (and so the bindings it sends) is its emulator's address.
  *
  * Every request the emulators see is counted per policy: the bench tags each page request
- * with `?p=<policy>&c=<client>&i=<index>`, the worker carries the query over to the physical
+ * with `?p=<policy>&c=<client>`, the worker carries the query over to the physical
  * URL, and refreshes and probes reuse physical URLs the worker has seen.
  */
 import { createServer } from 'node:http';
@@ -26,11 +26,16 @@ import { startScenarioEmulators, responseTiming } from '@webpp/netem';
 import type { RequestPlan, RequestRecord, Scenario, ScenarioEmulators } from '@webpp/netem';
 
 /** One request as an emulator saw it, for the calibration of the simulator. */
-interface ServerSideRequest {
+export interface ServerSideRequest {
   server: string;
   method: string;
   client: number;
-  index: number;
+  /** The file's size, from its path (/files/<size>.bin). */
+  sizeBytes: number;
+  /** The Range header, when it had one (a resume, or a refresh that measures throughput). */
+  range: string | undefined;
+  /** Scenario time of arrival. */
+  arrivedAtMs: number;
   outcome: RequestRecord['outcome'];
   plan: RequestPlan | null;
   bodyBytes: number;
@@ -38,12 +43,21 @@ interface ServerSideRequest {
   completeMs: number | undefined;
 }
 
-/** Per policy tag: requests by server and method, and the tagged GETs by client|index. */
+/**
+ * Per policy tag: requests by server and method, and the tagged GETs of each client in the
+ * order they arrived (requests of one client are sequential, so a page request's GETs come
+ * before the next one's, background GETs aside).
+ */
 export interface PolicyTraffic {
   requests: number;
+  /**
+   * GETs with a Range header from a byte past 0: body resumes. (The bench page never sends
+   * Range; a refresh that measures throughput asks for bytes=0-….)
+   */
+  resumeRequests: number;
   byServer: Record<string, number>;
   byMethod: Record<string, number>;
-  gets: Map<string, ServerSideRequest[]>;
+  gets: Map<number, ServerSideRequest[]>;
 }
 
 export interface BenchCluster {
@@ -88,7 +102,7 @@ function listen(server: Server): Promise<number> {
 }
 
 function emptyTraffic(): PolicyTraffic {
-  return { requests: 0, byServer: {}, byMethod: {}, gets: new Map() };
+  return { requests: 0, resumeRequests: 0, byServer: {}, byMethod: {}, gets: new Map() };
 }
 
 export async function startBenchCluster(options: BenchClusterOptions): Promise<BenchCluster> {
@@ -115,6 +129,11 @@ export async function startBenchCluster(options: BenchClusterOptions): Promise<B
     const ports = await Promise.all(servers.map(listen));
     const upstreams = Object.fromEntries(names.map((name, i) => [name, `http://127.0.0.1:${ports[i]}`]));
     emulators = await startScenarioEmulators({ scenario, upstreams });
+    // Every link is forced up while the browser contexts are set up: with the scenario
+    // compressed, an outage can fall due before the workload starts (outage's first one
+    // comes at 12 s, recovery's at 3 s) and would refuse the bench page itself. restart()
+    // hands the links back to the schedule, from scenario time 0.
+    for (const emulator of Object.values(emulators.emulators)) emulator.setOutage(null);
     const origins = Object.fromEntries(names.map((name) => [name, `http://${name.toLowerCase()}.localhost:${emulators!.emulators[name]!.port}`]));
     const logicalOrigin = origins[names[0]!]!;
     // Full replication: one prefix binding, in the scenario's server order (A, B, C).
@@ -147,20 +166,24 @@ export async function startBenchCluster(options: BenchClusterOptions): Promise<B
         let traffic = byTag.get(tag);
         if (!traffic) byTag.set(tag, (traffic = emptyTraffic()));
         traffic.requests++;
+        if (record.method === 'GET' && record.range !== undefined && !/^bytes=0-/.test(record.range)) traffic.resumeRequests++;
         traffic.byServer[name] = (traffic.byServer[name] ?? 0) + 1;
         traffic.byMethod[record.method] = (traffic.byMethod[record.method] ?? 0) + 1;
         if (record.method === 'GET') {
-          const key = `${url.searchParams.get('c')}|${url.searchParams.get('i')}`;
+          const client = Number(url.searchParams.get('c'));
           const entry: ServerSideRequest = {
             server: name,
             method: record.method,
-            client: Number(url.searchParams.get('c')),
-            index: Number(url.searchParams.get('i')),
+            client,
+            sizeBytes: Number(/\/files\/(\d+)\.bin$/.exec(url.pathname)?.[1] ?? Number.NaN),
+            range: record.range,
+            arrivedAtMs: record.arrivedAtMs,
             outcome: record.outcome,
             plan: record.plan,
             bodyBytes: record.bodyBytes,
             completeMs: record.completeMs,
           };
+          const key = client;
           const list = traffic.gets.get(key);
           if (list) list.push(entry);
           else traffic.gets.set(key, [entry]);
@@ -173,7 +196,11 @@ export async function startBenchCluster(options: BenchClusterOptions): Promise<B
       origins,
       logicalOrigin,
       emulators,
-      restart: () => emulators!.restart(),
+      restart: () => {
+        // Time 0 first, then the schedule: no outage flickers in from the setup's timeline.
+        emulators!.restart();
+        for (const emulator of Object.values(emulators!.emulators)) emulator.clearOverrides();
+      },
       traffic: (tag) => byTag.get(tag) ?? emptyTraffic(),
       untaggedRequests: () => untagged,
       close,

@@ -5,9 +5,9 @@
 import { compileScenario, meanOf } from '@webpp/netem';
 import type { Scenario } from '@webpp/netem';
 import { summarize } from '@webpp/simulator';
-import type { BrowserPolicyRun, PageRecord } from './browser-run.js';
+import type { BrowserPolicyRun, PageRecord, WorkerDecision } from './browser-run.js';
 import { emulatedMs } from './cluster.js';
-import type { PolicyTraffic } from './cluster.js';
+import type { PolicyTraffic, ServerSideRequest } from './cluster.js';
 
 export interface PolicyMeasurement {
   scenario: string;
@@ -19,16 +19,24 @@ export interface PolicyMeasurement {
   meanMs: number;
   medianMs: number;
   p95Ms: number;
-  /** HTTP requests the worker sent (attempts + refreshes + probes + body resumes), from its live events. */
+  /**
+   * HTTP requests the worker sent: attempts + refreshes + probes + body resumes from its live
+   * events, or the emulators' count for the policy when that is higher.
+   */
   clientHttpRequests: number | null;
   /** HTTP requests the emulators received for this policy (refused connections never arrive). */
   serverHttpRequests: number;
   /** (client-side HTTP requests − page requests) ÷ page requests, in %; server-side when there is no worker. */
   extraRequestsPct: number;
   extraRequestsPctServer: number;
+  /** Attempts beyond the first of each request: failovers and hedges (and the parallel copies of the worker's optimal). */
+  extraAttempts: number;
   refreshes: number;
   probes: number;
-  /** Bodies the worker resumed from another replica after they broke off mid-stream. */
+  /**
+   * Requests for the rest of a body that broke off mid-stream: the worker's body-resumed
+   * events, or the emulators' count of resume requests when that is higher.
+   */
   resumes: number;
   /** Requests served by each server (from the worker's decisions). */
   servedBy: Record<string, number>;
@@ -40,7 +48,8 @@ export interface PolicyMeasurement {
   failedAttemptsByServer: Record<string, number>;
   /**
    * The worker's time to first byte minus the emulated link's (delay + first-byte stall), for
-   * single-attempt requests: the measurement noise the latency table sees beyond the link's.
+   * the single-server policies (one GET per request, matched by order): the measurement noise
+   * a latency estimate sees beyond the link's. Null for the other policies.
    */
   ttfbBeyondLinkMs: { medianMs: number; p95Ms: number; samples: number } | null;
   /**
@@ -99,6 +108,7 @@ export function measure(
   const failedAttemptsByServer: Record<string, number> = {};
   let ttfbBeyondLinkMs: PolicyMeasurement['ttfbBeyondLinkMs'] = null;
   let bestServerShare: number | null = null;
+  let extraAttempts = 0;
   let refreshes = 0;
   let probes = 0;
   let resumes = 0;
@@ -107,8 +117,15 @@ export function measure(
     refreshes = run.worker.refreshes;
     probes = run.worker.probes;
     resumes = run.worker.resumes;
-    clientHttpRequests = decisions.reduce((sum, decision) => sum + decision.attempts.length, 0) + refreshes + probes + resumes;
+    // A resume that had to try several replicas is one body-resumed event but several
+    // requests: the emulators' count of resume requests (Range GETs past byte 0) is used
+    // when it is higher (it misses requests to a server that refused the connection).
+    resumes = Math.max(resumes, traffic.resumeRequests);
+    // Each count misses some: the worker's events miss background requests still in flight
+    // when they are read, the emulators miss connections refused in an outage. The higher one.
+    clientHttpRequests = Math.max(traffic.requests, decisions.reduce((sum, decision) => sum + decision.attempts.length, 0) + refreshes + probes + resumes);
     for (const decision of decisions) {
+      extraAttempts += Math.max(0, decision.attempts.length - 1);
       for (const attempt of decision.attempts) {
         attemptOutcomes[attempt.outcome] = (attemptOutcomes[attempt.outcome] ?? 0) + 1;
         if (attempt.outcome === 'timeout' || attempt.outcome === 'network-error' || attempt.outcome === 'server-error') {
@@ -122,26 +139,16 @@ export function measure(
     }
     missingDecisions = Math.max(0, records.length - decisions.length);
     const beyond: number[] = [];
-    for (const decision of decisions) {
-      const [only] = decision.attempts;
-      if (decision.attempts.length !== 1 || only?.outcome !== 'served' || only.ttfbMs === null) continue;
-      const query = new URL(decision.url).searchParams;
-      const seen = traffic.gets.get(`${query.get('c')}|${query.get('i')}`);
-      const plan = seen?.length === 1 ? seen[0]?.plan : undefined;
-      if (!plan) continue;
-      beyond.push(only.ttfbMs - plan.delayMs - (plan.stallPhase === 'first-byte' ? plan.stallMs : 0));
-    }
-    const servedByKey = new Map(decisions.map((decision) => {
-      const query = new URL(decision.url).searchParams;
-      return [`${query.get('c')}|${query.get('i')}`, decision.servedBy] as const;
-    }));
     let served = 0;
     let servedByBest = 0;
-    for (const record of ok) {
-      const origin = servedByKey.get(`${record.client}|${record.index}`);
-      if (!origin) continue;
+    for (const { record, decision, get } of inOrder(records, decisions, traffic, run.policy.name)) {
+      const [only] = decision?.attempts ?? [];
+      if (get?.plan && decision?.attempts.length === 1 && only?.outcome === 'served' && only.ttfbMs !== null) {
+        beyond.push(only.ttfbMs - get.plan.delayMs - (get.plan.stallPhase === 'first-byte' ? get.plan.stallMs : 0));
+      }
+      if (!record.ok || !decision?.servedBy) continue;
       served++;
-      if (serverNameByOrigin[origin] === bestServerAt(record.startMs, record.sizeBytes)) servedByBest++;
+      if (serverNameByOrigin[decision.servedBy] === bestServerAt(record.startMs, record.sizeBytes)) servedByBest++;
     }
     bestServerShare = served === 0 ? null : servedByBest / served;
     const summary = summarize(beyond);
@@ -150,6 +157,7 @@ export function measure(
     // Without a worker the page itself sends one request per replica for each page request
     // (the servers miss the refused ones); which replica's body won is not recorded.
     clientHttpRequests = records.length * Object.keys(serverNameByOrigin).length;
+    extraAttempts = clientHttpRequests - records.length;
   }
   const pageRequests = records.length;
   const pct = (http: number): number => (pageRequests === 0 ? 0 : ((http - pageRequests) / pageRequests) * 100);
@@ -170,6 +178,7 @@ export function measure(
     serverHttpRequests: traffic.requests,
     extraRequestsPct: clientHttpRequests === null ? extraRequestsPctServer : pct(clientHttpRequests),
     extraRequestsPctServer,
+    extraAttempts,
     refreshes,
     probes,
     resumes,
@@ -193,20 +202,51 @@ export function measure(
  * (delay + stalls + size ÷ bandwidth of the plan the emulator drew for it). Used as the
  * simulator's `serviceMs`, so that both sides share the same fixed per-request cost.
  */
-export function clientOverheadMs(runs: readonly { records: PageRecord[]; traffic: PolicyTraffic }[]): { medianMs: number; samples: number } {
+export function clientOverheadMs(runs: readonly { policy: string; records: PageRecord[]; traffic: PolicyTraffic }[]): { medianMs: number; samples: number } {
   const overheads: number[] = [];
-  for (const { records, traffic } of runs) {
-    for (const record of records) {
-      if (!record.ok) continue;
-      const seen = traffic.gets.get(`${record.client}|${record.index}`);
-      if (!seen || seen.length !== 1) continue;
-      const [only] = seen;
-      if (!only?.plan || only.outcome !== 'ok') continue;
-      overheads.push(record.responseMs - emulatedMs(only.plan, record.sizeBytes));
+  for (const { policy, records, traffic } of runs) {
+    for (const { record, get } of inOrder(records, [], traffic, policy)) {
+      if (!record.ok || !get?.plan || get.outcome !== 'ok') continue;
+      overheads.push(record.responseMs - emulatedMs(get.plan, record.sizeBytes));
     }
   }
   const summary = summarize(overheads);
   return { medianMs: summary.medianMs, samples: overheads.length };
+}
+
+/** What belongs to one page request: its worker decision, and its one GET when the policy sends exactly one. */
+interface RequestTrail {
+  record: PageRecord;
+  decision: WorkerDecision | undefined;
+  get: ServerSideRequest | undefined;
+}
+
+const sizeOfPath = (url: string): number => Number(/\/files\/(\d+)\.bin/.exec(url)?.[1] ?? Number.NaN);
+
+/**
+ * A client's page requests are sequential, and all of them to one file share a URL (as in
+ * the paper's workload): each request is matched with the worker's decisions and the
+ * emulators' GETs by order, checked by file size; matching stops at the first disagreement.
+ * A GET is matched only for single-server policies, which send exactly one GET per request
+ * and nothing in the background.
+ */
+function inOrder(records: readonly PageRecord[], decisions: readonly WorkerDecision[], traffic: PolicyTraffic, policy: string): RequestTrail[] {
+  const trails: RequestTrail[] = [];
+  for (const client of new Set(records.map((record) => record.client))) {
+    const mine = records.filter((record) => record.client === client).sort((a, b) => a.index - b.index);
+    const theirDecisions = decisions.filter((decision) => new URL(decision.url).searchParams.get('c') === String(client));
+    const gets = policy.startsWith('single-') ? [...(traffic.gets.get(client) ?? [])].filter((get) => get.range === undefined).sort((a, b) => a.arrivedAtMs - b.arrivedAtMs) : [];
+    let decisionsAgree = true;
+    let getsAgree = gets.length > 0;
+    mine.forEach((record, k) => {
+      const decision = theirDecisions[k];
+      if (decisionsAgree && (!decision || sizeOfPath(decision.url) !== record.sizeBytes)) decisionsAgree = false;
+      const get = gets[k];
+      if (getsAgree && (!get || get.sizeBytes !== record.sizeBytes)) getsAgree = false;
+      trails.push({ record, decision: decisionsAgree ? decision : undefined, get: getsAgree ? get : undefined });
+    });
+  }
+  return trails;
 }
 
 export { round };

@@ -89,7 +89,10 @@
           const startMs = performance.now() - t0;
           if (startMs >= durationMs) break;
           const sizeBytes = fileSizesBytes[(i + c) % fileSizesBytes.length];
-          const path = `/files/${sizeBytes}.bin?p=${tag}&c=${c}&i=${i}`;
+          // The same URL for every request of a client to a file, as in the paper's workload:
+          // a policy may learn from earlier responses to it (the worker's size memory). The
+          // tag tells the emulators which policy and client sent it.
+          const path = `/files/${sizeBytes}.bin?p=${tag}&c=${c}`;
           const controller = new AbortController();
           const timer = setTimeout(() => controller.abort(), requestTimeoutMs);
           const sentMs = performance.now();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ResultRow } from './report.js';
+import type { ResultRow } from './rows.js';
 import type { BenchPolicy } from './policies.js';
 import { COLLECT_MS, EvaluationProgress, scenarioSummary, scenarioUnits, SETUP_MS_PER_POLICY, SIMULATE_MS_PER_POLICY } from './run-progress.js';
 
@@ -8,8 +8,8 @@ const row = (policy: string, relative: number, requests: number, failed: number)
 
 describe('evaluation progress', () => {
   it('sums a one-line summary of a finished scenario, naming the policy closest to optimal', () => {
-    const rows = [row('optimal', 1, 300, 0), row('webpp-fast', 1.175, 280, 1), row('hedged', 0.99, 270, 0)];
-    expect(scenarioSummary('peak (1/4)', 161_000, rows)).toBe('peak (1/4) done in 2 min 41 s: 3 policies, 850 requests, 1 failed; closest to optimal: hedged ×0.990');
+    const rows = [row('optimal-complete', 1, 300, 0), row('optimal', 0.9, 300, 0), row('webpp-fast', 1.175, 280, 1), row('hedged', 1.05, 270, 0)];
+    expect(scenarioSummary('peak (1/4)', 161_000, rows)).toBe('peak (1/4) done in 2 min 41 s: 4 policies, 1150 requests, 1 failed; closest to optimal-complete: hedged ×1.050');
     expect(scenarioSummary('peak (1/4)', 1_000, [row('optimal', 1, 3, 0)])).toBe('peak (1/4) done in 1 s: 1 policies, 3 requests, 0 failed');
   });
 
@@ -39,7 +39,7 @@ describe('evaluation progress', () => {
     progress.simulating(0, 5);
     expect(lastLine()).toContain('peak (1/2): simulating 2 policies × 5 seeds');
     progress.scenarioDone(0, [row('optimal', 1, 10, 0), row('webpp-fast', 1.2, 9, 0)]);
-    expect(output.text).toMatch(/peak \(1\/2\) done in \d+ s: 2 policies, 19 requests, 0 failed; closest to optimal: webpp-fast ×1.200\n/);
+    expect(output.text).toMatch(/peak \(1\/2\) done in \d+ s: 2 policies, 19 requests, 0 failed; closest to optimal-complete: webpp-fast ×1.200\n/);
     expect(progress.progress.fraction()).toBeCloseTo(0.5, 6);
     progress.close();
   });

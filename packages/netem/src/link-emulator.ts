@@ -60,6 +60,8 @@ export interface RequestRecord {
   server: string;
   method: string;
   url: string;
+  /** The request's Range header, when it had one (a client resuming a body sends one). */
+  range?: string;
   /** Scenario time of arrival. */
   arrivedAtMs: number;
   /** The drawn plan; null when an outage turned the request away before any draw. */
@@ -476,7 +478,7 @@ class HttpLinkEmulator implements LinkEmulator {
     const startedMs = performance.now();
     const index = this.requestCount++;
     this.counters.requests++;
-    const base = { index, method: req.method ?? 'GET', url: req.url ?? '/', arrivedAtMs };
+    const base = { index, method: req.method ?? 'GET', url: req.url ?? '/', arrivedAtMs, ...(req.headers.range === undefined ? {} : { range: req.headers.range }) };
     const refusal = this.turnedAway(req.socket);
     if (refusal) {
       this.record({ ...base, plan: null, outcome: refusal, bodyBytes: 0 });

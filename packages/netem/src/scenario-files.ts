@@ -8,7 +8,7 @@ import { parseScenario, type Scenario } from './model/scenario.js';
 export const SCENARIOS_DIR: string = fileURLToPath(new URL('../scenarios/', import.meta.url));
 
 /** The shipped scenarios, in the order reports list them. */
-export const BUILTIN_SCENARIOS = ['peak', 'evening', 'outage', 'degradation'] as const;
+export const BUILTIN_SCENARIOS = ['peak', 'evening', 'outage', 'degradation', 'tail-stalls', 'slow-body', 'flapping', 'rotating', 'recovery'] as const;
 export type BuiltinScenarioName = (typeof BUILTIN_SCENARIOS)[number];
 
 /** Names of every scenario file in SCENARIOS_DIR. */

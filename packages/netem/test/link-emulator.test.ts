@@ -84,6 +84,15 @@ describe('delay', () => {
     expect(record!.plan!.delayMs).toBe(120);
     expect(record!.firstByteMs).toBeGreaterThanOrEqual(120);
     expect(emulator.stats()).toMatchObject({ requests: 1, served: 1, bodyBytes: 2048 });
+    expect(record).not.toHaveProperty('range');
+  });
+
+  it('records the Range header of a request (a client resuming a body)', async () => {
+    const emulator = await emulate({ profile: { delayMs: 0 } });
+    const records = recordsOf(emulator);
+    await fetch(`${emulator.url}/bytes/2048`, { headers: { range: 'bytes=1000-' } }).then((response) => response.arrayBuffer());
+    await waitFor(() => records.length === 1);
+    expect(records[0]).toMatchObject({ method: 'GET', range: 'bytes=1000-' });
   });
 });
 

@@ -60,3 +60,5 @@ export {
   type SweptParameter,
 } from './sweep.js';
 export { comparisonMarkdown, goalLines, sweepMarkdown, type ComparisonReportOptions } from './report.js';
+export { runPolicySweep, type PolicySweepOptions, type PolicySweepResult, type PolicySweepRow } from './policy-sweep.js';
+export { policySweepMarkdown, policySweepSvg } from './policy-sweep-report.js';
