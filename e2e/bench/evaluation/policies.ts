@@ -93,6 +93,3 @@ export function benchPolicies(servers: readonly string[]): BenchPolicy[] {
     },
   ];
 }
-
-/** The policies whose goals issue 7 states. */
-export const WEBPP_POLICY_NAMES = ['webpp-paper', 'webpp-fast', 'hedged'] as const;
