@@ -44,6 +44,18 @@ function sendWith(sender: ExchangeSender, exchange: Exchange, events: ExchangeEv
       sender.onResponse?.(exchange, response, elapsedMs, sentAtMs);
       if (cancelled) return void response.body?.cancel().catch(() => undefined);
       events.head({ status: response.status, served: response.type === 'opaqueredirect', elapsedMs, response });
+      // A ranged background GET ends with its body: read it here and say so, or the engine
+      // would wait for it until its timeout and count a live server as failed.
+      if (exchange.method === 'range' && response.status < 500) {
+        response.arrayBuffer().then(
+          (body) => {
+            if (!cancelled) events.bodyComplete({ bodyBytes: body.byteLength });
+          },
+          (error: unknown) => {
+            if (!cancelled) events.error(error instanceof Error ? `${error.name}: ${error.message}` : String(error));
+          },
+        );
+      }
     },
     (error: unknown) => {
       if (!cancelled) events.error(error instanceof Error ? `${error.name}: ${error.message}` : String(error));

@@ -32,9 +32,9 @@ export function backgroundSender(options: BackgroundSenderOptions): ExchangeSend
     build: (exchange: Exchange, signal) => buildProbeRequest(exchange.target, options.selfOrigin, signal, exchange.method === 'range' ? exchange.rangeBytes : undefined),
     fetch: (request) => options.fetch(request),
     onResponse: (exchange, response, elapsedMs, sentAtMs) => {
-      // A ranged GET is read to its end, so its timing entry has the body's figures.
-      if (exchange.method === 'range') void response.arrayBuffer().catch(() => undefined);
-      else response.body?.cancel().catch(() => undefined);
+      // A ranged GET is read to its end by the driver (fetch-io.ts), so its timing entry has
+      // the body's figures; a HEAD has no body to read.
+      if (exchange.method !== 'range') response.body?.cancel().catch(() => undefined);
       // A HEAD can wait behind a burst to the same server too: its sample comes from Resource Timing.
       if (response.status < 500) options.samples.add(exchange, response, elapsedMs, sentAtMs, false);
     },
