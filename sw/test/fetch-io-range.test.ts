@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { Exchange, ExchangeEvents } from '@webpp/core';
 import { fetchIO, type ExchangeSender } from '../src/fetch-io.js';
 
-function sender(body: Uint8Array, status = 206): ExchangeSender {
+function sender(body: Uint8Array<ArrayBuffer>, status = 206): ExchangeSender {
   return {
     build: (exchange, signal) => new Request(exchange.target, { signal, headers: { range: `bytes=0-${(exchange.rangeBytes ?? 1) - 1}` } }),
     fetch: () => Promise.resolve(new Response(body, { status })),
