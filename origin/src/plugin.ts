@@ -24,6 +24,9 @@ import { DEFAULT_MAX_TOMBSTONES, DEFAULT_TOMBSTONE_MAX_AGE_MS, Tombstones } from
 import { LoadStats } from './stats/load-stats.js';
 import { PreprocessCache } from './bindings/preprocess-cache.js';
 import { PeerSync } from './sync/peer-sync.js';
+import { createMemoryCache } from './cache/create-memory-cache.js';
+import { webppMemoryCache } from './cache/cache-plugin.js';
+import { cacheRoutes } from './routes/cache.js';
 import { ClientScripts } from './client-scripts.js';
 import { batchSourceFromOrigin, registerBatching } from './batch/index.js';
 import { ContentDigests } from './bindings/content-digests.js';
@@ -75,6 +78,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   await tombstones.open();
   const cache = new PreprocessCache(options.preprocessCacheBytes);
   directory.onChange(() => cache.clear());
+  const memoryCache = createMemoryCache(options);
   const stats = new LoadStats({
     ewmaWeight: options.statsEwmaWeight,
     rateHalfLifeMs: options.statsRateHalfLifeMs,
@@ -103,6 +107,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     preprocessCacheHits: cache.hits,
     preprocessCacheMisses: cache.misses,
     preprocessCacheBytes: cache.bytes,
+    memoryCache: memoryCache.summary(),
     peers: sync?.peerStatus() ?? [],
   });
   const api: WebppOrigin = {
@@ -112,7 +117,8 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     store,
     replicas,
     stats,
-    cache,
+    preprocessCache: cache,
+    cache: memoryCache,
     sync,
     clientScripts,
     get killSwitch() {
@@ -151,6 +157,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   await app.register(webppInjectedEtag, { injecting }); // onRequest: validators of injected pages
   await app.register(webppStripRange, { injecting }); // onRequest: no byte ranges of rewritten pages
   await app.register(webppStoredReplicas, { store }); // onRequest: stored replicas answer before any route
+  await app.register(webppMemoryCache, { api: memoryCache, isOwnEndpoint, defaultTtlMs: options.memoryCacheTtlMs, maxEntryBytes: options.memoryCacheMaxEntryBytes }); // onRequest: memory hits; onSend: fills, before the body is rewritten
   await app.register(webppKillSwitch, { killSwitch }); // onSend: webpp-control: off
   await app.register(webppBindingsHeader, { headers, resolutions, killSwitch, isOwnEndpoint, maxPreprocessBytes: options.maxPreprocessBytes }); // onSend
   registerBatching(app, batchSourceFromOrigin({ options, directory, killSwitch }), options.batch); // onSend, after the bindings header: batches carry pre-processed pages
@@ -160,6 +167,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   await app.register(publicRoutes, { options, directory, store, replicas, stats, killSwitch, sync, clientScripts, gauges });
   await app.register(managementRoutes, { options, directory, store, replicas, flushDirectory });
   await app.register(peerRoutes, { options, directory, replicas, flushDirectory });
+  await app.register(cacheRoutes, { options, cache: memoryCache });
 
   app.addHook('onReady', async () => {
     sync?.start();

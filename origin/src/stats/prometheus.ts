@@ -3,6 +3,8 @@
  * origin's own counters.
  */
 import type { LoadSnapshot } from './load-stats.js';
+import type { MemoryCacheSummary } from '../cache/cache-api.js';
+import { writeMemoryCacheMetrics } from '../cache/cache-metrics.js';
 
 export interface OriginGauges {
   directoryVersion: number;
@@ -11,6 +13,8 @@ export interface OriginGauges {
   preprocessCacheHits: number;
   preprocessCacheMisses: number;
   preprocessCacheBytes: number;
+  /** The memory cache (issue 15): its counters, bytes and bound. */
+  memoryCache: MemoryCacheSummary;
   peers: { peer: string; pushesSent: number; pushesFailed: number; syncRounds: number; lastSuccessAtMs: number }[];
 }
 
@@ -42,6 +46,7 @@ export function toPrometheus(load: LoadSnapshot, gauges: OriginGauges): string {
     [{ peer: peer.peer, result: 'failed' }, peer.pushesFailed] as [Record<string, string>, number],
   ]));
   metric('webpp_peer_sync_rounds_total', 'counter', 'Successful anti-entropy rounds with a peer.', gauges.peers.map((peer) => [{ peer: peer.peer }, peer.syncRounds]));
+  writeMemoryCacheMetrics(gauges.memoryCache, metric);
   return `${lines.join('\n')}\n`;
 }
 
