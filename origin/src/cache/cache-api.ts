@@ -54,7 +54,11 @@ export class MemoryCacheApi {
   private hooks: CacheClusterHooks = {};
 
   /** `local` undefined: the cache is off. */
-  constructor(readonly local: MemoryCache | undefined) {}
+  constructor(readonly local: MemoryCache | undefined) {
+    local?.onRemove((entry, reason) => {
+      if (reason === 'evicted') this.hooks.onEvict?.(entry);
+    });
+  }
 
   get enabled(): boolean {
     return this.local !== undefined;
