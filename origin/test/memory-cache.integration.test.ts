@@ -168,6 +168,9 @@ describe('the explicit API over HTTP', () => {
     const missing = await fetch(`${server.url}/.well-known/webpp/cache/nothing-here`, { headers: auth });
     expect(missing.status).toBe(404);
     expect(((await missing.json()) as { code: string }).code).toBe('WEBPP_ERR_NOT_CACHED');
+    const reserved = await fetch(`${server.url}/.well-known/webpp/cache/webpp.js`, { method: 'PUT', headers: auth, body: 'alert(1)' });
+    expect(reserved.status).toBe(400);
+    expect(((await reserved.json()) as { code: string }).code).toBe('WEBPP_ERR_BAD_PATH');
     const badTtl = await fetch(`${server.url}/.well-known/webpp/cache/promo`, { method: 'PUT', headers: { ...auth, 'webpp-cache-ttl-ms': '-5' }, body: 'x' });
     expect(badTtl.status).toBe(400);
 
