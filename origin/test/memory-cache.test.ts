@@ -83,7 +83,7 @@ describe('replacement order', () => {
     expect(keys(cache)).toEqual(['/new', '/small']);
   });
 
-  it('Weighted-LFU keeps a popular large object over a cold small one', () => {
+  it('Weighted-LFU keeps a popular large object, and will not displace a small cold object for a large cold one', () => {
     const { cache } = makeCache('weighted-lfu', 30_000);
     offer(cache, '/large', 20_000);
     access(cache, '/large', 40);
