@@ -119,7 +119,7 @@ export class ReplicationController {
     const period = options.replicationIntervalMs;
     if (withdrawal.kind === 'withdraw' && nowMs - this.lastWithdrawnAtMs >= period) {
       this.lastWithdrawnAtMs = nowMs;
-      this.remove('withdraw', withdrawal.replica, withdrawal.reason);
+      this.remove('withdraw', withdrawal.replica, withdrawal.reason, nowMs);
     }
     if (nowMs - this.lastPlacedAtMs < period) {
       this.lastReason = 'one placement per T_st: waiting';
@@ -145,7 +145,7 @@ export class ReplicationController {
     });
     if (migration.kind === 'place') {
       this.lastPlacedAtMs = nowMs;
-      this.place(migration.path, migration.coop, migration.sizeBytes, migration.reason);
+      this.place(migration.path, migration.coop, migration.sizeBytes, migration.reason, nowMs);
     } else if (migration.reason !== this.lastReason) this.deps.log.debug({ reason: migration.reason }, 'webpp automatic replication: nothing to place');
     this.lastReason = migration.reason;
   }
@@ -214,22 +214,22 @@ export class ReplicationController {
     return ((metric === 'requests' ? row.hits : row.bytes) * 1000) / this.deps.loadTable.windowMs;
   }
 
-  private place(path: string, coop: string, sizeBytes: number, reason: string): void {
+  private place(path: string, coop: string, sizeBytes: number, reason: string, nowMs: number): void {
     const { directory, options } = this.deps;
     const logical = this.rules.logicalUrlOf(path);
     const physical = canonicalUrl(coop + path);
     const home = canonicalUrl(options.publicUrl + path);
     if (logical === undefined || physical === undefined || home === undefined) return;
-    const placement = { home: options.publicUrl, placedAtMs: this.clock(), reason, sizeBytes };
+    const placement = { home: options.publicUrl, placedAtMs: nowMs, reason, sizeBytes };
     directory.doc.transact(() => {
       if (directory.lookup(logical) === undefined) directory.addReplica(logical, home, 'local', placement);
       directory.addReplica(logical, physical, 'local', placement);
     }, 'local');
-    this.record('place', logical, coop, reason);
+    this.record('place', logical, coop, reason, nowMs);
   }
 
   /** Takes a replica back; the home's own marked pair goes too when nothing else is left. */
-  private remove(kind: DecisionKind, replica: PlacedReplica, reason: string): void {
+  private remove(kind: DecisionKind, replica: PlacedReplica, reason: string, nowMs: number): void {
     const { directory, options } = this.deps;
     const physical = canonicalUrl(replica.coop + replica.path);
     const home = canonicalUrl(options.publicUrl + replica.path);
@@ -238,7 +238,7 @@ export class ReplicationController {
     const left = (directory.lookup(replica.logical)?.physicalUrls ?? []).filter((url) => url !== physical);
     if (left.length === 1 && left[0] === home && directory.placement(replica.logical, home)?.home === options.publicUrl) remove.push([replica.logical, home]);
     directory.batch({ remove });
-    this.record(kind, replica.logical, replica.coop, reason);
+    this.record(kind, replica.logical, replica.coop, reason, nowMs);
   }
 
   /** Recalls every automatic replica this server placed on a co-op that is down. */
@@ -246,12 +246,12 @@ export class ReplicationController {
     const { peerState } = this.deps;
     for (const replica of this.placedHere()) {
       if (peerState.peers.includes(replica.coop) && peerState.isLive(replica.coop)) continue;
-      this.remove('recall', replica, `co-op ${replica.coop} is down (unanswered pings) or no longer a peer`);
+      this.remove('recall', replica, `co-op ${replica.coop} is down (unanswered pings) or no longer a peer`, this.clock());
     }
   }
 
-  private record(kind: DecisionKind, logical: string, coop: string, reason: string): void {
-    this.decisionLog.add({ atMs: this.clock(), kind, logical, coop, reason });
+  private record(kind: DecisionKind, logical: string, coop: string, reason: string, atMs: number): void {
+    this.decisionLog.add({ atMs, kind, logical, coop, reason });
     this.deps.log.info({ decision: kind, logical, coop, reason }, `webpp automatic replication: ${kind}`);
   }
 }
