@@ -28,7 +28,7 @@ export interface CoopView {
   lastAcceptedAtMs: number;
 }
 
-export interface MigrationPolicy {
+interface MigrationPolicy {
   overloadRatio: number;
   minLoad: number;
   hitThreshold: number;
