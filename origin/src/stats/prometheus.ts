@@ -3,6 +3,7 @@
  * origin's own counters.
  */
 import type { LoadSnapshot } from './load-stats.js';
+import { writeReplicationMetrics, type ReplicationGauges } from './replication-metrics.js';
 import type { MemoryCacheSummary } from '../cache/cache-api.js';
 import { writeMemoryCacheMetrics } from '../cache/cache-metrics.js';
 
@@ -16,6 +17,8 @@ export interface OriginGauges {
   /** The memory cache (issue 15): its counters, bytes and bound. */
   memoryCache: MemoryCacheSummary;
   peers: { peer: string; pushesSent: number; pushesFailed: number; syncRounds: number; lastSuccessAtMs: number }[];
+  /** Load-driven replication (issue 14); absent without peers. */
+  replication?: ReplicationGauges;
 }
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -46,6 +49,7 @@ export function toPrometheus(load: LoadSnapshot, gauges: OriginGauges): string {
     [{ peer: peer.peer, result: 'failed' }, peer.pushesFailed] as [Record<string, string>, number],
   ]));
   metric('webpp_peer_sync_rounds_total', 'counter', 'Successful anti-entropy rounds with a peer.', gauges.peers.map((peer) => [{ peer: peer.peer }, peer.syncRounds]));
+  writeReplicationMetrics(metric, gauges.replication);
   writeMemoryCacheMetrics(gauges.memoryCache, metric);
   return `${lines.join('\n')}\n`;
 }
