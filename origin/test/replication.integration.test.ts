@@ -49,7 +49,7 @@ async function startCluster(prefix: string, tuning: Partial<WebppOriginOptions>)
       peers: NAMES.filter((other) => other !== name).map((other) => urls[other]),
       dataDir: await tempDir(`${prefix}-${name}-`),
       syncIntervalMs: 200,
-      peerTimeoutMs: 300,
+      peerTimeoutMs: 1000,
       peerPingIntervalMs: 100,
       peerMissedPingsForDown: 3,
       injectScript: false,
