@@ -47,6 +47,9 @@ import { UrlResolutions } from './http/url-resolutions.js';
 import type { WebppOrigin } from './origin-api.js';
 import { managementRoutes } from './routes/management.js';
 import { peerRoutes } from './routes/peer.js';
+import { peerContentRoutes } from './routes/peer-content.js';
+import { LazyReplicas } from './lazy/lazy-replicas.js';
+import { webppLazyReplicas } from './http/lazy-replicas-plugin.js';
 import { publicRoutes } from './routes/public.js';
 import type { OriginGauges } from './stats/prometheus.js';
 
@@ -94,6 +97,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   const replication = gossip === undefined ? undefined : new ReplicationController({ options, directory, loadTable, peerState: gossip.state, log });
   const flushDirectory = (): Promise<void> => directoryStore.flush();
   const replicas = new ReplicaManager({ options, directory, flushDirectory, store, tombstones, log });
+  const lazyReplicas = new LazyReplicas({ options, directory, store, replicas, log });
   const sync =
     options.peers.length > 0 && options.clusterSecret !== undefined
       ? new PeerSync({
@@ -131,6 +135,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     peerState: gossip?.state,
     loadTable,
     replication,
+    lazyReplicas,
     clientScripts,
     get killSwitch() {
       return killSwitch.on;
@@ -168,6 +173,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   await app.register(webppInjectedEtag, { injecting }); // onRequest: validators of injected pages
   await app.register(webppStripRange, { injecting }); // onRequest: no byte ranges of rewritten pages
   await app.register(webppStoredReplicas, { store }); // onRequest: stored replicas answer before any route
+  await app.register(webppLazyReplicas, { lazy: lazyReplicas }); // onRequest: automatic replicas not stored yet (lazy fetch)
   await app.register(webppKillSwitch, { killSwitch }); // onSend: webpp-control: off
   await app.register(webppBindingsHeader, { headers, resolutions, killSwitch, isOwnEndpoint, maxPreprocessBytes: options.maxPreprocessBytes }); // onSend
   registerBatching(app, batchSourceFromOrigin({ options, directory, killSwitch }), options.batch); // onSend, after the bindings header: batches carry pre-processed pages
@@ -179,6 +185,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   await app.register(managementRoutes, { options, directory, store, replicas, flushDirectory });
   await app.register(peerRoutes, { options, directory, replicas, flushDirectory });
   await app.register(peerStateRoutes, { options });
+  await app.register(peerContentRoutes, { options, store, replicas });
 
   app.addHook('onReady', async () => {
     sync?.start();
@@ -186,9 +193,11 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     loadTable.start();
     replication?.start();
     replicas.start();
+    lazyReplicas.start();
   });
   app.addHook('onClose', async () => {
     replicas.stop();
+    await lazyReplicas.stop();
     replication?.stop();
     loadTable.stop();
     await gossip?.pinger.stop();

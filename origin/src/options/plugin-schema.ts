@@ -11,6 +11,7 @@ import type { PostFilter, PreFilter } from './filters.js';
 import { defaulted } from './resolved.js';
 import { peerStateOptionProperties } from './peer-state-schema.js';
 import { replicationOptionProperties } from './replication-schema.js';
+import { lazyReplicationOptionProperties } from './lazy-replication-schema.js';
 
 const MiB = 1024 * 1024;
 const originUrl = { type: 'string', minLength: 1, maxLength: 2048 } as const;
@@ -233,6 +234,7 @@ export const pluginOptionsSchema = Type.Object(
     ),
     ...peerStateOptionProperties,
     ...replicationOptionProperties,
+    ...lazyReplicationOptionProperties,
   },
   { additionalProperties: false },
 );
