@@ -5,7 +5,7 @@
  * client's bindings; pages and pinned paths stay home; the rate limits hold (one placement
  * per T_st per home, one per T_coop per co-op); every decision is in the stats and
  * /metrics; and when a co-op dies its automatic replicas are recalled from the directory.
- * (The co-op's lazy fetch of the content is tested by dcws-lazy's tests.)
+ * The co-op then serves it (its lazy fetch is tested in lazy-replication.integration.test.ts).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -125,6 +125,10 @@ describe('load-driven replication across three servers', () => {
     const bound = bindingMap(page.headers.get('webpp-bindings') ?? undefined)[hot];
     expect(bound?.[0]).toBe(hot);
     expect(bound).toContain(`${urls.c}/img/hot.png`);
+    // The whole chain: the co-op serves it (fetched lazily from the home, dcws-lazy's part).
+    const fromCoop = await fetch(`http://127.0.0.1:${ports.c}/img/hot.png`);
+    expect(fromCoop.status).toBe(200);
+    expect(Buffer.from(await fromCoop.arrayBuffer()).equals(Buffer.alloc(4000, 1))).toBe(true);
   });
 
   it('never places pages or pinned entry points, and keeps to the rate limits', async () => {
