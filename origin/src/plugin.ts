@@ -122,6 +122,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     preprocessCacheBytes: cache.bytes,
     peers: sync?.peerStatus() ?? [],
     replication: gossip === undefined || replication === undefined ? undefined : { peers: gossip.state.peerLiveness(), decisions: replication.stats() },
+    lazyReplication: lazyReplicas.stats(),
   });
   const api: WebppOrigin = {
     options,

@@ -94,6 +94,9 @@ describe('lazy replication on a co-op', () => {
     expect(again.body.equals(BIG)).toBe(true);
     expect(again.headers.get('etag')).toBe(`"sha256-${createHash('sha256').update(BIG).digest('base64url')}"`);
     expect(servers.b.app.webpp.lazyReplicas.stats().fetches).toBe(1);
+    const metrics = await (await fetch(`${urls.b.replace(/b\.localhost/, '127.0.0.1')}/.well-known/webpp/metrics`, { headers: auth })).text();
+    expect(metrics).toContain('webpp_lazy_fetches_total{result="started"} 1');
+    expect(metrics).toContain('webpp_lazy_shared_requests_total 5');
   });
 
   it('revalidates its copy every T_validate: unchanged is a 304, a file changed at home is fetched again', async () => {

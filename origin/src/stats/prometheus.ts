@@ -4,6 +4,8 @@
  */
 import type { LoadSnapshot } from './load-stats.js';
 import { writeReplicationMetrics, type ReplicationGauges } from './replication-metrics.js';
+import { writeLazyReplicationMetrics } from './lazy-replication-metrics.js';
+import type { LazyReplicationStats } from '../lazy/lazy-replicas.js';
 
 export interface OriginGauges {
   directoryVersion: number;
@@ -15,6 +17,8 @@ export interface OriginGauges {
   peers: { peer: string; pushesSent: number; pushesFailed: number; syncRounds: number; lastSuccessAtMs: number }[];
   /** Load-driven replication (issue 14); absent without peers. */
   replication?: ReplicationGauges;
+  /** Lazy fetch of automatic replicas placed here (issue 14). */
+  lazyReplication?: LazyReplicationStats;
 }
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -46,6 +50,7 @@ export function toPrometheus(load: LoadSnapshot, gauges: OriginGauges): string {
   ]));
   metric('webpp_peer_sync_rounds_total', 'counter', 'Successful anti-entropy rounds with a peer.', gauges.peers.map((peer) => [{ peer: peer.peer }, peer.syncRounds]));
   writeReplicationMetrics(metric, gauges.replication);
+  writeLazyReplicationMetrics(metric, gauges.lazyReplication);
   return `${lines.join('\n')}\n`;
 }
 
