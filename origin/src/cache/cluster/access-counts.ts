@@ -178,6 +178,11 @@ export class AccessCounts {
     for (const [path, entry] of this.local) if (matches(path)) entry.holds = false;
   }
 
+  /** Sends every holding state again with the next reports (homes moved, or a home forgot us). */
+  reannounceHolds(): void {
+    for (const entry of this.local.values()) if (entry.holds) entry.holdsChanged = true;
+  }
+
   get trackedObjects(): number {
     return this.local.size + this.homed.size;
   }
