@@ -6,7 +6,7 @@
  * (`n`) and are refused (403) when it was seen before.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { bodyOf, requireClusterSignature } from '../http/cluster-auth-hooks.js';
+import { addClusterAuth, signedBodyOf as bodyOf } from '../http/cluster-auth-hooks.js';
 import { WEBPP_ERR_BAD_URL, WEBPP_ERR_FORBIDDEN } from '../errors.js';
 import { NONCE_PARAM } from '../cache/cluster/replay-guard.js';
 import {
@@ -40,7 +40,7 @@ function single(query: Query, name: string): string | undefined {
 
 export async function peerCacheRoutes(app: FastifyInstance, deps: PeerCacheRoutesOptions): Promise<void> {
   const { options, cooperative, invalidation } = deps;
-  requireClusterSignature(app, options, options.maxReplicaBytes + 1024 * 1024);
+  addClusterAuth(app, options, options.maxReplicaBytes + 1024 * 1024);
 
   /** The sender: must be a configured peer. */
   const senderOf = (request: FastifyRequest): string => {
