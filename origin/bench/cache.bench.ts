@@ -20,8 +20,9 @@
  * Writes docs/benchmarks/cache.json.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
-import { loadavg } from 'node:os';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createServer } from 'node:net';
 import { createRandom } from '@webpp/netem/model';
@@ -119,6 +120,7 @@ async function measure(config: BenchConfig, run: number, upstreamPort: number, c
   const ports = [await freePort(), await freePort(), await freePort()];
   const urls = ports.map((port) => `http://127.0.0.1:${port}`);
   const origins: ChildProcess[] = [];
+  const dataDir = await mkdtemp(join(tmpdir(), 'webpp-cache-bench-'));
   try {
     for (const [index, port] of ports.entries()) {
       const args = [
@@ -134,11 +136,13 @@ async function measure(config: BenchConfig, run: number, upstreamPort: number, c
         '--peer',
         urls.filter((_, other) => other !== index).join(','),
         '--no-inject',
+        '--data-dir',
+        join(dataDir, String(index)),
         ...config.flags(cacheBytes),
       ];
       const child = spawn(process.execPath, args, {
         stdio: ['ignore', 'pipe', 'inherit'],
-        env: { ...process.env, WEBPP_ADMIN_TOKEN: ADMIN_TOKEN, WEBPP_CLUSTER_SECRET: CLUSTER_SECRET, WEBPP_DATA_DIR: '' },
+        env: { ...process.env, WEBPP_ADMIN_TOKEN: ADMIN_TOKEN, WEBPP_CLUSTER_SECRET: CLUSTER_SECRET },
       });
       origins.push(child);
       await waitForLine(child, /listening/, `origin ${index}`);
@@ -169,6 +173,7 @@ async function measure(config: BenchConfig, run: number, upstreamPort: number, c
     };
   } finally {
     for (const child of origins) await stop(child);
+    await rm(dataDir, { recursive: true, force: true });
   }
 }
 

@@ -3,6 +3,7 @@
  * origin's own counters.
  */
 import type { LoadSnapshot } from './load-stats.js';
+import { clusterCacheMetrics, type ClusterCacheSnapshot } from '../cache/cluster/cluster-metrics.js';
 
 export interface OriginGauges {
   directoryVersion: number;
@@ -12,6 +13,8 @@ export interface OriginGauges {
   preprocessCacheMisses: number;
   preprocessCacheBytes: number;
   peers: { peer: string; pushesSent: number; pushesFailed: number; syncRounds: number; lastSuccessAtMs: number }[];
+  /** The cooperative memory cache (cache/cluster/): this server's and the cluster's counters; absent when off. */
+  cacheCluster?: ClusterCacheSnapshot;
 }
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -42,7 +45,8 @@ export function toPrometheus(load: LoadSnapshot, gauges: OriginGauges): string {
     [{ peer: peer.peer, result: 'failed' }, peer.pushesFailed] as [Record<string, string>, number],
   ]));
   metric('webpp_peer_sync_rounds_total', 'counter', 'Successful anti-entropy rounds with a peer.', gauges.peers.map((peer) => [{ peer: peer.peer }, peer.syncRounds]));
-  return `${lines.join('\n')}\n`;
+  const cacheCluster = gauges.cacheCluster === undefined ? '' : clusterCacheMetrics(gauges.cacheCluster);
+  return `${lines.join('\n')}\n${cacheCluster}`;
 }
 
 function formatLabels(labels: Record<string, string>): string {
