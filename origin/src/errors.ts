@@ -134,3 +134,6 @@ export const WEBPP_ERR_TLS_CREDENTIALS = createError<'WEBPP_ERR_TLS_CREDENTIALS'
   'Invalid TLS certificate or key: %s',
   500,
 );
+
+/** The memory cache holds nothing under this path (GET /.well-known/webpp/cache/<path>). */
+export const WEBPP_ERR_NOT_CACHED = createError<'WEBPP_ERR_NOT_CACHED', [string]>('WEBPP_ERR_NOT_CACHED', 'Not in the memory cache: %s', 404);

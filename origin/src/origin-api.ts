@@ -15,6 +15,7 @@ import type { PeerState } from './sync/peer-state.js';
 import type { LoadTable } from './replication/load-table.js';
 import type { ClientScripts } from './client-scripts.js';
 import type { OriginGauges } from './stats/prometheus.js';
+import type { MemoryCacheApi } from './cache/cache-api.js';
 
 export interface WebppOrigin {
   readonly options: ResolvedOptions;
@@ -25,7 +26,10 @@ export interface WebppOrigin {
   /** Replica management (create / update / delete) with filters, usable from code. */
   readonly replicas: ReplicaManager;
   readonly stats: LoadStats;
-  readonly cache: PreprocessCache;
+  /** The pre-processing cache (pages' bindings and injected bodies, by validator). */
+  readonly preprocessCache: PreprocessCache;
+  /** The memory cache and its explicit API: put, invalidate, query (docs/origin.md, "Memory cache"). */
+  readonly cache: MemoryCacheApi;
   /** Directory propagation; undefined when no peers are configured. */
   readonly sync: PeerSync | undefined;
   /**

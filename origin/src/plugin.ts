@@ -29,6 +29,9 @@ import { LoadTable } from './replication/load-table.js';
 import { Utilisation } from './stats/utilisation.js';
 import { webppPeerState } from './http/peer-state-plugin.js';
 import { peerStateRoutes } from './routes/peer-state.js';
+import { createMemoryCache } from './cache/create-memory-cache.js';
+import { webppMemoryCache } from './cache/cache-plugin.js';
+import { cacheRoutes } from './routes/cache.js';
 import { ClientScripts } from './client-scripts.js';
 import { batchSourceFromOrigin, registerBatching } from './batch/index.js';
 import { ContentDigests } from './bindings/content-digests.js';
@@ -82,6 +85,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   await tombstones.open();
   const cache = new PreprocessCache(options.preprocessCacheBytes);
   directory.onChange(() => cache.clear());
+  const memoryCache = createMemoryCache(options);
   const stats = new LoadStats({
     ewmaWeight: options.statsEwmaWeight,
     rateHalfLifeMs: options.statsRateHalfLifeMs,
@@ -114,6 +118,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     preprocessCacheHits: cache.hits,
     preprocessCacheMisses: cache.misses,
     preprocessCacheBytes: cache.bytes,
+    memoryCache: memoryCache.summary(),
     peers: sync?.peerStatus() ?? [],
   });
   const api: WebppOrigin = {
@@ -123,7 +128,8 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     store,
     replicas,
     stats,
-    cache,
+    preprocessCache: cache,
+    cache: memoryCache,
     sync,
     peerState: gossip?.state,
     loadTable,
@@ -164,6 +170,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   await app.register(webppInjectedEtag, { injecting }); // onRequest: validators of injected pages
   await app.register(webppStripRange, { injecting }); // onRequest: no byte ranges of rewritten pages
   await app.register(webppStoredReplicas, { store }); // onRequest: stored replicas answer before any route
+  await app.register(webppMemoryCache, { api: memoryCache, isOwnEndpoint, defaultTtlMs: options.memoryCacheTtlMs, maxEntryBytes: options.memoryCacheMaxEntryBytes }); // onRequest: memory hits; onSend: fills, before the body is rewritten
   await app.register(webppKillSwitch, { killSwitch }); // onSend: webpp-control: off
   await app.register(webppBindingsHeader, { headers, resolutions, killSwitch, isOwnEndpoint, maxPreprocessBytes: options.maxPreprocessBytes }); // onSend
   registerBatching(app, batchSourceFromOrigin({ options, directory, killSwitch }), options.batch); // onSend, after the bindings header: batches carry pre-processed pages
@@ -175,6 +182,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   await app.register(managementRoutes, { options, directory, store, replicas, flushDirectory });
   await app.register(peerRoutes, { options, directory, replicas, flushDirectory });
   await app.register(peerStateRoutes, { options });
+  await app.register(cacheRoutes, { options, cache: memoryCache });
 
   app.addHook('onReady', async () => {
     sync?.start();

@@ -12,6 +12,7 @@ import { defaulted } from './resolved.js';
 import { peerStateOptionProperties } from './peer-state-schema.js';
 import { replicationOptionProperties } from './replication-schema.js';
 import { cacheClusterOptions } from './cache-cluster-schema.js';
+import { cacheOptionProperties } from './cache-schema.js';
 
 const MiB = 1024 * 1024;
 const originUrl = { type: 'string', minLength: 1, maxLength: 2048 } as const;
@@ -235,6 +236,7 @@ export const pluginOptionsSchema = Type.Object(
     ...peerStateOptionProperties,
     ...replicationOptionProperties,
     ...cacheClusterOptions,
+    ...cacheOptionProperties,
   },
   { additionalProperties: false },
 );

@@ -4,6 +4,8 @@
  */
 import type { LoadSnapshot } from './load-stats.js';
 import { clusterCacheMetrics, type ClusterCacheSnapshot } from '../cache/cluster/cluster-metrics.js';
+import type { MemoryCacheSummary } from '../cache/cache-api.js';
+import { writeMemoryCacheMetrics } from '../cache/cache-metrics.js';
 
 export interface OriginGauges {
   directoryVersion: number;
@@ -12,6 +14,8 @@ export interface OriginGauges {
   preprocessCacheHits: number;
   preprocessCacheMisses: number;
   preprocessCacheBytes: number;
+  /** The memory cache (issue 15): its counters, bytes and bound. */
+  memoryCache: MemoryCacheSummary;
   peers: { peer: string; pushesSent: number; pushesFailed: number; syncRounds: number; lastSuccessAtMs: number }[];
   /** The cooperative memory cache (cache/cluster/): this server's and the cluster's counters; absent when off. */
   cacheCluster?: ClusterCacheSnapshot;
@@ -45,6 +49,7 @@ export function toPrometheus(load: LoadSnapshot, gauges: OriginGauges): string {
     [{ peer: peer.peer, result: 'failed' }, peer.pushesFailed] as [Record<string, string>, number],
   ]));
   metric('webpp_peer_sync_rounds_total', 'counter', 'Successful anti-entropy rounds with a peer.', gauges.peers.map((peer) => [{ peer: peer.peer }, peer.syncRounds]));
+  writeMemoryCacheMetrics(gauges.memoryCache, metric);
   const cacheCluster = gauges.cacheCluster === undefined ? '' : clusterCacheMetrics(gauges.cacheCluster);
   return `${lines.join('\n')}\n${cacheCluster}`;
 }
