@@ -94,14 +94,10 @@ interface CacheCounts {
   peerHits: number;
 }
 
-/** Local and peer hits of one origin, from its stats (zero where a counter is absent: no cache). */
+/** Local and peer hits of one origin, from its stats (memoryCache; zero with the cache off). */
 async function cacheCounts(port: number): Promise<CacheCounts> {
-  const stats = await json<{ origin?: { memoryCache?: { hits?: number }; cacheCluster?: { servers?: Record<string, { counters?: Record<string, number> }>; self?: string } } }>(
-    `http://127.0.0.1:${port}/.well-known/webpp/stats`,
-  );
-  const cluster = stats.origin?.cacheCluster;
-  const own = cluster?.self === undefined ? undefined : cluster.servers?.[cluster.self]?.counters;
-  return { localHits: stats.origin?.memoryCache?.hits ?? 0, peerHits: own?.peerHits ?? 0 };
+  const stats = await json<{ origin?: { memoryCache?: { localHits?: number; peerHits?: number } } }>(`http://127.0.0.1:${port}/.well-known/webpp/stats`);
+  return { localHits: stats.origin?.memoryCache?.localHits ?? 0, peerHits: stats.origin?.memoryCache?.peerHits ?? 0 };
 }
 
 interface Row {

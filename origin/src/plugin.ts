@@ -32,6 +32,7 @@ import { peerStateRoutes } from './routes/peer-state.js';
 import { createMemoryCache } from './cache/create-memory-cache.js';
 import { webppMemoryCache } from './cache/cache-plugin.js';
 import { cacheRoutes } from './routes/cache.js';
+import { createCooperativeCache, webppCooperativeCache } from './cache/cluster/cluster-plugin.js';
 import { ClientScripts } from './client-scripts.js';
 import { batchSourceFromOrigin, registerBatching } from './batch/index.js';
 import { ContentDigests } from './bindings/content-digests.js';
@@ -109,6 +110,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
         })
       : undefined;
 
+  const cooperativeCache = createCooperativeCache(options, memoryCache, gossip?.state, log);
   const killSwitch = new KillSwitch(options.killSwitch);
   const clientScripts = new ClientScripts(options.clientBundleDir);
   const gauges = (): OriginGauges => ({
@@ -119,6 +121,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     preprocessCacheMisses: cache.misses,
     preprocessCacheBytes: cache.bytes,
     memoryCache: memoryCache.summary(),
+    cacheCluster: cooperativeCache?.cooperative.snapshot(),
     peers: sync?.peerStatus() ?? [],
   });
   const api: WebppOrigin = {
@@ -183,6 +186,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   await app.register(peerRoutes, { options, directory, replicas, flushDirectory });
   await app.register(peerStateRoutes, { options });
   await app.register(cacheRoutes, { options, cache: memoryCache });
+  await app.register(webppCooperativeCache, { options, parts: cooperativeCache }); // the memory caches of the cluster as one (cache/cluster/)
 
   app.addHook('onReady', async () => {
     sync?.start();

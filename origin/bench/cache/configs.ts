@@ -7,6 +7,12 @@ export interface BenchConfig {
   flags: (cacheBytes: number) => string[];
 }
 
+const cache = (cacheBytes: number, policy: string): string[] => ['--memory-cache-bytes', String(cacheBytes), '--memory-cache-policy', policy];
+
 export const CONFIGS: BenchConfig[] = [
   { name: 'no-cache', flags: () => [] },
+  { name: 'independent-lru', flags: (bytes) => [...cache(bytes, 'lru'), '--no-memory-cache-cooperative'] },
+  { name: 'coop-weighted-lfu', flags: (bytes) => cache(bytes, 'weighted-lfu') },
+  { name: 'coop-lfu-aging', flags: (bytes) => cache(bytes, 'lfu-aging') },
+  { name: 'coop-lru', flags: (bytes) => cache(bytes, 'lru') },
 ];

@@ -13,6 +13,7 @@
  */
 import type { InvalidateBody } from './peer-protocol.js';
 import type { CooperativeCache, InvalidationTarget } from './cooperative-cache.js';
+import { matchesTarget } from '../memory-cache.js';
 
 export interface InvalidationOutcome {
   /** Copies removed from this server's memory. */
@@ -23,9 +24,6 @@ export interface InvalidationOutcome {
   pending: string[];
 }
 
-function matcher(target: InvalidationTarget): (path: string) => boolean {
-  return 'path' in target ? (path) => path === target.path : (path) => path.startsWith(target.prefix);
-}
 
 export class ClusterInvalidation {
   private readonly pending = new Map<string, InvalidateBody[]>();
@@ -71,7 +69,7 @@ export class ClusterInvalidation {
   private applyLocally(target: InvalidationTarget, atMs: number): number {
     // Recorded first: a copy arriving from now on that was read before `atMs` is refused.
     this.cache.invalidations.record(target, Math.max(atMs, Date.now()));
-    this.cache.counts.forgetCopies(matcher(target));
+    this.cache.counts.forgetCopies((key) => matchesTarget(key, target));
     return this.cache.localCache?.remove(target) ?? 0;
   }
 

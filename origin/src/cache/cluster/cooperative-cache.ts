@@ -27,6 +27,7 @@ import { PeerClient } from './peer-client.js';
 import { ReplayGuard } from './replay-guard.js';
 import { CountReporter } from './count-reporter.js';
 import type { CacheObject, PushReason } from './peer-protocol.js';
+import type { InvalidationTarget } from '../types.js';
 
 /** What the cluster layer needs of this server's memory cache. */
 export interface LocalCache {
@@ -40,7 +41,7 @@ export interface LocalCache {
   counters(): Record<string, number>;
 }
 
-export type InvalidationTarget = { path: string } | { prefix: string };
+export type { InvalidationTarget };
 
 export interface CooperativeCacheOptions {
   self: string;

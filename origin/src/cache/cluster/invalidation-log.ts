@@ -33,8 +33,12 @@ export class InvalidationLog {
     this.trim();
     const nowMs = this.now();
     if (readAtMs < nowMs - this.memoryMs || readAtMs <= this.horizonMs) return false;
-    const exact = this.entries.get(`=${path}`);
-    if (exact !== undefined && exact >= readAtMs) return false;
+    // A path invalidation covers the path with any query (cache/memory-cache.ts matchesTarget).
+    const queryStart = path.indexOf('?');
+    for (const exactKey of queryStart < 0 ? [path] : [path, path.slice(0, queryStart)]) {
+      const exact = this.entries.get(`=${exactKey}`);
+      if (exact !== undefined && exact >= readAtMs) return false;
+    }
     for (const [key, atMs] of this.entries) {
       if (key.startsWith('^') && atMs >= readAtMs && path.startsWith(key.slice(1))) return false;
     }

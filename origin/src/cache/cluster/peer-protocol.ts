@@ -38,6 +38,8 @@ export interface CacheObject {
   expiresAtMs: number;
   /** When the body was read from disk or upstream (refused if an invalidation came later). */
   readAtMs: number;
+  /** Age the response already had then (an upstream's Age header), in seconds. */
+  initialAgeS?: number;
 }
 
 export type PushReason = 'fill' | 'second-chance';
@@ -45,8 +47,10 @@ export type PushReason = 'fill' | 'second-chance';
 interface EnvelopeMeta {
   status: number;
   headers: Record<string, string>;
-  expiresAtMs: number;
+  /** null: no lifetime (until invalidated or evicted). */
+  expiresAtMs: number | null;
   readAtMs: number;
+  initialAgeS?: number;
   reason?: PushReason;
   recirculation?: number;
 }
@@ -56,7 +60,14 @@ const NOT_FORWARDED = new Set(['connection', 'keep-alive', 'transfer-encoding', 
 export function encodeObject(object: CacheObject, extra: { reason?: PushReason; recirculation?: number } = {}): Buffer {
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(object.headers)) if (!NOT_FORWARDED.has(name)) headers[name] = value;
-  const meta: EnvelopeMeta = { status: object.status, headers, expiresAtMs: object.expiresAtMs, readAtMs: object.readAtMs, ...extra };
+  const meta: EnvelopeMeta = {
+    status: object.status,
+    headers,
+    expiresAtMs: Number.isFinite(object.expiresAtMs) ? object.expiresAtMs : null,
+    readAtMs: object.readAtMs,
+    initialAgeS: object.initialAgeS ?? 0,
+    ...extra,
+  };
   const metaBytes = Buffer.from(JSON.stringify(meta), 'utf8');
   const length = Buffer.alloc(4);
   length.writeUInt32BE(metaBytes.byteLength, 0);
@@ -84,8 +95,9 @@ export function decodeObject(path: string, envelope: Uint8Array): CacheObject & 
     m.status < 200 ||
     m.status > 599 ||
     !headersOk ||
-    typeof m.expiresAtMs !== 'number' ||
+    (typeof m.expiresAtMs !== 'number' && m.expiresAtMs !== null) ||
     typeof m.readAtMs !== 'number' ||
+    (m.initialAgeS !== undefined && (typeof m.initialAgeS !== 'number' || !(m.initialAgeS >= 0))) ||
     (m.reason !== undefined && m.reason !== 'fill' && m.reason !== 'second-chance') ||
     (m.recirculation !== undefined && (!Number.isInteger(m.recirculation) || m.recirculation < 0 || m.recirculation > 16))
   ) {
@@ -98,8 +110,9 @@ export function decodeObject(path: string, envelope: Uint8Array): CacheObject & 
     status: m.status,
     headers,
     body: Buffer.from(bytes.subarray(4 + metaLength)),
-    expiresAtMs: m.expiresAtMs,
+    expiresAtMs: m.expiresAtMs ?? Number.POSITIVE_INFINITY,
     readAtMs: m.readAtMs,
+    initialAgeS: m.initialAgeS ?? 0,
     reason: m.reason,
     recirculation: m.recirculation ?? 0,
   };
