@@ -19,6 +19,8 @@ export interface LoadOptions {
 export interface LoadResult {
   requests: number;
   errors: number;
+  /** The first error's message, if any. */
+  firstError: string | undefined;
   non200: number;
   elapsedMs: number;
   throughputRps: number;
@@ -50,6 +52,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   const agent = new Agent({ keepAlive: true, maxSockets: options.clients });
   const latencies: number[] = [];
   let errors = 0;
+  let firstError: string | undefined;
   let non200 = 0;
   let bytes = 0;
   let started = 0;
@@ -66,8 +69,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
         latencies.push(performance.now() - sentMs);
         bytes += answer.bytes;
         if (answer.status !== 200) non200 += 1;
-      } catch {
+      } catch (error) {
         errors += 1;
+        firstError ??= error instanceof Error ? error.message : String(error);
       }
     }
   };
@@ -78,6 +82,7 @@ export async function runLoad(options: LoadOptions): Promise<LoadResult> {
   return {
     requests: latencies.length,
     errors,
+    firstError,
     non200,
     elapsedMs,
     throughputRps: (latencies.length / elapsedMs) * 1000,

@@ -24,7 +24,7 @@ export class CountReporter {
 
   start(): void {
     if (this.timer !== undefined) return;
-    this.timer = setInterval(() => this.beat(), this.intervalMs);
+    this.timer = setInterval(() => void this.beat(), this.intervalMs);
     this.timer.unref();
   }
 
@@ -49,7 +49,7 @@ export class CountReporter {
           byHome.set(home, [...(byHome.get(home) ?? []), ...entries]);
         }
       }
-      for (const [home, entries] of byHome) this.send(home, entries);
+      for (const [home, entries] of byHome) void this.send(home, entries);
     });
   }
 
