@@ -13,6 +13,7 @@ import type { PreprocessCache } from './bindings/preprocess-cache.js';
 import type { PeerSync } from './sync/peer-sync.js';
 import type { PeerState } from './sync/peer-state.js';
 import type { LoadTable } from './replication/load-table.js';
+import type { ReplicationController } from './replication/controller.js';
 import type { ClientScripts } from './client-scripts.js';
 import type { OriginGauges } from './stats/prometheus.js';
 import type { MemoryCacheApi } from './cache/cache-api.js';
@@ -39,6 +40,11 @@ export interface WebppOrigin {
   readonly peerState: PeerState | undefined;
   /** This server's load over the sliding window (per resource and in total). */
   readonly loadTable: LoadTable;
+  /**
+   * Load-driven replication (`enabled` switches it at run time; `decide()` runs one round
+   * now; `stats()`); undefined when no peers are configured.
+   */
+  readonly replication: ReplicationController | undefined;
   readonly clientScripts: ClientScripts;
   /** When true every response carries `webpp-control: off` and the worker unregisters itself. */
   killSwitch: boolean;

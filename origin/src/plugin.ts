@@ -26,6 +26,7 @@ import { PreprocessCache } from './bindings/preprocess-cache.js';
 import { PeerSync } from './sync/peer-sync.js';
 import { createPeerGossip } from './sync/peer-gossip.js';
 import { LoadTable } from './replication/load-table.js';
+import { ReplicationController } from './replication/controller.js';
 import { Utilisation } from './stats/utilisation.js';
 import { webppPeerState } from './http/peer-state-plugin.js';
 import { peerStateRoutes } from './routes/peer-state.js';
@@ -95,6 +96,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   const utilisation = new Utilisation();
   const loadTable = new LoadTable({ stats, windowMs: options.replicationWindowMs, buckets: 6, utilisation: () => utilisation.sample().utilisation });
   const gossip = createPeerGossip(options, () => loadTable.ownLoad(HOT_RESOURCES_IN_RECORD), log);
+  const replication = gossip === undefined ? undefined : new ReplicationController({ options, directory, loadTable, peerState: gossip.state, log });
   const flushDirectory = (): Promise<void> => directoryStore.flush();
   const replicas = new ReplicaManager({ options, directory, flushDirectory, store, tombstones, log });
   const sync =
@@ -123,6 +125,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     memoryCache: memoryCache.summary(),
     cacheCluster: cooperativeCache?.cooperative.snapshot(),
     peers: sync?.peerStatus() ?? [],
+    replication: gossip === undefined || replication === undefined ? undefined : { peers: gossip.state.peerLiveness(), decisions: replication.stats() },
   });
   const api: WebppOrigin = {
     options,
@@ -136,6 +139,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     sync,
     peerState: gossip?.state,
     loadTable,
+    replication,
     clientScripts,
     get killSwitch() {
       return killSwitch.on;
@@ -191,10 +195,14 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   app.addHook('onReady', async () => {
     sync?.start();
     gossip?.pinger.start();
+    loadTable.start();
+    replication?.start();
     replicas.start();
   });
   app.addHook('onClose', async () => {
     replicas.stop();
+    replication?.stop();
+    loadTable.stop();
     await gossip?.pinger.stop();
     utilisation.stop();
     await sync?.stop();

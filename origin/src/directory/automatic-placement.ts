@@ -15,6 +15,8 @@ export interface AutomaticPlacement {
   placedAtMs: number;
   /** Why, in words (for the log and stats). */
   reason: string;
+  /** Body size as the home measured it, bytes (counted against the co-op's byte limit). */
+  sizeBytes: number;
 }
 
 /** One automatic pair of the directory. */
@@ -29,7 +31,12 @@ export function placementOf(value: unknown): AutomaticPlacement | undefined {
   if (typeof value !== 'object' || value === null) return undefined;
   const automatic = (value as { automatic?: unknown }).automatic;
   if (typeof automatic !== 'object' || automatic === null) return undefined;
-  const { home, placedAtMs, reason } = automatic as Record<string, unknown>;
+  const { home, placedAtMs, reason, sizeBytes } = automatic as Record<string, unknown>;
   if (typeof home !== 'string' || typeof placedAtMs !== 'number' || !Number.isFinite(placedAtMs)) return undefined;
-  return { home, placedAtMs, reason: typeof reason === 'string' ? reason : '' };
+  return {
+    home,
+    placedAtMs,
+    reason: typeof reason === 'string' ? reason : '',
+    sizeBytes: typeof sizeBytes === 'number' && Number.isFinite(sizeBytes) && sizeBytes >= 0 ? sizeBytes : 0,
+  };
 }

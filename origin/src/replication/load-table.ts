@@ -60,11 +60,24 @@ function countsOf(stats: LoadStats): { total: Counts; resources: Map<string, Cou
 export class LoadTable {
   private readonly clock: () => number;
   private readonly samples: Sample[] = [];
+  private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: LoadTableOptions) {
     if (!(options.windowMs > 0) || !(options.buckets >= 1)) throw new RangeError('windowMs must be > 0 and buckets >= 1');
     this.clock = options.clock ?? Date.now;
     this.sample();
+  }
+
+  /** Samples on a timer, so that the window stays a window when nobody asks for a while. */
+  start(): void {
+    if (this.timer !== undefined) return;
+    this.timer = setInterval(() => this.sample(), this.options.windowMs / this.options.buckets);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
   }
 
   get windowMs(): number {

@@ -6,6 +6,7 @@ import type { LoadSnapshot } from './load-stats.js';
 import { clusterCacheMetrics, type ClusterCacheSnapshot } from '../cache/cluster/cluster-metrics.js';
 import type { MemoryCacheSummary } from '../cache/cache-api.js';
 import { writeMemoryCacheMetrics } from '../cache/cache-metrics.js';
+import { writeReplicationMetrics, type ReplicationGauges } from './replication-metrics.js';
 
 export interface OriginGauges {
   directoryVersion: number;
@@ -19,6 +20,8 @@ export interface OriginGauges {
   peers: { peer: string; pushesSent: number; pushesFailed: number; syncRounds: number; lastSuccessAtMs: number }[];
   /** The cooperative memory cache (cache/cluster/): this server's and the cluster's counters; absent when off. */
   cacheCluster?: ClusterCacheSnapshot;
+  /** Load-driven replication (issue 14); absent without peers. */
+  replication?: ReplicationGauges;
 }
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -50,6 +53,7 @@ export function toPrometheus(load: LoadSnapshot, gauges: OriginGauges): string {
   ]));
   metric('webpp_peer_sync_rounds_total', 'counter', 'Successful anti-entropy rounds with a peer.', gauges.peers.map((peer) => [{ peer: peer.peer }, peer.syncRounds]));
   writeMemoryCacheMetrics(gauges.memoryCache, metric);
+  writeReplicationMetrics(metric, gauges.replication);
   const cacheCluster = gauges.cacheCluster === undefined ? '' : clusterCacheMetrics(gauges.cacheCluster);
   return `${lines.join('\n')}\n${cacheCluster}`;
 }

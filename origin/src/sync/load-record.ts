@@ -11,7 +11,7 @@
 
 export const PEER_STATE_HEADER = 'webpp-peer-state';
 /** Node's default limit on all request headers is 16 KiB; the record takes at most half. */
-export const MAX_RECORD_HEADER_BYTES = 8 * 1024;
+const MAX_RECORD_HEADER_BYTES = 8 * 1024;
 const MAX_HOT_RESOURCES = 64;
 const MAX_FIELDS = 32;
 const MAX_STRING_CHARS = 2048;
@@ -87,7 +87,7 @@ function validRecord(value: unknown): LoadRecord | undefined {
     bytesPerSecond,
     utilisation,
     hot: (hot as HotResource[]).map(({ path, hits, bytes, sizeBytes }) => ({ path, hits, bytes, sizeBytes })),
-    fields: Object.fromEntries(entries) as Record<string, LoadField>,
+    fields: Object.fromEntries(entries),
   };
 }
 

@@ -11,7 +11,7 @@ import { clusterRequest } from './cluster-client.js';
 import { PEER_STATE_HEADER } from './load-record.js';
 import type { PeerState } from './peer-state.js';
 
-export const PEER_STATE_PATH = '/.well-known/webpp/peer/state';
+const PEER_STATE_PATH = '/.well-known/webpp/peer/state';
 export const PING_PATH = `${PEER_STATE_PATH}/ping`;
 
 interface PingerLogger {
