@@ -14,6 +14,7 @@
 import type { MemoryCache } from './memory-cache.js';
 import { apiCacheKey, apiCachePrefix } from './cache-key.js';
 import { contentEtag } from './freshness.js';
+import { WEBPP_ERR_BAD_PATH } from '../errors.js';
 import type { CacheClusterHooks, CacheEntry, CacheSource, InvalidationTarget, MemoryCacheCounters } from './types.js';
 import type { PolicyName } from './policies.js';
 
@@ -53,8 +54,14 @@ export interface MemoryCacheSummary extends MemoryCacheCounters {
 export class MemoryCacheApi {
   private hooks: CacheClusterHooks = {};
 
-  /** `local` undefined: the cache is off. */
-  constructor(readonly local: MemoryCache | undefined) {
+  /**
+   * `local` undefined: the cache is off. `reservedReason` names why a path cannot be put (the
+   * paths webpp answers itself, which never reach the cache).
+   */
+  constructor(
+    readonly local: MemoryCache | undefined,
+    private readonly reservedReason: (path: string) => string | undefined = () => undefined,
+  ) {
     local?.onRemove((entry, reason) => {
       if (reason === 'evicted') this.hooks.onEvict?.(entry);
     });
@@ -76,6 +83,8 @@ export class MemoryCacheApi {
   /** Holds `body` as the answer to GET `path`; undefined when the cache is off or did not admit it. */
   put(path: string, body: string | Buffer, options: CachePutOptions = {}): CacheEntryInfo | undefined {
     const key = apiCacheKey(path);
+    const reserved = this.reservedReason(key.split('?', 1)[0] ?? key);
+    if (reserved !== undefined) throw new WEBPP_ERR_BAD_PATH(JSON.stringify(key.slice(0, 200)), reserved);
     if (this.local === undefined) return undefined;
     const bytes = typeof body === 'string' ? Buffer.from(body) : body;
     const headers: Record<string, string> = {};

@@ -14,7 +14,7 @@ function opaque(tag: string): string {
   return tag.trim().replace(/^W\//, '');
 }
 
-export function notModified(request: FastifyRequest, headers: Record<string, string>): boolean {
+function notModified(request: FastifyRequest, headers: Record<string, string>): boolean {
   const raw = request.headers['if-none-match'];
   const ifNoneMatch = Array.isArray(raw) ? raw.join(', ') : raw;
   if (ifNoneMatch !== undefined) {
