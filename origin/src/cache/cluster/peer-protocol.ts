@@ -18,7 +18,7 @@
  */
 import { WEBPP_ERR_BAD_BODY } from '../../errors.js';
 
-export const PEER_CACHE_PREFIX = '/.well-known/webpp/peer/cache';
+const PEER_CACHE_PREFIX = '/.well-known/webpp/peer/cache';
 export const PEER_CACHE_OBJECT_PATH = `${PEER_CACHE_PREFIX}/object`;
 export const PEER_CACHE_COUNTS_PATH = `${PEER_CACHE_PREFIX}/counts`;
 export const PEER_CACHE_INVALIDATE_PATH = `${PEER_CACHE_PREFIX}/invalidate`;
