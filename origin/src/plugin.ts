@@ -30,6 +30,10 @@ import { ReplicationController } from './replication/controller.js';
 import { Utilisation } from './stats/utilisation.js';
 import { webppPeerState } from './http/peer-state-plugin.js';
 import { peerStateRoutes } from './routes/peer-state.js';
+import { createMemoryCache } from './cache/create-memory-cache.js';
+import { webppMemoryCache } from './cache/cache-plugin.js';
+import { cacheRoutes } from './routes/cache.js';
+import { createCooperativeCache, webppCooperativeCache } from './cache/cluster/cluster-plugin.js';
 import { ClientScripts } from './client-scripts.js';
 import { batchSourceFromOrigin, registerBatching } from './batch/index.js';
 import { ContentDigests } from './bindings/content-digests.js';
@@ -86,6 +90,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   await tombstones.open();
   const cache = new PreprocessCache(options.preprocessCacheBytes);
   directory.onChange(() => cache.clear());
+  const memoryCache = createMemoryCache(options);
   const stats = new LoadStats({
     ewmaWeight: options.statsEwmaWeight,
     rateHalfLifeMs: options.statsRateHalfLifeMs,
@@ -111,6 +116,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
         })
       : undefined;
 
+  const cooperativeCache = createCooperativeCache(options, memoryCache, gossip?.state, log);
   const killSwitch = new KillSwitch(options.killSwitch);
   const clientScripts = new ClientScripts(options.clientBundleDir);
   const gauges = (): OriginGauges => ({
@@ -120,6 +126,8 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     preprocessCacheHits: cache.hits,
     preprocessCacheMisses: cache.misses,
     preprocessCacheBytes: cache.bytes,
+    memoryCache: memoryCache.summary(),
+    cacheCluster: cooperativeCache?.cooperative.snapshot(),
     peers: sync?.peerStatus() ?? [],
     replication: gossip === undefined || replication === undefined ? undefined : { peers: gossip.state.peerLiveness(), decisions: replication.stats() },
     lazyReplication: lazyReplicas.stats(),
@@ -131,7 +139,8 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     store,
     replicas,
     stats,
-    cache,
+    preprocessCache: cache,
+    cache: memoryCache,
     sync,
     peerState: gossip?.state,
     loadTable,
@@ -174,6 +183,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   await app.register(webppInjectedEtag, { injecting }); // onRequest: validators of injected pages
   await app.register(webppStripRange, { injecting }); // onRequest: no byte ranges of rewritten pages
   await app.register(webppStoredReplicas, { store }); // onRequest: stored replicas answer before any route
+  await app.register(webppMemoryCache, { api: memoryCache, isOwnEndpoint, defaultTtlMs: options.memoryCacheTtlMs, maxEntryBytes: options.memoryCacheMaxEntryBytes }); // onRequest: memory hits; onSend: fills, before the body is rewritten
   await app.register(webppLazyReplicas, { lazy: lazyReplicas }); // onRequest: automatic replicas not stored yet (lazy fetch)
   await app.register(webppKillSwitch, { killSwitch }); // onSend: webpp-control: off
   await app.register(webppBindingsHeader, { headers, resolutions, killSwitch, isOwnEndpoint, maxPreprocessBytes: options.maxPreprocessBytes }); // onSend
@@ -187,6 +197,8 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   await app.register(peerRoutes, { options, directory, replicas, flushDirectory });
   await app.register(peerStateRoutes, { options });
   await app.register(peerContentRoutes, { options, store, replicas });
+  await app.register(cacheRoutes, { options, cache: memoryCache });
+  await app.register(webppCooperativeCache, { options, parts: cooperativeCache }); // the memory caches of the cluster as one (cache/cluster/)
 
   app.addHook('onReady', async () => {
     sync?.start();

@@ -12,6 +12,8 @@ import { defaulted } from './resolved.js';
 import { peerStateOptionProperties } from './peer-state-schema.js';
 import { replicationOptionProperties } from './replication-schema.js';
 import { lazyReplicationOptionProperties } from './lazy-replication-schema.js';
+import { cacheClusterOptions } from './cache-cluster-schema.js';
+import { cacheOptionProperties } from './cache-schema.js';
 
 const MiB = 1024 * 1024;
 const originUrl = { type: 'string', minLength: 1, maxLength: 2048 } as const;
@@ -235,6 +237,8 @@ export const pluginOptionsSchema = Type.Object(
     ...peerStateOptionProperties,
     ...replicationOptionProperties,
     ...lazyReplicationOptionProperties,
+    ...cacheClusterOptions,
+    ...cacheOptionProperties,
   },
   { additionalProperties: false },
 );
