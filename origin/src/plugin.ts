@@ -45,7 +45,7 @@ import { publicRoutes } from './routes/public.js';
 import type { OriginGauges } from './stats/prometheus.js';
 import { webppConcurrencyGate } from './http/concurrency-gate.js';
 import { PushState } from './push/push-state.js';
-import { webppPushHeaders } from './push/push-headers-plugin.js';
+import { webppPush } from './push/push-plugin.js';
 
 const DIRECTORY_STATE_FILE = 'directory.ywebpp';
 const REPLICA_STORE_FOLDER = 'replicas';
@@ -97,7 +97,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
         })
       : undefined;
 
-  const push = new PushState(options);
+  const push = new PushState(options, log);
   const killSwitch = new KillSwitch(options.killSwitch);
   const clientScripts = new ClientScripts(options.clientBundleDir);
   const gauges = (): OriginGauges => ({
@@ -153,7 +153,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
       : undefined,
   });
   await app.register(webppConcurrencyGate, { gate: push.gate }); // onRequest, first: a finite capacity (maxConcurrentRequests)
-  if (options.pushServiceTime) await app.register(webppPushHeaders, { push: push.push, peerLoads: push.peerLoads, peerLoadMaxAgeMs: options.peerLoadMaxAgeMs }); // onRequest: in flight; onSend: Server-Timing, webpp-load
+  await app.register(webppPush, { options, state: push }); // onRequest: in flight; onSend: Server-Timing, webpp-load; peer exchange
   await app.register(webppCors, { mode: options.cors, resolutions, isOwnEndpoint }); // onRequest: preflights; onSend: CORS headers
   await app.register(webppInjectedEtag, { injecting }); // onRequest: validators of injected pages
   await app.register(webppStripRange, { injecting }); // onRequest: no byte ranges of rewritten pages

@@ -5,8 +5,14 @@
  */
 import { ConcurrencyGate } from '../http/concurrency-gate.js';
 import type { ResolvedOptions } from '../options.js';
+import type { PeerLoadMessage } from './peer-load-message.js';
+import { PeerLoadExchange } from './peer-load-exchange.js';
 import { PeerLoads } from './peer-loads.js';
 import { ServiceTimePush } from './service-time.js';
+
+interface PushLogger {
+  debug(object: object, message: string): void;
+}
 
 /** The push block of the statistics (`/.well-known/webpp/stats` → origin.push, and /metrics). */
 export interface PushGauges {
@@ -18,15 +24,20 @@ export interface PushGauges {
   peers: { server: string; serviceMs: number; ageMs: number }[];
   /** The concurrency limit (null when off). */
   concurrency: { limit: number; active: number; queued: number; queuedTotal: number; refusedTotal: number } | null;
+  /** Messages of the peer exchange answered, and failed. */
+  exchange: { sent: number; failed: number } | null;
 }
 
 export class PushState {
   readonly push: ServiceTimePush;
   readonly peerLoads: PeerLoads;
   readonly gate: ConcurrencyGate | undefined;
+  /** Sends the pushed value to the peers (undefined without peers or with push off). */
+  readonly exchange: PeerLoadExchange | undefined;
 
   constructor(
     private readonly options: ResolvedOptions,
+    log: PushLogger,
     private readonly now: () => number = Date.now,
   ) {
     this.push = new ServiceTimePush({
@@ -36,11 +47,32 @@ export class PushState {
       thresholdDecay: options.serviceTimeThresholdDecay,
       floorMs: options.serviceTimeFloorMs,
     });
-    this.peerLoads = new PeerLoads(options.peers);
+    this.peerLoads = new PeerLoads(options.publicUrl);
+    this.exchange =
+      options.pushServiceTime && options.peers.length > 0 && options.clusterSecret !== undefined
+        ? new PeerLoadExchange({
+            peers: options.peers,
+            secret: options.clusterSecret,
+            timeoutMs: options.peerTimeoutMs,
+            intervalMs: options.serviceTimeIntervalMs,
+            heartbeatMs: options.syncIntervalMs,
+            peerLoads: this.peerLoads,
+            ownMessage: () => this.ownMessage(),
+            log,
+          })
+        : undefined;
     this.gate =
       options.maxConcurrentRequests > 0
         ? new ConcurrencyGate({ maxConcurrentRequests: options.maxConcurrentRequests, maxQueuedRequests: options.maxQueuedRequests })
         : undefined;
+  }
+
+  /** This server's value as a peer message (undefined before its first request). */
+  ownMessage(): PeerLoadMessage | undefined {
+    const nowMs = this.now();
+    const current = this.push.current(nowMs);
+    if (current === undefined) return undefined;
+    return { server: this.options.publicUrl, serviceMs: current.serviceMs, ageMs: Math.max(0, nowMs - current.atMs), sentAtMs: nowMs };
   }
 
   gauges(): PushGauges {
@@ -55,6 +87,7 @@ export class PushState {
         gate === undefined
           ? null
           : { limit: this.options.maxConcurrentRequests, active: gate.active, queued: gate.queued, queuedTotal: gate.queuedTotal, refusedTotal: gate.refusedTotal },
+      exchange: this.exchange === undefined ? null : { sent: this.exchange.sent, failed: this.exchange.failed },
     };
   }
 }
@@ -76,6 +109,12 @@ export function pushPrometheusLines(gauges: PushGauges): string[] {
     metric('webpp_concurrency_queued', 'gauge', 'Requests waiting for a slot.', [['', gate.queued]]);
     metric('webpp_concurrency_queued_total', 'counter', 'Requests that had to wait for a slot.', [['', gate.queuedTotal]]);
     metric('webpp_concurrency_refused_total', 'counter', 'Requests refused with 503 because the queue was full.', [['', gate.refusedTotal]]);
+  }
+  if (gauges.exchange !== null) {
+    metric('webpp_push_exchange_total', 'counter', 'Service-time messages to peers, by result.', [
+      ['{result="ok"}', gauges.exchange.sent],
+      ['{result="failed"}', gauges.exchange.failed],
+    ]);
   }
   return lines;
 }
