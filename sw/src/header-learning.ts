@@ -11,6 +11,7 @@ import type { BindingsStore } from './bindings-store.js';
 import type { DigestStore } from './digest-store.js';
 import { isSwitchOff } from './kill-switch.js';
 import type { KillSwitch } from './kill-switch.js';
+import type { PushedLoad } from './pushed-load.js';
 import type { StateReporter } from './state-reporter.js';
 import type { StaticBindings } from './static-bindings.js';
 import type { TrustRule } from './trust.js';
@@ -24,6 +25,8 @@ export interface HeaderLearningOptions {
   killSwitch: KillSwitch;
   staticBindings: StaticBindings;
   reporter: StateReporter;
+  /** Server push: Server-Timing and webpp-load (pushed-load.ts). */
+  pushed?: PushedLoad;
   /** The own origin answered (control-check.ts). */
   heardFromOwnOrigin(): void;
 }
@@ -39,6 +42,7 @@ export class HeaderLearning {
     const { bindings, trust, digests, reporter } = this.options;
     const { headers } = response;
     if (replica === undefined) this.options.heardFromOwnOrigin();
+    this.options.pushed?.read(response, replica ?? trust.selfOrigin);
     if (isSwitchOff(headers)) {
       if (replica === undefined) return this.switchOff(from, waitUntil);
       reporter.count('untrustedHeaders');
