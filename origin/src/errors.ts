@@ -134,3 +134,10 @@ export const WEBPP_ERR_TLS_CREDENTIALS = createError<'WEBPP_ERR_TLS_CREDENTIALS'
   'Invalid TLS certificate or key: %s',
   500,
 );
+
+/** More requests wait for a slot than `maxQueuedRequests` allows (the concurrency limit, `maxConcurrentRequests`). */
+export const WEBPP_ERR_OVERLOADED = createError<'WEBPP_ERR_OVERLOADED', [number]>(
+  'WEBPP_ERR_OVERLOADED',
+  'Server busy: %d requests are already waiting; retry shortly',
+  503,
+);

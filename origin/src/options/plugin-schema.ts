@@ -9,6 +9,7 @@ import type { DirectoryFile } from '../directory/directory-file.js';
 import type { BatchOptions } from '../batch/batch-options.js';
 import type { PostFilter, PreFilter } from './filters.js';
 import { defaulted } from './resolved.js';
+import { pushOptionProperties } from './push-schema.js';
 
 const MiB = 1024 * 1024;
 const originUrl = { type: 'string', minLength: 1, maxLength: 2048 } as const;
@@ -229,6 +230,7 @@ export const pluginOptionsSchema = Type.Object(
         cli: { group: 'Behaviour' },
       }),
     ),
+    ...pushOptionProperties,
   },
   { additionalProperties: false },
 );

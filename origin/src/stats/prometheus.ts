@@ -3,6 +3,7 @@
  * origin's own counters.
  */
 import type { LoadSnapshot } from './load-stats.js';
+import { pushPrometheusLines, type PushGauges } from '../push/push-state.js';
 
 export interface OriginGauges {
   directoryVersion: number;
@@ -12,6 +13,8 @@ export interface OriginGauges {
   preprocessCacheMisses: number;
   preprocessCacheBytes: number;
   peers: { peer: string; pushesSent: number; pushesFailed: number; syncRounds: number; lastSuccessAtMs: number }[];
+  /** Server push (issue 13): push/push-state.ts. */
+  push?: PushGauges;
 }
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -42,6 +45,7 @@ export function toPrometheus(load: LoadSnapshot, gauges: OriginGauges): string {
     [{ peer: peer.peer, result: 'failed' }, peer.pushesFailed] as [Record<string, string>, number],
   ]));
   metric('webpp_peer_sync_rounds_total', 'counter', 'Successful anti-entropy rounds with a peer.', gauges.peers.map((peer) => [{ peer: peer.peer }, peer.syncRounds]));
+  if (gauges.push !== undefined) lines.push(...pushPrometheusLines(gauges.push));
   return `${lines.join('\n')}\n`;
 }
 
