@@ -42,7 +42,6 @@ export class HeaderLearning {
     const { bindings, trust, digests, reporter } = this.options;
     const { headers } = response;
     if (replica === undefined) this.options.heardFromOwnOrigin();
-    this.options.pushed?.read(response, replica ?? trust.selfOrigin);
     if (isSwitchOff(headers)) {
       if (replica === undefined) return this.switchOff(from, waitUntil);
       reporter.count('untrustedHeaders');
@@ -64,6 +63,8 @@ export class HeaderLearning {
       reporter.count('bindingsHeadersRejected');
       reporter.event({ type: 'bindings-rejected', atMs: Date.now(), code: learned.error.code, message: learned.error.message, from });
     }
+    // After the bindings: the servers they name are known to the trust rule when push rows about them are read.
+    this.options.pushed?.read(response, replica ?? trust.selfOrigin);
   }
 
   /**

@@ -80,10 +80,9 @@ export class PushedLoad {
 
 /** The policy's pushed-service-time input, when it has one (the webpp policy); `changed` persists the state. */
 export function policyPushSink(policy: ClientPolicy, changed: () => void): PushedServiceTimeSink {
-  const learner = policy as ClientPolicy & { learnPushedServiceTime?(server: ServerId, serviceMs: number, atMs: number): void };
   return (server, serviceMs, atMs) => {
-    if (typeof learner.learnPushedServiceTime !== 'function') return;
-    learner.learnPushedServiceTime(server, serviceMs, atMs);
+    if (policy.learnPushedServiceTime === undefined) return;
+    policy.learnPushedServiceTime(server, serviceMs, atMs);
     changed();
   };
 }
