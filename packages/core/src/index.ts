@@ -49,3 +49,4 @@ export {
   parseLoadHeader,
   type PushedLoad,
 } from './push/push-headers.js';
+export { ServiceTimePush, type ServiceTimePushOptions, type PushedServiceTime } from './push/service-time.js';

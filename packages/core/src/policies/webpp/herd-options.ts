@@ -58,7 +58,7 @@ export interface HerdOptions {
 export const HERD_DEFAULTS: Readonly<HerdOptions> = Object.freeze({
   equivalentSetJoinRatio: 0.1,
   equivalentSetLeaveRatio: 0.4,
-  equivalentSetWeightExponent: 1,
+  equivalentSetWeightExponent: 4,
   pushMaxAgeMs: 60_000,
   pushAfterSilenceMs: 2_000,
   pushPairSlackMs: 250,
