@@ -4,8 +4,9 @@
  * emulated network, with and without seeding from what the origin knows.
  *
  * Network: three real @webpp/origin replicas, peers, behind netem links. a is the site's own
- * origin, listed first, near (RTT 10 ms) but loaded: every request waits LOADED_MS in the
- * server before it is served, which its pushed service time shows. b (RTT 30 ms) and c
+ * origin, listed first, near (RTT 10 ms) but loaded: every request (pages, images, the
+ * client scripts) waits LOADED_MS in the server before it is served, which its pushed
+ * service time shows. b (RTT 30 ms) and c
  * (RTT 60 ms) are idle.
  *
  * A visitor opens the landing page (/page2.html: the page script installs the worker; one
@@ -40,10 +41,10 @@ const BENCH_DEADLINE_MS = 20 * 60_000;
 const MODES = { seeded: { policy: 'webpp' }, unseeded: { policy: 'webpp', pushMaxAgeMs: 0 } } as const;
 type Mode = keyof typeof MODES;
 
-/** Every request to a, except the origin's own endpoints and client scripts, waits LOADED_MS. */
+/** Every request to a, except the origin's own endpoints (peer calls, statistics), waits LOADED_MS. */
 function loadA(app: FastifyInstance): void {
   app.addHook('onRequest', async (request) => {
-    if (request.url.startsWith('/.well-known/') || request.url.startsWith('/webpp')) return;
+    if (request.url.startsWith('/.well-known/')) return;
     await new Promise((resolve) => setTimeout(resolve, LOADED_MS));
   });
 }
@@ -81,7 +82,11 @@ async function servedSummary(page: Page, cluster: Cluster): Promise<string> {
     const name = cluster.replicas.find((replica) => replica.origin === decision.servedBy)?.name ?? 'none';
     counts.set(name, (counts.get(name) ?? 0) + 1);
   }
-  return [...counts].sort().map(([name, count]) => `${name}:${count}`).join(' ');
+  const navigation = state.decisions.find((decision) => decision.navigation);
+  const first = navigation?.attempts[0];
+  const nameOf = (origin: string | undefined): string => cluster.replicas.find((replica) => replica.origin === origin)?.name ?? 'none';
+  const pushed = state.pushed.map((view) => `${nameOf(view.server)}=${Math.round(view.serviceMs)}`).join(',');
+  return `${[...counts].sort().map(([name, count]) => `${name}:${count}`).join(' ')}; page ${nameOf(first?.server)} ${first?.reason ?? '?'}; pushed ${pushed}`;
 }
 
 async function freshVisitor(browser: Browser, cluster: Cluster, mode: Mode): Promise<{ loadMs: number; served: string }> {
