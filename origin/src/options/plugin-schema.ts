@@ -10,6 +10,8 @@ import type { BatchOptions } from '../batch/batch-options.js';
 import type { PostFilter, PreFilter } from './filters.js';
 import { defaulted } from './resolved.js';
 import { pushOptionProperties } from './push-schema.js';
+import { peerStateOptionProperties } from './peer-state-schema.js';
+import { replicationOptionProperties } from './replication-schema.js';
 
 const MiB = 1024 * 1024;
 const originUrl = { type: 'string', minLength: 1, maxLength: 2048 } as const;
@@ -231,6 +233,8 @@ export const pluginOptionsSchema = Type.Object(
       }),
     ),
     ...pushOptionProperties,
+    ...peerStateOptionProperties,
+    ...replicationOptionProperties,
   },
   { additionalProperties: false },
 );

@@ -3,7 +3,7 @@
  * the cluster secret like every server-to-server call (http/cluster-auth-hooks.ts).
  */
 import type { FastifyInstance } from 'fastify';
-import { addClusterAuthHooks, bodyOf } from '../http/cluster-auth-hooks.js';
+import { addClusterAuth, signedBodyOf } from '../http/cluster-auth-hooks.js';
 import type { ResolvedOptions } from '../options.js';
 import { MAX_PEER_LOAD_BYTES, PEER_LOAD_PATH, parsePeerLoadMessage, type PeerLoadMessage } from './peer-load-message.js';
 import type { PeerLoads } from './peer-loads.js';
@@ -16,9 +16,9 @@ export interface PeerLoadRoutesOptions {
 }
 
 export async function peerLoadRoutes(app: FastifyInstance, { options, peerLoads, ownMessage }: PeerLoadRoutesOptions): Promise<void> {
-  addClusterAuthHooks(app, options, MAX_PEER_LOAD_BYTES);
+  addClusterAuth(app, options, MAX_PEER_LOAD_BYTES);
   app.post(PEER_LOAD_PATH, { bodyLimit: MAX_PEER_LOAD_BYTES }, async (request, reply) => {
-    peerLoads.learn(parsePeerLoadMessage(bodyOf(request)), Date.now());
+    peerLoads.learn(parsePeerLoadMessage(signedBodyOf(request)), Date.now());
     reply.header('cache-control', 'no-store');
     const own = ownMessage();
     if (own === undefined) return reply.code(204).send();

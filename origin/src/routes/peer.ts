@@ -12,7 +12,7 @@
  * directory lists this server as a replica of the pushed logical URL (replica-manager.ts).
  */
 import type { FastifyInstance } from 'fastify';
-import { addClusterAuthHooks, bodyOf } from '../http/cluster-auth-hooks.js';
+import { addClusterAuth, signedBodyOf as bodyOf } from '../http/cluster-auth-hooks.js';
 import { WEBPP_ERR_BAD_HEADER } from '../errors.js';
 import { handleSyncMessages, SYNC_PATH } from '../sync/peer-sync.js';
 import { LOGICAL_URL_HEADER, PEER_REPLICAS_PATH } from '../replicas/replica-manager.js';
@@ -36,7 +36,7 @@ export interface PeerRoutesOptions {
 
 export async function peerRoutes(app: FastifyInstance, deps: PeerRoutesOptions): Promise<void> {
   const { options, directory, replicas } = deps;
-  addClusterAuthHooks(app, options, Math.max(options.maxReplicaBytes, MAX_SYNC_MESSAGE_BYTES));
+  addClusterAuth(app, options, Math.max(options.maxReplicaBytes, MAX_SYNC_MESSAGE_BYTES));
 
   app.post(SYNC_PATH, { bodyLimit: MAX_SYNC_MESSAGE_BYTES }, async (request, reply) => {
     const answer = handleSyncMessages(directory.doc, bodyOf(request), true);

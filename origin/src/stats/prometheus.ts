@@ -4,6 +4,7 @@
  */
 import type { LoadSnapshot } from './load-stats.js';
 import { pushPrometheusLines, type PushGauges } from '../push/push-state.js';
+import { writeReplicationMetrics, type ReplicationGauges } from './replication-metrics.js';
 
 export interface OriginGauges {
   directoryVersion: number;
@@ -15,6 +16,8 @@ export interface OriginGauges {
   peers: { peer: string; pushesSent: number; pushesFailed: number; syncRounds: number; lastSuccessAtMs: number }[];
   /** Server push (issue 13): push/push-state.ts. */
   push?: PushGauges;
+  /** Load-driven replication (issue 14); absent without peers. */
+  replication?: ReplicationGauges;
 }
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -46,6 +49,7 @@ export function toPrometheus(load: LoadSnapshot, gauges: OriginGauges): string {
   ]));
   metric('webpp_peer_sync_rounds_total', 'counter', 'Successful anti-entropy rounds with a peer.', gauges.peers.map((peer) => [{ peer: peer.peer }, peer.syncRounds]));
   if (gauges.push !== undefined) lines.push(...pushPrometheusLines(gauges.push));
+  writeReplicationMetrics(metric, gauges.replication);
   return `${lines.join('\n')}\n`;
 }
 
