@@ -44,6 +44,8 @@ export class ServerRecord {
   updatedAtMs = 0;
   /** Free refreshes sent to this server while it had fewer than BOOTSTRAP_SAMPLES samples (the cold start). */
   bootstrapsSent = 0;
+  /** True once the free ranged refresh that measures an unknown throughput went out (maintenance.ts). */
+  throughputBootstrapSent = false;
 
   constructor(readonly server: ServerId) {}
 
