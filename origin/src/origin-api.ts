@@ -11,6 +11,9 @@ import type { ReplicaStore } from './replicas/replica-store.js';
 import type { LoadStats } from './stats/load-stats.js';
 import type { PreprocessCache } from './bindings/preprocess-cache.js';
 import type { PeerSync } from './sync/peer-sync.js';
+import type { PeerState } from './sync/peer-state.js';
+import type { LoadTable } from './replication/load-table.js';
+import type { ReplicationController } from './replication/controller.js';
 import type { ClientScripts } from './client-scripts.js';
 import type { OriginGauges } from './stats/prometheus.js';
 
@@ -26,6 +29,18 @@ export interface WebppOrigin {
   readonly cache: PreprocessCache;
   /** Directory propagation; undefined when no peers are configured. */
   readonly sync: PeerSync | undefined;
+  /**
+   * Peers' load records and liveness (`livePeers()`, `onPeerDown`, `registerField`);
+   * undefined when no peers are configured.
+   */
+  readonly peerState: PeerState | undefined;
+  /** This server's load over the sliding window (per resource and in total). */
+  readonly loadTable: LoadTable;
+  /**
+   * Load-driven replication (`enabled` switches it at run time; `decide()` runs one round
+   * now; `stats()`); undefined when no peers are configured.
+   */
+  readonly replication: ReplicationController | undefined;
   readonly clientScripts: ClientScripts;
   /** When true every response carries `webpp-control: off` and the worker unregisters itself. */
   killSwitch: boolean;

@@ -24,6 +24,12 @@ import { DEFAULT_MAX_TOMBSTONES, DEFAULT_TOMBSTONE_MAX_AGE_MS, Tombstones } from
 import { LoadStats } from './stats/load-stats.js';
 import { PreprocessCache } from './bindings/preprocess-cache.js';
 import { PeerSync } from './sync/peer-sync.js';
+import { createPeerGossip } from './sync/peer-gossip.js';
+import { LoadTable } from './replication/load-table.js';
+import { ReplicationController } from './replication/controller.js';
+import { Utilisation } from './stats/utilisation.js';
+import { webppPeerState } from './http/peer-state-plugin.js';
+import { peerStateRoutes } from './routes/peer-state.js';
 import { ClientScripts } from './client-scripts.js';
 import { batchSourceFromOrigin, registerBatching } from './batch/index.js';
 import { ContentDigests } from './bindings/content-digests.js';
@@ -47,6 +53,8 @@ import type { OriginGauges } from './stats/prometheus.js';
 const DIRECTORY_STATE_FILE = 'directory.ywebpp';
 const REPLICA_STORE_FOLDER = 'replicas';
 const TOMBSTONES_FOLDER = 'replicas/tombstones';
+/** Hot resources listed in this server's load record. */
+const HOT_RESOURCES_IN_RECORD = 16;
 
 async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOptions): Promise<void> {
   const options = resolveOptions(rawOptions);
@@ -80,6 +88,10 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     rateHalfLifeMs: options.statsRateHalfLifeMs,
     maxResources: options.statsMaxResources,
   });
+  const utilisation = new Utilisation();
+  const loadTable = new LoadTable({ stats, windowMs: options.replicationWindowMs, buckets: 6, utilisation: () => utilisation.sample().utilisation });
+  const gossip = createPeerGossip(options, () => loadTable.ownLoad(HOT_RESOURCES_IN_RECORD), log);
+  const replication = gossip === undefined ? undefined : new ReplicationController({ options, directory, loadTable, peerState: gossip.state, log });
   const flushDirectory = (): Promise<void> => directoryStore.flush();
   const replicas = new ReplicaManager({ options, directory, flushDirectory, store, tombstones, log });
   const sync =
@@ -91,6 +103,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
           intervalMs: options.syncIntervalMs,
           timeoutMs: options.peerTimeoutMs,
           log,
+          piggyback: gossip?.piggyback,
         })
       : undefined;
 
@@ -104,6 +117,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     preprocessCacheMisses: cache.misses,
     preprocessCacheBytes: cache.bytes,
     peers: sync?.peerStatus() ?? [],
+    replication: gossip === undefined || replication === undefined ? undefined : { peers: gossip.state.peerLiveness(), decisions: replication.stats() },
   });
   const api: WebppOrigin = {
     options,
@@ -114,6 +128,9 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     stats,
     cache,
     sync,
+    peerState: gossip?.state,
+    loadTable,
+    replication,
     clientScripts,
     get killSwitch() {
       return killSwitch.on;
@@ -155,18 +172,27 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   await app.register(webppBindingsHeader, { headers, resolutions, killSwitch, isOwnEndpoint, maxPreprocessBytes: options.maxPreprocessBytes }); // onSend
   registerBatching(app, batchSourceFromOrigin({ options, directory, killSwitch }), options.batch); // onSend, after the bindings header: batches carry pre-processed pages
   await app.register(webppRecordLoad, { stats }); // onResponse: load statistics
+  await app.register(webppPeerState, { state: gossip?.state }); // onSend: load records on peer calls
 
   // The origin's own endpoints, each set encapsulated.
   await app.register(publicRoutes, { options, directory, store, replicas, stats, killSwitch, sync, clientScripts, gauges });
   await app.register(managementRoutes, { options, directory, store, replicas, flushDirectory });
   await app.register(peerRoutes, { options, directory, replicas, flushDirectory });
+  await app.register(peerStateRoutes, { options });
 
   app.addHook('onReady', async () => {
     sync?.start();
+    gossip?.pinger.start();
+    loadTable.start();
+    replication?.start();
     replicas.start();
   });
   app.addHook('onClose', async () => {
     replicas.stop();
+    replication?.stop();
+    loadTable.stop();
+    await gossip?.pinger.stop();
+    utilisation.stop();
     await sync?.stop();
     await directoryStore.stop();
     doc.destroy();

@@ -198,7 +198,27 @@ describe('replica updates between servers', () => {
         const response = await fetch(`${server.url}/doc.txt`);
         expect(await response.text()).toBe('v2');
         expect(response.headers.get('webpp-replica-version')).toBe(result.version);
+        // Every copy of one version carries the same validators, so that a worker can resume
+        // a body broken off by one replica on another (Last-Modified is the version's time).
+        expect(response.headers.get('last-modified')).toBe(new Date(Number(result.version.split('@')[0])).toUTCString());
       }
+
+      // A push that arrives late (here 1.1 s after the version was made) still dates the copy by its version.
+      await new Promise((resolve) => setTimeout(resolve, 1100));
+      const late = servers[2] as ReplicaServer;
+      const latePath = '/.well-known/webpp/peer/replicas/doc.txt';
+      const lateTimeMs = Number(result.version.split('@')[0]) + 1;
+      const lateBody = new TextEncoder().encode('v3');
+      const lateHeaders = { 'content-type': 'text/plain', 'webpp-replica-version': `${lateTimeMs}@${first.url}`, 'webpp-logical-url': `${first.url}/doc.txt` };
+      const latePush = await fetch(`${late.url}${latePath}`, {
+        method: 'PUT',
+        headers: { ...lateHeaders, 'webpp-cluster-auth': signClusterRequest(CLUSTER_SECRET, 'PUT', `${late.url}${latePath}`, lateBody, { headers: lateHeaders }) },
+        body: lateBody,
+      });
+      expect(latePush.status).toBe(200);
+      const lateCopy = await fetch(`${late.url}/doc.txt`);
+      expect(await lateCopy.text()).toBe('v3');
+      expect(lateCopy.headers.get('last-modified')).toBe(new Date(lateTimeMs).toUTCString());
 
       // A delayed push of an older version (replayed with a valid signature) is refused.
       const target = servers[1] as ReplicaServer;

@@ -11,8 +11,9 @@
  *  - a 206 whose Content-Range starts at that byte continues the body;
  *  - a 200 (a replica that ignores Range, or whose entity no longer matches If-Range) is the
  *    whole entity: the bytes the page already has are skipped, and the rest continues;
- *  - a different entity (ETag, Last-Modified or total length differ), or any other answer,
- *    errors the stream: the page must never get two files spliced together.
+ *  - a different entity (ETag, Last-Modified or total length differ; Last-Modified only when
+ *    no strong ETag came back unchanged, since replicas may date the same bytes differently),
+ *    or any other answer, errors the stream: the page must never get two files spliced together.
  *
  * Content-encoding: fetch() hands over decoded bytes, and a Range request is sent with
  * `Accept-Encoding: identity` (Fetch standard), so byte positions are positions in the
@@ -149,7 +150,10 @@ export function continuation(response: Response, first: BodyExtent, fromByte: nu
     const changed = first.strongEtag !== undefined ? next.etag !== first.strongEtag : next.etag !== undefined && next.etag !== first.etag;
     if (changed) return { error: `entity changed (ETag ${first.etag} → ${next.etag ?? 'none'})` };
   }
-  if (first.lastModified !== undefined && next.lastModified !== undefined && first.lastModified !== next.lastModified) {
+  // A strong ETag that came back unchanged identifies the representation (RFC 9110 §8.8.3.2);
+  // Last-Modified is then not compared: replicas that hold the same bytes may date them differently.
+  const sameStrongEtag = !first.encoded && first.strongEtag !== undefined && next.etag === first.strongEtag;
+  if (!sameStrongEtag && first.lastModified !== undefined && next.lastModified !== undefined && first.lastModified !== next.lastModified) {
     return { error: `entity changed (Last-Modified ${first.lastModified} → ${next.lastModified})` };
   }
   if (first.totalBytes !== undefined && next.totalBytes !== undefined && first.totalBytes !== next.totalBytes) {

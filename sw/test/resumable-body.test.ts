@@ -244,4 +244,18 @@ describe('resumableBody', () => {
     expect(continuation(identity('Mon, 01 Jan 2024 00:00:00 GMT'), encoded, 4)).toEqual({ skipBytes: 0 });
     expect(continuation(identity('Tue, 02 Jan 2024 00:00:00 GMT'), encoded, 4)).toMatchObject({ error: expect.stringContaining('Last-Modified') });
   });
+
+  it('continuation(): the same strong ETag is the same entity, even when another replica dates it differently', () => {
+    // Found by CI: two replicas that stored the same bytes a second apart sent different
+    // Last-Modified dates, and the resume was refused although If-Range (the ETag) matched.
+    const dated = (status: number, etag: string, lastModified: string, extra: Record<string, string>) =>
+      new Response('x', { status, headers: { etag, 'last-modified': lastModified, ...extra } });
+    const first = bodyExtent(dated(200, '"sha256-a"', 'Tue, 24 Nov 2026 08:19:19 GMT', { 'content-length': '10' }))!;
+    const resumed = dated(206, '"sha256-a"', 'Tue, 24 Nov 2026 08:19:18 GMT', { 'content-range': 'bytes 4-9/10' });
+    expect(continuation(resumed, first, 4)).toEqual({ skipBytes: 0 });
+    // Without a strong ETag to vouch for it, a different date is still a different entity.
+    const weakFirst = bodyExtent(dated(200, 'W/"a"', 'Tue, 24 Nov 2026 08:19:19 GMT', { 'content-length': '10' }))!;
+    const weakResumed = dated(206, 'W/"a"', 'Tue, 24 Nov 2026 08:19:18 GMT', { 'content-range': 'bytes 4-9/10' });
+    expect(continuation(weakResumed, weakFirst, 4)).toMatchObject({ error: expect.stringContaining('Last-Modified') });
+  });
 });

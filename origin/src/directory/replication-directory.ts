@@ -16,6 +16,7 @@
  */
 import * as Y from 'yjs';
 import { formatUrlSpec, parseUrlSpec, prefixCandidates, type Binding, type UrlSpec } from '@webpp/core';
+import { placementOf, type AutomaticPlacement, type AutomaticReplica } from './automatic-placement.js';
 
 /** One entry as listed by `entries()` and the JSON listing. */
 export interface DirectoryEntry {
@@ -39,6 +40,8 @@ export interface DirectoryMatch {
 /** Value stored for each (logical, physical) pair. */
 interface PairValue {
   addedAtMs: number;
+  /** Present on replicas placed by load-driven replication (automatic-placement.ts). */
+  automatic?: AutomaticPlacement;
 }
 
 type PairsByLogical = Map<string, Map<string, PairValue>>;
@@ -104,13 +107,30 @@ export class ReplicationDirectory {
    * "…/*" prefixes (then both must be). Returns false when the pair was already there.
    * Throws TypeError for invalid URLs.
    */
-  addReplica(logical: string, physical: string, origin: unknown = 'local'): boolean {
+  addReplica(logical: string, physical: string, origin: unknown = 'local', automatic?: AutomaticPlacement): boolean {
     const key = pairKey(logical, physical);
     if (this.pairs.has(key)) return false;
     this.doc.transact(() => {
-      this.pairs.set(key, { addedAtMs: this.clock() });
+      this.pairs.set(key, automatic === undefined ? { addedAtMs: this.clock() } : { addedAtMs: this.clock(), automatic });
     }, origin);
     return true;
+  }
+
+  /** The marker of an automatic replica; undefined for a replica added by hand or absent. */
+  placement(logical: string, physical: string): AutomaticPlacement | undefined {
+    return placementOf(this.pairs.get(pairKey(logical, physical)));
+  }
+
+  /** Every automatic (logical, physical) pair (exact entries only), sorted by logical URL. */
+  automaticReplicas(): AutomaticReplica[] {
+    const list: AutomaticReplica[] = [];
+    for (const [logical, replicas] of this.exact) {
+      for (const [physical, value] of replicas) {
+        const placement = placementOf(value);
+        if (placement !== undefined) list.push({ logical, physical, placement });
+      }
+    }
+    return list.sort((a, b) => (a.logical < b.logical ? -1 : a.logical > b.logical ? 1 : a.physical < b.physical ? -1 : 1));
   }
 
   /** Removes one pair. Returns false when it was not there. */

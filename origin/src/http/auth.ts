@@ -6,7 +6,7 @@
  *   `webpp-cluster-auth: v2 t=<unix ms> s=<base64url signature>`, over the target origin
  *   (the peer's public origin, as the sender addresses it), the method, path and query,
  *   the timestamp, the body digest and the headers the receiver acts on (SIGNED_HEADERS:
- *   content type, replica version, logical URL). The secret never travels, a signature is only
+ *   content type, replica version, logical URL; and the peer load record when one is sent). The secret never travels, a signature is only
  *   accepted within `maxClockSkewMs` of its timestamp, and only by the server it was made
  *   for: a captured call replayed to another server does not verify there.
  *   Version 1 signatures (no target origin) are refused: every server of a cluster runs
@@ -60,11 +60,21 @@ const SIGNED_HEADERS = ['content-type', 'webpp-replica-version', 'webpp-logical-
 
 export type SignedHeaderValues = Partial<Record<string, string | string[] | undefined>>;
 
+/**
+ * Headers signed only when present (a line is added for each one sent): the peer load
+ * record piggybacked on peer calls (sync/peer-state.ts). Adding or stripping one breaks
+ * the signature; calls without them sign exactly as before.
+ */
+const SIGNED_WHEN_PRESENT = ['webpp-peer-state'] as const;
+
+function headerText(value: string | string[] | undefined): string {
+  return (Array.isArray(value) ? value.join(',') : (value ?? '')).trim();
+}
+
 function signedHeaderLines(headers: SignedHeaderValues | undefined): string {
-  return SIGNED_HEADERS.map((name) => {
-    const value = headers?.[name];
-    return `${name}:${(Array.isArray(value) ? value.join(',') : (value ?? '')).trim()}`;
-  }).join('\n');
+  const lines = SIGNED_HEADERS.map((name) => `${name}:${headerText(headers?.[name])}`);
+  for (const name of SIGNED_WHEN_PRESENT) if (headers?.[name] !== undefined) lines.push(`${name}:${headerText(headers[name])}`);
+  return lines.join('\n');
 }
 
 function signature(secret: string, parts: SignedRequestParts, timestampMs: number): string {

@@ -1,8 +1,10 @@
 /**
  * Serving a replica from the replica store, with the HTTP semantics the worker relies on.
  * The validators are the replica's own, not the blob file's: a strong ETag (the content
- * digest, identical on every server holding the same version) and Last-Modified (when this
- * server stored the version). Conditional requests (If-None-Match, If-Modified-Since → 304)
+ * digest, identical on every server holding the same version) and Last-Modified (the
+ * version's own time, `<timeMs>@<writer>`, so that it too is identical on every server: the
+ * time a server happened to store its copy differs between servers by up to the push delay,
+ * and a worker resuming a body on another replica would see a different entity). Conditional requests (If-None-Match, If-Modified-Since → 304)
  * and If-Range are decided against them here; @fastify/send then answers byte ranges (one
  * range → 206, unsatisfiable → 416; several ranges get the whole body, as RFC 9110 allows),
  * HEAD (headers only, with the full Content-Length) and streams the blob.
@@ -56,17 +58,18 @@ export async function serveReplica(request: FastifyRequest, reply: FastifyReply,
   const release = store.hold(replica); // before any await: an update meanwhile must not delete the blob under us
   reply.raw.once('close', release);
   const etag = replicaEtag(replica);
+  const modifiedAtMs = replica.version.timeMs;
   reply
     .header('content-type', replica.contentType)
     .header('etag', etag)
-    .header('last-modified', new Date(replica.updatedAtMs).toUTCString())
+    .header('last-modified', new Date(modifiedAtMs).toUTCString())
     .header('accept-ranges', 'bytes')
     .header('cache-control', 'no-cache')
     // The stored content type is what the uploader declared: browsers must not sniff another.
     .header('x-content-type-options', 'nosniff')
     .header(REPLICA_VERSION_HEADER, formatVersion(replica.version));
 
-  if (isNotModified(request, etag, replica.updatedAtMs)) {
+  if (isNotModified(request, etag, modifiedAtMs)) {
     release();
     reply.code(304).removeHeader('content-type');
     await reply.send();
@@ -76,7 +79,7 @@ export async function serveReplica(request: FastifyRequest, reply: FastifyReply,
   // @fastify/send reads only the method and headers of the request it is given. It sees the
   // range to honour and nothing else: the conditions were decided above, on the replica's
   // validators, which it does not know (its own are derived from the blob file's stat).
-  const range = rangeToHonour(request, etag, replica.updatedAtMs);
+  const range = rangeToHonour(request, etag, modifiedAtMs);
   const sendRequest = { method: request.method, headers: range === undefined ? {} : { range } } as unknown as Readable;
   const file = store.blobFile(replica);
   const result = await send(sendRequest, file.name, {

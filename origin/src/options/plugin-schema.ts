@@ -9,6 +9,8 @@ import type { DirectoryFile } from '../directory/directory-file.js';
 import type { BatchOptions } from '../batch/batch-options.js';
 import type { PostFilter, PreFilter } from './filters.js';
 import { defaulted } from './resolved.js';
+import { peerStateOptionProperties } from './peer-state-schema.js';
+import { replicationOptionProperties } from './replication-schema.js';
 
 const MiB = 1024 * 1024;
 const originUrl = { type: 'string', minLength: 1, maxLength: 2048 } as const;
@@ -229,6 +231,8 @@ export const pluginOptionsSchema = Type.Object(
         cli: { group: 'Behaviour' },
       }),
     ),
+    ...peerStateOptionProperties,
+    ...replicationOptionProperties,
   },
   { additionalProperties: false },
 );

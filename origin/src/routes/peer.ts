@@ -11,9 +11,9 @@
  * is newer than what this server stores or last deleted there (tombstones), and unless the
  * directory lists this server as a replica of the pushed logical URL (replica-manager.ts).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { CLUSTER_AUTH_HEADER, parseClusterAuth, verifyClusterRequest } from '../http/auth.js';
-import { WEBPP_ERR_BAD_HEADER, WEBPP_ERR_DISABLED, WEBPP_ERR_FORBIDDEN, WEBPP_ERR_UNAUTHORIZED } from '../errors.js';
+import type { FastifyInstance } from 'fastify';
+import { addClusterAuth, signedBodyOf as bodyOf } from '../http/cluster-auth-hooks.js';
+import { WEBPP_ERR_BAD_HEADER } from '../errors.js';
 import { handleSyncMessages, SYNC_PATH } from '../sync/peer-sync.js';
 import { LOGICAL_URL_HEADER, PEER_REPLICAS_PATH } from '../replicas/replica-manager.js';
 import { formatVersion, parseVersion, REPLICA_VERSION_HEADER } from '../replicas/replica-version.js';
@@ -26,10 +26,6 @@ import type { ReplicaManager } from '../replicas/replica-manager.js';
 
 const MAX_SYNC_MESSAGE_BYTES = 64 * 1024 * 1024;
 
-function bodyOf(request: FastifyRequest): Buffer {
-  return Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-}
-
 export interface PeerRoutesOptions {
   options: ResolvedOptions;
   directory: ReplicationDirectory;
@@ -40,32 +36,7 @@ export interface PeerRoutesOptions {
 
 export async function peerRoutes(app: FastifyInstance, deps: PeerRoutesOptions): Promise<void> {
   const { options, directory, replicas } = deps;
-  const secretOrThrow = (): string => {
-    const secret = options.clusterSecret;
-    if (secret === undefined) throw new WEBPP_ERR_DISABLED('Server-to-server calls are disabled: this server has no cluster secret');
-    return secret;
-  };
-  // A signature is valid only on the server it was made for (http/auth.ts).
-  const ownOrigins = [options.publicUrl, ...options.aliasUrls];
-  app.addHook('onRequest', async (request) => {
-    secretOrThrow();
-    const parsed = parseClusterAuth(request.headers[CLUSTER_AUTH_HEADER] as string | undefined);
-    if ('ok' in parsed && !parsed.ok) throw new WEBPP_ERR_UNAUTHORIZED(parsed.reason);
-  });
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: Math.max(options.maxReplicaBytes, MAX_SYNC_MESSAGE_BYTES) }, (_request, body, done) => {
-    done(null, body);
-  });
-  app.addHook('preHandler', async (request) => {
-    const result = verifyClusterRequest(
-      secretOrThrow(),
-      request.headers[CLUSTER_AUTH_HEADER] as string | undefined,
-      { ownOrigins, method: request.method, pathAndQuery: request.url, body: bodyOf(request), headers: request.headers },
-      Date.now(),
-      options.maxClockSkewMs,
-    );
-    if (!result.ok) throw result.status === 401 ? new WEBPP_ERR_UNAUTHORIZED(result.reason) : new WEBPP_ERR_FORBIDDEN(result.reason);
-  });
+  addClusterAuth(app, options, Math.max(options.maxReplicaBytes, MAX_SYNC_MESSAGE_BYTES));
 
   app.post(SYNC_PATH, { bodyLimit: MAX_SYNC_MESSAGE_BYTES }, async (request, reply) => {
     const answer = handleSyncMessages(directory.doc, bodyOf(request), true);

@@ -3,6 +3,7 @@
  * origin's own counters.
  */
 import type { LoadSnapshot } from './load-stats.js';
+import { writeReplicationMetrics, type ReplicationGauges } from './replication-metrics.js';
 
 export interface OriginGauges {
   directoryVersion: number;
@@ -12,6 +13,8 @@ export interface OriginGauges {
   preprocessCacheMisses: number;
   preprocessCacheBytes: number;
   peers: { peer: string; pushesSent: number; pushesFailed: number; syncRounds: number; lastSuccessAtMs: number }[];
+  /** Load-driven replication (issue 14); absent without peers. */
+  replication?: ReplicationGauges;
 }
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -42,6 +45,7 @@ export function toPrometheus(load: LoadSnapshot, gauges: OriginGauges): string {
     [{ peer: peer.peer, result: 'failed' }, peer.pushesFailed] as [Record<string, string>, number],
   ]));
   metric('webpp_peer_sync_rounds_total', 'counter', 'Successful anti-entropy rounds with a peer.', gauges.peers.map((peer) => [{ peer: peer.peer }, peer.syncRounds]));
+  writeReplicationMetrics(metric, gauges.replication);
   return `${lines.join('\n')}\n`;
 }
 

@@ -19,7 +19,7 @@ import * as Y from 'yjs';
 import * as syncProtocol from 'y-protocols/sync';
 import * as encoding from 'lib0/encoding';
 import * as decoding from 'lib0/decoding';
-import { clusterRequest } from './cluster-client.js';
+import { clusterRequest, type ClusterResponse } from './cluster-client.js';
 import { WEBPP_ERR_BAD_SYNC_MESSAGE } from '../errors.js';
 
 export const SYNC_PATH = '/.well-known/webpp/sync';
@@ -39,6 +39,14 @@ export interface PeerSyncOptions {
   intervalMs: number;
   timeoutMs: number;
   log: PeerSyncLogger;
+  /** Piggybacks on every sync call (the peer load records, sync/peer-state.ts). */
+  piggyback?: PeerPiggyback;
+}
+
+/** Headers added to every sync call, and what to do with a peer's successful answer. */
+export interface PeerPiggyback {
+  outgoingHeaders(): Record<string, string>;
+  answered(peer: string, headers: ClusterResponse['headers']): void;
 }
 
 /** A peer answered something other than 200; `retryAfterMs` is set when it asked to be retried later (503). */
@@ -196,8 +204,10 @@ export class PeerSync {
     const response = await clusterRequest(this.options.secret, new URL(SYNC_PATH, peer).href, {
       method: 'POST',
       body,
+      headers: this.options.piggyback?.outgoingHeaders(),
       timeoutMs: this.options.timeoutMs,
     });
+    if (response.status === 200) this.options.piggyback?.answered(peer, response.headers);
     if (response.status !== 200) {
       const retryAfterMs = response.status === 503 ? retryAfterMsOf(response.headers['retry-after']) : undefined;
       throw new PeerAnswerError(response.status, new TextDecoder().decode(response.body).slice(0, 200), retryAfterMs);

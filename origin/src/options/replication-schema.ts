@@ -1,0 +1,140 @@
+/**
+ * Options of load-driven replication (issue 14; DCWS, Baker and Moon 1998): the load
+ * table, Algorithm 1's thresholds, the rate limits and the operator's limits. Defaults of
+ * the T_* periods are the paper's Table 1; what each trades is its Table 2 (see
+ * docs/origin.md, "Load-driven replication"). Composed into plugin-schema.ts.
+ */
+import { Type } from 'typebox';
+import { defaulted } from './resolved.js';
+
+const MiB = 1024 * 1024;
+const group = 'Replication';
+const pathPrefix = { type: 'string', pattern: '^/[^?#\\s]*$', patternText: 'a path starting with /', maxLength: 1024 } as const;
+
+export const replicationOptionProperties = {
+  autoReplicate: defaulted(
+    Type.Boolean({
+      default: false,
+      description:
+        'Load-driven replication on this server: when its load exceeds the cluster\'s, it places replicas of its hot resources on the least-loaded peer, and withdraws them later. Off: it places and withdraws nothing (it still serves replicas others place on it).',
+      cli: { group },
+    }),
+  ),
+  autoReplicatePrefixes: defaulted(
+    Type.Array(Type.String(pathPrefix), {
+      maxItems: 256,
+      default: ['/'],
+      description: 'Path prefixes whose resources may be replicated automatically (a resource qualifies when its path starts with one).',
+      cli: { group, flag: 'auto-replicate-prefix', arg: 'path' },
+    }),
+  ),
+  autoReplicatePinned: defaulted(
+    Type.Array(Type.String(pathPrefix), {
+      maxItems: 256,
+      default: ['/'],
+      description: "Entry points never replicated (Algorithm 1, step 2): exact paths, or prefixes ending with `*` (`/landing/*`).",
+      cli: { group, flag: 'auto-replicate-pin', arg: 'path' },
+    }),
+  ),
+  autoReplicatePinPages: defaulted(
+    Type.Boolean({
+      default: true,
+      description:
+        'Also pin every HTML page (a path ending in `/`, `.html` or `.htm`, or whose last segment has no extension): any page may be reached from outside (a bookmark, a search engine), so pages stay home and their embedded resources move.',
+      cli: { group },
+    }),
+  ),
+  replicationWindowMs: defaulted(
+    Type.Integer({
+      minimum: 1000,
+      maximum: 3_600_000,
+      default: 60_000,
+      description: 'Sliding window of the load table (hits and bytes per resource, requests/s per server). DCWS used requests per minute.',
+      cli: { group },
+    }),
+  ),
+  replicationIntervalMs: defaulted(
+    Type.Integer({
+      minimum: 10,
+      maximum: 3_600_000,
+      default: 10_000,
+      description:
+        'T_st: how often the decision runs; at most one placement and one withdrawal per period. Higher: slower balancing; lower: more decisions on noisier figures (Table 1: 10 s).',
+      cli: { group },
+    }),
+  ),
+  replicationCoopIntervalMs: defaulted(
+    Type.Integer({
+      minimum: 0,
+      maximum: 86_400_000,
+      default: 60_000,
+      description:
+        'T_coop: a peer accepts at most one automatic replica per period, from all homes together, so that its load figures catch up before the next. Higher: slower balancing; lower: risk of overloading a co-op (Table 1: 60 s).',
+      cli: { group },
+    }),
+  ),
+  replicationHomeMs: defaulted(
+    Type.Integer({
+      minimum: 0,
+      maximum: 86_400_000,
+      default: 300_000,
+      description:
+        'T_home: an automatic replica is withdrawn no sooner than this after it was placed, and is not placed again on the same co-op sooner than this after it was withdrawn (no flaps). Higher: steadier, slower to adapt (Table 1: 300 s).',
+      cli: { group },
+    }),
+  ),
+  replicationOverloadRatio: defaulted(
+    Type.Number({
+      minimum: 0,
+      maximum: 100,
+      default: 0.25,
+      description:
+        "A server places replicas when its load exceeds the cluster's mean by this ratio (load > (1 + ratio) × mean). Higher: fewer, later placements; lower: more placements on small imbalances.",
+      cli: { group, arg: 'ratio' },
+    }),
+  ),
+  replicationLoadMetric: defaulted(
+    Type.Enum(['requests', 'bytes', 'utilisation'], {
+      default: 'requests',
+      description:
+        "Load metric compared between servers: requests/s (DCWS's connections per second, best for small resources), bytes/s (large resources), or event-loop utilisation.",
+      cli: { group, arg: 'metric' },
+    }),
+  ),
+  replicationMinLoad: defaulted(
+    Type.Number({
+      minimum: 0,
+      default: 1,
+      description: "A server whose load (in the metric's unit: requests/s, bytes/s, or utilisation in [0, 1]) is below this places nothing, however uneven the cluster.",
+      cli: { group, arg: 'load' },
+    }),
+  ),
+  replicationHitThreshold: defaulted(
+    Type.Integer({
+      minimum: 1,
+      default: 100,
+      description:
+        'T of Algorithm 1: only resources with at least this many hits in the window are candidates; when none has, T is halved until some qualify (down to 1 hit).',
+      cli: { group, arg: 'hits' },
+    }),
+  ),
+  replicationMaxPerCoop: defaulted(
+    Type.Integer({ minimum: 0, default: 100, description: 'Most automatic replicas one peer holds (from all homes).', cli: { group, arg: 'count' } }),
+  ),
+  replicationMaxBytesPerCoop: defaulted(
+    Type.Integer({
+      minimum: 0,
+      default: 256 * MiB,
+      description: 'Most bytes of automatic replicas one peer holds (from all homes; sizes as measured by their homes).',
+      cli: { group, arg: 'bytes' },
+    }),
+  ),
+  replicationPeerMaxAgeMs: defaulted(
+    Type.Integer({
+      minimum: 10,
+      default: 60_000,
+      description: 'A peer whose last load record is older than this is not a candidate co-op, and its figures are left out of the cluster mean.',
+      cli: { group },
+    }),
+  ),
+};

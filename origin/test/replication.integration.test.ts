@@ -1,0 +1,151 @@
+/**
+ * Load-driven replication with three real servers on loopback (a home, two peers), with
+ * short T_* periods: the home, loaded by real requests, places its hot resources on the
+ * least-loaded peer through the directory; the placement reaches every server and a
+ * client's bindings; pages and pinned paths stay home; the rate limits hold (one placement
+ * per T_st per home, one per T_coop per co-op); every decision is in the stats and
+ * /metrics; and when a co-op dies its automatic replicas are recalled from the directory.
+ * (The co-op's lazy fetch of the content is tested by dcws-lazy's tests.)
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startReplicaServer, type ReplicaServer } from '../src/server.js';
+import { ADMIN_TOKEN, CLUSTER_SECRET, auth, bindingMap, freePort, removeTempDirs, tempDir, waitFor } from './helpers.js';
+
+const NAMES = ['a', 'b', 'c'] as const;
+type Name = (typeof NAMES)[number];
+const T_ST_MS = 150;
+const T_COOP_MS = 1200;
+
+const ports = {} as Record<Name, number>;
+const urls = {} as Record<Name, string>;
+const servers = {} as Record<Name, ReplicaServer | undefined>;
+let root: string;
+
+function server(name: Name): ReplicaServer {
+  const found = servers[name];
+  if (found === undefined) throw new Error(`${name} is not running`);
+  return found;
+}
+
+async function get(name: Name, path: string, times: number): Promise<void> {
+  for (let i = 0; i < times; i += 1) await (await fetch(`http://127.0.0.1:${ports[name]}${path}`)).arrayBuffer();
+}
+
+beforeAll(async () => {
+  root = await tempDir('webpp-replication-site-');
+  await mkdir(`${root}/img`);
+  await writeFile(`${root}/index.html`, '<!doctype html><title>t</title><img src="/img/hot.png"><script src="/app.js"></script>');
+  await writeFile(`${root}/img/hot.png`, Buffer.alloc(4000, 1));
+  await writeFile(`${root}/app.js`, 'console.log(1);\n'.repeat(100));
+  await writeFile(`${root}/pinned.js`, 'console.log(2);\n');
+  await writeFile(`${root}/b-own.css`, 'body{}\n');
+  for (const name of NAMES) {
+    ports[name] = await freePort();
+    urls[name] = `http://${name}.localhost:${ports[name]}`;
+  }
+  for (const name of NAMES) {
+    servers[name] = await startReplicaServer({
+      root,
+      port: ports[name],
+      publicUrl: urls[name],
+      logicalOrigin: urls.a,
+      adminToken: ADMIN_TOKEN,
+      clusterSecret: CLUSTER_SECRET,
+      peers: NAMES.filter((other) => other !== name).map((other) => urls[other]),
+      syncIntervalMs: 200,
+      peerTimeoutMs: 300,
+      peerPingIntervalMs: 100,
+      peerMissedPingsForDown: 3,
+      injectScript: false,
+      autoReplicate: true,
+      autoReplicatePinned: ['/', '/pinned.js'],
+      replicationWindowMs: 20_000,
+      replicationIntervalMs: T_ST_MS,
+      replicationCoopIntervalMs: T_COOP_MS,
+      replicationHomeMs: 60_000,
+      replicationHitThreshold: 50,
+      replicationMinLoad: 0.5,
+      replicationPeerMaxAgeMs: 2000,
+    });
+  }
+}, 30_000);
+
+afterAll(async () => {
+  for (const name of NAMES) await servers[name]?.close();
+  await removeTempDirs();
+});
+
+describe('load-driven replication across three servers', () => {
+  it('places the hot resource on the least-loaded peer, and every server and client sees it', async () => {
+    // b has some load of its own, c none: c is the least-loaded peer.
+    await get('b', '/b-own.css', 20);
+    await waitFor('a to hold b\'s load record', () => (server('a').app.webpp.peerState?.record(urls.b)?.record.requestsPerSecond ?? 0) > 0);
+    // Off (operator control): the load builds up and nothing is placed.
+    const controller = server('a').app.webpp.replication;
+    if (controller === undefined) throw new Error('no replication controller');
+    controller.enabled = false;
+    await Promise.all([get('a', '/img/hot.png', 120), get('a', '/app.js', 30), get('a', '/pinned.js', 200), get('a', '/index.html', 200)]);
+    await new Promise((resolve) => setTimeout(resolve, 3 * T_ST_MS));
+    expect(controller.stats()).toMatchObject({ placements: 0, lastReason: 'automatic replication is off on this server' });
+    expect(server('a').app.webpp.directory.size).toBe(0);
+    controller.enabled = true;
+    const hot = `${urls.a}/img/hot.png`;
+    for (const name of NAMES) {
+      await waitFor(`${name} to list c as a replica of /img/hot.png`, () => server(name).app.webpp.directory.lookup(hot)?.physicalUrls.includes(`${urls.c}/img/hot.png`));
+    }
+    const placement = server('b').app.webpp.directory.placement(hot, `${urls.c}/img/hot.png`);
+    expect(placement?.home).toBe(urls.a);
+    expect(placement?.sizeBytes).toBe(4000);
+    // The first placement: the hottest eligible resource, on the least-loaded peer.
+    const first = server('a').app.webpp.replication?.stats().decisions[0];
+    expect(first).toMatchObject({ kind: 'place', logical: hot, coop: urls.c });
+    // A client loading the page is told where the image lives.
+    const page = await fetch(`http://127.0.0.1:${ports.a}/index.html`);
+    await page.text();
+    expect(bindingMap(page.headers.get('webpp-bindings') ?? undefined)[hot]).toEqual(server('a').app.webpp.directory.lookup(hot)?.physicalUrls);
+    expect(bindingMap(page.headers.get('webpp-bindings') ?? undefined)[hot]).toContain(`${urls.c}/img/hot.png`);
+  });
+
+  it('never places pages or pinned entry points, and keeps to the rate limits', async () => {
+    // a stays loaded (c serves nothing in this test): placements continue at the allowed pace.
+    const deadline = Date.now() + 3 * T_COOP_MS;
+    while (Date.now() < deadline) await get('a', '/img/hot.png', 10);
+    const { decisions } = server('a').app.webpp.replication?.stats() ?? { decisions: [] };
+    const places = decisions.filter((decision) => decision.kind === 'place');
+    expect(places.length).toBeGreaterThanOrEqual(2);
+    const placed = places.map((decision) => new URL(decision.logical).pathname);
+    expect(placed).not.toContain('/index.html');
+    expect(placed).not.toContain('/pinned.js');
+    expect(placed).not.toContain('/');
+    for (let i = 1; i < places.length; i += 1) {
+      expect((places[i]?.atMs ?? 0) - (places[i - 1]?.atMs ?? 0)).toBeGreaterThanOrEqual(T_ST_MS);
+    }
+    for (const coop of [urls.b, urls.c]) {
+      const onCoop = places.filter((decision) => decision.coop === coop);
+      for (let i = 1; i < onCoop.length; i += 1) expect((onCoop[i]?.atMs ?? 0) - (onCoop[i - 1]?.atMs ?? 0)).toBeGreaterThanOrEqual(T_COOP_MS);
+    }
+    // Every decision, with its reason, is in the stats and /metrics.
+    const stats = (await (await fetch(`http://127.0.0.1:${ports.a}/.well-known/webpp/stats`, { headers: auth })).json()) as {
+      origin: { replication: { decisions: { placements: number; flaps: number; decisions: { reason: string }[] } } };
+    };
+    expect(stats.origin.replication.decisions.placements).toBe(places.length);
+    expect(stats.origin.replication.decisions.flaps).toBe(0);
+    expect(stats.origin.replication.decisions.decisions[0]?.reason).toMatch(/cluster mean/);
+    const metrics = await (await fetch(`http://127.0.0.1:${ports.a}/.well-known/webpp/metrics`, { headers: auth })).text();
+    expect(metrics).toContain(`webpp_replication_decisions_total{kind="place"} ${places.length}`);
+    expect(metrics).toContain(`webpp_peer_up{peer="${urls.c}"} 1`);
+  }, 20_000);
+
+  it('recalls the automatic replicas of a co-op that stops answering', async () => {
+    const onC = () => server('b').app.webpp.directory.automaticReplicas().filter((replica) => replica.physical.startsWith(urls.c));
+    expect(onC().length).toBeGreaterThan(0);
+    await server('c').close();
+    servers.c = undefined;
+    await waitFor('a to recall every replica on c, and b to learn it', () => onC().length === 0, { timeoutMs: 10_000 });
+    expect(server('a').app.webpp.directory.entries().flatMap((entry) => entry.physical).filter((url) => url.startsWith(urls.c))).toEqual([]);
+    const recalls = server('a').app.webpp.replication?.stats().decisions.filter((decision) => decision.kind === 'recall') ?? [];
+    expect(recalls.length).toBeGreaterThan(0);
+    expect(recalls.every((decision) => decision.coop === urls.c)).toBe(true);
+  }, 20_000);
+});
