@@ -11,7 +11,7 @@
  * Reports per policy the clients' mean and p95 response time, load_cv (as the simulator
  * defines it) and each server's share of requests over time; with --runs 3, the median and
  * range over the runs. Writes docs/benchmarks/herding-chromium.json (every run, with the
- * per-second arrivals) and merges its rows (`source: "chromium"`) into
+ * per-second arrivals), herding-chromium.svg (load over time, first run) and merges its rows (`source: "chromium"`) into
  * docs/benchmarks/herding.json beside the simulator's.
  *
  *   npm run bench herding -- [--clients 10] [--duration-s 40] [--think-ms 100] [--runs 1]
@@ -22,6 +22,7 @@ import { chromiumLaunchOptions } from '../support/chromium.js';
 import { arrivalsPerBin, startCapacityCluster } from './herding/capacity-cluster.js';
 import { runClients } from './herding/browser-clients.js';
 import { loadCv, mean, median, percentile, sharesOverTime } from './herding/herd-metrics.js';
+import { loadOverTimeSvg } from './herding/load-plot.js';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
 
@@ -159,9 +160,12 @@ async function main(): Promise<void> {
   const setup = { clients: CLIENTS, servers: 3, delaysMs: DELAYS_MS, workers: WORKERS, workMs: WORK_MS, thinkTimeMs: THINK_TIME_MS, durationMs: DURATION_MS, warmUpMs: WARM_UP_MS, binMs: BIN_MS };
   writeFileSync(`${repoRoot}docs/benchmarks/herding-chromium.json`, `${JSON.stringify({ generatedAt: new Date().toISOString(), setup, rows, runs: results }, null, 2)}\n`);
   mergeRows(rows);
+  // The first run of each policy, as Fei's Figures 9 and 10 show one run.
+  const firstRuns = Object.keys(POLICIES).flatMap((policy) => results.filter((result) => result.policy === policy && result.run === 1));
+  writeFileSync(`${repoRoot}docs/benchmarks/herding-chromium.svg`, loadOverTimeSvg(firstRuns.map((result) => ({ title: `${result.policy} (load_cv ${result.load_cv})`, load: result.load, binMs: BIN_MS }))));
   console.log('\npolicy          mean ms   p95 ms   load_cv');
   for (const row of rows) console.log(`${row.policy.padEnd(15)} ${String(row.mean_ms).padStart(7)}  ${String(row.p95_ms).padStart(7)}  ${String(row.load_cv).padStart(8)}`);
-  console.log('wrote docs/benchmarks/herding-chromium.json and the chromium rows of docs/benchmarks/herding.json');
+  console.log('wrote docs/benchmarks/herding-chromium.json, herding-chromium.svg and the chromium rows of docs/benchmarks/herding.json');
 }
 
 await main();
