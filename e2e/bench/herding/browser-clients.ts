@@ -93,7 +93,7 @@ export async function runClients(options: ClientRunOptions): Promise<{ records: 
     const startAtMs = Date.now() + 1_000;
     const images = ['/img/1.png', '/img/2.png', '/img/3.png', '/img/4.png'].map((path) => options.cluster.logicalUrl(path));
     const runs = prepared.map(({ page }, client) =>
-      page.evaluate(
+      page.evaluate<ClientRecord[]>(
         `(${CLIENT_LOOP})(${JSON.stringify({
           client,
           images,
@@ -103,7 +103,7 @@ export async function runClients(options: ClientRunOptions): Promise<{ records: 
           maxRequests: options.maxRequestsPerClient,
           requestTimeoutMs: options.requestTimeoutMs,
         })})`,
-      ) as Promise<ClientRecord[]>,
+      ),
     );
     const records = (await Promise.all(runs)).flat();
     return { records, startAtMs, endAtMs: startAtMs + options.durationMs };

@@ -41,7 +41,10 @@ describe('ServiceTimePush (Fei et al. 1998, Section 4 and footnote 3)', () => {
     // Re-pushed only when the threshold has decayed to 0: every T/R = 5 intervals.
     expect(changesOfPushed).toBeLessThanOrEqual(50 / 5);
     expect(changesOfPushed).toBeGreaterThanOrEqual(50 / 5 - 2);
-    for (const value of pushed) expect(value).toBeGreaterThan(9.5), expect(value).toBeLessThan(10.5);
+    for (const value of pushed) {
+      expect(value).toBeGreaterThan(9.5);
+      expect(value).toBeLessThan(10.5);
+    }
   });
 
   it('pushes a change of at least T at the end of the interval it shows in', () => {
