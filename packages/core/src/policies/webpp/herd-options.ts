@@ -22,9 +22,10 @@ export interface HerdOptions {
   equivalentSetLeaveRatio: number;
   /**
    * A request picks a member with weight (E_best / E)^k. 0: uniform, as Fei's resolver
-   * ("picks at random from this set"). 1: in proportion to speed, so a member 40 % slower
-   * gets 1 / 1.4 of the best one's share. Default 1: within the set the choice still leans
-   * to the faster, which a single client notices (issue 13: keep single-client quality).
+   * ("picks at random from this set"). Default 2: a member 40 % slower gets about half the
+   * best one's share (1 / 1.96), one 10 % slower 83 %; so a single client still leans to the
+   * faster server (issue 13: keep single-client quality — with k = 1 the flapping-replica
+   * test of issue 11 lost 5 % on its mean, with 2 it keeps it), while many clients spread.
    */
   equivalentSetWeightExponent: number;
   /**
@@ -58,7 +59,7 @@ export interface HerdOptions {
 export const HERD_DEFAULTS: Readonly<HerdOptions> = Object.freeze({
   equivalentSetJoinRatio: 0.1,
   equivalentSetLeaveRatio: 0.4,
-  equivalentSetWeightExponent: 4,
+  equivalentSetWeightExponent: 2,
   pushMaxAgeMs: 60_000,
   pushAfterSilenceMs: 2_000,
   pushPairSlackMs: 250,

@@ -95,7 +95,9 @@ export class PushedLoad {
     // Exponential time decay of the older pairs (the estimate's half-life, options.ts).
     const elapsedMs = Math.max(0, nowMs - this.decayedAtMs);
     const keep = 2 ** (-elapsedMs / options.estimateHalfLifeMs);
-    this.logFactorSum = this.logFactorSum * keep + Math.log(ttfbMs / Math.max(MIN_SERVICE_MS, serviceMs));
+    // R includes S (the server's time is part of the response time), so R / S ≥ 1; a smaller
+    // ratio means the smoothed S still lagged a queue that had drained: it counts as 1.
+    this.logFactorSum = this.logFactorSum * keep + Math.log(Math.max(1, ttfbMs / Math.max(MIN_SERVICE_MS, serviceMs)));
     this.factorWeight = this.factorWeight * keep + 1;
     this.decayedAtMs = Math.max(this.decayedAtMs, nowMs);
   }
