@@ -7,7 +7,7 @@
  * cookies across origins. Its answer below 500 is a time-to-first-byte sample, taken from
  * Resource Timing like a request's (ttfb-sampler.ts).
  */
-import type { Exchange, RandomSource, ServerId } from '@webpp/core';
+import type { BackgroundRequest, Exchange, RandomSource, ServerId } from '@webpp/core';
 import type { ExchangeSender } from './fetch-io.js';
 import { buildProbeRequest } from './physical-request.js';
 import type { SampleStage } from './samples.js';
@@ -22,9 +22,9 @@ export interface BackgroundSenderOptions {
   samples: SampleStage;
 }
 
-/** A physical URL the server is known to hold, for the engine's backgroundTarget. */
-export function backgroundTarget(probeUrls: ProbeUrls, random: RandomSource): (server: ServerId) => string {
-  return (server) => probeUrls.pick(server, random);
+/** A physical URL the server is known to hold, for the engine's backgroundTarget; for a ranged GET, one at least as large as its range when known. */
+export function backgroundTarget(probeUrls: ProbeUrls, random: RandomSource): (server: ServerId, request: BackgroundRequest) => string {
+  return (server, request) => probeUrls.pick(server, random, request.method === 'range' ? request.rangeBytes : undefined);
 }
 
 export function backgroundSender(options: BackgroundSenderOptions): ExchangeSender {

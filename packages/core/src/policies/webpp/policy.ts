@@ -75,6 +75,11 @@ export class WebppPolicy implements ClientPolicy {
     if ((sample.purpose === 'request' && FAILOVER_OUTCOMES.has(sample.outcome)) || (sample.purpose === 'resume' && sample.outcome !== 'cancelled')) {
       this.refreshBucket.charge();
     }
+    // A large body served tells that large resources are in use even when no plan knew its
+    // size (the worker learns sizes from responses when the bindings carry none).
+    if (sample.outcome === 'served' && (sample.bodyBytes ?? 0) >= this.options.rangeRefreshBytes) {
+      this.lastLargeSizeAtMs = Math.max(this.lastLargeSizeAtMs, sample.nowMs);
+    }
     const result = learnSample(this.recordOf(sample.server), sample, this.options, this.deps.random);
     if (result === 'ejected') {
       this.herd.equivalentSet.remove(sample.server);
