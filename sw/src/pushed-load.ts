@@ -11,7 +11,7 @@
  * cannot introduce a server, and a row's value is never dated in the future.
  */
 import { LOAD_HEADER, parseLoadHeader, parseServerTiming, SERVER_TIMING_HEADER } from '@webpp/core';
-import type { ServerId } from '@webpp/core';
+import type { ClientPolicy, ServerId } from '@webpp/core';
 
 /** The policy's input (e.g. the webpp policy's learnPushedServiceTime). */
 export type PushedServiceTimeSink = (server: ServerId, serviceMs: number, atMs: number) => void;
@@ -76,4 +76,13 @@ export class PushedLoad {
     this.learned += 1;
     this.options.sink(view.server, view.serviceMs, view.atMs);
   }
+}
+
+/** The policy's pushed-service-time input, when it has one (the webpp policy); `changed` persists the state. */
+export function policyPushSink(policy: ClientPolicy, changed: () => void): PushedServiceTimeSink {
+  return (server, serviceMs, atMs) => {
+    if (policy.learnPushedServiceTime === undefined) return;
+    policy.learnPushedServiceTime(server, serviceMs, atMs);
+    changed();
+  };
 }

@@ -4,7 +4,7 @@
  * rest are refused with 503 WEBPP_ERR_OVERLOADED and `Retry-After: 1`. A request holds its
  * slot from its arrival until its response is finished or its connection closes, so the
  * queue grows with the load a server receives, as a multi-server FIFO queue (M/G/c) does;
- * the wait is part of the service time the server pushes (load/service-time.ts). The
+ * the wait is part of the service time the server pushes (core's push/service-time.ts). The
  * origin's own endpoints (peer sync, statistics, management) never queue.
  */
 import fp from 'fastify-plugin';

@@ -9,7 +9,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { formatLoadHeader, formatServerTiming, LOAD_HEADER, SERVER_TIMING_HEADER } from '@webpp/core';
 import { isWellKnown } from '../http/request-paths.js';
 import type { PeerLoads } from './peer-loads.js';
-import type { ServiceTimePush } from './service-time.js';
+import type { ServiceTimePush } from '@webpp/core';
 
 export interface PushHeadersOptions {
   push: ServiceTimePush;
@@ -22,7 +22,7 @@ async function pushHeadersPlugin(app: FastifyInstance, options: PushHeadersOptio
   const { push, peerLoads, peerLoadMaxAgeMs } = options;
   const now = options.now ?? Date.now;
   // Requests for content in flight, and those that arrived when none was: their samples
-  // are the unloaded service time (service-time.ts).
+  // are the unloaded service time (core's ServiceTimePush).
   let inFlight = 0;
   const arrivedIdle = new WeakSet<FastifyRequest>();
   app.addHook('onRequest', async (request, reply) => {

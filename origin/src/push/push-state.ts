@@ -1,6 +1,6 @@
 /**
  * The server push of one origin (issue 13), built from the resolved options: its own
- * service time (service-time.ts), its peers' latest values (peer-loads.ts), the concurrency
+ * service time (core's ServiceTimePush), its peers' latest values (peer-loads.ts), the concurrency
  * limit that gives it a finite capacity (http/concurrency-gate.ts), and their statistics.
  */
 import { ConcurrencyGate } from '../http/concurrency-gate.js';
@@ -8,7 +8,7 @@ import type { ResolvedOptions } from '../options.js';
 import type { PeerLoadMessage } from './peer-load-message.js';
 import { PeerLoadExchange } from './peer-load-exchange.js';
 import { PeerLoads } from './peer-loads.js';
-import { ServiceTimePush } from './service-time.js';
+import { ServiceTimePush } from '@webpp/core';
 
 interface PushLogger {
   debug(object: object, message: string): void;

@@ -1,9 +1,9 @@
 /**
- * The pushed service time (push/service-time.ts): Fei et al.'s interval smoothing and the
+ * The pushed service time (core's push/service-time.ts, used by the origin and the simulator): Fei et al.'s interval smoothing and the
  * ARPANET threshold-and-decay rule. A fake clock drives the intervals.
  */
 import { describe, expect, it } from 'vitest';
-import { ServiceTimePush, type ServiceTimePushOptions } from '../src/push/service-time.js';
+import { ServiceTimePush, type ServiceTimePushOptions } from '@webpp/core';
 
 const PAPER_LIKE: ServiceTimePushOptions = { intervalMs: 1_000, smoothing: 0.9, threshold: 0.1, thresholdDecay: 0.02, floorMs: 1 };
 
