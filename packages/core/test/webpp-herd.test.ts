@@ -86,7 +86,7 @@ describe('network factor A = R / S (Fei, Section 4.3)', () => {
         policy.observe(served(B, 100, nowMs + 1, { serviceMs: 80 }));
       }
     }
-    clock.advance(10_000);
+    clock.advance(WEBPP_DEFAULTS.pushAfterSilenceMs + 10_000);
     expect(firstOf(withPush, clock.nowMs)?.server).toBe(A);
     // B's queue drained: B pushes S = 20 (relayed by A, say); A × S = 25 ms beats A's 50 ms.
     withPush.learnPushedServiceTime(B, 20, clock.nowMs - 500);
@@ -95,8 +95,8 @@ describe('network factor A = R / S (Fei, Section 4.3)', () => {
     expect(firstOf(withoutPush, clock.nowMs)?.server).toBe(A);
     // An S dated in the future, or older than pushMaxAgeMs, changes nothing.
     const other = newPolicy(clock, { equivalentSetJoinRatio: 0, equivalentSetLeaveRatio: 0 });
-    other.observe(served(A, 50, clock.nowMs - 9_000, { serviceMs: 10 }));
-    other.observe(served(B, 100, clock.nowMs - 9_000, { serviceMs: 80 }));
+    other.observe(served(A, 50, clock.nowMs - WEBPP_DEFAULTS.pushAfterSilenceMs - 9_000, { serviceMs: 10 }));
+    other.observe(served(B, 100, clock.nowMs - WEBPP_DEFAULTS.pushAfterSilenceMs - 9_000, { serviceMs: 80 }));
     other.learnPushedServiceTime(B, 20, clock.nowMs + 1_000);
     other.learnPushedServiceTime(B, 20, clock.nowMs - WEBPP_DEFAULTS.pushMaxAgeMs - 1);
     expect(firstOf(other, clock.nowMs)?.server).toBe(A);
