@@ -19,7 +19,7 @@ import type { ServerId } from '../../types.js';
 import type { WebppOptions } from './options.js';
 
 /** S below this counts as this (ms): the origin rounds to 0.1 ms, and R / 0 is no factor. */
-export const MIN_SERVICE_MS = 0.1;
+const MIN_SERVICE_MS = 0.1;
 
 /** A served sample not yet paired with an S (the S of the same response may come after it). */
 interface UnpairedSample {
