@@ -66,12 +66,17 @@ export const HERDING_POLICIES: Readonly<Record<string, { registry: string; optio
     options: { equivalentSetJoinRatio: 0, equivalentSetLeaveRatio: 0, pushMaxAgeMs: 0 },
     description: 'the engine v2 default without push and sets (the single best)',
   },
-  webpp: { registry: 'webpp', description: 'the default: push (A = R/S) and equivalent-server sets τ_join 0.1, τ_leave 0.4' },
+  webpp: { registry: 'webpp', description: 'the default: push (A = R/S, after 30 s of silence) and equivalent-server sets τ_join 0.1, τ_leave 0.4' },
   random: { registry: 'random', description: 'a uniformly random replica per request' },
   'webpp-tight': {
     registry: 'webpp',
     options: { equivalentSetJoinRatio: 0.05, equivalentSetLeaveRatio: 0.05 },
     description: "push and sets with Fei's tight thresholds τ_join = τ_leave = 0.05 (Figure 9)",
+  },
+  'webpp-push-2s': {
+    registry: 'webpp',
+    options: { pushAfterSilenceMs: 2_000 },
+    description: 'the default, but A × S replaces the own estimate of any server not heard from for 2 s',
   },
   'webpp-no-push': { registry: 'webpp', options: { pushMaxAgeMs: 0 }, description: 'sets τ_join 0.1, τ_leave 0.4 without push' },
   'webpp-weighted': {

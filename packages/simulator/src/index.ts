@@ -64,3 +64,4 @@ export { runPolicySweep, type PolicySweepOptions, type PolicySweepResult, type P
 export { policySweepMarkdown, policySweepSvg } from './policy-sweep-report.js';
 export { ORIGIN_PUSH_DEFAULTS, ServerQueue, ServerQueues, type PushedValue, type QueueingOptions, type ServerCapacity } from './server-queue.js';
 export { HERDING_POLICIES, herdingScenario, loadCv, runHerding, type HerdingConfig, type HerdingRow } from './herding.js';
+export { herdingSvg } from './herding-plot.js';

@@ -73,9 +73,7 @@ export function planAttempts(
   const ranked = score(measured, candidates, records, options, input);
   for (const scored of ranked) {
     const pushedMs = herd.pushed.get(scored.server)?.estimateMs(scored.record.lastSampleAtMs, input.nowMs, options);
-    // Never faster than the client has ever seen it (its good level): A from a transient pair
-    // (R measured while the smoothed S still lagged a queue) can put A × S below the network's floor.
-    scored.expectedMs = pushedMs === undefined ? agedExpectedMs(scored, input.nowMs, options) : Math.max(scored.record.history.quantileMs(0.25), pushedMs) + scored.bodyMs;
+    scored.expectedMs = pushedMs === undefined ? agedExpectedMs(scored, input.nowMs, options) : pushedMs + scored.bodyMs;
   }
   if (hedgeAffordable) addHedges(ranked, options);
   const effective = (s: Scored): number => s.hedge?.expectedMs ?? s.expectedMs;

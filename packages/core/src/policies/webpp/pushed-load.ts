@@ -19,7 +19,7 @@ import type { ServerId } from '../../types.js';
 import type { WebppOptions } from './options.js';
 
 /** S below this counts as this (ms): the origin rounds to 0.1 ms, and R / 0 is no factor. */
-export const MIN_SERVICE_MS = 0.1;
+const MIN_SERVICE_MS = 0.1;
 
 /** A served sample not yet paired with an S (the S of the same response may come after it). */
 interface UnpairedSample {
@@ -95,7 +95,9 @@ export class PushedLoad {
     // Exponential time decay of the older pairs (the estimate's half-life, options.ts).
     const elapsedMs = Math.max(0, nowMs - this.decayedAtMs);
     const keep = 2 ** (-elapsedMs / options.estimateHalfLifeMs);
-    this.logFactorSum = this.logFactorSum * keep + Math.log(ttfbMs / Math.max(MIN_SERVICE_MS, serviceMs));
+    // R includes S (the server's time is part of the response time), so R / S ≥ 1; a smaller
+    // ratio means the smoothed S still lagged a queue that had drained: it counts as 1.
+    this.logFactorSum = this.logFactorSum * keep + Math.log(Math.max(1, ttfbMs / Math.max(MIN_SERVICE_MS, serviceMs)));
     this.factorWeight = this.factorWeight * keep + 1;
     this.decayedAtMs = Math.max(this.decayedAtMs, nowMs);
   }
