@@ -147,3 +147,10 @@ export const WEBPP_ERR_LAZY_FETCH_FAILED = createError<'WEBPP_ERR_LAZY_FETCH_FAI
 
 /** The memory cache holds nothing under this path (GET /.well-known/webpp/cache/<path>). */
 export const WEBPP_ERR_NOT_CACHED = createError<'WEBPP_ERR_NOT_CACHED', [string]>('WEBPP_ERR_NOT_CACHED', 'Not in the memory cache: %s', 404);
+
+/** More requests wait for a slot than `maxQueuedRequests` allows (the concurrency limit, `maxConcurrentRequests`). */
+export const WEBPP_ERR_OVERLOADED = createError<'WEBPP_ERR_OVERLOADED', [number]>(
+  'WEBPP_ERR_OVERLOADED',
+  'Server busy: %d requests are already waiting; retry shortly',
+  503,
+);

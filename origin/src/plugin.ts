@@ -56,6 +56,9 @@ import { LazyReplicas } from './lazy/lazy-replicas.js';
 import { webppLazyReplicas } from './http/lazy-replicas-plugin.js';
 import { publicRoutes } from './routes/public.js';
 import type { OriginGauges } from './stats/prometheus.js';
+import { webppConcurrencyGate } from './http/concurrency-gate.js';
+import { PushState } from './push/push-state.js';
+import { webppPush } from './push/push-plugin.js';
 
 const DIRECTORY_STATE_FILE = 'directory.ywebpp';
 const REPLICA_STORE_FOLDER = 'replicas';
@@ -117,6 +120,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
       : undefined;
 
   const cooperativeCache = createCooperativeCache(options, memoryCache, gossip?.state, log);
+  const push = new PushState(options, log);
   const killSwitch = new KillSwitch(options.killSwitch);
   const clientScripts = new ClientScripts(options.clientBundleDir);
   const gauges = (): OriginGauges => ({
@@ -129,6 +133,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     memoryCache: memoryCache.summary(),
     cacheCluster: cooperativeCache?.cooperative.snapshot(),
     peers: sync?.peerStatus() ?? [],
+    push: push.gauges(),
     replication: gossip === undefined || replication === undefined ? undefined : { peers: gossip.state.peerLiveness(), decisions: replication.stats() },
     lazyReplication: lazyReplicas.stats(),
   });
@@ -179,6 +184,8 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
       ? new ContentDigests({ publicUrl: options.publicUrl, contentRoot: options.contentRoot, directory, store })
       : undefined,
   });
+  await app.register(webppConcurrencyGate, { gate: push.gate }); // onRequest, first: a finite capacity (maxConcurrentRequests)
+  await app.register(webppPush, { options, state: push }); // onRequest: in flight; onSend: Server-Timing, webpp-load; peer exchange
   await app.register(webppCors, { mode: options.cors, resolutions, isOwnEndpoint }); // onRequest: preflights; onSend: CORS headers
   await app.register(webppInjectedEtag, { injecting }); // onRequest: validators of injected pages
   await app.register(webppStripRange, { injecting }); // onRequest: no byte ranges of rewritten pages

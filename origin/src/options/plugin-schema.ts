@@ -9,6 +9,7 @@ import type { DirectoryFile } from '../directory/directory-file.js';
 import type { BatchOptions } from '../batch/batch-options.js';
 import type { PostFilter, PreFilter } from './filters.js';
 import { defaulted } from './resolved.js';
+import { pushOptionProperties } from './push-schema.js';
 import { peerStateOptionProperties } from './peer-state-schema.js';
 import { replicationOptionProperties } from './replication-schema.js';
 import { lazyReplicationOptionProperties } from './lazy-replication-schema.js';
@@ -234,6 +235,7 @@ export const pluginOptionsSchema = Type.Object(
         cli: { group: 'Behaviour' },
       }),
     ),
+    ...pushOptionProperties,
     ...peerStateOptionProperties,
     ...replicationOptionProperties,
     ...lazyReplicationOptionProperties,
