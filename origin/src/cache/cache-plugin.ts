@@ -78,7 +78,8 @@ async function memoryCachePlugin(app: FastifyInstance, options: MemoryCachePlugi
     const copy = await api.clusterHooks.peerLookup?.(key).catch(() => undefined);
     if (copy !== undefined) {
       cache.counters.peerHits += 1;
-      const stored = cache.store({ key, response: copy.response, source: 'peer', ttlMs: copy.ttlMs, initialAgeS: copy.initialAgeS ?? 0 });
+      const keep = api.clusterHooks.place?.(key, copy, 'peer') ?? true;
+      const stored = keep ? cache.store({ key, response: copy.response, source: 'peer', ttlMs: copy.ttlMs, initialAgeS: copy.initialAgeS ?? 0 }) : undefined;
       const answer = stored ?? { key, response: copy.response, sizeBytes: 0, storedAtMs: Date.now(), expiresAtMs: Infinity, initialAgeS: copy.initialAgeS ?? 0, source: 'peer' as const, hits: 0, lastAccessTick: 0, recirculations: 0 };
       cache.counters.bytesServed += serveEntry(request, reply, answer, Date.now());
       return reply;
@@ -105,7 +106,10 @@ async function memoryCachePlugin(app: FastifyInstance, options: MemoryCachePlugi
       headers.etag = contentEtag(buffered.body);
       reply.header('etag', headers.etag);
     }
-    cache.store({ key: fill.key, response: { headers, body: buffered.body }, source: fill.source, ttlMs: lifetime.ttlMs, initialAgeS: lifetime.initialAgeS });
+    const response = { headers, body: buffered.body };
+    if (api.clusterHooks.place?.(fill.key, { response, ttlMs: lifetime.ttlMs, initialAgeS: lifetime.initialAgeS }, 'fill') ?? true) {
+      cache.store({ key: fill.key, response, source: fill.source, ttlMs: lifetime.ttlMs, initialAgeS: lifetime.initialAgeS });
+    }
     return buffered.body;
   });
 }

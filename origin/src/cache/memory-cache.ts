@@ -33,7 +33,7 @@ function entrySizeBytes(input: CacheEntryInput): number {
   return input.response.body.byteLength + 2 * headerChars + ENTRY_OVERHEAD_BYTES;
 }
 
-function matchesTarget(key: string, target: InvalidationTarget): boolean {
+export function matchesTarget(key: string, target: InvalidationTarget): boolean {
   if ('prefix' in target) return key.startsWith(target.prefix);
   return key === target.path || key.startsWith(`${target.path}?`);
 }

@@ -91,6 +91,12 @@ export interface CacheClusterHooks {
    * Invalidations received from peers go to MemoryCache.invalidate directly (no echo).
    */
   onInvalidate?: (target: InvalidationTarget) => Promise<void>;
+  /**
+   * Placement (added by cache-coop): whether this server keeps a copy it just got, from a
+   * peer (`peer`) or from the disk, the app or the upstream (`fill`). False: not stored here
+   * (the cluster layer sends a fill to the object's home server instead). Absent: keep.
+   */
+  place?: (key: string, copy: PeerCopy, origin: 'peer' | 'fill') => boolean;
 }
 
 /** A copy a peer answered a cooperative miss with. */
