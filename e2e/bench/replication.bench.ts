@@ -11,12 +11,13 @@
  *   npm run bench replication
  *
  * Environment (all optional):
- *   REPLICATION_CLIENTS       concurrent clients (default 10)
+ *   REPLICATION_CLIENTS       concurrent clients (default 8)
  *   REPLICATION_THINK_MS      mean think time between a client's page visits, ms (default 500)
  *   REPLICATION_WITHOUT_S     length of the phase without replication, s (default 30)
  *   REPLICATION_WITH_S        length of the phase with replication, s (default 100)
  *   REPLICATION_SETTLED_S     tail of each phase the figures are taken over, s (default 20)
  *   REPLICATION_SEED          seed of the site and workload (default 1)
+ *   REPLICATION_RUNS          runs of both phases; figures are medians with ranges (default 3)
  *
  * Writes docs/benchmarks/replication.json and docs/benchmarks/replication.svg.
  */
@@ -34,13 +35,14 @@ const envNumber = (name: string, fallback: number): number => {
   const value = Number(process.env[name]);
   return Number.isFinite(value) && value > 0 ? value : fallback;
 };
-const CLIENTS = envNumber('REPLICATION_CLIENTS', 10);
+const CLIENTS = envNumber('REPLICATION_CLIENTS', 8);
 /** Mean think time between a client's page visits (exponential), ms. */
 const THINK_MS = envNumber('REPLICATION_THINK_MS', 500);
 const WITHOUT_S = envNumber('REPLICATION_WITHOUT_S', 30);
 const WITH_S = envNumber('REPLICATION_WITH_S', 100);
 const SETTLED_S = envNumber('REPLICATION_SETTLED_S', 20);
 const SEED = envNumber('REPLICATION_SEED', 1);
+const RUNS = envNumber('REPLICATION_RUNS', 3);
 const SERVERS = 4;
 /** Each server: 2 requests at once, 40 ms each → at most 50 requests/s. */
 const CAPACITY = { slots: 2, serviceMs: 40, maxQueued: 5000 };
@@ -190,62 +192,105 @@ function settled(phase: { rows: SecondRow[]; samples: Sample[] }, seconds: numbe
   return { rps: tail.reduce((sum, row) => sum + row.requests, 0) / Math.max(1, tail.length), p95Ms: Math.round(percentile(latencies, 0.95)) };
 }
 
+interface PhaseResult {
+  rows: SecondRow[];
+  samples: Sample[];
+  refused: number;
+  lazy: unknown;
+  flaps: number;
+  decisions: unknown;
+}
+
+/** One run: the phase without, then the phase with automatic replication, each on fresh servers. */
+async function oneRun(run: number, workDir: string): Promise<Record<'without' | 'with', PhaseResult>> {
+  const phases = {} as Record<'without' | 'with', PhaseResult>;
+  for (const [name, seconds, auto] of [['without', WITHOUT_S, false], ['with', WITH_S, true]] as const) {
+    const phaseDir = join(workDir, `run-${run}`, name);
+    const siteDir = join(phaseDir, 'home');
+    await mkdir(siteDir, { recursive: true });
+    const site = await writeSite(siteDir, SEED);
+    const servers = await startCluster(phaseDir, siteDir, auto);
+    try {
+      const phase = await runPhase(`run ${run} ${name}`, site, servers, seconds);
+      const stats = servers[0]?.app.webpp.replication?.stats();
+      phases[name] = {
+        ...phase,
+        refused: servers.reduce((sum, server) => sum + server.refused(), 0),
+        lazy: servers.slice(1).map((server) => server.app.webpp.lazyReplicas.stats()),
+        flaps: stats?.flaps ?? 0,
+        decisions: stats?.decisions ?? [],
+      };
+    } finally {
+      for (const server of servers) await server.close();
+    }
+  }
+  return phases;
+}
+
+const median = (values: number[]): number => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? (sorted[middle] ?? 0) : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+};
+const round1 = (value: number): number => Math.round(value * 10) / 10;
+const spread = (values: number[]): { median: number; min: number; max: number; runs: number[] } => ({
+  median: round1(median(values)),
+  min: round1(Math.min(...values)),
+  max: round1(Math.max(...values)),
+  runs: values.map(round1),
+});
+
 async function main(): Promise<void> {
   const workDir = await mkdtemp(join(tmpdir(), 'webpp-replication-bench-'));
   try {
-    const phases: Record<'without' | 'with', { rows: SecondRow[]; samples: Sample[]; refused: number; lazy: unknown; flaps: number; decisions: unknown }> = {} as never;
-    for (const [name, seconds, auto] of [['without', WITHOUT_S, false], ['with', WITH_S, true]] as const) {
-      const phaseDir = join(workDir, name);
-      const siteDir = join(phaseDir, 'home');
-      await mkdir(siteDir, { recursive: true });
-      const site = await writeSite(siteDir, SEED);
-      const servers = await startCluster(phaseDir, siteDir, auto);
-      try {
-        const phase = await runPhase(name, site, servers, seconds);
-        const stats = servers[0]?.app.webpp.replication?.stats();
-        phases[name] = {
-          ...phase,
-          refused: servers.reduce((sum, server) => sum + server.refused(), 0),
-          lazy: servers.slice(1).map((server) => server.app.webpp.lazyReplicas.stats()),
-          flaps: stats?.flaps ?? 0,
-          decisions: stats?.decisions ?? [],
-        };
-      } finally {
-        for (const server of servers) await server.close();
-      }
+    const runs: { phases: Record<'without' | 'with', PhaseResult>; without: { rps: number; p95Ms: number }; with: { rps: number; p95Ms: number } }[] = [];
+    for (let run = 1; run <= RUNS; run += 1) {
+      const phases = await oneRun(run, workDir);
+      runs.push({ phases, without: settled(phases.without, SETTLED_S), with: settled(phases.with, SETTLED_S) });
     }
-    const without = settled(phases.without, SETTLED_S);
-    const withReplication = settled(phases.with, SETTLED_S);
-    const last = phases.with.rows.at(-1);
-    const failedWithout = phases.without.samples.filter((s) => !s.ok).length;
-    const failedWith = phases.with.samples.filter((s) => !s.ok).length;
+    const ratios = runs.map((run) => run.with.rps / Math.max(1e-9, run.without.rps));
+    // The timeline and the plot are those of the run with the median throughput ratio.
+    const medianRun = runs[ratios.indexOf([...ratios].sort((a, b) => a - b)[Math.floor((ratios.length - 1) / 2)] ?? 0)] ?? runs[0];
+    if (medianRun === undefined) throw new Error('no run');
+    const failed = (phase: 'without' | 'with'): number[] => runs.map((run) => run.phases[phase].samples.filter((sample) => !sample.ok).length);
+    const lastRow = (run: (typeof runs)[number]): SecondRow | undefined => run.phases.with.rows.at(-1);
     const report = {
       bench: 'replication',
       date: new Date().toISOString(),
       command: 'npm run bench replication',
-      setup: { servers: SERVERS, capacity: CAPACITY, clients: CLIENTS, withoutSeconds: WITHOUT_S, withSeconds: WITH_S, settledSeconds: SETTLED_S, seed: SEED, replication: REPLICATION, policy: 'webpp' },
-      throughput_rps_without: Math.round(without.rps * 10) / 10,
-      throughput_rps_with: Math.round(withReplication.rps * 10) / 10,
-      throughput_ratio: Math.round((withReplication.rps / Math.max(1e-9, without.rps)) * 100) / 100,
-      p95_ms_without: without.p95Ms,
-      p95_ms_with: withReplication.p95Ms,
-      migrations: last?.migrations ?? 0,
-      withdrawals: last?.withdrawals ?? 0,
-      failed_requests: failedWith,
-      failed_requests_without: failedWithout,
-      refused_by_capacity_queue: phases.with.refused + phases.without.refused,
-      flaps: phases.with.flaps,
-      requests_with: phases.with.samples.length,
-      requests_without: phases.without.samples.length,
-      lazy_fetch: phases.with.lazy,
-      decisions: phases.with.decisions,
-      timeline: { without: phases.without.rows, with: phases.with.rows },
+      setup: { servers: SERVERS, capacity: CAPACITY, clients: CLIENTS, thinkMs: THINK_MS, withoutSeconds: WITHOUT_S, withSeconds: WITH_S, settledSeconds: SETTLED_S, runs: RUNS, seed: SEED, replication: REPLICATION, policy: 'webpp' },
+      // Medians over the runs (ranges below); throughput and p95 over the last SETTLED_S of each phase.
+      throughput_rps_without: round1(median(runs.map((run) => run.without.rps))),
+      throughput_rps_with: round1(median(runs.map((run) => run.with.rps))),
+      throughput_ratio: Math.round(median(ratios) * 100) / 100,
+      p95_ms_without: Math.round(median(runs.map((run) => run.without.p95Ms))),
+      p95_ms_with: Math.round(median(runs.map((run) => run.with.p95Ms))),
+      migrations: median(runs.map((run) => lastRow(run)?.migrations ?? 0)),
+      withdrawals: median(runs.map((run) => lastRow(run)?.withdrawals ?? 0)),
+      // Totals over every run and the whole phase.
+      failed_requests: failed('with').reduce((a, b) => a + b, 0),
+      failed_requests_without: failed('without').reduce((a, b) => a + b, 0),
+      flaps: runs.reduce((sum, run) => sum + run.phases.with.flaps, 0),
+      refused_by_capacity_queue: runs.reduce((sum, run) => sum + run.phases.with.refused + run.phases.without.refused, 0),
+      ranges: {
+        throughput_rps_without: spread(runs.map((run) => run.without.rps)),
+        throughput_rps_with: spread(runs.map((run) => run.with.rps)),
+        throughput_ratio: spread(ratios),
+        p95_ms_without: spread(runs.map((run) => run.without.p95Ms)),
+        p95_ms_with: spread(runs.map((run) => run.with.p95Ms)),
+        migrations: spread(runs.map((run) => lastRow(run)?.migrations ?? 0)),
+        failed_requests_with: spread(failed('with')),
+        failed_with_at_seconds: runs.map((run) => run.phases.with.rows.filter((row) => row.failed > 0).map((row) => row.second)),
+      },
+      lazy_fetch: runs.map((run) => run.phases.with.lazy),
+      decisions_of_median_run: medianRun.phases.with.decisions,
+      timeline_of_median_run: { without: medianRun.phases.without.rows, with: medianRun.phases.with.rows },
     };
     await writeFile(join(repoRoot, 'docs/benchmarks/replication.json'), `${JSON.stringify(report, null, 2)}\n`);
-    await writeFile(join(repoRoot, 'docs/benchmarks/replication.svg'), phaseSvg(phases.without.rows, phases.with.rows, SERVERS));
+    await writeFile(join(repoRoot, 'docs/benchmarks/replication.svg'), phaseSvg(medianRun.phases.without.rows, medianRun.phases.with.rows, SERVERS));
     console.log(
-      `\nthroughput ${report.throughput_rps_without} → ${report.throughput_rps_with} req/s (×${report.throughput_ratio}), p95 ${report.p95_ms_without} → ${report.p95_ms_with} ms, ` +
-        `migrations ${report.migrations}, withdrawals ${report.withdrawals}, failed ${failedWith} (without: ${failedWithout}), flaps ${report.flaps}`,
+      `\n${RUNS} run(s), medians: throughput ${report.throughput_rps_without} → ${report.throughput_rps_with} req/s (×${report.throughput_ratio}, range ${report.ranges.throughput_ratio.min}–${report.ranges.throughput_ratio.max}), ` +
+        `p95 ${report.p95_ms_without} → ${report.p95_ms_with} ms, migrations ${report.migrations}, withdrawals ${report.withdrawals}; totals: failed ${report.failed_requests} (without: ${report.failed_requests_without}), flaps ${report.flaps}`,
     );
     console.log('wrote docs/benchmarks/replication.json and docs/benchmarks/replication.svg');
   } finally {

@@ -73,15 +73,14 @@ export async function startCapacityOrigin(
   app.addHook('onRequest', async (request, reply) => {
     if (request.url.startsWith('/.well-known/webpp/')) return;
     // A client may give up while it waits (a cancelled hedge, a timeout): its slot must come back.
-    let closed = false;
-    let release: (() => void) | undefined;
+    const slot: { closed: boolean; release?: () => void } = { closed: false };
     reply.raw.once('close', () => {
-      closed = true;
-      release?.();
+      slot.closed = true;
+      slot.release?.();
     });
-    release = await gate.acquire();
-    if (release === undefined) return reply.code(503).header('retry-after', '1').send({ code: 'BENCH_QUEUE_FULL' });
-    if (closed) release();
+    slot.release = await gate.acquire();
+    if (slot.release === undefined) return reply.code(503).header('retry-after', '1').send({ code: 'BENCH_QUEUE_FULL' });
+    if (slot.closed) slot.release();
     else await sleep(capacity.serviceMs);
     return undefined;
   });

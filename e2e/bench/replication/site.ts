@@ -9,7 +9,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createRandom } from '@webpp/netem';
 
-export interface SitePage {
+interface SitePage {
   path: string;
   embeds: string[];
 }
