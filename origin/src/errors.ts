@@ -144,3 +144,13 @@ export const WEBPP_ERR_LAZY_FETCH_FAILED = createError<'WEBPP_ERR_LAZY_FETCH_FAI
   'No holder could give the content of %s to this replica yet; try another replica',
   502,
 );
+
+/** The memory cache holds nothing under this path (GET /.well-known/webpp/cache/<path>). */
+export const WEBPP_ERR_NOT_CACHED = createError<'WEBPP_ERR_NOT_CACHED', [string]>('WEBPP_ERR_NOT_CACHED', 'Not in the memory cache: %s', 404);
+
+/** More requests wait for a slot than `maxQueuedRequests` allows (the concurrency limit, `maxConcurrentRequests`). */
+export const WEBPP_ERR_OVERLOADED = createError<'WEBPP_ERR_OVERLOADED', [number]>(
+  'WEBPP_ERR_OVERLOADED',
+  'Server busy: %d requests are already waiting; retry shortly',
+  503,
+);

@@ -17,6 +17,7 @@ import type { ReplicationController } from './replication/controller.js';
 import type { LazyReplicas } from './lazy/lazy-replicas.js';
 import type { ClientScripts } from './client-scripts.js';
 import type { OriginGauges } from './stats/prometheus.js';
+import type { MemoryCacheApi } from './cache/cache-api.js';
 
 export interface WebppOrigin {
   readonly options: ResolvedOptions;
@@ -27,7 +28,10 @@ export interface WebppOrigin {
   /** Replica management (create / update / delete) with filters, usable from code. */
   readonly replicas: ReplicaManager;
   readonly stats: LoadStats;
-  readonly cache: PreprocessCache;
+  /** The pre-processing cache (pages' bindings and injected bodies, by validator). */
+  readonly preprocessCache: PreprocessCache;
+  /** The memory cache and its explicit API: put, invalidate, query (docs/origin.md, "Memory cache"). */
+  readonly cache: MemoryCacheApi;
   /** Directory propagation; undefined when no peers are configured. */
   readonly sync: PeerSync | undefined;
   /**

@@ -30,6 +30,10 @@ import { ReplicationController } from './replication/controller.js';
 import { Utilisation } from './stats/utilisation.js';
 import { webppPeerState } from './http/peer-state-plugin.js';
 import { peerStateRoutes } from './routes/peer-state.js';
+import { createMemoryCache } from './cache/create-memory-cache.js';
+import { webppMemoryCache } from './cache/cache-plugin.js';
+import { cacheRoutes } from './routes/cache.js';
+import { createCooperativeCache, webppCooperativeCache } from './cache/cluster/cluster-plugin.js';
 import { ClientScripts } from './client-scripts.js';
 import { batchSourceFromOrigin, registerBatching } from './batch/index.js';
 import { ContentDigests } from './bindings/content-digests.js';
@@ -52,6 +56,9 @@ import { LazyReplicas } from './lazy/lazy-replicas.js';
 import { webppLazyReplicas } from './http/lazy-replicas-plugin.js';
 import { publicRoutes } from './routes/public.js';
 import type { OriginGauges } from './stats/prometheus.js';
+import { webppConcurrencyGate } from './http/concurrency-gate.js';
+import { PushState } from './push/push-state.js';
+import { webppPush } from './push/push-plugin.js';
 
 const DIRECTORY_STATE_FILE = 'directory.ywebpp';
 const REPLICA_STORE_FOLDER = 'replicas';
@@ -86,6 +93,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   await tombstones.open();
   const cache = new PreprocessCache(options.preprocessCacheBytes);
   directory.onChange(() => cache.clear());
+  const memoryCache = createMemoryCache(options);
   const stats = new LoadStats({
     ewmaWeight: options.statsEwmaWeight,
     rateHalfLifeMs: options.statsRateHalfLifeMs,
@@ -111,6 +119,8 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
         })
       : undefined;
 
+  const cooperativeCache = createCooperativeCache(options, memoryCache, gossip?.state, log);
+  const push = new PushState(options, log);
   const killSwitch = new KillSwitch(options.killSwitch);
   const clientScripts = new ClientScripts(options.clientBundleDir);
   const gauges = (): OriginGauges => ({
@@ -120,7 +130,10 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     preprocessCacheHits: cache.hits,
     preprocessCacheMisses: cache.misses,
     preprocessCacheBytes: cache.bytes,
+    memoryCache: memoryCache.summary(),
+    cacheCluster: cooperativeCache?.cooperative.snapshot(),
     peers: sync?.peerStatus() ?? [],
+    push: push.gauges(),
     replication: gossip === undefined || replication === undefined ? undefined : { peers: gossip.state.peerLiveness(), decisions: replication.stats() },
     lazyReplication: lazyReplicas.stats(),
   });
@@ -131,7 +144,8 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     store,
     replicas,
     stats,
-    cache,
+    preprocessCache: cache,
+    cache: memoryCache,
     sync,
     peerState: gossip?.state,
     loadTable,
@@ -170,10 +184,13 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
       ? new ContentDigests({ publicUrl: options.publicUrl, contentRoot: options.contentRoot, directory, store })
       : undefined,
   });
+  await app.register(webppConcurrencyGate, { gate: push.gate }); // onRequest, first: a finite capacity (maxConcurrentRequests)
+  await app.register(webppPush, { options, state: push }); // onRequest: in flight; onSend: Server-Timing, webpp-load; peer exchange
   await app.register(webppCors, { mode: options.cors, resolutions, isOwnEndpoint }); // onRequest: preflights; onSend: CORS headers
   await app.register(webppInjectedEtag, { injecting }); // onRequest: validators of injected pages
   await app.register(webppStripRange, { injecting }); // onRequest: no byte ranges of rewritten pages
   await app.register(webppStoredReplicas, { store }); // onRequest: stored replicas answer before any route
+  await app.register(webppMemoryCache, { api: memoryCache, isOwnEndpoint, defaultTtlMs: options.memoryCacheTtlMs, maxEntryBytes: options.memoryCacheMaxEntryBytes }); // onRequest: memory hits; onSend: fills, before the body is rewritten
   await app.register(webppLazyReplicas, { lazy: lazyReplicas }); // onRequest: automatic replicas not stored yet (lazy fetch)
   await app.register(webppKillSwitch, { killSwitch }); // onSend: webpp-control: off
   await app.register(webppBindingsHeader, { headers, resolutions, killSwitch, isOwnEndpoint, maxPreprocessBytes: options.maxPreprocessBytes }); // onSend
@@ -187,6 +204,8 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   await app.register(peerRoutes, { options, directory, replicas, flushDirectory });
   await app.register(peerStateRoutes, { options });
   await app.register(peerContentRoutes, { options, store, replicas });
+  await app.register(cacheRoutes, { options, cache: memoryCache });
+  await app.register(webppCooperativeCache, { options, parts: cooperativeCache }); // the memory caches of the cluster as one (cache/cluster/)
 
   app.addHook('onReady', async () => {
     sync?.start();

@@ -3,6 +3,7 @@
  * window, Algorithm 1 (thresholds, pins, co-op choice, T_coop, limits, no flaps), when a
  * replica is taken back, the flap count, and peer liveness and the replay guard.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LoadStats } from '../src/stats/load-stats.js';
 import { LoadTable } from '../src/replication/load-table.js';
@@ -257,5 +258,28 @@ describe('eligibility (operator control and Algorithm 1 step 2)', () => {
     expect(withEntries.eligible('/img/a.png')).toBe(false);
     expect(withEntries.eligible('/shared.js')).toBe(false);
     expect(withEntries.eligible('/own.js')).toBe(true);
+  });
+});
+
+describe('load records from the wire', () => {
+  it('decode to a valid record or to nothing, never throw, whatever the header holds', () => {
+    const anyValue = fc.oneof(fc.jsonValue(), fc.record({ server: fc.constantFrom(B, 'javascript:1', ''), atMs: fc.oneof(fc.double(), fc.integer()), requestsPerSecond: fc.double(), bytesPerSecond: fc.double(), utilisation: fc.double(), hot: fc.array(fc.jsonValue(), { maxLength: 70 }), fields: fc.dictionary(fc.string(), fc.jsonValue()) }));
+    const header = fc.oneof(
+      anyValue.map((value) => Buffer.from(JSON.stringify(value) ?? 'null').toString('base64url')),
+      fc.string({ maxLength: 300 }),
+      fc.constant('A'.repeat(9000)),
+    );
+    fc.assert(
+      fc.property(header, (value) => {
+        const record = decodeLoadRecord(value);
+        if (record === undefined) return;
+        expect(record.server.startsWith('http')).toBe(true);
+        expect(record.utilisation).toBeLessThanOrEqual(1);
+        for (const figure of [record.atMs, record.requestsPerSecond, record.bytesPerSecond, ...record.hot.flatMap((row) => [row.hits, row.bytes, row.sizeBytes])]) {
+          expect(Number.isFinite(figure) && figure >= 0).toBe(true);
+        }
+      }),
+      { seed: 20_261_124, numRuns: 500 },
+    );
   });
 });
