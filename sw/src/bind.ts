@@ -75,15 +75,16 @@ export class BindStage {
 
     // plan
     const physicalByServer = new Map<ServerId, string>();
+    const size = this.plannedSize(resolved);
     for (const url of resolved.physicalUrls) {
       const server = serverOf(url);
       if (!physicalByServer.has(server)) physicalByServer.set(server, url);
-      this.options.probeUrls.remember(server, url);
+      this.options.probeUrls.remember(server, url, size.sizeBytes);
     }
     const candidates = [...physicalByServer.keys()];
     const plan = engine
       .plan(
-        { logicalUrl: resolved.logical, method: request.method, candidates, ...this.plannedSize(resolved) },
+        { logicalUrl: resolved.logical, method: request.method, candidates, ...size },
         (server) => physicalByServer.get(server),
         // A replica that answered 404/410 for this directory version goes last (it may be back later).
         (server) => this.options.staleBindings.isStale(physicalByServer.get(server)!, resolved.directoryVersion),

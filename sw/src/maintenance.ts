@@ -7,8 +7,9 @@
  * cookies across origins. Its answer below 500 is a time-to-first-byte sample, taken from
  * Resource Timing like a request's (ttfb-sampler.ts).
  */
-import type { Exchange, RandomSource, ServerId } from '@webpp/core';
+import type { BackgroundRequest, Exchange, RandomSource, ServerId } from '@webpp/core';
 import type { ExchangeSender } from './fetch-io.js';
+import type { PushedLoad } from './pushed-load.js';
 import { buildProbeRequest } from './physical-request.js';
 import type { SampleStage } from './samples.js';
 import type { ProbeUrls } from './server-memory.js';
@@ -20,11 +21,13 @@ export interface BackgroundSenderOptions {
   /** Sends it (the plain fetch, tracked per host by the connection queue). */
   fetch(request: Request): Promise<Response>;
   samples: SampleStage;
+  /** Server push in the answers (pushed-load.ts). */
+  pushed?: PushedLoad;
 }
 
-/** A physical URL the server is known to hold, for the engine's backgroundTarget. */
-export function backgroundTarget(probeUrls: ProbeUrls, random: RandomSource): (server: ServerId) => string {
-  return (server) => probeUrls.pick(server, random);
+/** A physical URL the server is known to hold, for the engine's backgroundTarget; for a ranged GET, one at least as large as its range when known. */
+export function backgroundTarget(probeUrls: ProbeUrls, random: RandomSource): (server: ServerId, request: BackgroundRequest) => string {
+  return (server, request) => probeUrls.pick(server, random, request.method === 'range' ? request.rangeBytes : undefined);
 }
 
 export function backgroundSender(options: BackgroundSenderOptions): ExchangeSender {
@@ -37,6 +40,7 @@ export function backgroundSender(options: BackgroundSenderOptions): ExchangeSend
       if (exchange.method !== 'range') response.body?.cancel().catch(() => undefined);
       // A HEAD can wait behind a burst to the same server too: its sample comes from Resource Timing.
       if (response.status < 500) options.samples.add(exchange, response, elapsedMs, sentAtMs, false);
+      options.pushed?.read(response, exchange.server);
     },
   };
 }

@@ -1,7 +1,9 @@
 /**
  * What the worker remembers about individual physical URLs, beyond the latency table:
  *  - ProbeUrls: recent URLs each server is known to hold, so that a refresh or probe asks
- *    for "a randomly chosen resource" of that server (paper Section 4.1);
+ *    for "a randomly chosen resource" of that server (paper Section 4.1); with their body
+ *    sizes when known, so that a ranged refresh, which times the body (issue 11), asks for a
+ *    resource at least as large as its range;
  *  - StaleBindings: physical URLs that answered 404/410 for a directory version; they are
  *    tried last until newer bindings arrive (never dropped: the replica may be back).
  */
@@ -9,10 +11,12 @@ import type { RandomSource, ServerId } from '@webpp/core';
 
 export class ProbeUrls {
   private readonly urls = new Map<ServerId, string[]>();
+  private readonly sizes = new Map<string, number>();
 
   constructor(private readonly perServer = 8) {}
 
-  remember(server: ServerId, url: string): void {
+  remember(server: ServerId, url: string, sizeBytes?: number): void {
+    if (sizeBytes !== undefined) this.sizes.set(url, sizeBytes);
     const known = this.urls.get(server);
     if (!known) {
       this.urls.set(server, [url]);
@@ -20,19 +24,28 @@ export class ProbeUrls {
     }
     if (known.includes(url)) return;
     known.push(url);
-    if (known.length > this.perServer) known.shift();
+    if (known.length > this.perServer) this.sizes.delete(known.shift() as string);
   }
 
   forget(server: ServerId, url: string): void {
     const known = this.urls.get(server);
     const index = known?.indexOf(url) ?? -1;
-    if (known && index !== -1) known.splice(index, 1);
+    if (known && index !== -1) {
+      known.splice(index, 1);
+      this.sizes.delete(url);
+    }
   }
 
-  /** A random known URL of the server, else its root. */
-  pick(server: ServerId, random: RandomSource): string {
-    const known = this.urls.get(server);
-    if (!known || known.length === 0) return `${server}/`;
+  /**
+   * A random known URL of the server, else its root; with minSizeBytes, a random one of those
+   * known to be at least that large when there is one (a ranged refresh of a 512-byte file
+   * times no body worth the name).
+   */
+  pick(server: ServerId, random: RandomSource, minSizeBytes?: number): string {
+    const all = this.urls.get(server);
+    if (!all || all.length === 0) return `${server}/`;
+    const large = minSizeBytes === undefined ? [] : all.filter((url) => (this.sizes.get(url) ?? 0) >= minSizeBytes);
+    const known = large.length > 0 ? large : all;
     return known[Math.min(known.length - 1, Math.floor(random() * known.length))] as string;
   }
 }

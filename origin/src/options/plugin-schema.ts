@@ -9,8 +9,10 @@ import type { DirectoryFile } from '../directory/directory-file.js';
 import type { BatchOptions } from '../batch/batch-options.js';
 import type { PostFilter, PreFilter } from './filters.js';
 import { defaulted } from './resolved.js';
+import { pushOptionProperties } from './push-schema.js';
 import { peerStateOptionProperties } from './peer-state-schema.js';
 import { replicationOptionProperties } from './replication-schema.js';
+import { lazyReplicationOptionProperties } from './lazy-replication-schema.js';
 import { cacheClusterOptions } from './cache-cluster-schema.js';
 import { cacheOptionProperties } from './cache-schema.js';
 
@@ -233,8 +235,10 @@ export const pluginOptionsSchema = Type.Object(
         cli: { group: 'Behaviour' },
       }),
     ),
+    ...pushOptionProperties,
     ...peerStateOptionProperties,
     ...replicationOptionProperties,
+    ...lazyReplicationOptionProperties,
     ...cacheClusterOptions,
     ...cacheOptionProperties,
   },

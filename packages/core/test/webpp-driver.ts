@@ -20,6 +20,12 @@ export interface DriveOptions {
   sizeBytes: number | ((index: number) => number);
   random: () => number;
   startMs?: number;
+  /**
+   * Plan with a size only once a response of that size has come, as the worker does (its
+   * sizes come from earlier responses when the bindings carry none: sw/src/size-memory.ts);
+   * one logical URL per size. Default false: every plan knows its size, as in the simulator.
+   */
+  learnSizes?: boolean;
 }
 
 interface ServedRequest {
@@ -54,6 +60,7 @@ export function drive(policy: ClientPolicy, options: DriveOptions): DriveResult 
   const candidates = Object.keys(options.servers);
   const result: DriveResult = { served: [], failed: 0, hedges: 0, refreshes: 0, probes: 0, background: [], endMs: 0 };
   let nowMs = options.startMs ?? 1_000_000;
+  const sizesServed = new Set<number>();
   const exchange = (server: string, atMs: number) => (options.servers[server] as ServerModel)(atMs, options.random);
 
   const runBackground = (atMs: number, fromCandidates: boolean): void => {
@@ -84,7 +91,9 @@ export function drive(policy: ClientPolicy, options: DriveOptions): DriveResult 
     if (dueAtMs !== undefined && dueAtMs <= nowMs) runBackground(nowMs, false);
     const sizeBytes = typeof options.sizeBytes === 'number' ? options.sizeBytes : options.sizeBytes(index);
     const startMs = nowMs;
-    const attempts = policy.plan({ logicalUrl: `/r${index}`, method: 'GET', candidates, sizeBytes, nowMs: startMs });
+    const known = options.learnSizes !== true || sizesServed.has(sizeBytes);
+    const logicalUrl = options.learnSizes === true ? `/file-${sizeBytes}` : `/r${index}`;
+    const attempts = policy.plan({ logicalUrl, method: 'GET', candidates, ...(known ? { sizeBytes } : {}), nowMs: startMs });
     const running: Running[] = [];
     let next = 0;
     let hedgeAtMs = attempts[1]?.hedgeAfterMs === undefined ? Infinity : startMs + attempts[1].hedgeAfterMs;
@@ -155,6 +164,7 @@ export function drive(policy: ClientPolicy, options: DriveOptions): DriveResult 
         bodyMs,
       });
       clockMs += bodyMs;
+      sizesServed.add(sizeBytes);
       result.served.push({ startMs, server: winner.server, totalMs: clockMs - startMs, hedged });
     }
     runBackground(clockMs, true);

@@ -8,7 +8,7 @@
  */
 import type { ServerId } from '../types.js';
 import { BackgroundRequests } from './maintenance.js';
-import type { ClientPolicy, ExchangeSample, PlanInput } from './policy-types.js';
+import type { BackgroundRequest, ClientPolicy, ExchangeSample, PlanInput } from './policy-types.js';
 import { runAttempts } from './run-attempts.js';
 import type { RunContext } from './run-attempts.js';
 import type { Cancel, EngineAttempt, EngineHooks, EngineIO, RunResult } from './engine-io.js';
@@ -18,8 +18,11 @@ export interface ClientEngineOptions<R, C = unknown> {
   policy: ClientPolicy;
   io: EngineIO<R, C>;
   hooks?: EngineHooks;
-  /** A resource known on the server, for its refreshes and probes; undefined: none known. */
-  backgroundTarget: (server: ServerId) => string | undefined;
+  /**
+   * A resource known on the server, for its refreshes and probes (the request says which: a
+   * ranged GET wants a resource of at least rangeBytes); undefined: none known.
+   */
+  backgroundTarget: (server: ServerId, request: BackgroundRequest) => string | undefined;
   /** Timeout of a refresh or probe whose policy set none. Default 5000 ms. */
   backgroundTimeoutMs?: number;
 }

@@ -17,7 +17,7 @@ export interface BackgroundOptions<R, C> {
   /** The learn stage (to the policy). */
   learn(sample: ExchangeSample): void;
   /** A resource the server is known to hold; undefined: none known, the request is skipped. */
-  targetOf(server: ServerId): string | undefined;
+  targetOf(server: ServerId, request: BackgroundRequest): string | undefined;
   /** Timeout of a background request whose policy gave none. */
   timeoutMs: number;
   hooks?: EngineHooks | undefined;
@@ -48,7 +48,7 @@ export class BackgroundRequests<R, C = unknown> {
     };
     for (const request of due) {
       if (this.inFlight.has(request.server)) continue;
-      const target = this.options.targetOf(request.server);
+      const target = this.options.targetOf(request.server, request);
       if (target === undefined) continue;
       open++;
       this.send(request, target, ended);

@@ -5,6 +5,8 @@
  * - two free refreshes of each server never measured (the cold start: learn the
  *   replicas from the first page instead of from user requests; the first exchange also sets
  *   up the connection, the second measures the server) — at most twice per server;
+ * - one free ranged refresh of each server whose throughput is unknown, once large
+ *   resources are in use — at most once per server;
  * - refreshes of the stalest server, within refreshBudgetShare of requests
  *   (token bucket), so that servers not in use are re-measured every few seconds and a
  *   change elsewhere, or a recovered best server, is noticed (the paper refreshes only
@@ -58,6 +60,21 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
     if (!bootstrapping || record.bootstrapsSent >= BOOTSTRAP_SAMPLES || record.state === 'failed' || !free(server)) continue;
     record.bootstrapsSent++;
     due.push(refresh(server, context));
+  }
+
+  // Size-aware ranking needs every server's throughput, and a HEAD times no body: once large
+  // resources are in use, a server whose throughput is unknown gets one free ranged refresh.
+  // Without it the cold start's refreshes, sent before any size was known (the worker learns
+  // sizes from responses), leave the others at the average of the known rates — a slow
+  // body's own — and the fast first byte with the slow body keeps every request.
+  if (context.largeResourcesInUse) {
+    for (const server of input.candidates) {
+      const record = records.get(server);
+      if (record === undefined || !record.measured || record.throughput.known || record.throughputBootstrapSent) continue;
+      if (record.state === 'failed' || !free(server)) continue;
+      record.throughputBootstrapSent = true;
+      due.push(refresh(server, context));
+    }
   }
 
   // A change of a server (server-record.ts, noteChange): re-measure every other one now, on credit.

@@ -44,6 +44,8 @@ export class ServerRecord {
   updatedAtMs = 0;
   /** Free refreshes sent to this server while it had fewer than BOOTSTRAP_SAMPLES samples (the cold start). */
   bootstrapsSent = 0;
+  /** True once the free ranged refresh that measures an unknown throughput went out (maintenance.ts). */
+  throughputBootstrapSent = false;
 
   constructor(readonly server: ServerId) {}
 
@@ -128,10 +130,12 @@ export function learnSample(record: ServerRecord, sample: ExchangeSample, option
   record.updatedAtMs = Math.max(record.updatedAtMs, nowMs);
   if ((outcome === 'served' || outcome === 'stale') && sample.ttfbMs !== undefined && Number.isFinite(sample.ttfbMs)) {
     noteChange(record, sample.ttfbMs, nowMs, options);
-    record.addFirstByte(sample.ttfbMs, nowMs, options, nowMs - sample.ttfbMs - (sample.bodyMs ?? 0));
+    const sentAtMs = nowMs - sample.ttfbMs - (sample.bodyMs ?? 0);
+    record.addFirstByte(sample.ttfbMs, nowMs, options, sentAtMs);
     const { bodyBytes, bodyMs } = sample;
     if (bodyBytes !== undefined && bodyMs !== undefined && bodyBytes >= Math.max(1, options.minThroughputSampleBytes) && bodyMs >= 0) {
-      record.throughput.add(bodyBytes, bodyMs, nowMs, options.estimateHalfLifeMs);
+      // A body much slower than the estimate is a change of the link too (throughput.ts): re-measure the others.
+      if (record.throughput.add(bodyBytes, bodyMs, nowMs, options.estimateHalfLifeMs, sentAtMs) === 'slower') record.changeSuspectedAtMs = nowMs;
     }
     record.failureStreak = 0;
     if (record.state === 'failed') {

@@ -3,7 +3,22 @@
  * with w = 2^(−age / halfLife) as in the latency sketch. A ratio of sums weighs long
  * transfers most, which time the link best; small bodies are left out by the caller.
  * Body time is responseStart → responseEnd (Resource Timing), so the first byte is not in it.
+ *
+ * A new sample's share of the sums (by its bytes, Σ w·bytes) is at least:
+ * - 1 − 2^(−gap / halfLife), gap the time without news before its exchange began: Finagle's
+ *   EWMA update (cost·w + rtt·(1 − w), w = e^(−Δt/τ), PeakEwma.scala), as in the latency
+ *   sketch. Without it one refresh of a server not in use for a while weighed no more than
+ *   its last body, and a 32 KiB refresh against an old 500 KB body almost nothing;
+ * - SLOWER_SAMPLE_SHARE when the body came at less than 1 / SLOWER_FACTOR of the estimate:
+ *   peak-EWMA's "quick to react to latency spikes" (PeakEwma.scala takes a slower sample
+ *   whole), so that a link that turns slow is seen at its first large body, not after
+ *   seconds of them (a 500 KB body at a fifth of the old rate moved the estimate by ~10 %).
  */
+/** A body this many times slower than the estimate is news of a slower link. */
+const SLOWER_FACTOR = 1.5;
+/** Its least share of the estimate (by bytes): the estimate moves most of the way at once. */
+const SLOWER_SAMPLE_SHARE = 0.75;
+
 export interface ThroughputJSON {
   bytes: number;
   ms: number;
@@ -19,12 +34,24 @@ export class ThroughputEstimate {
     return this.ms > 0 && this.bytes > 0;
   }
 
-  add(bodyBytes: number, bodyMs: number, nowMs: number, halfLifeMs: number): void {
-    const decay = this.atMs === 0 ? 0 : 2 ** (-Math.max(0, nowMs - this.atMs) / halfLifeMs);
+  /** A body of bodyBytes in bodyMs, complete at nowMs, on an exchange sent at sentAtMs. */
+  add(bodyBytes: number, bodyMs: number, nowMs: number, halfLifeMs: number, sentAtMs = nowMs - bodyMs): 'slower' | undefined {
     // A body in under 1 ms is timed as 1 ms: the clock's resolution, not an infinite rate.
+    const ms = Math.max(1, bodyMs);
+    let decay = this.atMs === 0 ? 0 : 2 ** (-Math.max(0, nowMs - this.atMs) / halfLifeMs);
+    const gapMs = Math.min(nowMs, sentAtMs) - this.atMs;
+    let share = this.atMs > 0 && gapMs > 0 ? 1 - 2 ** (-gapMs / halfLifeMs) : 0;
+    const rate = this.bytesPerMs();
+    const slower = rate !== undefined && bodyBytes / ms < rate / SLOWER_FACTOR;
+    if (slower) share = Math.max(share, SLOWER_SAMPLE_SHARE);
+    // The share is by bytes, so that the estimate is a byte-weighted mean of ms per byte (what
+    // a body's expected time multiplies): the past's bytes·decay may be at most
+    // bytes_new·(1 − share)/share.
+    if (share > 0 && this.bytes > 0) decay = Math.min(decay, (bodyBytes * (1 - share)) / (share * this.bytes));
     this.bytes = this.bytes * decay + bodyBytes;
-    this.ms = this.ms * decay + Math.max(1, bodyMs);
+    this.ms = this.ms * decay + ms;
     this.atMs = Math.max(this.atMs, nowMs);
+    return slower ? 'slower' : undefined;
   }
 
   /** bytes/ms, or undefined before any sample. */
