@@ -82,6 +82,20 @@ describe('static files', () => {
     expect(server.app.webpp.cache.summary().localHits).toBe(hitsBefore + 2);
   });
 
+  it('answers HEAD and If-Modified-Since from memory too', async () => {
+    const first = await get('/notes.txt');
+    const hitsBefore = server.app.webpp.cache.summary().localHits;
+    const head = await fetch(`${server.url}/notes.txt`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-length')).toBe(String(Buffer.byteLength(first.body)));
+    expect(await head.text()).toBe('');
+    const lastModified = first.headers.get('last-modified') ?? '';
+    expect((await get('/notes.txt', { 'if-modified-since': lastModified })).status).toBe(304);
+    const earlier = new Date(Date.parse(lastModified) - 60_000).toUTCString();
+    expect((await get('/notes.txt', { 'if-modified-since': earlier })).status).toBe(200);
+    expect(server.app.webpp.cache.summary().localHits).toBe(hitsBefore + 3);
+  });
+
   it('does not answer byte ranges from memory', async () => {
     await get('/notes.txt');
     const hitsBefore = server.app.webpp.cache.summary().localHits;
