@@ -12,6 +12,9 @@ import { defaulted } from './resolved.js';
 import { pushOptionProperties } from './push-schema.js';
 import { peerStateOptionProperties } from './peer-state-schema.js';
 import { replicationOptionProperties } from './replication-schema.js';
+import { lazyReplicationOptionProperties } from './lazy-replication-schema.js';
+import { cacheClusterOptions } from './cache-cluster-schema.js';
+import { cacheOptionProperties } from './cache-schema.js';
 
 const MiB = 1024 * 1024;
 const originUrl = { type: 'string', minLength: 1, maxLength: 2048 } as const;
@@ -235,6 +238,9 @@ export const pluginOptionsSchema = Type.Object(
     ...pushOptionProperties,
     ...peerStateOptionProperties,
     ...replicationOptionProperties,
+    ...lazyReplicationOptionProperties,
+    ...cacheClusterOptions,
+    ...cacheOptionProperties,
   },
   { additionalProperties: false },
 );
