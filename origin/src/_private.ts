@@ -11,6 +11,7 @@ export { WELL_KNOWN_PREFIX } from './reserved-paths.js';
 export { REPLICAS_PREFIX, DIRECTORY_PATH } from './routes/management.js';
 export { RESOLVE_PATH, HEALTH_PATH, STATS_PATH, METRICS_PATH, DIRECTORY_LISTING_PATH } from './routes/public.js';
 export { SYNC_PATH } from './sync/peer-sync.js';
+export { CACHE_PREFIX, CACHE_INVALIDATIONS_PATH } from './routes/cache.js';
 export { PEER_REPLICAS_PATH, LOGICAL_URL_HEADER } from './replicas/replica-manager.js';
 export { REPLICA_VERSION_HEADER } from './replicas/replica-version.js';
 export { CLUSTER_AUTH_HEADER, signClusterRequest } from './http/auth.js';

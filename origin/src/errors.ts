@@ -134,3 +134,23 @@ export const WEBPP_ERR_TLS_CREDENTIALS = createError<'WEBPP_ERR_TLS_CREDENTIALS'
   'Invalid TLS certificate or key: %s',
   500,
 );
+
+/**
+ * A co-op could not fetch an automatic replica's content lazily from any holder (issue 14).
+ * 502, not 404: a 404 would tell the worker its binding is stale; a 502 makes it fail over.
+ */
+export const WEBPP_ERR_LAZY_FETCH_FAILED = createError<'WEBPP_ERR_LAZY_FETCH_FAILED', [string]>(
+  'WEBPP_ERR_LAZY_FETCH_FAILED',
+  'No holder could give the content of %s to this replica yet; try another replica',
+  502,
+);
+
+/** The memory cache holds nothing under this path (GET /.well-known/webpp/cache/<path>). */
+export const WEBPP_ERR_NOT_CACHED = createError<'WEBPP_ERR_NOT_CACHED', [string]>('WEBPP_ERR_NOT_CACHED', 'Not in the memory cache: %s', 404);
+
+/** More requests wait for a slot than `maxQueuedRequests` allows (the concurrency limit, `maxConcurrentRequests`). */
+export const WEBPP_ERR_OVERLOADED = createError<'WEBPP_ERR_OVERLOADED', [number]>(
+  'WEBPP_ERR_OVERLOADED',
+  'Server busy: %d requests are already waiting; retry shortly',
+  503,
+);

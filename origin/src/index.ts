@@ -17,6 +17,9 @@ export {
   type PushOutcome,
 } from './options.js';
 export type { WebppOrigin } from './origin-api.js';
+export type { MemoryCacheApi, CachePutOptions, CacheEntryInfo, MemoryCacheSummary } from './cache/cache-api.js';
+export type { RouteCacheConfig } from './cache/cache-plugin.js';
+export type { AccessCounts, CacheClusterHooks, CachedResponse, CacheEntry, InvalidationTarget, PeerCopy } from './cache/types.js';
 export type { DirectoryFile, DirectoryFileEntry } from './directory/directory-file.js';
 export * from './errors.js';
 export { registerBatching, type BatchSource, type BatchStats, type BatchController } from './batch/register-batching.js';

@@ -14,8 +14,10 @@ import type { PeerSync } from './sync/peer-sync.js';
 import type { PeerState } from './sync/peer-state.js';
 import type { LoadTable } from './replication/load-table.js';
 import type { ReplicationController } from './replication/controller.js';
+import type { LazyReplicas } from './lazy/lazy-replicas.js';
 import type { ClientScripts } from './client-scripts.js';
 import type { OriginGauges } from './stats/prometheus.js';
+import type { MemoryCacheApi } from './cache/cache-api.js';
 
 export interface WebppOrigin {
   readonly options: ResolvedOptions;
@@ -26,7 +28,10 @@ export interface WebppOrigin {
   /** Replica management (create / update / delete) with filters, usable from code. */
   readonly replicas: ReplicaManager;
   readonly stats: LoadStats;
-  readonly cache: PreprocessCache;
+  /** The pre-processing cache (pages' bindings and injected bodies, by validator). */
+  readonly preprocessCache: PreprocessCache;
+  /** The memory cache and its explicit API: put, invalidate, query (docs/origin.md, "Memory cache"). */
+  readonly cache: MemoryCacheApi;
   /** Directory propagation; undefined when no peers are configured. */
   readonly sync: PeerSync | undefined;
   /**
@@ -41,6 +46,8 @@ export interface WebppOrigin {
    * now; `stats()`); undefined when no peers are configured.
    */
   readonly replication: ReplicationController | undefined;
+  /** Lazy fetch of automatic replicas placed here (stats(), revalidateAll() runs one T_validate round now). */
+  readonly lazyReplicas: LazyReplicas;
   readonly clientScripts: ClientScripts;
   /** When true every response carries `webpp-control: off` and the worker unregisters itself. */
   killSwitch: boolean;

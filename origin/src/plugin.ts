@@ -30,6 +30,10 @@ import { ReplicationController } from './replication/controller.js';
 import { Utilisation } from './stats/utilisation.js';
 import { webppPeerState } from './http/peer-state-plugin.js';
 import { peerStateRoutes } from './routes/peer-state.js';
+import { createMemoryCache } from './cache/create-memory-cache.js';
+import { webppMemoryCache } from './cache/cache-plugin.js';
+import { cacheRoutes } from './routes/cache.js';
+import { createCooperativeCache, webppCooperativeCache } from './cache/cluster/cluster-plugin.js';
 import { ClientScripts } from './client-scripts.js';
 import { batchSourceFromOrigin, registerBatching } from './batch/index.js';
 import { ContentDigests } from './bindings/content-digests.js';
@@ -47,8 +51,14 @@ import { UrlResolutions } from './http/url-resolutions.js';
 import type { WebppOrigin } from './origin-api.js';
 import { managementRoutes } from './routes/management.js';
 import { peerRoutes } from './routes/peer.js';
+import { peerContentRoutes } from './routes/peer-content.js';
+import { LazyReplicas } from './lazy/lazy-replicas.js';
+import { webppLazyReplicas } from './http/lazy-replicas-plugin.js';
 import { publicRoutes } from './routes/public.js';
 import type { OriginGauges } from './stats/prometheus.js';
+import { webppConcurrencyGate } from './http/concurrency-gate.js';
+import { PushState } from './push/push-state.js';
+import { webppPush } from './push/push-plugin.js';
 
 const DIRECTORY_STATE_FILE = 'directory.ywebpp';
 const REPLICA_STORE_FOLDER = 'replicas';
@@ -83,6 +93,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   await tombstones.open();
   const cache = new PreprocessCache(options.preprocessCacheBytes);
   directory.onChange(() => cache.clear());
+  const memoryCache = createMemoryCache(options);
   const stats = new LoadStats({
     ewmaWeight: options.statsEwmaWeight,
     rateHalfLifeMs: options.statsRateHalfLifeMs,
@@ -94,6 +105,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   const replication = gossip === undefined ? undefined : new ReplicationController({ options, directory, loadTable, peerState: gossip.state, log });
   const flushDirectory = (): Promise<void> => directoryStore.flush();
   const replicas = new ReplicaManager({ options, directory, flushDirectory, store, tombstones, log });
+  const lazyReplicas = new LazyReplicas({ options, directory, store, replicas, log });
   const sync =
     options.peers.length > 0 && options.clusterSecret !== undefined
       ? new PeerSync({
@@ -107,6 +119,8 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
         })
       : undefined;
 
+  const cooperativeCache = createCooperativeCache(options, memoryCache, gossip?.state, log);
+  const push = new PushState(options, log);
   const killSwitch = new KillSwitch(options.killSwitch);
   const clientScripts = new ClientScripts(options.clientBundleDir);
   const gauges = (): OriginGauges => ({
@@ -116,8 +130,12 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     preprocessCacheHits: cache.hits,
     preprocessCacheMisses: cache.misses,
     preprocessCacheBytes: cache.bytes,
+    memoryCache: memoryCache.summary(),
+    cacheCluster: cooperativeCache?.cooperative.snapshot(),
     peers: sync?.peerStatus() ?? [],
+    push: push.gauges(),
     replication: gossip === undefined || replication === undefined ? undefined : { peers: gossip.state.peerLiveness(), decisions: replication.stats() },
+    lazyReplication: lazyReplicas.stats(),
   });
   const api: WebppOrigin = {
     options,
@@ -126,11 +144,13 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     store,
     replicas,
     stats,
-    cache,
+    preprocessCache: cache,
+    cache: memoryCache,
     sync,
     peerState: gossip?.state,
     loadTable,
     replication,
+    lazyReplicas,
     clientScripts,
     get killSwitch() {
       return killSwitch.on;
@@ -164,10 +184,14 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
       ? new ContentDigests({ publicUrl: options.publicUrl, contentRoot: options.contentRoot, directory, store })
       : undefined,
   });
+  await app.register(webppConcurrencyGate, { gate: push.gate }); // onRequest, first: a finite capacity (maxConcurrentRequests)
+  await app.register(webppPush, { options, state: push }); // onRequest: in flight; onSend: Server-Timing, webpp-load; peer exchange
   await app.register(webppCors, { mode: options.cors, resolutions, isOwnEndpoint }); // onRequest: preflights; onSend: CORS headers
   await app.register(webppInjectedEtag, { injecting }); // onRequest: validators of injected pages
   await app.register(webppStripRange, { injecting }); // onRequest: no byte ranges of rewritten pages
   await app.register(webppStoredReplicas, { store }); // onRequest: stored replicas answer before any route
+  await app.register(webppMemoryCache, { api: memoryCache, isOwnEndpoint, defaultTtlMs: options.memoryCacheTtlMs, maxEntryBytes: options.memoryCacheMaxEntryBytes }); // onRequest: memory hits; onSend: fills, before the body is rewritten
+  await app.register(webppLazyReplicas, { lazy: lazyReplicas }); // onRequest: automatic replicas not stored yet (lazy fetch)
   await app.register(webppKillSwitch, { killSwitch }); // onSend: webpp-control: off
   await app.register(webppBindingsHeader, { headers, resolutions, killSwitch, isOwnEndpoint, maxPreprocessBytes: options.maxPreprocessBytes }); // onSend
   registerBatching(app, batchSourceFromOrigin({ options, directory, killSwitch }), options.batch); // onSend, after the bindings header: batches carry pre-processed pages
@@ -179,6 +203,9 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   await app.register(managementRoutes, { options, directory, store, replicas, flushDirectory });
   await app.register(peerRoutes, { options, directory, replicas, flushDirectory });
   await app.register(peerStateRoutes, { options });
+  await app.register(peerContentRoutes, { options, store, replicas });
+  await app.register(cacheRoutes, { options, cache: memoryCache });
+  await app.register(webppCooperativeCache, { options, parts: cooperativeCache }); // the memory caches of the cluster as one (cache/cluster/)
 
   app.addHook('onReady', async () => {
     sync?.start();
@@ -186,9 +213,11 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     loadTable.start();
     replication?.start();
     replicas.start();
+    lazyReplicas.start();
   });
   app.addHook('onClose', async () => {
     replicas.stop();
+    await lazyReplicas.stop();
     replication?.stop();
     loadTable.stop();
     await gossip?.pinger.stop();

@@ -142,10 +142,16 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
     await app.register(webppOrigin, { ...(root === undefined ? {} : { contentRoot: resolve(root) }), ...webpp, publicUrl: url });
     if (routes !== undefined) await app.register(async (child) => routes(child));
     if (root !== undefined) {
-      await app.register(fastifyStatic, { root: resolve(root), index: ['index.html'], redirect: true });
+      // Static files may be answered from the memory cache (cache/cache-plugin.ts), when it is on.
+      await app.register(async (files) => {
+        files.addHook('onRoute', (route) => void (route.config = { ...route.config, webppCache: { source: 'static' } }));
+        await files.register(fastifyStatic, { root: resolve(root), index: ['index.html'], redirect: true });
+      });
     } else if (proxyUpstream !== undefined) {
       await app.register(httpProxy, {
         upstream: proxyUpstream,
+        // Fresh upstream answers may be kept in the memory cache, when it is on.
+        config: { webppCache: { source: 'proxy' } },
         replyOptions: {
           // Ask the upstream for an uncompressed body, so that its HTML can be pre-processed.
           rewriteRequestHeaders: (_request, headers) => ({ ...headers, 'accept-encoding': 'identity' }),

@@ -166,10 +166,10 @@ describe('pre-processing cache', () => {
     const root = await site({ 'index.html': PAGE });
     app = await buildApp({ directory }, { root });
     const first = await app.inject('/index.html');
-    const missesAfterFirst = app.webpp.cache.misses;
+    const missesAfterFirst = app.webpp.preprocessCache.misses;
     const second = await app.inject('/index.html');
-    expect(app.webpp.cache.misses).toBe(missesAfterFirst);
-    expect(app.webpp.cache.hits).toBeGreaterThan(0);
+    expect(app.webpp.preprocessCache.misses).toBe(missesAfterFirst);
+    expect(app.webpp.preprocessCache.hits).toBeGreaterThan(0);
     expect(second.body).toBe(first.body);
     expect(second.headers['webpp-bindings']).toBe(first.headers['webpp-bindings']);
 
@@ -199,9 +199,9 @@ describe('pre-processing cache', () => {
     const root = await site(pages);
     app = await buildApp({ directory, preprocessCacheBytes: 10_000 }, { root });
     for (let i = 0; i < 20; i += 1) await app.inject(`/p${i}.html`);
-    expect(app.webpp.cache.bytes).toBeLessThanOrEqual(10_000);
-    expect(app.webpp.cache.size).toBeGreaterThan(0);
-    expect(app.webpp.cache.size).toBeLessThan(20);
+    expect(app.webpp.preprocessCache.bytes).toBeLessThanOrEqual(10_000);
+    expect(app.webpp.preprocessCache.size).toBeGreaterThan(0);
+    expect(app.webpp.preprocessCache.size).toBeLessThan(20);
   });
 
   it('leaves bodies over maxPreprocessBytes untouched, with only their own binding', async () => {

@@ -33,7 +33,7 @@ async function start(name: Name): Promise<ReplicaServer> {
     peers: NAMES.filter((other) => other !== name).map((other) => urls[other]),
     // A long sync period: the pinger has to keep the records fresh.
     syncIntervalMs: 60_000,
-    peerTimeoutMs: 300,
+    peerTimeoutMs: 1000,
     peerPingIntervalMs: PING_INTERVAL_MS,
     peerMissedPingsForDown: 3,
     injectScript: false,

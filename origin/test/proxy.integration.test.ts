@@ -64,11 +64,11 @@ describe('proxy mode', () => {
   });
 
   it('serves repeated pages from the pre-processing cache (upstream ETag as validator)', async () => {
-    const missesBefore = proxy.app.webpp.cache.misses;
+    const missesBefore = proxy.app.webpp.preprocessCache.misses;
     const first = await fetch(`http://127.0.0.1:${proxy.port}/page`);
     const second = await fetch(`http://127.0.0.1:${proxy.port}/page`);
     expect(await second.text()).toBe(await first.text());
-    expect(proxy.app.webpp.cache.misses).toBe(missesBefore);
+    expect(proxy.app.webpp.preprocessCache.misses).toBe(missesBefore);
   });
 
   it('binds proxied style sheets and replicated resources, with CORS', async () => {

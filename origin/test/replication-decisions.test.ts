@@ -3,13 +3,16 @@
  * window, Algorithm 1 (thresholds, pins, co-op choice, T_coop, limits, no flaps), when a
  * replica is taken back, the flap count, and peer liveness and the replay guard.
  */
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LoadStats } from '../src/stats/load-stats.js';
 import { LoadTable } from '../src/replication/load-table.js';
 import { selectMigration, type MigrationInput, type CoopView } from '../src/replication/select-migration.js';
 import { selectWithdrawal, type WithdrawalInput } from '../src/replication/select-withdrawal.js';
 import { DecisionLog } from '../src/replication/decision-log.js';
-import { isPagePath } from '../src/replication/eligibility.js';
+import { eligibility, isPagePath } from '../src/replication/eligibility.js';
+import { ReplicationDirectory } from '../src/directory/replication-directory.js';
+import type { ResolvedOptions } from '../src/options.js';
 import { PeerState } from '../src/sync/peer-state.js';
 import { encodeLoadRecord, decodeLoadRecord, type LoadRecord } from '../src/sync/load-record.js';
 
@@ -228,5 +231,55 @@ describe('peer state', () => {
     expect(decoded?.hot.length).toBeGreaterThan(0);
     expect(decoded?.hot.length).toBeLessThan(64);
     expect(decoded?.hot[0]?.hits).toBe(64);
+  });
+});
+
+describe('eligibility (operator control and Algorithm 1 step 2)', () => {
+  const base = { publicUrl: HOME, logicalOrigin: HOME, scriptPath: '/webpp.js', workerPath: '/webpp-sw.js', autoReplicatePinPages: true };
+  const rules = (overrides: Partial<ResolvedOptions> = {}, directory = new ReplicationDirectory()) =>
+    eligibility({ ...base, autoReplicatePrefixes: ['/'], autoReplicatePinned: ['/'], ...overrides } as ResolvedOptions, directory);
+
+  it('keeps pages, pinned paths, client scripts and paths outside the prefixes home', () => {
+    const only = rules({ autoReplicatePrefixes: ['/img/', '/js/'], autoReplicatePinned: ['/', '/js/entry.js', '/img/logo/*'] });
+    expect(['/img/a.png', '/js/app.js'].filter((path) => only.eligible(path))).toEqual(['/img/a.png', '/js/app.js']);
+    for (const path of ['/', '/img/', '/img/page.html', '/img/about', '/js/entry.js', '/img/logo/big.png', '/css/site.css', '/webpp.js']) {
+      expect(only.eligible(path), path).toBe(false);
+    }
+    expect(rules({ autoReplicatePinPages: false }).eligible('/about.html')).toBe(true);
+  });
+
+  it('touches nothing on a server that is not the home, nor resources under a prefix entry or held for another logical URL', () => {
+    expect(rules({ logicalOrigin: B }).isHome).toBe(false);
+    expect(rules({ logicalOrigin: B }).eligible('/img/a.png')).toBe(false);
+    const directory = new ReplicationDirectory();
+    directory.addReplica(`${HOME}/img/*`, `${B}/img/*`);
+    directory.addReplica(`${B}/shared.js`, `${HOME}/shared.js`);
+    const withEntries = rules({}, directory);
+    expect(withEntries.eligible('/img/a.png')).toBe(false);
+    expect(withEntries.eligible('/shared.js')).toBe(false);
+    expect(withEntries.eligible('/own.js')).toBe(true);
+  });
+});
+
+describe('load records from the wire', () => {
+  it('decode to a valid record or to nothing, never throw, whatever the header holds', () => {
+    const anyValue = fc.oneof(fc.jsonValue(), fc.record({ server: fc.constantFrom(B, 'javascript:1', ''), atMs: fc.oneof(fc.double(), fc.integer()), requestsPerSecond: fc.double(), bytesPerSecond: fc.double(), utilisation: fc.double(), hot: fc.array(fc.jsonValue(), { maxLength: 70 }), fields: fc.dictionary(fc.string(), fc.jsonValue()) }));
+    const header = fc.oneof(
+      anyValue.map((value) => Buffer.from(JSON.stringify(value) ?? 'null').toString('base64url')),
+      fc.string({ maxLength: 300 }),
+      fc.constant('A'.repeat(9000)),
+    );
+    fc.assert(
+      fc.property(header, (value) => {
+        const record = decodeLoadRecord(value);
+        if (record === undefined) return;
+        expect(record.server.startsWith('http')).toBe(true);
+        expect(record.utilisation).toBeLessThanOrEqual(1);
+        for (const figure of [record.atMs, record.requestsPerSecond, record.bytesPerSecond, ...record.hot.flatMap((row) => [row.hits, row.bytes, row.sizeBytes])]) {
+          expect(Number.isFinite(figure) && figure >= 0).toBe(true);
+        }
+      }),
+      { seed: 20_261_124, numRuns: 500 },
+    );
   });
 });

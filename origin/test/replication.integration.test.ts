@@ -5,11 +5,12 @@
  * client's bindings; pages and pinned paths stay home; the rate limits hold (one placement
  * per T_st per home, one per T_coop per co-op); every decision is in the stats and
  * /metrics; and when a co-op dies its automatic replicas are recalled from the directory.
- * (The co-op's lazy fetch of the content is tested by dcws-lazy's tests.)
+ * The co-op then serves it (its lazy fetch is tested in lazy-replication.integration.test.ts).
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
+import type { WebppOriginOptions } from '../src/options.js';
 import { ADMIN_TOKEN, CLUSTER_SECRET, auth, bindingMap, freePort, removeTempDirs, tempDir, waitFor } from './helpers.js';
 
 const NAMES = ['a', 'b', 'c'] as const;
@@ -32,14 +33,7 @@ async function get(name: Name, path: string, times: number): Promise<void> {
   for (let i = 0; i < times; i += 1) await (await fetch(`http://127.0.0.1:${ports[name]}${path}`)).arrayBuffer();
 }
 
-beforeAll(async () => {
-  root = await tempDir('webpp-replication-site-');
-  await mkdir(`${root}/img`);
-  await writeFile(`${root}/index.html`, '<!doctype html><title>t</title><img src="/img/hot.png"><script src="/app.js"></script>');
-  await writeFile(`${root}/img/hot.png`, Buffer.alloc(4000, 1));
-  await writeFile(`${root}/app.js`, 'console.log(1);\n'.repeat(100));
-  await writeFile(`${root}/pinned.js`, 'console.log(2);\n');
-  await writeFile(`${root}/b-own.css`, 'body{}\n');
+async function startCluster(prefix: string, tuning: Partial<WebppOriginOptions>): Promise<void> {
   for (const name of NAMES) {
     ports[name] = await freePort();
     urls[name] = `http://${name}.localhost:${ports[name]}`;
@@ -53,43 +47,68 @@ beforeAll(async () => {
       adminToken: ADMIN_TOKEN,
       clusterSecret: CLUSTER_SECRET,
       peers: NAMES.filter((other) => other !== name).map((other) => urls[other]),
+      dataDir: await tempDir(`${prefix}-${name}-`),
       syncIntervalMs: 200,
-      peerTimeoutMs: 300,
+      peerTimeoutMs: 1000,
       peerPingIntervalMs: 100,
       peerMissedPingsForDown: 3,
       injectScript: false,
       autoReplicate: true,
       autoReplicatePinned: ['/', '/pinned.js'],
-      replicationWindowMs: 20_000,
       replicationIntervalMs: T_ST_MS,
       replicationCoopIntervalMs: T_COOP_MS,
-      replicationHomeMs: 60_000,
       replicationHitThreshold: 50,
       replicationMinLoad: 0.5,
       replicationPeerMaxAgeMs: 2000,
+      ...tuning,
     });
   }
-}, 30_000);
+}
+
+async function stopCluster(): Promise<void> {
+  for (const name of NAMES) {
+    await servers[name]?.close();
+    servers[name] = undefined;
+  }
+}
+
+/** Generates load on a with replication off, then switches it on (so that the first decision sees all of it). */
+async function loadHomeThenEnable(): Promise<void> {
+  const controller = server('a').app.webpp.replication;
+  if (controller === undefined) throw new Error('no replication controller');
+  controller.enabled = false;
+  await Promise.all([get('a', '/img/hot.png', 120), get('a', '/app.js', 30), get('a', '/pinned.js', 200), get('a', '/index.html', 200)]);
+  await new Promise((resolve) => setTimeout(resolve, 3 * T_ST_MS));
+  expect(controller.stats()).toMatchObject({ placements: 0, lastReason: 'automatic replication is off on this server' });
+  expect(server('a').app.webpp.directory.size).toBe(0);
+  controller.enabled = true;
+}
+
+beforeAll(async () => {
+  root = await tempDir('webpp-replication-site-');
+  await mkdir(`${root}/img`);
+  await writeFile(`${root}/index.html`, '<!doctype html><title>t</title><img src="/img/hot.png"><script src="/app.js"></script>');
+  await writeFile(`${root}/img/hot.png`, Buffer.alloc(4000, 1));
+  await writeFile(`${root}/app.js`, 'console.log(1);\n'.repeat(100));
+  await writeFile(`${root}/pinned.js`, 'console.log(2);\n');
+  await writeFile(`${root}/b-own.css`, 'body{}\n');
+});
 
 afterAll(async () => {
-  for (const name of NAMES) await servers[name]?.close();
+  await stopCluster();
   await removeTempDirs();
 });
 
 describe('load-driven replication across three servers', () => {
+  beforeAll(() => startCluster('webpp-replication', { replicationWindowMs: 20_000, replicationHomeMs: 60_000 }), 30_000);
+  afterAll(stopCluster);
+
   it('places the hot resource on the least-loaded peer, and every server and client sees it', async () => {
     // b has some load of its own, c none: c is the least-loaded peer.
     await get('b', '/b-own.css', 20);
     await waitFor('a to hold b\'s load record', () => (server('a').app.webpp.peerState?.record(urls.b)?.record.requestsPerSecond ?? 0) > 0);
-    // Off (operator control): the load builds up and nothing is placed.
-    const controller = server('a').app.webpp.replication;
-    if (controller === undefined) throw new Error('no replication controller');
-    controller.enabled = false;
-    await Promise.all([get('a', '/img/hot.png', 120), get('a', '/app.js', 30), get('a', '/pinned.js', 200), get('a', '/index.html', 200)]);
-    await new Promise((resolve) => setTimeout(resolve, 3 * T_ST_MS));
-    expect(controller.stats()).toMatchObject({ placements: 0, lastReason: 'automatic replication is off on this server' });
-    expect(server('a').app.webpp.directory.size).toBe(0);
-    controller.enabled = true;
+    // Off (operator control): the load builds up and nothing is placed; then on.
+    await loadHomeThenEnable();
     const hot = `${urls.a}/img/hot.png`;
     for (const name of NAMES) {
       await waitFor(`${name} to list c as a replica of /img/hot.png`, () => server(name).app.webpp.directory.lookup(hot)?.physicalUrls.includes(`${urls.c}/img/hot.png`));
@@ -103,8 +122,13 @@ describe('load-driven replication across three servers', () => {
     // A client loading the page is told where the image lives.
     const page = await fetch(`http://127.0.0.1:${ports.a}/index.html`);
     await page.text();
-    expect(bindingMap(page.headers.get('webpp-bindings') ?? undefined)[hot]).toEqual(server('a').app.webpp.directory.lookup(hot)?.physicalUrls);
-    expect(bindingMap(page.headers.get('webpp-bindings') ?? undefined)[hot]).toContain(`${urls.c}/img/hot.png`);
+    const bound = bindingMap(page.headers.get('webpp-bindings') ?? undefined)[hot];
+    expect(bound?.[0]).toBe(hot);
+    expect(bound).toContain(`${urls.c}/img/hot.png`);
+    // The whole chain: the co-op serves it (fetched lazily from the home, dcws-lazy's part).
+    const fromCoop = await fetch(`http://127.0.0.1:${ports.c}/img/hot.png`);
+    expect(fromCoop.status).toBe(200);
+    expect(Buffer.from(await fromCoop.arrayBuffer()).equals(Buffer.alloc(4000, 1))).toBe(true);
   });
 
   it('never places pages or pinned entry points, and keeps to the rate limits', async () => {
@@ -148,4 +172,28 @@ describe('load-driven replication across three servers', () => {
     expect(recalls.length).toBeGreaterThan(0);
     expect(recalls.every((decision) => decision.coop === urls.c)).toBe(true);
   }, 20_000);
+});
+
+describe('taking replicas back', () => {
+  const T_HOME_MS = 1500;
+  beforeAll(() => startCluster('webpp-withdrawal', { replicationWindowMs: 2000, replicationHomeMs: T_HOME_MS }), 30_000);
+  afterAll(stopCluster);
+
+  it('withdraws a replica once the load has fallen, not before T_home, and does not place it again', async () => {
+    await loadHomeThenEnable();
+    const controller = server('a').app.webpp.replication;
+    const hot = `${urls.a}/img/hot.png`;
+    const placed = await waitFor('a placement of /img/hot.png', () => controller?.stats().decisions.find((decision) => decision.kind === 'place' && decision.logical === hot));
+    // No more requests: the load falls to 0 within one window.
+    const withdrawn = await waitFor('the withdrawal', () => controller?.stats().decisions.find((decision) => decision.kind === 'withdraw' && decision.logical === hot), { timeoutMs: 10_000 });
+    expect(withdrawn.coop).toBe(placed.coop);
+    expect(withdrawn.reason).toMatch(/load fell/);
+    expect(withdrawn.atMs - placed.atMs).toBeGreaterThanOrEqual(T_HOME_MS);
+    // The placements had created the entry: once every replica is taken back, so is the entry, everywhere.
+    for (const name of NAMES) await waitFor(`${name} to drop the entry`, () => server(name).app.webpp.directory.lookup(hot) === undefined, { timeoutMs: 10_000 });
+    await new Promise((resolve) => setTimeout(resolve, 5 * T_ST_MS));
+    const stats = controller?.stats();
+    expect(stats?.decisions.filter((decision) => decision.logical === hot && decision.kind === 'place' && decision.coop === withdrawn.coop)).toHaveLength(1);
+    expect(stats?.flaps).toBe(0);
+  }, 30_000);
 });

@@ -11,6 +11,7 @@ import type { BindingsStore } from './bindings-store.js';
 import type { DigestStore } from './digest-store.js';
 import { isSwitchOff } from './kill-switch.js';
 import type { KillSwitch } from './kill-switch.js';
+import type { PushedLoad } from './pushed-load.js';
 import type { StateReporter } from './state-reporter.js';
 import type { StaticBindings } from './static-bindings.js';
 import type { TrustRule } from './trust.js';
@@ -24,6 +25,8 @@ export interface HeaderLearningOptions {
   killSwitch: KillSwitch;
   staticBindings: StaticBindings;
   reporter: StateReporter;
+  /** Server push: Server-Timing and webpp-load (pushed-load.ts). */
+  pushed?: PushedLoad;
   /** The own origin answered (control-check.ts). */
   heardFromOwnOrigin(): void;
 }
@@ -60,6 +63,8 @@ export class HeaderLearning {
       reporter.count('bindingsHeadersRejected');
       reporter.event({ type: 'bindings-rejected', atMs: Date.now(), code: learned.error.code, message: learned.error.message, from });
     }
+    // After the bindings: the servers they name are known to the trust rule when push rows about them are read.
+    this.options.pushed?.read(response, replica ?? trust.selfOrigin);
   }
 
   /**

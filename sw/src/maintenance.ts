@@ -9,6 +9,7 @@
  */
 import type { BackgroundRequest, Exchange, RandomSource, ServerId } from '@webpp/core';
 import type { ExchangeSender } from './fetch-io.js';
+import type { PushedLoad } from './pushed-load.js';
 import { buildProbeRequest } from './physical-request.js';
 import type { SampleStage } from './samples.js';
 import type { ProbeUrls } from './server-memory.js';
@@ -20,6 +21,8 @@ export interface BackgroundSenderOptions {
   /** Sends it (the plain fetch, tracked per host by the connection queue). */
   fetch(request: Request): Promise<Response>;
   samples: SampleStage;
+  /** Server push in the answers (pushed-load.ts). */
+  pushed?: PushedLoad;
 }
 
 /** A physical URL the server is known to hold, for the engine's backgroundTarget; for a ranged GET, one at least as large as its range when known. */
@@ -37,6 +40,7 @@ export function backgroundSender(options: BackgroundSenderOptions): ExchangeSend
       if (exchange.method !== 'range') response.body?.cancel().catch(() => undefined);
       // A HEAD can wait behind a burst to the same server too: its sample comes from Resource Timing.
       if (response.status < 500) options.samples.add(exchange, response, elapsedMs, sentAtMs, false);
+      options.pushed?.read(response, exchange.server);
     },
   };
 }

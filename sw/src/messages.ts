@@ -4,6 +4,7 @@
  * stays tiny: it imports nothing at run time from here but the constants.
  */
 import type { LatencyTableJSON, SelectionConfig, ServerId, ServerState } from '@webpp/core';
+import type { PushedLoadView } from './pushed-load.js';
 
 /** BroadcastChannel on which the worker publishes live events (batched arrays of WebppEvent). */
 export const EVENT_CHANNEL = 'webpp';
@@ -182,6 +183,8 @@ export interface WorkerStateSnapshot {
   events: WebppEvent[];
   /** Offline copies (offline-cache.ts): what is kept, and how often it answered. */
   offline: { enabled: boolean; entries: number; bytes: number; saved: number; servedFromCache: number; lastAtMs: number | null };
+  /** Service times the servers pushed (Server-Timing, webpp-load), newest per server (pushed-load.ts). */
+  pushed: PushedLoadView[];
 }
 
 interface EventBase {

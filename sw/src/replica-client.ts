@@ -44,6 +44,7 @@ import { StateReporter, broadcastPublisher } from './state-reporter.js';
 import { CONTROL_KEY, idbKeyValueStore } from './storage.js';
 import type { KeyValueStore } from './storage.js';
 import { TrustRule } from './trust.js';
+import { PushedLoad, policyPushSink } from './pushed-load.js';
 import { SW_VERSION } from './version.js';
 
 export type { RespondIO } from './bind.js';
@@ -71,6 +72,7 @@ export class ReplicaClient {
   private readonly bindStage: BindStage;
   private readonly headers: HeaderLearning;
   private readonly trust: TrustRule;
+  private readonly pushed: PushedLoad;
   private readonly startedAtMs = Date.now();
   private readonly router: Router;
   private messageListenerAttached = false;
@@ -102,6 +104,8 @@ export class ReplicaClient {
     this.trust = new TrustRule(selfOrigin);
     this.digests = new DigestStore({ storage, flushDelayMs: options.flushDelayMs });
 
+    // Server push (Server-Timing, webpp-load) into the policy's pushed-service-time input.
+    this.pushed = new PushedLoad({ sink: policyPushSink(this.policy, () => void this.store.changed()), isKnownServer: (server) => this.trust.isKnownServer(server) });
     // The learn stage (measurements to the policy) and core's engine with the worker's IO.
     const probeUrls = new ProbeUrls();
     const connections = new ConnectionQueue({ now: () => performance.now() });
@@ -116,6 +120,7 @@ export class ReplicaClient {
       reporter,
       store: this.store,
       observeResourceTiming: init.observeResourceTiming !== false,
+      pushed: this.pushed,
     }));
     const observe = this.engine.observe.bind(this.engine);
     const failed = (server: ServerId): void => observe({ server, purpose: 'request', outcome: 'network-error', nowMs: Date.now() });
@@ -130,6 +135,7 @@ export class ReplicaClient {
       killSwitch: this.killSwitch,
       reporter,
       plainFetch,
+      pushed: this.pushed,
     });
     this.headers = headers;
     this.offline = offlineStage(options, storage, selfOrigin, reporter, init.openOfflineCache);
@@ -209,6 +215,7 @@ export class ReplicaClient {
       decisions: this.reporter.recentDecisions(),
       events: this.reporter.recentEvents(),
       offline: { enabled: this.offline.enabled, ...this.offline.snapshot() },
+      pushed: this.pushed.views(),
     };
   }
 

@@ -12,6 +12,7 @@ import type { DigestStore } from './digest-store.js';
 import { HeaderLearning } from './header-learning.js';
 import { IntegrityGuard } from './integrity-guard.js';
 import type { KillSwitch } from './kill-switch.js';
+import type { PushedLoad } from './pushed-load.js';
 import { OfflineCache } from './offline-cache.js';
 import { buildProbeRequest } from './physical-request.js';
 import type { StateReporter } from './state-reporter.js';
@@ -29,6 +30,7 @@ export interface HeaderWiring {
   killSwitch: KillSwitch;
   reporter: StateReporter;
   plainFetch: (request: Request) => Promise<Response>;
+  pushed?: PushedLoad;
 }
 
 /** Header learning, and the own-origin check whose answers it reads (control-check.ts). */
@@ -43,6 +45,7 @@ export function headerStages(wiring: HeaderWiring): { headers: HeaderLearning; c
     killSwitch: wiring.killSwitch,
     staticBindings: new StaticBindings({ selfOrigin, storage: wiring.storage, fetch: plainFetch }),
     reporter: wiring.reporter,
+    ...(wiring.pushed ? { pushed: wiring.pushed } : {}),
     heardFromOwnOrigin: () => controlCheck?.heard(),
   });
   controlCheck = new ControlCheck({

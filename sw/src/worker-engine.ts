@@ -12,6 +12,7 @@ import { fetchIO } from './fetch-io.js';
 import type { ExchangeSender } from './fetch-io.js';
 import { backgroundSender, backgroundTarget } from './maintenance.js';
 import type { PolicyStore } from './policy-store.js';
+import type { PushedLoad } from './pushed-load.js';
 import { SampleStage } from './samples.js';
 import type { ProbeUrls } from './server-memory.js';
 import type { StateReporter } from './state-reporter.js';
@@ -44,6 +45,7 @@ export interface WorkerEngineOptions {
   reporter: StateReporter;
   store: PolicyStore;
   observeResourceTiming: boolean;
+  pushed?: PushedLoad;
 }
 
 export function workerEngine(init: WorkerEngineOptions): { engine: WorkerEngine; samples: SampleStage } {
@@ -57,7 +59,7 @@ export function workerEngine(init: WorkerEngineOptions): { engine: WorkerEngine;
     onQueued: () => reporter.count('queuedSamplesSkipped'),
     observeResourceTiming: init.observeResourceTiming,
   });
-  const background = backgroundSender({ selfOrigin, probeUrls, random, fetch: connections.track(init.plainFetch), samples });
+  const background = backgroundSender({ selfOrigin, probeUrls, random, fetch: connections.track(init.plainFetch), samples, ...(init.pushed ? { pushed: init.pushed } : {}) });
   engine = new ClientEngine({
     policy,
     io: fetchIO(background),

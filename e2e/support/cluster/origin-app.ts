@@ -12,11 +12,17 @@ import { faultsAfterOrigin, faultsBeforeOrigin, type FaultState } from './faults
 import type { ReplicaSetup } from './replica.js';
 
 export async function buildOriginApp(server: Server, setup: ReplicaSetup, faults: FaultState, publicUrl: string, tls: boolean): Promise<FastifyInstance> {
+  let ready = false;
   const app = Fastify({
     logger: false,
     ...(tls ? { http2: true, https: { allowHTTP1: true } } : {}),
     serverFactory: (handler: (request: IncomingMessage, response: ServerResponse) => void) => {
-      server.on('request', handler);
+      // Until the app is ready, answer 503 as startReplicaServer's start gate does: a peer's
+      // call that arrives mid-registration would otherwise throw inside Fastify's hook runner.
+      server.on('request', (request: IncomingMessage, response: ServerResponse) => {
+        if (ready) return handler(request, response);
+        response.writeHead(503, { 'retry-after': '1' }).end();
+      });
       return server;
     },
   } as FastifyServerOptions) as unknown as FastifyInstance;
@@ -34,6 +40,7 @@ export async function buildOriginApp(server: Server, setup: ReplicaSetup, faults
       ...(fileHeaders ? { setHeaders: (reply, path) => void reply.headers(fileHeaders(path)) } : {}),
     });
     await app.ready();
+    ready = true;
   } catch (error) {
     await app.close().catch(() => undefined);
     throw error;

@@ -7,13 +7,15 @@
  * is exactly what the worker sends.
  */
 import type { FastifyReply } from 'fastify';
-import { BINDINGS_HEADER, CONTROL_HEADER } from '@webpp/core';
+import { BINDINGS_HEADER, CONTROL_HEADER, LOAD_HEADER, SERVER_TIMING_HEADER } from '@webpp/core';
 import { REPLICA_VERSION_HEADER } from '../replicas/replica-version.js';
 
 export const EXPOSED_HEADERS = [
   BINDINGS_HEADER,
   CONTROL_HEADER,
   REPLICA_VERSION_HEADER,
+  SERVER_TIMING_HEADER,
+  LOAD_HEADER,
   'etag',
   'last-modified',
   'content-length',

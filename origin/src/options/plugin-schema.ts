@@ -9,8 +9,12 @@ import type { DirectoryFile } from '../directory/directory-file.js';
 import type { BatchOptions } from '../batch/batch-options.js';
 import type { PostFilter, PreFilter } from './filters.js';
 import { defaulted } from './resolved.js';
+import { pushOptionProperties } from './push-schema.js';
 import { peerStateOptionProperties } from './peer-state-schema.js';
 import { replicationOptionProperties } from './replication-schema.js';
+import { lazyReplicationOptionProperties } from './lazy-replication-schema.js';
+import { cacheClusterOptions } from './cache-cluster-schema.js';
+import { cacheOptionProperties } from './cache-schema.js';
 
 const MiB = 1024 * 1024;
 const originUrl = { type: 'string', minLength: 1, maxLength: 2048 } as const;
@@ -231,8 +235,12 @@ export const pluginOptionsSchema = Type.Object(
         cli: { group: 'Behaviour' },
       }),
     ),
+    ...pushOptionProperties,
     ...peerStateOptionProperties,
     ...replicationOptionProperties,
+    ...lazyReplicationOptionProperties,
+    ...cacheClusterOptions,
+    ...cacheOptionProperties,
   },
   { additionalProperties: false },
 );

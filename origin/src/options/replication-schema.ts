@@ -16,7 +16,7 @@ export const replicationOptionProperties = {
     Type.Boolean({
       default: false,
       description:
-        'Load-driven replication on this server: when its load exceeds the cluster\'s, it places replicas of its hot resources on the least-loaded peer, and withdraws them later. Off: it places and withdraws nothing (it still serves replicas others place on it).',
+        'Load-driven replication on this server: when its load exceeds the cluster\'s, it places replicas of its hot resources on the least-loaded peer, and withdraws them later. Off: it neither places nor withdraws (it still recalls what it placed on a co-op that goes down, and serves replicas others place on it). Switch at run time with `app.webpp.replication.enabled`.',
       cli: { group },
     }),
   ),

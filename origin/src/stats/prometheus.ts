@@ -3,7 +3,13 @@
  * origin's own counters.
  */
 import type { LoadSnapshot } from './load-stats.js';
+import { clusterCacheMetrics, type ClusterCacheSnapshot } from '../cache/cluster/cluster-metrics.js';
+import type { MemoryCacheSummary } from '../cache/cache-api.js';
+import { writeMemoryCacheMetrics } from '../cache/cache-metrics.js';
+import { pushPrometheusLines, type PushGauges } from '../push/push-state.js';
 import { writeReplicationMetrics, type ReplicationGauges } from './replication-metrics.js';
+import { writeLazyReplicationMetrics } from './lazy-replication-metrics.js';
+import type { LazyReplicationStats } from '../lazy/lazy-replicas.js';
 
 export interface OriginGauges {
   directoryVersion: number;
@@ -12,9 +18,17 @@ export interface OriginGauges {
   preprocessCacheHits: number;
   preprocessCacheMisses: number;
   preprocessCacheBytes: number;
+  /** The memory cache (issue 15): its counters, bytes and bound. */
+  memoryCache: MemoryCacheSummary;
   peers: { peer: string; pushesSent: number; pushesFailed: number; syncRounds: number; lastSuccessAtMs: number }[];
+  /** The cooperative memory cache (cache/cluster/): this server's and the cluster's counters; absent when off. */
+  cacheCluster?: ClusterCacheSnapshot;
+  /** Server push (issue 13): push/push-state.ts. */
+  push?: PushGauges;
   /** Load-driven replication (issue 14); absent without peers. */
   replication?: ReplicationGauges;
+  /** Lazy fetch of automatic replicas placed here (issue 14). */
+  lazyReplication?: LazyReplicationStats;
 }
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -45,8 +59,12 @@ export function toPrometheus(load: LoadSnapshot, gauges: OriginGauges): string {
     [{ peer: peer.peer, result: 'failed' }, peer.pushesFailed] as [Record<string, string>, number],
   ]));
   metric('webpp_peer_sync_rounds_total', 'counter', 'Successful anti-entropy rounds with a peer.', gauges.peers.map((peer) => [{ peer: peer.peer }, peer.syncRounds]));
+  writeMemoryCacheMetrics(gauges.memoryCache, metric);
+  if (gauges.push !== undefined) lines.push(...pushPrometheusLines(gauges.push));
   writeReplicationMetrics(metric, gauges.replication);
-  return `${lines.join('\n')}\n`;
+  writeLazyReplicationMetrics(metric, gauges.lazyReplication);
+  const cacheCluster = gauges.cacheCluster === undefined ? '' : clusterCacheMetrics(gauges.cacheCluster);
+  return `${lines.join('\n')}\n${cacheCluster}`;
 }
 
 function formatLabels(labels: Record<string, string>): string {

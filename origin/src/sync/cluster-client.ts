@@ -32,7 +32,7 @@ function isLoopbackName(hostname: string): boolean {
 type LookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 /** dns.lookup, except that *.localhost is 127.0.0.1 without asking the resolver. */
-function loopbackAwareLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
+export function loopbackAwareLookup(hostname: string, options: LookupOptions, callback: LookupCallback): void {
   if (isLoopbackName(hostname)) {
     if (options.all === true) callback(null, [{ address: '127.0.0.1', family: 4 }]);
     else callback(null, '127.0.0.1', 4);

@@ -39,3 +39,14 @@ export * from './batch/index.js';
 export { canonicalUrl, parseUrlSpec, formatUrlSpec, prefixCandidates, type UrlSpec } from './url-spec.js';
 export * from './engine/index.js';
 export * from './policies/index.js';
+export {
+  SERVER_TIMING_HEADER,
+  SERVER_TIMING_METRIC,
+  LOAD_HEADER,
+  formatServerTiming,
+  parseServerTiming,
+  formatLoadHeader,
+  parseLoadHeader,
+  type PushedLoad,
+} from './push/push-headers.js';
+export { ServiceTimePush, type ServiceTimePushOptions, type PushedServiceTime } from './push/service-time.js';

@@ -7,6 +7,7 @@
 import { ClientEngine, combineHooks, createPolicy } from '@webpp/core';
 import type { Cancel, ClientPolicy, EngineHooks, EngineIO, TablePolicy, Exchange as EngineExchange, ExchangeEvents, PolicyServerView } from '@webpp/core';
 import type { ExchangeHandlers, ExchangePurpose } from './network.js';
+import type { PushedValue } from './server-queue.js';
 import type { CancelRequest, FailureReason, LogicalRequest, Policy, PolicyClient, PolicyEnvironment, RequestResult } from './policy.js';
 
 /** Virtual time 0 maps to this engine-clock time, so the policy's times look like epoch times. */
@@ -85,7 +86,7 @@ function newEngine(environment: PolicyEnvironment, policy: ClientPolicy, engineN
       const handle = queue.after(delayMs, run);
       return () => queue.cancel(handle);
     },
-    send: (exchange, events, context) => sendExchange(environment, exchange, events, context, () => `${engineName}|${exchange.purpose}|${backgroundCount++}`),
+    send: (exchange, events, context) => sendExchange(environment, exchange, events, context, () => `${engineName}|${exchange.purpose}|${backgroundCount++}`, policy),
   };
   return new ClientEngine({
     policy,
@@ -129,10 +130,15 @@ class SimulatedExchange implements ExchangeHandlers {
     private readonly events: ExchangeEvents<undefined>,
     private readonly sentAtMs: number,
     private readonly bodyBytes: number,
+    private readonly policy: ClientPolicy,
   ) {}
 
-  onFirstByte(atMs: number): void {
+  onFirstByte(atMs: number, pushed?: readonly PushedValue[]): void {
     this.headAtMs = atMs;
+    // Server push (issue 13): the head's Server-Timing and webpp-load reach the policy before its sample, as in the worker.
+    if (pushed !== undefined && this.policy.learnPushedServiceTime) {
+      for (const value of pushed) this.policy.learnPushedServiceTime(value.server, value.serviceMs, ENGINE_EPOCH_MS + value.atMs);
+    }
     this.events.head({ status: 200, ttfbMs: atMs - this.sentAtMs, response: undefined });
   }
 
@@ -155,12 +161,13 @@ function sendExchange(
   events: ExchangeEvents<undefined>,
   context: RunContext | undefined,
   backgroundKey: () => string,
+  policy: ClientPolicy,
 ): Cancel {
   const sizeBytes = context?.request.sizeBytes ?? 0;
   const bodyBytes = exchange.method === 'head' ? 0 : exchange.method === 'range' ? (exchange.rangeBytes ?? 0) : sizeBytes;
   // Common random numbers: a request's first try on a server draws the same luck under every policy.
   const key = context ? (context.resume === 0 ? context.request.key : `${context.request.key}#resume${context.resume}`) : backgroundKey();
-  const handlers = new SimulatedExchange(events, environment.queue.now(), bodyBytes);
+  const handlers = new SimulatedExchange(events, environment.queue.now(), bodyBytes, policy);
   const handle = environment.network.send(
     { server: exchange.server, method: exchange.method === 'head' ? 'HEAD' : 'GET', bodyBytes, key, purpose: purposeOf(exchange) },
     handlers,

@@ -62,3 +62,6 @@ export {
 export { comparisonMarkdown, goalLines, sweepMarkdown, type ComparisonReportOptions } from './report.js';
 export { runPolicySweep, type PolicySweepOptions, type PolicySweepResult, type PolicySweepRow } from './policy-sweep.js';
 export { policySweepMarkdown, policySweepSvg } from './policy-sweep-report.js';
+export { ORIGIN_PUSH_DEFAULTS, ServerQueue, ServerQueues, type PushedValue, type QueueingOptions, type ServerCapacity } from './server-queue.js';
+export { HERDING_POLICIES, herdingScenario, loadCv, runHerding, type HerdingConfig, type HerdingRow } from './herding.js';
+export { herdingSvg } from './herding-plot.js';

@@ -13,6 +13,7 @@
  */
 import { createRandom, meanOf, planRequest, responseTiming, type ServerTimeline } from '@webpp/netem/model';
 import type { EventQueue, TimerHandle } from './event-queue.js';
+import type { PushedValue, ServerQueues } from './server-queue.js';
 
 /** Why an exchange (one HTTP request on the wire) was sent. */
 export const EXCHANGE_PURPOSES = ['request', 'retry', 'hedge', 'parallel', 'refresh', 'probe'] as const;
@@ -29,8 +30,11 @@ export interface Exchange {
 }
 
 export interface ExchangeHandlers {
-  /** The response head (first byte) arrived. */
-  onFirstByte?(atMs: number): void;
+  /**
+   * The response head (first byte) arrived. `pushed`: with server queues, the server's own
+   * pushed service time (Server-Timing) and its peers' (webpp-load) that the head carried.
+   */
+  onFirstByte?(atMs: number, pushed?: readonly PushedValue[]): void;
   /** The whole response arrived. */
   onComplete?(atMs: number): void;
   /** The connection was refused or reset (before or after the first byte). */
@@ -62,6 +66,8 @@ export interface SimulatedNetworkOptions {
   seed: string | number;
   /** The replica's own time to produce a response head, added to every exchange. Default 0. */
   serviceMs?: number;
+  /** Servers with finite capacity (server-queue.ts): their time in the server replaces serviceMs. */
+  queues?: ServerQueues;
 }
 
 export class SimulatedNetwork {
@@ -70,12 +76,14 @@ export class SimulatedNetwork {
   private readonly servers: ReadonlyMap<string, ServerTimeline>;
   private readonly seed: string | number;
   private readonly serviceMs: number;
+  readonly queues: ServerQueues | undefined;
 
   constructor(options: SimulatedNetworkOptions) {
     this.queue = options.queue;
     this.servers = options.servers;
     this.seed = options.seed;
     this.serviceMs = options.serviceMs ?? 0;
+    this.queues = options.queues;
   }
 
   serverNames(): string[] {
@@ -106,12 +114,14 @@ export class SimulatedNetwork {
     this.counts[exchange.purpose]++;
     // At most four timers per exchange; cancelling marks them so the queue skips them.
     const timers: TimerHandle[] = [];
+    let cancelled = false;
     const schedule = (atMs: number, run: () => void): void => {
-      timers.push(queue.at(atMs, run));
+      if (!cancelled) timers.push(queue.at(atMs, run));
     };
     const handle: ExchangeHandle = {
       sentAtMs,
       cancel: () => {
+        cancelled = true;
         for (const timer of timers) queue.cancel(timer);
       },
     };
@@ -124,7 +134,33 @@ export class SimulatedNetwork {
     }
 
     const plan = planRequest(timeline.linkAt(sentAtMs), createRandom(this.seed, exchange.server, exchange.key));
-    const timing = responseTiming(plan, exchange.method === 'HEAD' ? 0 : exchange.bodyBytes, this.serviceMs);
+    const serverQueue = this.queues?.get(exchange.server);
+    if (serverQueue === undefined) {
+      this.deliver(exchange, handlers, timeline, plan, sentAtMs, this.serviceMs, undefined, schedule);
+      return handle;
+    }
+    // Half the round trip on the way in; then the server's queue (it serves even what the client has cancelled since).
+    queue.at(sentAtMs + plan.delayMs / 2, () => {
+      const inServerMs = serverQueue.admit(queue.now());
+      const pushed = this.queues?.carriedBy(exchange.server, queue.now());
+      this.deliver(exchange, handlers, timeline, plan, sentAtMs, inServerMs, pushed, schedule);
+    });
+    return handle;
+  }
+
+  /** Schedules the head, the body, stalls and cuts of an exchange sent at sentAtMs. */
+  private deliver(
+    exchange: Exchange,
+    handlers: ExchangeHandlers,
+    timeline: ServerTimeline,
+    plan: ReturnType<typeof planRequest>,
+    sentAtMs: number,
+    serviceMs: number,
+    pushed: readonly PushedValue[] | undefined,
+    schedule: (atMs: number, run: () => void) => void,
+  ): void {
+    const queue = this.queue;
+    const timing = responseTiming(plan, exchange.method === 'HEAD' ? 0 : exchange.bodyBytes, serviceMs);
     const firstByteAtMs = sentAtMs + timing.firstByteMs;
     const completeAtMs = sentAtMs + timing.completeMs;
     const cut = timeline.outageStartingIn(sentAtMs, completeAtMs);
@@ -135,9 +171,9 @@ export class SimulatedNetwork {
       } else {
         schedule(cut.fromMs, () => handlers.onError?.(queue.now()));
       }
-      return handle;
+      return;
     }
-    schedule(firstByteAtMs, () => handlers.onFirstByte?.(queue.now()));
+    schedule(firstByteAtMs, () => handlers.onFirstByte?.(queue.now(), pushed));
     const bodyStallAtMs = firstByteAtMs + (completeAtMs - firstByteAtMs - (plan.stallPhase === 'body' ? plan.stallMs : 0)) * plan.stallAfterFraction;
     if (plan.stallPhase === 'body' && plan.stallMs > 0 && (!cut || bodyStallAtMs < cut.fromMs)) {
       schedule(bodyStallAtMs, () => handlers.onStall?.(queue.now(), bodyStallAtMs + plan.stallMs));
@@ -153,6 +189,5 @@ export class SimulatedNetwork {
     } else {
       schedule(completeAtMs, () => handlers.onComplete?.(queue.now()));
     }
-    return handle;
   }
 }

@@ -12,6 +12,7 @@ import {
 } from '@webpp/netem/model';
 import { EventQueue } from './event-queue.js';
 import { SimulatedNetwork, type ExchangeCounts } from './network.js';
+import { ServerQueues, type QueueingOptions } from './server-queue.js';
 import type { CancelRequest, FailureReason, Policy, PolicyEnvironment, RequestResult } from './policy.js';
 import { summarize, type Summary } from './statistics.js';
 
@@ -25,6 +26,10 @@ export interface SimulationOptions {
   workload?: WorkloadSpec;
   /** Server time to first byte added to every exchange. Default 0. */
   serviceMs?: number;
+  /** Servers with finite capacity (server-queue.ts, issue 13); without it, servers have none. */
+  queueing?: QueueingOptions;
+  /** Clients start evenly spread over this many ms instead of all at 0 (many clients). Default 0. */
+  clientStartSpreadMs?: number;
   /** Keep every request's record in the result (for analysis and tests). Default false. */
   keepRequests?: boolean;
   /** Safety bound on simulated events. Default 20 million. */
@@ -86,6 +91,8 @@ export interface SimulationResult {
   virtualDurationMs: number;
   events: number;
   requestRecords?: RequestRecord[];
+  /** With `queueing`: exchanges arriving at each server per bin of `loadBinMs` (every purpose). */
+  load?: { binMs: number; series: Record<string, number[]> };
 }
 
 export function simulate(options: SimulationOptions): SimulationResult {
@@ -98,7 +105,8 @@ export function simulate(options: SimulationOptions): SimulationResult {
   const maxEvents = options.maxEvents ?? 20_000_000;
   const queue = new EventQueue();
   const timelines = compileScenario(scenario);
-  const network = new SimulatedNetwork({ queue, servers: timelines, seed, serviceMs: options.serviceMs ?? 0 });
+  const queues = options.queueing && new ServerQueues(options.queueing, (server) => createRandom(seed, 'queue', server));
+  const network = new SimulatedNetwork({ queue, servers: timelines, seed, serviceMs: options.serviceMs ?? 0, ...(queues ? { queues } : {}) });
   const servers = [...timelines.keys()];
 
   let predictionErrorSum = 0;
@@ -165,7 +173,7 @@ export function simulate(options: SimulationOptions): SimulationResult {
 
   for (let clientIndex = 0; clientIndex < workload.clients; clientIndex++) {
     const client = run.client(clientIndex);
-    queue.at(0, () => startRequest(clientIndex, client, 0));
+    queue.at(((options.clientStartSpreadMs ?? 0) * clientIndex) / workload.clients, () => startRequest(clientIndex, client, 0));
   }
   queue.run(() => {
     if (queue.eventsRun > maxEvents) throw new RangeError(`simulation exceeded ${maxEvents} events`);
@@ -248,5 +256,6 @@ function summarizeRun(facts: RunFacts): SimulationResult {
     events: facts.events,
   };
   if (facts.keepRequests) result.requestRecords = records;
+  if (network.queues) result.load = { binMs: network.queues.loadBinMs, series: network.queues.loadSeries() };
   return result;
 }

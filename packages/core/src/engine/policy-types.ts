@@ -71,6 +71,27 @@ export interface ExchangeSample {
   bodyMs?: number;
   /** HTTP status of the head, when one arrived. */
   status?: number;
+  /**
+   * The server's pushed service time carried by this same response (its
+   * `Server-Timing: webpp;dur=…`, e.g. from Resource Timing's serverTiming), when the
+   * driver has it. Pairs R (ttfbMs) with S for the network factor A = R / S (issue 13;
+   * Fei et al., Section 4.3). Absent: the policy pairs the sample with the value that
+   * learnPushedServiceTime delivered during the exchange, if any.
+   */
+  serviceMs?: number;
+}
+
+/**
+ * One row of an aggregate the origin may send for first visits (issue 13 §6): other
+ * clients' response times to `server` from networks like this client's. Aggregates only,
+ * no per-visitor data.
+ */
+export interface AggregateResponseTime {
+  server: ServerId;
+  /** Median response time (send → first byte) those clients measured, in ms. */
+  responseMs: number;
+  /** How many client reports the median summarises (≥ 1). */
+  sampleCount: number;
 }
 
 /** A background request the policy wants sent now (counted as an extra request). */
@@ -128,6 +149,23 @@ export interface ClientPolicy {
    * an attempt waiting on it can fail over at once. Returns unsubscribe.
    */
   onServerFailed?(listener: (server: ServerId) => void): () => void;
+  /**
+   * Server push (issue 13; Fei et al., Section 4.3): `server` reported its own smoothed
+   * service time `serviceMs` (queueing inside the server included), valid at `atMs` on the
+   * engine's clock — from its own `Server-Timing: webpp;dur=…` (atMs = now) or relayed by
+   * another replica's `webpp-load` (atMs = now − age). The policy calibrates it with its own
+   * measurements (A = R / S) and, for a server it has not heard from lately, ranks it by
+   * A × S at once. Call it before or after the sample of the same response; order does not
+   * matter. Values from the future, negative or non-finite ones are ignored. Absent = the
+   * policy ignores push.
+   */
+  learnPushedServiceTime?(server: ServerId, serviceMs: number, atMs: number): void;
+  /**
+   * First visits (issue 13 §6): an aggregate of other clients' measurements the origin
+   * sent (opt-in on the origin). Seeds the ranking of servers this client has not measured
+   * yet; its own measurements replace it. Absent = ignored.
+   */
+  learnAggregateResponseTimes?(rows: readonly AggregateResponseTime[], atMs: number): void;
   /** Plain-JSON state, persisted by the worker (IndexedDB) and restored with restore(). */
   snapshot(): unknown;
   restore(state: unknown): void;

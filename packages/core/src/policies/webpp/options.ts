@@ -7,8 +7,10 @@
  * dead server and minute) and resumes together stay within 5 % of requests with these
  * defaults (3 % + 1.5 % + probes).
  */
+import { checkHerdOptions, HERD_DEFAULTS, HERD_RULES, type HerdOptions } from './herd-options.js';
 
-export interface WebppOptions {
+/** With the options of push, equivalent-server sets and first visits (herd-options.ts, issue 13). */
+export interface WebppOptions extends HerdOptions {
   /**
    * A hedge is sent when the chosen replica has sent no first byte by this quantile of its
    * own time to first byte (0 < q < 1). 0.95: Dean and Barroso, "The Tail at Scale" (CACM
@@ -111,6 +113,7 @@ export const WEBPP_DEFAULTS: Readonly<WebppOptions> = Object.freeze({
   probeBackoffBaseMs: 1_000,
   probeBackoffCapMs: 60_000,
   bucketCapacityTokens: 3,
+  ...HERD_DEFAULTS,
 });
 
 type Check = (value: number) => boolean;
@@ -139,6 +142,7 @@ const RULES: Record<keyof WebppOptions, [Check, string]> = {
   probeBackoffBaseMs: [positive, '> 0'],
   probeBackoffCapMs: [positive, '> 0'],
   bucketCapacityTokens: [(v) => v >= 1, '>= 1'],
+  ...HERD_RULES,
 };
 
 /**
@@ -178,5 +182,6 @@ export function resolveWebppOptions(partial: Record<string, unknown> = {}): Webp
   if (resolved.probeBackoffBaseMs > resolved.probeBackoffCapMs) {
     throw new RangeError(`WebppOptions.probeBackoffBaseMs must be <= probeBackoffCapMs (got ${resolved.probeBackoffBaseMs} > ${resolved.probeBackoffCapMs})`);
   }
+  checkHerdOptions(resolved);
   return resolved;
 }

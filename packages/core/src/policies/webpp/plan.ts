@@ -9,6 +9,10 @@
  *    second, with hedgeAfterMs chosen from the primary's own distribution (addHedges).
  * 4. Then the other measured servers, then never-measured ones (origin order), then ejected
  *    ones as a last resort (the worker fails open), the one probed soonest first.
+ * Issue 13 (Fei et al.): a server not heard from lately is ranked by A × S when its pushed
+ * S is fresh (pushed-load.ts); the first attempt is picked at random inside the
+ * equivalent-server set (equivalent-set.ts) rather than always the single best; and the
+ * never-measured servers follow seed.ts (the origin's order, refined by what it pushed).
  */
 import type { PlanInput, PlannedAttempt } from '../../engine/policy-types.js';
 import type { ServerId } from '../../types.js';
@@ -16,6 +20,17 @@ import { weightedQuantile, type WeightedSamples } from './latency-sketch.js';
 import { bodyMsOf, expectedHedgedMs, expectedMs, hedgeFireShare } from './expected-time.js';
 import type { WebppOptions } from './options.js';
 import { timeoutMsOf, type ServerRecord } from './server-record.js';
+import { pickMember, type EquivalentSet } from './equivalent-set.js';
+import type { PushedLoads } from './pushed-load.js';
+import { seedOrder, type Aggregates } from './seed.js';
+
+/** What push, the equivalent-server set and first-visit seeding add to planning (issue 13). */
+export interface HerdContext {
+  pushed: PushedLoads;
+  aggregates: Aggregates;
+  equivalentSet: EquivalentSet;
+  random: () => number;
+}
 
 interface Scored {
   server: ServerId;
@@ -33,6 +48,7 @@ export function planAttempts(
   records: ReadonlyMap<ServerId, ServerRecord>,
   options: WebppOptions,
   hedgeAffordable: boolean,
+  herd: HerdContext,
 ): PlannedAttempt[] {
   const candidates = [...new Set(input.candidates)];
   const attempt = (server: ServerId, reason: string, extra: Partial<PlannedAttempt> = {}): PlannedAttempt => ({
@@ -49,23 +65,31 @@ export function planAttempts(
   const lastResort = failed
     .sort((a, b) => (records.get(a)?.nextProbeAtMs ?? 0) - (records.get(b)?.nextProbeAtMs ?? 0))
     .map((server) => attempt(server, 'last-resort-failed'));
+  const seeded = seedOrder(unmeasured, herd.pushed, herd.aggregates, input.nowMs, options);
   if (measured.length === 0) {
-    return [...unmeasured.map((server) => attempt(server, 'cold-start-origin-order')), ...lastResort];
+    return [...seeded.map((seed) => attempt(seed.server, seed.reason)), ...lastResort];
   }
 
   const ranked = score(measured, candidates, records, options, input);
-  for (const scored of ranked) scored.expectedMs = agedExpectedMs(scored, input.nowMs, options);
+  for (const scored of ranked) {
+    const pushedMs = herd.pushed.get(scored.server)?.estimateMs(scored.record.lastSampleAtMs, input.nowMs, options);
+    scored.expectedMs = pushedMs === undefined ? agedExpectedMs(scored, input.nowMs, options) : pushedMs + scored.bodyMs;
+  }
   if (hedgeAffordable) addHedges(ranked, options);
   const effective = (s: Scored): number => s.hedge?.expectedMs ?? s.expectedMs;
   ranked.sort((a, b) => effective(a) - effective(b) || a.order - b.order);
 
-  const [best, ...rest] = ranked as [Scored, ...Scored[]];
-  const attempts: PlannedAttempt[] = [attempt(best.server, best.hedge ? 'lowest-expected-time-hedged' : 'lowest-expected-time')];
+  const members = herd.equivalentSet.update(ranked.map((scored) => ({ server: scored.server, expectedMs: effective(scored) })), options);
+  const picked = pickMember(members, options.equivalentSetWeightExponent, herd.random)?.server ?? ranked[0]?.server;
+  const best = ranked.find((scored) => scored.server === picked) as Scored;
+  const rest = ranked.filter((scored) => scored !== best);
+  const why = best === ranked[0] ? 'lowest-expected-time' : 'equivalent-set';
+  const attempts: PlannedAttempt[] = [attempt(best.server, best.hedge ? `${why}-hedged` : why)];
   if (best.hedge) attempts.push(attempt(best.hedge.partner.server, 'hedge', { hedgeAfterMs: best.hedge.delayMs }));
   for (const other of rest) {
     if (other !== best.hedge?.partner) attempts.push(attempt(other.server, 'next-expected-time'));
   }
-  attempts.push(...unmeasured.map((server) => attempt(server, 'unmeasured-origin-order')), ...lastResort);
+  attempts.push(...seeded.map((seed) => attempt(seed.server, seed.reason === 'cold-start-origin-order' ? 'unmeasured-origin-order' : seed.reason)), ...lastResort);
   return attempts;
 }
 

@@ -6,6 +6,7 @@
  * (nowMs) and the random source; no DOM, no Node.
  */
 import type {
+  AggregateResponseTime,
   BackgroundRequest,
   ClientPolicy,
   ExchangeSample,
@@ -18,7 +19,10 @@ import type {
 import type { ServerId } from '../../types.js';
 import { dueBackground, nextProbeAtMs } from './maintenance.js';
 import { resolveWebppOptions, type WebppOptions } from './options.js';
-import { planAttempts } from './plan.js';
+import { EquivalentSet } from './equivalent-set.js';
+import { planAttempts, type HerdContext } from './plan.js';
+import { PushedLoads } from './pushed-load.js';
+import { Aggregates } from './seed.js';
 import { learnSample, ServerRecord } from './server-record.js';
 import { mergeSnapshot, toSnapshot } from './snapshot.js';
 import { TokenBucket } from './token-bucket.js';
@@ -38,6 +42,8 @@ export class WebppPolicy implements ClientPolicy {
   private readonly listeners = new Set<(server: ServerId) => void>();
   private lastLargeSizeAtMs = Number.NEGATIVE_INFINITY;
   private lastChangeRefreshAtMs = 0;
+  /** Push, equivalent-server set and first-visit seeding (issue 13). */
+  private readonly herd: HerdContext;
 
   constructor(
     private readonly deps: PolicyDeps,
@@ -47,6 +53,7 @@ export class WebppPolicy implements ClientPolicy {
     this.hedgeBucket = new TokenBucket(this.options.hedgeBudgetShare, this.options.bucketCapacityTokens);
     this.refreshBucket = new TokenBucket(this.options.refreshBudgetShare, this.options.bucketCapacityTokens);
     this.hedgeBucket.overflowTo = this.refreshBucket;
+    this.herd = { pushed: new PushedLoads(), aggregates: new Aggregates(), equivalentSet: new EquivalentSet(), random: deps.random };
   }
 
   plan(input: PlanInput): PlannedAttempt[] {
@@ -55,7 +62,7 @@ export class WebppPolicy implements ClientPolicy {
     this.refreshBucket.earn();
     if ((input.sizeBytes ?? 0) >= this.options.rangeRefreshBytes) this.lastLargeSizeAtMs = input.nowMs;
     for (const server of input.candidates) this.recordOf(server);
-    return planAttempts(input, this.records, this.options, this.hedgeBucket.canSpend());
+    return planAttempts(input, this.records, this.options, this.hedgeBucket.canSpend(), this.herd);
   }
 
   admitHedge(_server: ServerId, _nowMs: number): boolean {
@@ -74,7 +81,26 @@ export class WebppPolicy implements ClientPolicy {
       this.lastLargeSizeAtMs = Math.max(this.lastLargeSizeAtMs, sample.nowMs);
     }
     const result = learnSample(this.recordOf(sample.server), sample, this.options, this.deps.random);
-    if (result === 'ejected') for (const listener of [...this.listeners]) listener(sample.server);
+    if (result === 'ejected') {
+      this.herd.equivalentSet.remove(sample.server);
+      for (const listener of [...this.listeners]) listener(sample.server);
+    }
+    const { ttfbMs } = sample;
+    if ((sample.outcome === 'served' || sample.outcome === 'stale') && ttfbMs !== undefined) {
+      const sentAtMs = sample.nowMs - ttfbMs - (sample.bodyMs ?? 0);
+      this.herd.pushed.of(sample.server).learnResponse(ttfbMs, sentAtMs, sample.nowMs, sample.serviceMs, this.options);
+    }
+  }
+
+  /** Server push (ClientPolicy.learnPushedServiceTime; pushed-load.ts). A value dated in the future is ignored. */
+  learnPushedServiceTime(server: ServerId, serviceMs: number, atMs: number): void {
+    if (!(atMs <= this.deps.now())) return;
+    this.herd.pushed.of(server).learnService(serviceMs, atMs, this.options);
+  }
+
+  /** First visits (ClientPolicy.learnAggregateResponseTimes; seed.ts). */
+  learnAggregateResponseTimes(rows: readonly AggregateResponseTime[], _atMs: number): void {
+    if (Array.isArray(rows)) this.herd.aggregates.learn(rows);
   }
 
   maintenance(input: MaintenanceInput): BackgroundRequest[] {

@@ -1,0 +1,90 @@
+/**
+ * Which servers of the cluster are live, as far as the cooperative cache is concerned: this
+ * server plus every peer not currently known to be down. A peer is marked down when a
+ * cache call to it fails (network error or timeout) or when an outside liveness source says
+ * so; it is up again after its next successful call (the periodic count reports probe it).
+ * Homes are computed over the live servers (rendezvous.ts), so a dead server's objects get
+ * new homes as soon as a call to it fails, and get their old home back when it answers.
+ *
+ * Pure: the clock is injected.
+ */
+import { homeOf, rankServers } from './rendezvous.js';
+
+/** An outside opinion about a peer (for example a pinger's); undefined: no opinion. */
+export type LivenessSource = (peer: string) => boolean | undefined;
+
+export interface MembershipOptions {
+  self: string;
+  peers: readonly string[];
+  /** A peer marked down is not used for this long unless a call to it succeeds first. */
+  downForMs: number;
+  liveness?: LivenessSource;
+  now?: () => number;
+}
+
+export class Membership {
+  private readonly downUntilMs = new Map<string, number>();
+  private readonly now: () => number;
+  private readonly listeners: ((peer: string, live: boolean) => void)[] = [];
+
+  constructor(private readonly options: MembershipOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  get self(): string {
+    return this.options.self;
+  }
+
+  get peers(): readonly string[] {
+    return this.options.peers;
+  }
+
+  isLive(peer: string): boolean {
+    if (peer === this.options.self) return true;
+    const outside = this.options.liveness?.(peer);
+    if (outside === false) return false;
+    const until = this.downUntilMs.get(peer);
+    return until === undefined || until <= this.now();
+  }
+
+  /** This server and the live peers, in configuration order. */
+  liveServers(): string[] {
+    return [this.options.self, ...this.options.peers.filter((peer) => this.isLive(peer))];
+  }
+
+  livePeers(): string[] {
+    return this.options.peers.filter((peer) => this.isLive(peer));
+  }
+
+  homeOf(path: string): string {
+    return homeOf(path, this.liveServers()) ?? this.options.self;
+  }
+
+  /** The `k` live servers that keep a hot object, best first (the home is the first). */
+  hotServersOf(path: string, k: number): string[] {
+    return rankServers(path, this.liveServers(), k);
+  }
+
+  /** A call to `peer` failed at the network level. */
+  markDown(peer: string): void {
+    const wasLive = this.isLive(peer);
+    this.downUntilMs.set(peer, this.now() + this.options.downForMs);
+    if (wasLive) for (const listener of this.listeners) listener(peer, false);
+  }
+
+  /** A call to `peer` succeeded. */
+  markUp(peer: string): void {
+    if (!this.downUntilMs.has(peer)) return;
+    this.downUntilMs.delete(peer);
+    for (const listener of this.listeners) listener(peer, true);
+  }
+
+  /** Peers marked down by a failed call (not by the outside source). */
+  downPeers(): string[] {
+    return [...this.downUntilMs.keys()];
+  }
+
+  onChange(listener: (peer: string, live: boolean) => void): void {
+    this.listeners.push(listener);
+  }
+}

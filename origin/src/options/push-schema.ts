@@ -1,0 +1,92 @@
+/**
+ * Options of the server push (issue 13, Fei et al. 1998): the service time this server
+ * measures and pushes in `Server-Timing`, the values of its peers it forwards in
+ * `webpp-load`, and the concurrency limit that gives it a finite capacity. Composed into
+ * the plugin's schema (plugin-schema.ts); docs/origin.md "Server push" explains each.
+ */
+import { Type } from 'typebox';
+import { defaulted } from './resolved.js';
+
+export const pushOptionProperties = {
+  pushServiceTime: defaulted(
+    Type.Boolean({
+      default: true,
+      description:
+        'Send this server\'s smoothed service time on every response (`Server-Timing: webpp;dur=12.5`) and the latest values of its peers (`webpp-load`), see [Server push](#server-push).',
+      cli: { group: 'Behaviour' },
+    }),
+  ),
+  serviceTimeIntervalMs: defaulted(
+    Type.Integer({
+      minimum: 10,
+      maximum: 3_600_000,
+      default: 1_000,
+      description: "I: the service time is averaged over intervals this long, and may change once per interval (Fei used 4 s and 10 s; browser sessions are short).",
+      cli: { group: 'Limits and tuning' },
+    }),
+  ),
+  serviceTimeSmoothing: defaulted(
+    Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 1,
+      default: 0.9,
+      description: "α: weight of the newest interval's average in the smoothed service time (Fei's footnote 3: 0.9).",
+      cli: { group: 'Limits and tuning', arg: 'weight' },
+    }),
+  ),
+  serviceTimeThreshold: defaulted(
+    Type.Number({
+      minimum: 0,
+      maximum: 100,
+      default: 0.1,
+      description: 'T: a change of at least this share of the value pushed last is pushed at once (0.1 = 10 %).',
+      cli: { group: 'Limits and tuning', arg: 'share' },
+    }),
+  ),
+  serviceTimeThresholdDecay: defaulted(
+    Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 100,
+      default: 0.02,
+      description: "R: the threshold shrinks by this after each interval without a push, so a value is re-pushed at least every T/R intervals (Fei's ratio: 5).",
+      cli: { group: 'Limits and tuning', arg: 'share' },
+    }),
+  ),
+  serviceTimeFloorMs: defaulted(
+    Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 60_000,
+      default: 1,
+      description: 'Changes are relative to the larger of the pushed value and this, so that sub-millisecond service times do not flap.',
+      cli: { group: 'Limits and tuning' },
+    }),
+  ),
+  peerLoadMaxAgeMs: defaulted(
+    Type.Integer({
+      minimum: 100,
+      maximum: 86_400_000,
+      default: 60_000,
+      description: "A peer's pushed service time older than this is no longer forwarded in `webpp-load`.",
+      cli: { group: 'Limits and tuning' },
+    }),
+  ),
+  maxConcurrentRequests: defaulted(
+    Type.Integer({
+      minimum: 0,
+      maximum: 1_000_000,
+      default: 0,
+      description:
+        "Requests for content served at once; the rest wait in a FIFO queue (the wait counts in the pushed service time). `0`: no limit. The origin's own endpoints are never queued.",
+      cli: { group: 'Limits and tuning' },
+    }),
+  ),
+  maxQueuedRequests: defaulted(
+    Type.Integer({
+      minimum: 0,
+      maximum: 1_000_000,
+      default: 1_000,
+      description: 'With `maxConcurrentRequests`: requests waiting beyond this many are answered 503 `WEBPP_ERR_OVERLOADED` with `Retry-After: 1`.',
+      cli: { group: 'Limits and tuning' },
+    }),
+  ),
+};

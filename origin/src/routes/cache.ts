@@ -1,0 +1,94 @@
+/**
+ * The memory cache's management endpoints (IBM accelerator's API over HTTP; the in-process
+ * API is cache/cache-api.ts), admin bearer token like the replica management API:
+ *
+ *   GET    /.well-known/webpp/cache                         summary: policy, bytes, counters
+ *   GET    /.well-known/webpp/cache/<path>[?query]          query one entry (404 when not held)
+ *   PUT    /.well-known/webpp/cache/<path>[?query]          put: body = content, Content-Type,
+ *                                                           optional `webpp-cache-ttl-ms` header
+ *   DELETE /.well-known/webpp/cache/<path>[?query]          invalidate the path (with any query)
+ *   POST   /.well-known/webpp/cache-invalidations           { paths?: [...], prefixes?: [...] }
+ *
+ * Invalidations resolve once the cluster hook has run (every server's copy removed).
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { WEBPP_ERR_BAD_BODY, WEBPP_ERR_BAD_HEADER, WEBPP_ERR_NOT_CACHED } from '../errors.js';
+import type { MemoryCacheApi } from '../cache/cache-api.js';
+import type { ResolvedOptions } from '../options.js';
+import { WELL_KNOWN_PREFIX } from '../reserved-paths.js';
+import { requireAdmin } from './management.js';
+
+export const CACHE_PREFIX = `${WELL_KNOWN_PREFIX}cache`;
+export const CACHE_INVALIDATIONS_PATH = `${WELL_KNOWN_PREFIX}cache-invalidations`;
+/** Paths and prefixes in one invalidation call at most. */
+const MAX_TARGETS = 1000;
+const TTL_HEADER = 'webpp-cache-ttl-ms';
+
+export interface CacheRoutesOptions {
+  options: ResolvedOptions;
+  cache: MemoryCacheApi;
+}
+
+/** The path (and query) after the prefix. */
+function pathOf(request: FastifyRequest): string {
+  return request.url.slice(CACHE_PREFIX.length);
+}
+
+function ttlOf(request: FastifyRequest): number | undefined {
+  const raw = request.headers[TTL_HEADER];
+  if (raw === undefined) return undefined;
+  const value = Array.isArray(raw) ? raw[0] : raw;
+  if (value === undefined || !/^[1-9][0-9]{0,11}$/.test(value)) throw new WEBPP_ERR_BAD_HEADER(TTL_HEADER, 'a positive whole number of milliseconds');
+  return Number(value);
+}
+
+const INVALIDATION_FIELDS = new Set(['paths', 'prefixes']);
+
+export async function cacheRoutes(app: FastifyInstance, { options, cache }: CacheRoutesOptions): Promise<void> {
+  app.addHook('onRequest', requireAdmin(options.adminToken, 'Cache management'));
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.memoryCacheMaxEntryBytes }, (_request, body, done) => done(null, body));
+
+  app.get(CACHE_PREFIX, async () => cache.summary());
+
+  app.get(`${CACHE_PREFIX}/*`, async (request) => {
+    const info = cache.query(pathOf(request));
+    if (info === undefined) throw new WEBPP_ERR_NOT_CACHED(pathOf(request).slice(0, 200));
+    return info;
+  });
+
+  app.put(`${CACHE_PREFIX}/*`, async (request, reply) => {
+    const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+    const contentType = request.headers['content-type'];
+    const ttlMs = ttlOf(request);
+    const info = cache.put(pathOf(request), body, { ...(ttlMs === undefined ? {} : { ttlMs }), ...(contentType === undefined ? {} : { contentType: contentType.slice(0, 256) }) });
+    // 507: not held (cache off, too large, or colder than everything it would displace).
+    if (info === undefined) return reply.code(507).send({ stored: false, enabled: cache.enabled });
+    return { stored: true, ...info };
+  });
+
+  app.delete(`${CACHE_PREFIX}/*`, async (request) => ({ invalidated: await cache.invalidate(pathOf(request)) }));
+
+  app.post(CACHE_INVALIDATIONS_PATH, { bodyLimit: 1024 * 1024 }, async (request) => {
+    let json: unknown;
+    try {
+      json = JSON.parse((request.body as Buffer).toString('utf8'));
+    } catch (error) {
+      throw new WEBPP_ERR_BAD_BODY(`not JSON (${(error as Error).message})`);
+    }
+    if (!isInvalidations(json)) throw new WEBPP_ERR_BAD_BODY(`expected {"paths": [...], "prefixes": [...]} with at most ${MAX_TARGETS} of each`);
+    let invalidated = 0;
+    for (const path of json.paths ?? []) invalidated += await cache.invalidate(path);
+    for (const prefix of json.prefixes ?? []) invalidated += await cache.invalidate({ prefix });
+    return { invalidated };
+  });
+}
+
+function isInvalidations(value: unknown): value is { paths?: string[]; prefixes?: string[] } {
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
+  const record = value as Record<string, unknown>;
+  if (Object.keys(record).some((key) => !INVALIDATION_FIELDS.has(key))) return false;
+  const list = (field: unknown, maxLength: number): boolean =>
+    field === undefined || (Array.isArray(field) && field.length <= MAX_TARGETS && field.every((item) => typeof item === 'string' && item.length > 0 && item.length <= maxLength));
+  return list(record.paths, 4096) && list(record.prefixes, 1024);
+}

@@ -1,0 +1,177 @@
+/**
+ * Server push with real servers on loopback (issue 13): every response carries the server's
+ * pushed service time in Server-Timing (exposed to the worker's CORS fetches); peers
+ * exchange their values over signed calls and forward them in webpp-load, so a client that
+ * talks to one server learns the others'; the concurrency limit queues requests and the
+ * refused answers say when to retry.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { LOAD_HEADER, parseLoadHeader, parseServerTiming } from '@webpp/core';
+import { startReplicaServer, type ReplicaServer } from '../src/server.js';
+import { signClusterRequest } from '../src/http/auth.js';
+import { PEER_LOAD_PATH } from '../src/push/peer-load-message.js';
+import { ADMIN_TOKEN, CLUSTER_SECRET, auth, freePort, removeTempDirs, tempDir, waitFor } from './helpers.js';
+
+const servers: ReplicaServer[] = [];
+
+afterAll(async () => {
+  await Promise.all(servers.map((server) => server.close()));
+  await removeTempDirs();
+});
+
+async function site(): Promise<string> {
+  const root = await tempDir();
+  await writeFile(join(root, 'index.html'), '<!doctype html><title>t</title><img src="/a.png">');
+  await writeFile(join(root, 'a.png'), 'png');
+  return root;
+}
+
+/** Waits `delayMs` in a route: a server whose every request costs that much service. */
+function slowRoute(delayMs: number) {
+  return (app: import('fastify').FastifyInstance): void => {
+    app.get('/slow', async () => {
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      return 'done';
+    });
+  };
+}
+
+describe('Server-Timing on every response', () => {
+  it('carries the service time, and CORS exposes it to the worker', async () => {
+    const server = await startReplicaServer({ root: await site(), adminToken: ADMIN_TOKEN, cors: 'all', injectScript: false, routes: slowRoute(60) });
+    servers.push(server);
+    const first = await fetch(`${server.url}/slow`);
+    expect(await first.text()).toBe('done');
+    // The first sample is pushed at once: it is at least the route's 60 ms.
+    const second = await fetch(`${server.url}/a.png`);
+    expect(parseServerTiming(second.headers.get('server-timing'))).toBeGreaterThanOrEqual(55); // timers may fire a little early
+    expect(second.headers.get('access-control-expose-headers')).toContain('server-timing');
+    expect(second.headers.get('access-control-expose-headers')).toContain(LOAD_HEADER);
+    expect(second.headers.get('timing-allow-origin')).toBe('*');
+    // The statistics show the same value.
+    const stats = (await (await fetch(`${server.url}/.well-known/webpp/stats`, { headers: auth })).json()) as { origin: { push: { pushedServiceMs: number } } };
+    expect(stats.origin.push.pushedServiceMs).toBeCloseTo(parseServerTiming(second.headers.get('server-timing')) ?? -1, 0);
+    const metrics = await (await fetch(`${server.url}/.well-known/webpp/metrics`, { headers: auth })).text();
+    expect(metrics).toMatch(/^webpp_push_service_ms \d/m);
+  });
+
+  it('is absent with pushServiceTime: false', async () => {
+    const server = await startReplicaServer({ root: await site(), adminToken: ADMIN_TOKEN, pushServiceTime: false, injectScript: false });
+    servers.push(server);
+    await fetch(`${server.url}/a.png`);
+    const response = await fetch(`${server.url}/a.png`);
+    expect(response.headers.get('server-timing')).toBeNull();
+  });
+});
+
+describe('the concurrency limit', () => {
+  it('queues beyond maxConcurrentRequests and refuses beyond maxQueuedRequests', async () => {
+    const server = await startReplicaServer({
+      root: await site(),
+      adminToken: ADMIN_TOKEN,
+      injectScript: false,
+      maxConcurrentRequests: 1,
+      maxQueuedRequests: 1,
+      serviceTimeIntervalMs: 10_000,
+      routes: slowRoute(150),
+    });
+    servers.push(server);
+    const started = Date.now();
+    const answers = await Promise.all([0, 1, 2].map(async (index) => {
+      await new Promise((resolve) => setTimeout(resolve, index * 20));
+      const response = await fetch(`${server.url}/slow`);
+      return { status: response.status, retryAfter: response.headers.get('retry-after'), doneAfterMs: Date.now() - started, body: await response.text() };
+    }));
+    const served = answers.filter((answer) => answer.status === 200);
+    const refused = answers.filter((answer) => answer.status === 503);
+    expect(served).toHaveLength(2);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]?.retryAfter).toBe('1');
+    expect(refused[0]?.body).toContain('WEBPP_ERR_OVERLOADED');
+    // One after the other: the second waited for the first.
+    expect(Math.max(...served.map((answer) => answer.doneAfterMs))).toBeGreaterThanOrEqual(300);
+    const stats = (await (await fetch(`${server.url}/.well-known/webpp/stats`, { headers: auth })).json()) as {
+      origin: { push: { concurrency: { queuedTotal: number; refusedTotal: number; active: number; queued: number } } };
+    };
+    expect(stats.origin.push.concurrency).toMatchObject({ queuedTotal: 1, refusedTotal: 1, active: 0, queued: 0 });
+  });
+
+  it('gives the slot back when a queued client goes away', async () => {
+    const server = await startReplicaServer({ root: await site(), adminToken: ADMIN_TOKEN, injectScript: false, maxConcurrentRequests: 1, routes: slowRoute(200) });
+    servers.push(server);
+    const holder = fetch(`${server.url}/slow`);
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    const controller = new AbortController();
+    const abandoned = fetch(`${server.url}/slow`, { signal: controller.signal }).catch(() => 'aborted');
+    await new Promise((resolve) => setTimeout(resolve, 30));
+    controller.abort();
+    expect(await abandoned).toBe('aborted');
+    expect((await holder).status).toBe(200);
+    // Both slots free again: two requests in a row are served.
+    expect((await fetch(`${server.url}/a.png`)).status).toBe(200);
+    const stats = (await (await fetch(`${server.url}/.well-known/webpp/stats`, { headers: auth })).json()) as { origin: { push: { concurrency: { active: number; queued: number } } } };
+    expect(stats.origin.push.concurrency).toMatchObject({ active: 0, queued: 0 });
+  });
+});
+
+describe('peers exchange their pushed values', () => {
+  it('a client that talks to one server learns the others\' values in webpp-load', async () => {
+    const ports = [await freePort(), await freePort(), await freePort()];
+    const urls = ports.map((port) => `http://127.0.0.1:${port}`);
+    const delays = [5, 80, 160];
+    for (const [index, port] of ports.entries()) {
+      servers.push(
+        await startReplicaServer({
+          root: await site(),
+          port,
+          adminToken: ADMIN_TOKEN,
+          clusterSecret: CLUSTER_SECRET,
+          peers: urls.filter((_, other) => other !== index),
+          syncIntervalMs: 500,
+          serviceTimeIntervalMs: 100,
+          injectScript: false,
+          routes: slowRoute(delays[index] ?? 0),
+        }),
+      );
+    }
+    // Each server gets requests of its own cost; the client only ever reads server 0's headers afterwards.
+    await Promise.all(urls.map((url) => fetch(`${url}/slow`).then((response) => response.text())));
+    const [first, second, third] = urls as [string, string, string];
+    const seen = await waitFor('server 0 forwards both peers\' values', async () => {
+      const response = await fetch(`${first}/a.png`);
+      const loads = parseLoadHeader(response.headers.get(LOAD_HEADER));
+      return loads.length === 2 ? loads : undefined;
+    });
+    const byServer = Object.fromEntries(seen.map((load) => [load.server, load]));
+    // Each at least its route's cost (timers may fire a little early), the costlier one higher.
+    expect(byServer[second]?.serviceMs).toBeGreaterThanOrEqual(75);
+    expect(byServer[third]?.serviceMs).toBeGreaterThanOrEqual(150);
+    expect(byServer[third]?.serviceMs).toBeGreaterThan(byServer[second]?.serviceMs ?? Infinity);
+    for (const load of seen) expect(load.ageMs).toBeLessThan(60_000);
+    // And they agree with what each server says of itself.
+    const own = parseServerTiming((await fetch(`${third}/a.png`)).headers.get('server-timing'));
+    expect(own).toBe(byServer[third]?.serviceMs);
+  });
+
+  it('refuses unsigned messages, and a replayed older message changes nothing', async () => {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const server = await startReplicaServer({ root: await site(), port, adminToken: ADMIN_TOKEN, clusterSecret: CLUSTER_SECRET, injectScript: false });
+    servers.push(server);
+    const send = (message: object, signed = true): Promise<Response> => {
+      const body = new TextEncoder().encode(JSON.stringify(message));
+      const headers: Record<string, string> = { 'content-type': 'application/json' };
+      if (signed) headers['webpp-cluster-auth'] = signClusterRequest(CLUSTER_SECRET, 'POST', `${url}${PEER_LOAD_PATH}`, body, { headers });
+      return fetch(`${url}${PEER_LOAD_PATH}`, { method: 'POST', headers, body });
+    };
+    const peer = 'http://peer.localhost:9999';
+    expect((await send({ server: peer, serviceMs: 5, ageMs: 0, sentAtMs: 1_000 }, false)).status).toBe(401);
+    expect((await send({ server: peer, serviceMs: 'x', ageMs: 0, sentAtMs: 1_000 })).status).toBe(400);
+    expect([200, 204]).toContain((await send({ server: peer, serviceMs: 42, ageMs: 0, sentAtMs: 2_000 })).status);
+    await send({ server: peer, serviceMs: 1, ageMs: 0, sentAtMs: 1_500 }); // older: ignored
+    const loads = parseLoadHeader((await fetch(`${url}/a.png`)).headers.get(LOAD_HEADER));
+    expect(loads).toEqual([expect.objectContaining({ server: peer, serviceMs: 42 })]);
+  });
+});

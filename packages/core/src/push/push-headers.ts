@@ -1,0 +1,112 @@
+/**
+ * The wire format of server push (issue 13; Fei et al., INFOCOM 1998, Section 4: servers
+ * push their own performance, clients calibrate it with their own measurements):
+ *
+ *   Server-Timing: webpp;dur=12.5
+ *     the answering server's smoothed service time in ms (W3C Server Timing, so it shows in
+ *     DevTools and in Resource Timing's serverTiming);
+ *   webpp-load: "https://b.example";dur=8.1;age=1200, "https://c.example";dur=30;age=400
+ *     the latest values the answering server holds for its peers, as a Structured Field
+ *     List (RFC 8941) of origin strings with parameters: `dur` the peer's pushed service
+ *     time in ms, `age` how many ms ago the peer pushed it.
+ *
+ * Both parsers are lenient about what they do not know (other metrics, other parameters,
+ * malformed members are skipped) and strict about what they return.
+ */
+import { canonicalHttpUrl } from '../_private/whatwg-url.js';
+
+export const SERVER_TIMING_HEADER = 'server-timing';
+export const SERVER_TIMING_METRIC = 'webpp';
+export const LOAD_HEADER = 'webpp-load';
+
+/** Largest service time or age accepted from a header (one day, in ms). */
+const MAX_HEADER_MS = 86_400_000;
+/** At most this many members of webpp-load are read. */
+const MAX_LOAD_MEMBERS = 64;
+
+/** One server's pushed service time, as a header carried it. */
+export interface PushedLoad {
+  /** The server's origin ("https://b.example"), as in the bindings. */
+  server: string;
+  serviceMs: number;
+  /** How long ago the server pushed it (0 for Server-Timing: pushed with this response). */
+  ageMs: number;
+}
+
+/** `webpp;dur=12.5`, rounded to 0.1 ms. */
+export function formatServerTiming(serviceMs: number): string {
+  return `${SERVER_TIMING_METRIC};dur=${roundTenth(serviceMs)}`;
+}
+
+/** The `dur` of the `webpp` metric of a Server-Timing value, or undefined. */
+export function parseServerTiming(value: string | null | undefined): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  for (const metric of splitMembers(value)) {
+    const [name, ...params] = metric.split(';').map((part) => part.trim());
+    if (name !== SERVER_TIMING_METRIC) continue;
+    const dur = numberParam(params, 'dur');
+    if (dur !== undefined) return dur;
+  }
+  return undefined;
+}
+
+/** The webpp-load value of `loads` (origins are quoted; values rounded). */
+export function formatLoadHeader(loads: readonly PushedLoad[]): string {
+  return loads.map((load) => `"${load.server}";dur=${roundTenth(load.serviceMs)};age=${Math.max(0, Math.round(load.ageMs))}`).join(', ');
+}
+
+/** Every well-formed member of a webpp-load value (canonical http(s) origins only). */
+export function parseLoadHeader(value: string | null | undefined): PushedLoad[] {
+  if (value === null || value === undefined) return [];
+  const loads: PushedLoad[] = [];
+  for (const member of splitMembers(value).slice(0, MAX_LOAD_MEMBERS)) {
+    const match = /^"([^"\\]{1,2048})"((?:;.*)?)$/.exec(member.trim());
+    if (match === null) continue;
+    const server = originOf(match[1] ?? '');
+    const params = (match[2] ?? '').split(';').slice(1).map((part) => part.trim());
+    const serviceMs = numberParam(params, 'dur');
+    const ageMs = numberParam(params, 'age') ?? 0;
+    if (server === undefined || serviceMs === undefined) continue;
+    loads.push({ server, serviceMs, ageMs });
+  }
+  return loads;
+}
+
+function roundTenth(value: number): number {
+  return Math.round(Math.max(0, value) * 10) / 10;
+}
+
+/** Members of a comma-separated list; commas inside quoted strings do not split. */
+function splitMembers(value: string): string[] {
+  const members: string[] = [];
+  let current = '';
+  let quoted = false;
+  for (const char of value) {
+    if (char === '"') quoted = !quoted;
+    if (char === ',' && !quoted) {
+      members.push(current.trim());
+      current = '';
+    } else {
+      current += char;
+    }
+  }
+  members.push(current.trim());
+  return members.filter((member) => member !== '');
+}
+
+/** `name=<decimal>` among params; finite, in [0, one day]. */
+function numberParam(params: readonly string[], name: string): number | undefined {
+  for (const param of params) {
+    const [key, raw] = param.split('=', 2).map((part) => part.trim());
+    if (key !== name || raw === undefined || !/^\d{1,12}(\.\d{1,6})?$/.test(raw)) continue;
+    const value = Number(raw);
+    return value <= MAX_HEADER_MS ? value : undefined;
+  }
+  return undefined;
+}
+
+/** "scheme://host[:port]" of an http(s) URL without path, or undefined. */
+function originOf(value: string): string | undefined {
+  const url = canonicalHttpUrl(value);
+  return url !== undefined && url.pathAndQuery === '/' ? url.origin : undefined;
+}
