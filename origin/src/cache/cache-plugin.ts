@@ -90,8 +90,10 @@ async function memoryCachePlugin(app: FastifyInstance, options: MemoryCachePlugi
   });
 
   app.addHook('onSend', async (request, reply, payload) => {
-    const fill = request.webppCacheFill;
-    if (fill === null) return payload;
+    // Requests of routes in contexts made before this plugin decorated the request (the push
+    // plugin's peer exchange) have no webppCacheFill at all: undefined, not null.
+    const fill = request.webppCacheFill as typeof request.webppCacheFill | undefined;
+    if (fill === null || fill === undefined) return payload;
     request.webppCacheFill = null;
     const raw = reply.getHeaders();
     const lifetime = lifetimeOf(request, reply.statusCode, raw, fill.source, fill.ttlMs);

@@ -19,8 +19,12 @@ import { createHash } from 'node:crypto';
 import CachePolicy from 'http-cache-semantics';
 import type { CacheSource } from './types.js';
 
-/** Headers never stored: hop-by-hop, per-response, or added again by webpp's plugins (CORS, bindings). */
-const UNSTORED_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'age', 'set-cookie', 'timing-allow-origin', 'upgrade', 'trailer', 'proxy-connection']);
+/**
+ * Headers never stored: hop-by-hop, per-response, or added again by webpp's plugins (CORS,
+ * bindings, Server-Timing: a copy must not carry the service time of the server, or the
+ * moment, it was filled on).
+ */
+const UNSTORED_HEADERS = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'age', 'set-cookie', 'timing-allow-origin', 'server-timing', 'upgrade', 'trailer', 'proxy-connection']);
 
 type RawHeaders = Record<string, string | string[] | number | undefined>;
 
