@@ -21,7 +21,8 @@ import { chromium } from '@playwright/test';
 import { chromiumLaunchOptions } from '../support/chromium.js';
 import { arrivalsPerBin, startCapacityCluster } from './herding/capacity-cluster.js';
 import { runClients } from './herding/browser-clients.js';
-import { loadCv, mean, median, percentile, sharesOverTime } from './herding/herd-metrics.js';
+import { loadCv } from '@webpp/simulator';
+import { mean, median, percentile, sharesOverTime } from './herding/herd-metrics.js';
 import { loadOverTimeSvg } from './herding/load-plot.js';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;

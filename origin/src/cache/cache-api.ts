@@ -11,7 +11,7 @@
  * With the cache off (memoryCacheBytes 0) put stores nothing, invalidate removes nothing
  * and query finds nothing. The HTTP endpoints (routes/cache.ts) call the same methods.
  */
-import type { MemoryCache } from './memory-cache.js';
+import { zeroCounters, type MemoryCache } from './memory-cache.js';
 import { apiCacheKey, apiCachePrefix } from './cache-key.js';
 import { contentEtag } from './freshness.js';
 import { WEBPP_ERR_BAD_PATH } from '../errors.js';
@@ -121,16 +121,7 @@ export class MemoryCacheApi {
       maxBytes: cache?.maxBytes ?? 0,
       sizeBytes: cache?.sizeBytes ?? 0,
       entries: cache?.size ?? 0,
-      localHits: 0,
-      peerHits: 0,
-      misses: 0,
-      bytesServed: 0,
-      evictions: 0,
-      stores: 0,
-      rejections: 0,
-      invalidations: 0,
-      expirations: 0,
-      ...cache?.counters,
+      ...(cache?.counters ?? zeroCounters()),
     };
   }
 

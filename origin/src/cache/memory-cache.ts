@@ -38,18 +38,13 @@ export function matchesTarget(key: string, target: InvalidationTarget): boolean 
   return key === target.path || key.startsWith(`${target.path}?`);
 }
 
+/** Every counter at 0: a new cache's, and what a server without a cache reports. */
+export function zeroCounters(): MemoryCacheCounters {
+  return { localHits: 0, peerHits: 0, misses: 0, bytesServed: 0, evictions: 0, stores: 0, rejections: 0, invalidations: 0, expirations: 0 };
+}
+
 export class MemoryCache {
-  readonly counters: MemoryCacheCounters = {
-    localHits: 0,
-    peerHits: 0,
-    misses: 0,
-    bytesServed: 0,
-    evictions: 0,
-    stores: 0,
-    rejections: 0,
-    invalidations: 0,
-    expirations: 0,
-  };
+  readonly counters: MemoryCacheCounters = zeroCounters();
 
   private readonly entries = new Map<string, CacheEntry>();
   private readonly removalListeners: RemovalListener[] = [];
