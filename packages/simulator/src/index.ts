@@ -44,6 +44,7 @@ export {
   type ComparisonOptions,
   type ImprovementOverSingle,
   type ResultRow,
+  type ResultRowCore,
   type ScenarioComparison,
 } from './compare.js';
 export {
