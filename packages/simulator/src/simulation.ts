@@ -10,6 +10,7 @@ import {
   type Scenario,
   type WorkloadSpec,
 } from '@webpp/netem/model';
+import type { ClientDelay } from './client-delay.js';
 import { EventQueue } from './event-queue.js';
 import { SimulatedNetwork, type ExchangeCounts } from './network.js';
 import { ServerQueues, type QueueingOptions } from './server-queue.js';
@@ -26,6 +27,8 @@ export interface SimulationOptions {
   workload?: WorkloadSpec;
   /** Server time to first byte added to every exchange. Default 0. */
   serviceMs?: number;
+  /** Time the client itself adds to each exchange, by scenario time (client-delay.ts). Default none. */
+  clientDelay?: ClientDelay;
   /** Servers with finite capacity (server-queue.ts, issue 13); without it, servers have none. */
   queueing?: QueueingOptions;
   /** Clients start evenly spread over this many ms instead of all at 0 (many clients). Default 0. */
@@ -106,7 +109,7 @@ export function simulate(options: SimulationOptions): SimulationResult {
   const queue = new EventQueue();
   const timelines = compileScenario(scenario);
   const queues = options.queueing && new ServerQueues(options.queueing, (server) => createRandom(seed, 'queue', server));
-  const network = new SimulatedNetwork({ queue, servers: timelines, seed, serviceMs: options.serviceMs ?? 0, ...(queues ? { queues } : {}) });
+  const network = new SimulatedNetwork({ queue, servers: timelines, seed, serviceMs: options.serviceMs ?? 0, ...(queues ? { queues } : {}), ...(options.clientDelay ? { clientDelay: options.clientDelay } : {}) });
   const servers = [...timelines.keys()];
 
   let predictionErrorSum = 0;
