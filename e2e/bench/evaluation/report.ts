@@ -105,7 +105,7 @@ export function resultsMarkdown(rows: readonly ResultRow[], scenarios: readonly 
     out.push('');
     const overhead = info.overheadMs[scenario];
     if (overhead) {
-      out.push(`Per-request time beyond the emulated link (worker, origin, Chromium; median of ${overhead.samples} requests of the single-server policies): ${overhead.medianMs.toFixed(1)} ms, replayed by the simulator as its client delay at the same scenario times (the median of the 3 nearest requests; @webpp/simulator client-delay.ts).`);
+      out.push(`Per-request time beyond the emulated link (worker, origin, Chromium; median of ${overhead.samples} requests of the single-server policies): ${overhead.medianMs.toFixed(1)} ms, replayed by the simulator as its client delay at the same scenario times (each exchange gets the nearest request's; @webpp/simulator client-delay.ts).`);
     }
     const spread = mine[0]!.scenario_spread;
     out.push(

@@ -76,3 +76,38 @@ describe('the simulator with a client delay', () => {
     expect(loaded.ratio).toBeGreaterThan(quiet.ratio);
   });
 });
+
+describe('learnt sizes (SimulationOptions.learnSizes)', () => {
+  // A policy that serves everything from A after 10 ms and notes what each request let it plan with.
+  const recordingPolicy = (seen: { client: number; sizeBytes: number; sizeKnown: boolean }[]): Policy => ({
+    name: 'recording',
+    description: 'serves from A after 10 ms',
+    start: (environment) => ({
+      client: () => ({
+        request: (request, done) => {
+          seen.push({ client: request.client, sizeBytes: request.sizeBytes, sizeKnown: request.sizeKnown ?? true });
+          const timer = environment.queue.after(10, () => done({ ok: true, server: 'A' }));
+          return () => environment.queue.cancel(timer);
+        },
+      }),
+    }),
+  });
+  const scenario = parseScenario({
+    formatVersion: 1,
+    name: 'two-sizes',
+    durationMs: 10_000,
+    servers: { A: { link: { delayMs: 5 } } },
+    workload: { clients: 2, requestsPerClient: 4, fileSizesBytes: [500, 50_000] },
+  });
+
+  it('plans each client\'s first request for a resource without its size, and later ones with it, as the worker does', () => {
+    const seen: { client: number; sizeBytes: number; sizeKnown: boolean }[] = [];
+    simulate({ scenario, policy: recordingPolicy(seen), learnSizes: true });
+    const firstOfEach = (client: number): boolean[] => seen.filter((request) => request.client === client).map((request) => request.sizeKnown);
+    expect(firstOfEach(0)).toEqual([false, false, true, true]);
+    expect(firstOfEach(1)).toEqual([false, false, true, true]);
+    const always: typeof seen = [];
+    simulate({ scenario, policy: recordingPolicy(always) });
+    expect(always.every((request) => request.sizeKnown)).toBe(true);
+  });
+});
