@@ -230,35 +230,31 @@ export function clientOverhead(
  * The same for the page that races every replica without a worker (`optimal-complete`):
  * page time − the fastest of its GETs' emulated complete times. That path skips the worker,
  * so on a loaded machine it costs less than the worker's; the simulator gives it its own
- * client delay. A client's GETs to each server come in request order (its requests are
- * sequential); matching stops at the first GET whose size disagrees. Every part counts as
- * before the head (the page does not report a time to first byte).
+ * client delay. A request's GET at each server is the first one of its size to arrive at or
+ * after the request started and before it ended (scenario time on both sides), so a server
+ * that refused the connection in an outage is simply left out of that request. Every part
+ * counts as before the head (the page does not report a time to first byte).
  */
 export function pageOverhead(records: readonly PageRecord[], traffic: PolicyTraffic): ClientDelaySample[] {
   const samples: ClientDelaySample[] = [];
-  for (const client of new Set(records.map((record) => record.client))) {
-    const mine = records.filter((record) => record.client === client).sort((a, b) => a.index - b.index);
-    const byServer = new Map<string, ServerSideRequest[]>();
-    for (const get of traffic.gets.get(client) ?? []) {
-      if (get.range === undefined) byServer.set(get.server, [...(byServer.get(get.server) ?? []), get]);
+  for (const record of records) {
+    if (!record.ok) continue;
+    const endMs = record.startMs + record.responseMs;
+    const gets = (traffic.gets.get(record.client) ?? []).filter(
+      (get) => get.range === undefined && get.sizeBytes === record.sizeBytes && get.arrivedAtMs >= record.startMs - CLOCK_SLACK_MS && get.arrivedAtMs <= endMs,
+    );
+    let fastestMs = Number.POSITIVE_INFINITY;
+    for (const server of new Set(gets.map((get) => get.server))) {
+      const first = gets.filter((get) => get.server === server).sort((x, y) => x.arrivedAtMs - y.arrivedAtMs)[0]!;
+      if (first.plan) fastestMs = Math.min(fastestMs, emulatedMs(first.plan, record.sizeBytes));
     }
-    for (const list of byServer.values()) list.sort((a, b) => a.arrivedAtMs - b.arrivedAtMs);
-    const agreeing = new Set(byServer.keys());
-    mine.forEach((record, k) => {
-      let fastestMs = Number.POSITIVE_INFINITY;
-      for (const server of [...agreeing]) {
-        const get = byServer.get(server)![k];
-        if (!get || get.sizeBytes !== record.sizeBytes) {
-          agreeing.delete(server);
-          continue;
-        }
-        if (get.plan) fastestMs = Math.min(fastestMs, emulatedMs(get.plan, record.sizeBytes));
-      }
-      if (record.ok && agreeing.size === byServer.size && Number.isFinite(fastestMs)) samples.push({ atMs: record.startMs, firstByteMs: record.responseMs - fastestMs, bodyMs: 0 });
-    });
+    if (Number.isFinite(fastestMs)) samples.push({ atMs: record.startMs, firstByteMs: record.responseMs - fastestMs, bodyMs: 0 });
   }
   return samples;
 }
+
+/** How far the page's and the emulators' scenario clocks may disagree (both start at the same restart). */
+const CLOCK_SLACK_MS = 20;
 
 /** What belongs to one page request: its worker decision, and its one GET when the policy sends exactly one. */
 interface RequestTrail {

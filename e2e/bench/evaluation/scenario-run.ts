@@ -74,7 +74,7 @@ export async function runScenario(options: ScenarioRunOptions): Promise<Scenario
     untaggedRequests = cluster.untaggedRequests();
     if (options.rawFile) {
       mkdirSync(resolve(options.rawFile, '..'), { recursive: true });
-      writeFileSync(options.rawFile, JSON.stringify({ overheadSamples, pageSamples, debugGets: [...(cluster.traffic('optimal-complete').gets.get(0) ?? [])].map((g) => [g.server, g.sizeBytes, Math.round(g.arrivedAtMs), g.outcome, g.plan ? 1 : 0]), runs: runs.map((run) => ({ policy: run.policy.name, records: run.records, worker: run.worker })) }));
+      writeFileSync(options.rawFile, JSON.stringify({ overheadSamples, pageSamples, runs: runs.map((run) => ({ policy: run.policy.name, records: run.records, worker: run.worker })) }));
     }
     for (const run of runs) if (run.configErrors.length > 0) configErrors[run.policy.name] = run.configErrors;
   } finally {
