@@ -8,7 +8,7 @@ const plan = (delayMs: number): RequestPlan => ({ delayMs, bandwidthBytesPerSec:
 const get = (server: string, sizeBytes: number, arrivedAtMs: number, delayMs: number): ServerSideRequest => ({
   server, method: 'GET', client: 0, sizeBytes, range: undefined, arrivedAtMs, outcome: 'ok', plan: plan(delayMs), bodyBytes: sizeBytes, completeMs: delayMs,
 });
-const record = (index: number, sizeBytes: number, startMs: number, responseMs: number): PageRecord => ({ client: 0, index, sizeBytes, startMs, responseMs, ok: true, error: null }) as PageRecord;
+const record = (index: number, sizeBytes: number, startMs: number, responseMs: number): PageRecord => ({ client: 0, index, sizeBytes, startMs, responseMs, ok: true, error: null });
 
 describe('pageOverhead (the optimal-complete page\'s time beyond its fastest link)', () => {
   it('takes each request\'s GETs by time and size, and leaves out a server that never got one (an outage)', () => {
