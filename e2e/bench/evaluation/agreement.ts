@@ -60,12 +60,8 @@ export interface SimulatorOptions {
   scenario: Scenario;
   policies: readonly BenchPolicy[];
   workload: WorkloadSpec;
-  /**
-   * The browser's per-request time beyond the link, by scenario time, for the policies that
-   * run in the worker (measured on the single-server policies of the same run) and for the
-   * page that races the replicas without a worker (measured on optimal-complete itself).
-   */
-  clientDelay: Record<BenchPolicy['browser']['mode'], ClientDelay>;
+  /** The browser's per-request time beyond the link, by scenario time (measured on the single-server policies of the same run). */
+  clientDelay: ClientDelay;
   /**
    * Plan a client's first request for each file without its size, as the worker does: the
    * bench's bindings carry no sizes, so the worker learns them from responses. Default true.
@@ -80,7 +76,7 @@ export function simulateScenario(options: SimulatorOptions): SimulatedPolicy[] {
   const bySeed = options.seeds.map((seed) => {
     const results = new Map<string, SimulationResult>();
     for (const policy of options.policies) {
-      results.set(policy.name, simulate({ scenario: options.scenario, policy: policy.simulated(), seed, workload: options.workload, clientDelay: options.clientDelay[policy.browser.mode], learnSizes: options.learnSizes ?? true }));
+      results.set(policy.name, simulate({ scenario: options.scenario, policy: policy.simulated(), seed, workload: options.workload, clientDelay: options.clientDelay, learnSizes: options.learnSizes ?? true }));
     }
     return { seed, results };
   });

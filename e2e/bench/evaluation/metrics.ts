@@ -226,36 +226,6 @@ export function clientOverhead(
   return { medianMs: summarize(samples.map((sample) => sample.firstByteMs + sample.bodyMs)).medianMs, samples };
 }
 
-/**
- * The same for the page that races every replica without a worker (`optimal-complete`):
- * page time − the fastest of its GETs' emulated complete times. That path skips the worker,
- * so on a loaded machine it costs less than the worker's; the simulator gives it its own
- * client delay. A request's GET at each server is the first one of its size to arrive at or
- * after the request started and before it ended (scenario time on both sides), so a server
- * that refused the connection in an outage is simply left out of that request. Every part
- * counts as before the head (the page does not report a time to first byte).
- */
-export function pageOverhead(records: readonly PageRecord[], traffic: PolicyTraffic): ClientDelaySample[] {
-  const samples: ClientDelaySample[] = [];
-  for (const record of records) {
-    if (!record.ok) continue;
-    const endMs = record.startMs + record.responseMs;
-    const gets = (traffic.gets.get(record.client) ?? []).filter(
-      (get) => get.range === undefined && get.sizeBytes === record.sizeBytes && get.arrivedAtMs >= record.startMs - CLOCK_SLACK_MS && get.arrivedAtMs <= endMs,
-    );
-    let fastestMs = Number.POSITIVE_INFINITY;
-    for (const server of new Set(gets.map((get) => get.server))) {
-      const first = gets.filter((get) => get.server === server).sort((x, y) => x.arrivedAtMs - y.arrivedAtMs)[0]!;
-      if (first.plan) fastestMs = Math.min(fastestMs, emulatedMs(first.plan, record.sizeBytes));
-    }
-    if (Number.isFinite(fastestMs)) samples.push({ atMs: record.startMs, firstByteMs: record.responseMs - fastestMs, bodyMs: 0 });
-  }
-  return samples;
-}
-
-/** How far the page's and the emulators' scenario clocks may disagree (both start at the same restart). */
-const CLOCK_SLACK_MS = 20;
-
 /** What belongs to one page request: its worker decision, and its one GET when the policy sends exactly one. */
 interface RequestTrail {
   record: PageRecord;

@@ -13,7 +13,7 @@ import type { BrowserScenarioHooks } from './browser-run.js';
 import { startBenchCluster } from './cluster.js';
 import { clientDelayFromSamples } from '@webpp/simulator';
 import type { ClientDelaySample } from '@webpp/simulator';
-import { bestServerOracle, clientOverhead, measure, pageOverhead } from './metrics.js';
+import { bestServerOracle, clientOverhead, measure } from './metrics.js';
 import type { PolicyMeasurement } from './metrics.js';
 import type { BenchPolicy } from './policies.js';
 import { resultRows } from './rows.js';
@@ -53,7 +53,6 @@ export async function runScenario(options: ScenarioRunOptions): Promise<Scenario
   let measurements: PolicyMeasurement[];
   let overheadMs: ScenarioRunResult['overheadMs'];
   let overheadSamples: ClientDelaySample[];
-  let pageSamples: ClientDelaySample[];
   let untaggedRequests: number;
   const configErrors: Record<string, string[]> = {};
   try {
@@ -68,13 +67,11 @@ export async function runScenario(options: ScenarioRunOptions): Promise<Scenario
         .map((run) => ({ policy: run.policy.name, records: run.records, decisions: run.worker?.decisions ?? [], traffic: cluster.traffic(run.policy.name) })),
     );
     overheadSamples = overhead.samples;
-    const parallel = runs.find((run) => run.policy.browser.mode === 'parallel');
-    pageSamples = parallel ? pageOverhead(parallel.records, cluster.traffic(parallel.policy.name)) : [];
     overheadMs = { medianMs: overhead.medianMs, samples: overhead.samples.length };
     untaggedRequests = cluster.untaggedRequests();
     if (options.rawFile) {
       mkdirSync(resolve(options.rawFile, '..'), { recursive: true });
-      writeFileSync(options.rawFile, JSON.stringify({ overheadSamples, pageSamples, runs: runs.map((run) => ({ policy: run.policy.name, records: run.records, worker: run.worker })) }));
+      writeFileSync(options.rawFile, JSON.stringify({ overheadSamples, runs: runs.map((run) => ({ policy: run.policy.name, records: run.records, worker: run.worker })) }));
     }
     for (const run of runs) if (run.configErrors.length > 0) configErrors[run.policy.name] = run.configErrors;
   } finally {
@@ -99,8 +96,7 @@ export async function runScenario(options: ScenarioRunOptions): Promise<Scenario
       failurePauseMs: workload.failurePauseMs,
       thinkTimeMs: workload.thinkTimeMs,
     },
-    // Without samples of the page's own path (no GET matched), it gets the worker's.
-    clientDelay: { worker: clientDelayFromSamples(overheadSamples), parallel: clientDelayFromSamples(pageSamples.length > 0 ? pageSamples : overheadSamples) },
+    clientDelay: clientDelayFromSamples(overheadSamples),
     seeds,
   });
   const tolerance = scenarioTolerance(simulated);
