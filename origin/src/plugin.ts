@@ -120,7 +120,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
       : undefined;
 
   const cooperativeCache = createCooperativeCache(options, memoryCache, gossip?.state, log);
-  const push = new PushState(options, log);
+  const push = new PushState(options, gossip);
   const killSwitch = new KillSwitch(options.killSwitch);
   const clientScripts = new ClientScripts(options.clientBundleDir);
   const gauges = (): OriginGauges => ({
@@ -185,7 +185,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
       : undefined,
   });
   await app.register(webppConcurrencyGate, { gate: push.gate }); // onRequest, first: a finite capacity (maxConcurrentRequests)
-  await app.register(webppPush, { options, state: push }); // onRequest: in flight; onSend: Server-Timing, webpp-load; peer exchange
+  await app.register(webppPush, { options, state: push }); // onRequest: in flight; onSend: Server-Timing, webpp-load; announces changes to peers
   await app.register(webppCors, { mode: options.cors, resolutions, isOwnEndpoint }); // onRequest: preflights; onSend: CORS headers
   await app.register(webppInjectedEtag, { injecting }); // onRequest: validators of injected pages
   await app.register(webppStripRange, { injecting }); // onRequest: no byte ranges of rewritten pages
