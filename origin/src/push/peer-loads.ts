@@ -18,8 +18,8 @@ import type { LoadField } from '../sync/load-record.js';
 import type { PeerState } from '../sync/peer-state.js';
 
 /** Names of the fields in the peer load record. */
-export const SERVICE_MS_FIELD = 'serviceMs';
-export const SERVICE_AGE_FIELD = 'serviceAgeMs';
+const SERVICE_MS_FIELD = 'serviceMs';
+const SERVICE_AGE_FIELD = 'serviceAgeMs';
 
 /** Largest service time or age taken from a peer's record (one day, ms). */
 const MAX_MS = 86_400_000;
