@@ -11,6 +11,7 @@
  * class over its rate limit gets 429 WEBPP_ERR_RATE_LIMITED with Retry-After. What is kept of
  * a report: client-aggregates.ts. Nothing of the request itself is logged or stored.
  */
+import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { Ajv } from 'ajv';
 import { Type, type Static } from 'typebox';
@@ -63,7 +64,7 @@ export async function clientReportRoute(app: FastifyInstance, options: ReportRou
   app.setErrorHandler((error: FastifyError, _request, reply) => {
     const code = String(error.code ?? '').startsWith('FST_ERR_CTP_') ? new WEBPP_ERR_BAD_BODY(error.message) : error;
     const status = code.statusCode ?? 500;
-    return reply.code(status).send({ statusCode: status, code: code.code, error: code.name, message: code.message });
+    return reply.code(status).send({ statusCode: status, code: code.code, error: STATUS_CODES[status] ?? 'Error', message: code.message });
   });
   app.post(CLIENT_REPORT_PATH, {
     onRequest: async (request) => {
