@@ -17,6 +17,10 @@
  * replicas); "unseeded" the same worker with `pushMaxAgeMs=0` (push ignored: the origin's
  * order). A warmed visitor of each mode loads the gallery WARM_LOADS times first and is
  * then measured MEASURED_LOADS times. Fresh visitors of the two modes alternate.
+ * "aggregate" (issue 13 §6) runs afterwards on a fresh cluster of the same network with
+ * `clientAggregate` on (k = REPORTERS, report interval REPORT_INTERVAL_MS): REPORTERS other
+ * visitors keep loading the gallery in the background and report their own times; the worker
+ * ignores push (`pushMaxAgeMs=0`), so the aggregate alone seeds a fresh visitor's order.
  *
  * Reports medians and ranges and fresh / warmed ratios (goal: ≤ 1.2); writes
  * docs/benchmarks/first-visit.json.
@@ -29,6 +33,7 @@ import type { FastifyInstance } from 'fastify';
 import { chromiumLaunchOptions } from '../support/chromium.js';
 import { Cluster, demoSite } from '../support/cluster/index.js';
 import { openControlled, waitForState, workerState } from '../support/webpp-page.js';
+import { startReporters } from './first-visit/reporters.js';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
 const visitorsFlag = process.argv.indexOf('--visitors');
@@ -38,8 +43,12 @@ const LOADED_MS = 150;
 const WARM_LOADS = 5;
 const MEASURED_LOADS = 10;
 const BENCH_DEADLINE_MS = 20 * 60_000;
-const MODES = { seeded: { policy: 'webpp' }, unseeded: { policy: 'webpp', pushMaxAgeMs: 0 } } as const;
+const MODES = { seeded: { policy: 'webpp' }, unseeded: { policy: 'webpp', pushMaxAgeMs: 0 }, aggregate: { policy: 'webpp', pushMaxAgeMs: 0 } } as const;
 type Mode = keyof typeof MODES;
+/** The modes measured on the first cluster (push on the origins, no client aggregate). */
+const PUSH_MODES: Mode[] = ['seeded', 'unseeded'];
+const REPORTERS = 3;
+const REPORT_INTERVAL_MS = 5_000;
 
 /** Every request to a, except the origin's own endpoints (peer calls, statistics), waits LOADED_MS. */
 function loadA(app: FastifyInstance): void {
@@ -86,7 +95,8 @@ async function servedSummary(page: Page, cluster: Cluster): Promise<string> {
   const first = navigation?.attempts[0];
   const nameOf = (origin: string | undefined): string => cluster.replicas.find((replica) => replica.origin === origin)?.name ?? 'none';
   const pushed = state.pushed.map((view) => `${nameOf(view.server)}=${Math.round(view.serviceMs)}`).join(',');
-  return `${[...counts].sort().map(([name, count]) => `${name}:${count}`).join(' ')}; page ${nameOf(first?.server)} ${first?.reason ?? '?'}; pushed ${pushed}`;
+  const aggregate = (state.aggregate?.rows ?? []).map((row) => `${nameOf(row.server)}=${Math.round(row.responseMs)}/n${row.sampleCount}`).join(',');
+  return `${[...counts].sort().map(([name, count]) => `${name}:${count}`).join(' ')}; page ${nameOf(first?.server)} ${first?.reason ?? '?'}; pushed ${pushed}${aggregate === '' ? '' : `; aggregate ${aggregate}`}`;
 }
 
 async function freshVisitor(browser: Browser, cluster: Cluster, mode: Mode): Promise<{ loadMs: number; served: string }> {
@@ -123,26 +133,28 @@ async function main(): Promise<void> {
     process.exit(2);
   }, BENCH_DEADLINE_MS);
   deadline.unref();
-  const cluster = await Cluster.start({
-    site: demoSite(8),
-    names: Object.keys(DELAYS_MS),
-    delaysMs: DELAYS_MS,
-    peers: true,
-    origin: { syncIntervalMs: 2_000 },
-    configure: { a: loadA },
-  });
+  const startCluster = (aggregate: boolean): Promise<Cluster> =>
+    Cluster.start({
+      site: demoSite(8),
+      names: Object.keys(DELAYS_MS),
+      delaysMs: DELAYS_MS,
+      peers: true,
+      origin: aggregate ? { syncIntervalMs: 2_000, clientAggregate: true, clientAggregateMinReports: REPORTERS, clientReportIntervalMs: REPORT_INTERVAL_MS } : { syncIntervalMs: 2_000 },
+      configure: { a: loadA },
+    });
+  let cluster = await startCluster(false);
   const browser = await chromium.launch(chromiumLaunchOptions);
-  const warmed: Record<Mode, number[]> = { seeded: [], unseeded: [] };
-  const fresh: Record<Mode, number[]> = { seeded: [], unseeded: [] };
-  const freshServed: Record<Mode, string[]> = { seeded: [], unseeded: [] };
+  const warmed: Record<Mode, number[]> = { seeded: [], unseeded: [], aggregate: [] };
+  const fresh: Record<Mode, number[]> = { seeded: [], unseeded: [], aggregate: [] };
+  const freshServed: Record<Mode, string[]> = { seeded: [], unseeded: [], aggregate: [] };
   try {
     console.log(`a (own origin, listed first): RTT ${DELAYS_MS.a} ms, ${LOADED_MS} ms in the server; b: RTT ${DELAYS_MS.b} ms; c: RTT ${DELAYS_MS.c} ms`);
-    for (const mode of Object.keys(MODES) as Mode[]) {
+    for (const mode of PUSH_MODES) {
       warmed[mode] = await warmedVisitor(browser, cluster, mode);
       console.log(`  warmed ${mode.padEnd(9)} median ${round(median(warmed[mode]))} ms  (${warmed[mode].map(round).join(', ')})`);
     }
     for (let visitor = 0; visitor < VISITORS; visitor++) {
-      for (const mode of Object.keys(MODES) as Mode[]) {
+      for (const mode of PUSH_MODES) {
         const { loadMs, served } = await freshVisitor(browser, cluster, mode);
         fresh[mode].push(loadMs);
         freshServed[mode].push(served);
@@ -150,6 +162,24 @@ async function main(): Promise<void> {
       console.log(
         `  fresh visitor ${visitor + 1}: seeded ${round(fresh.seeded.at(-1) ?? Number.NaN)} ms (${freshServed.seeded.at(-1)}), unseeded ${round(fresh.unseeded.at(-1) ?? Number.NaN)} ms (${freshServed.unseeded.at(-1)})`,
       );
+    }
+    await cluster.stop();
+    cluster = await startCluster(true);
+    console.log(`aggregate: a fresh cluster with clientAggregate on, ${REPORTERS} reporting visitors in the background`);
+    cluster.workerParams = { ...MODES.aggregate };
+    const reporters = startReporters(browser, cluster, REPORTERS, { pauseMs: 1_000, maxMs: 10 * 60_000 });
+    try {
+      await reporters.reported;
+      warmed.aggregate = await warmedVisitor(browser, cluster, 'aggregate');
+      console.log(`  warmed aggregate median ${round(median(warmed.aggregate))} ms  (${warmed.aggregate.map(round).join(', ')})`);
+      for (let visitor = 0; visitor < VISITORS; visitor++) {
+        const { loadMs, served } = await freshVisitor(browser, cluster, 'aggregate');
+        fresh.aggregate.push(loadMs);
+        freshServed.aggregate.push(served);
+        console.log(`  fresh visitor ${visitor + 1}: aggregate ${round(loadMs)} ms (${served})`);
+      }
+    } finally {
+      await reporters.stop();
     }
   } finally {
     await browser.close();
@@ -171,7 +201,15 @@ async function main(): Promise<void> {
       goal_met: freshMedian / warmedMedian <= 1.2,
     };
   });
-  const setup = { delaysMs: DELAYS_MS, loadedServer: 'a', loadedMs: LOADED_MS, page: '/index.html (8 images, css, script, fetch)', warmLoads: WARM_LOADS, measuredLoads: MEASURED_LOADS };
+  const setup = {
+    delaysMs: DELAYS_MS,
+    loadedServer: 'a',
+    loadedMs: LOADED_MS,
+    page: '/index.html (8 images, css, script, fetch)',
+    warmLoads: WARM_LOADS,
+    measuredLoads: MEASURED_LOADS,
+    aggregate: { reporters: REPORTERS, clientAggregateMinReports: REPORTERS, clientReportIntervalMs: REPORT_INTERVAL_MS },
+  };
   writeFileSync(
     `${repoRoot}docs/benchmarks/first-visit.json`,
     `${JSON.stringify({ generatedAt: new Date().toISOString(), setup, rows, samples: { fresh, warmed, freshServedBy: freshServed } }, null, 2)}\n`,

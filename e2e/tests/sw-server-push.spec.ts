@@ -89,7 +89,7 @@ test('a fresh worker learns a loaded replica\'s pushed service time from another
     expect(learned?.via).toBe('webpp-load');
     expect(learned?.serviceMs).toBeGreaterThanOrEqual(LOADED_SERVICE_MS * 0.9);
     // …and bound the first image to c although the origin lists b first.
-    expect(servedBy).toBe(cluster.replica('c').origin);
+    expect(servedBy, JSON.stringify(pushedBefore)).toBe(cluster.replica('c').origin);
   } finally {
     await cluster.stop();
   }

@@ -154,3 +154,6 @@ export const WEBPP_ERR_OVERLOADED = createError<'WEBPP_ERR_OVERLOADED', [number]
   'Server busy: %d requests are already waiting; retry shortly',
   503,
 );
+
+/** A client sent more than a rate limit allows (e.g. `clientReportsPerMinute`). */
+export const WEBPP_ERR_RATE_LIMITED = createError<'WEBPP_ERR_RATE_LIMITED', [string]>('WEBPP_ERR_RATE_LIMITED', 'Too many requests: %s; retry later', 429);

@@ -12,6 +12,7 @@ import type { LoadStats } from './stats/load-stats.js';
 import type { PreprocessCache } from './bindings/preprocess-cache.js';
 import type { PeerSync } from './sync/peer-sync.js';
 import type { PeerState } from './sync/peer-state.js';
+import type { ClientAggregates } from './client-aggregate/client-aggregates.js';
 import type { LoadTable } from './replication/load-table.js';
 import type { ReplicationController } from './replication/controller.js';
 import type { LazyReplicas } from './lazy/lazy-replicas.js';
@@ -49,6 +50,8 @@ export interface WebppOrigin {
   /** Lazy fetch of automatic replicas placed here (stats(), revalidateAll() runs one T_validate round now). */
   readonly lazyReplicas: LazyReplicas;
   readonly clientScripts: ClientScripts;
+  /** The client aggregate for first visits (`clientAggregate`; gauges(), dump()); undefined when off. */
+  readonly clientAggregate: ClientAggregates | undefined;
   /** When true every response carries `webpp-control: off` and the worker unregisters itself. */
   killSwitch: boolean;
   /** Resolves once the directory as it is now is on disk. */

@@ -59,6 +59,7 @@ import type { OriginGauges } from './stats/prometheus.js';
 import { webppConcurrencyGate, webppConcurrencyGateRelease } from './http/concurrency-gate.js';
 import { PushState } from './push/push-state.js';
 import { webppPush } from './push/push-plugin.js';
+import { createClientAggregates, webppClientAggregate } from './client-aggregate/client-aggregate-plugin.js';
 
 const DIRECTORY_STATE_FILE = 'directory.ywebpp';
 const REPLICA_STORE_FOLDER = 'replicas';
@@ -120,7 +121,8 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
       : undefined;
 
   const cooperativeCache = createCooperativeCache(options, memoryCache, gossip?.state, log);
-  const push = new PushState(options, log);
+  const push = new PushState(options, gossip);
+  const clientAggregate = createClientAggregates(options);
   const killSwitch = new KillSwitch(options.killSwitch);
   const clientScripts = new ClientScripts(options.clientBundleDir);
   const gauges = (): OriginGauges => ({
@@ -136,6 +138,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     push: push.gauges(),
     replication: gossip === undefined || replication === undefined ? undefined : { peers: gossip.state.peerLiveness(), decisions: replication.stats() },
     lazyReplication: lazyReplicas.stats(),
+    clientAggregate: clientAggregate?.gauges(Date.now()),
   });
   const api: WebppOrigin = {
     options,
@@ -152,6 +155,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     replication,
     lazyReplicas,
     clientScripts,
+    clientAggregate,
     get killSwitch() {
       return killSwitch.on;
     },
@@ -185,7 +189,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
       : undefined,
   });
   await app.register(webppConcurrencyGate, { gate: push.gate }); // onRequest, first: a finite capacity (maxConcurrentRequests)
-  await app.register(webppPush, { options, state: push }); // onRequest: in flight; onSend: Server-Timing, webpp-load; peer exchange
+  await app.register(webppPush, { options, state: push }); // onRequest: in flight; onSend: Server-Timing, webpp-load; announces changes to peers
   await app.register(webppCors, { mode: options.cors, resolutions, isOwnEndpoint }); // onRequest: preflights; onSend: CORS headers
   await app.register(webppInjectedEtag, { injecting }); // onRequest: validators of injected pages
   await app.register(webppStripRange, { injecting }); // onRequest: no byte ranges of rewritten pages
@@ -197,6 +201,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   registerBatching(app, batchSourceFromOrigin({ options, directory, killSwitch }), options.batch); // onSend, after the bindings header: batches carry pre-processed pages
   await app.register(webppRecordLoad, { stats }); // onResponse: load statistics
   await app.register(webppPeerState, { state: gossip?.state }); // onSend: load records on peer calls
+  await app.register(webppClientAggregate, { options, aggregates: clientAggregate, directory }); // onSend: webpp-aggregate; client reports (off by default)
   await app.register(webppConcurrencyGateRelease, { gate: push.gate }); // onSend, last: the slot is given back before the body's transfer
 
   // The origin's own endpoints, each set encapsulated.

@@ -1,7 +1,7 @@
 /**
  * Server push with real servers on loopback (issue 13): every response carries the server's
  * pushed service time in Server-Timing (exposed to the worker's CORS fetches); peers
- * exchange their values over signed calls and forward them in webpp-load, so a client that
+ * carry their values in the signed peer load records and forward them in webpp-load, so a client that
  * talks to one server learns the others'; the concurrency limit queues requests and the
  * refused answers say when to retry.
  */
@@ -11,7 +11,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { LOAD_HEADER, parseLoadHeader, parseServerTiming } from '@webpp/core';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
 import { signClusterRequest } from '../src/http/auth.js';
-import { PEER_LOAD_PATH } from '../src/push/peer-load-message.js';
+import { PEER_STATE_HEADER, encodeLoadRecord } from '../src/sync/load-record.js';
+import { PING_PATH } from '../src/sync/pinger.js';
 import { ADMIN_TOKEN, CLUSTER_SECRET, auth, freePort, removeTempDirs, tempDir, waitFor } from './helpers.js';
 
 const servers: ReplicaServer[] = [];
@@ -134,7 +135,9 @@ describe('peers exchange their pushed values', () => {
           adminToken: ADMIN_TOKEN,
           clusterSecret: CLUSTER_SECRET,
           peers: urls.filter((_, other) => other !== index),
-          syncIntervalMs: 500,
+          // Sync and pings far apart: only the announcement of a new value (a ping at once) can bring it in time.
+          syncIntervalMs: 60_000,
+          peerPingIntervalMs: 60_000,
           serviceTimeIntervalMs: 100,
           injectScript: false,
           routes: slowRoute(delays[index] ?? 0),
@@ -156,6 +159,10 @@ describe('peers exchange their pushed values', () => {
     expect(byServer[third]?.serviceMs).toBeGreaterThanOrEqual(150);
     expect(byServer[third]?.serviceMs).toBeGreaterThan(byServer[second]?.serviceMs ?? Infinity);
     for (const load of seen) expect(load.ageMs).toBeLessThan(60_000);
+    // The announcements show in the statistics and /metrics.
+    const stats = (await (await fetch(`${third}/.well-known/webpp/stats`, { headers: auth })).json()) as { origin: { push: { exchange: { sent: number } } } };
+    expect(stats.origin.push.exchange.sent).toBeGreaterThan(0);
+    expect(await (await fetch(`${third}/.well-known/webpp/metrics`, { headers: auth })).text()).toMatch(/^webpp_push_exchange_total\{result="ok"\} [1-9]/m);
     // And they agree with what each server says of itself.
     const own = parseServerTiming((await fetch(`${third}/a.png`)).headers.get('server-timing'));
     expect(own).toBe(byServer[third]?.serviceMs);
@@ -168,23 +175,47 @@ describe('peers exchange their pushed values', () => {
   it.each([
     ['off', 0],
     ['on', 4_000_000],
-  ])('refuses unsigned messages, and a replayed older message changes nothing (memory cache %s)', async (_cache, memoryCacheBytes) => {
-    const port = await freePort();
+  ])('takes values only from signed peer records, and a replayed older record changes nothing (memory cache %s)', async (_cache, memoryCacheBytes) => {
+    const [port, peerPort] = [await freePort(), await freePort()];
     const url = `http://127.0.0.1:${port}`;
-    const server = await startReplicaServer({ root: await site(), port, adminToken: ADMIN_TOKEN, clusterSecret: CLUSTER_SECRET, injectScript: false, memoryCacheBytes });
+    // A configured peer that is not running: only the records sent below speak for it.
+    const peer = `http://127.0.0.1:${peerPort}`;
+    const server = await startReplicaServer({
+      root: await site(),
+      port,
+      adminToken: ADMIN_TOKEN,
+      clusterSecret: CLUSTER_SECRET,
+      peers: [peer],
+      peerPingIntervalMs: 3_600_000,
+      syncIntervalMs: 3_600_000,
+      injectScript: false,
+      memoryCacheBytes,
+    });
     servers.push(server);
-    const send = (message: object, signed = true): Promise<Response> => {
-      const body = new TextEncoder().encode(JSON.stringify(message));
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (signed) headers['webpp-cluster-auth'] = signClusterRequest(CLUSTER_SECRET, 'POST', `${url}${PEER_LOAD_PATH}`, body, { headers });
-      return fetch(`${url}${PEER_LOAD_PATH}`, { method: 'POST', headers, body });
+    const record = (atMs: number, fields: Record<string, unknown>): string =>
+      encodeLoadRecord({ server: peer, atMs, requestsPerSecond: 0, bytesPerSecond: 0, utilisation: 0, hot: [], fields: fields as Record<string, number> });
+    const ping = (header: string, signed = true): Promise<Response> => {
+      const headers: Record<string, string> = { [PEER_STATE_HEADER]: header };
+      if (signed) headers['webpp-cluster-auth'] = signClusterRequest(CLUSTER_SECRET, 'POST', `${url}${PING_PATH}`, new Uint8Array(0), { headers });
+      return fetch(`${url}${PING_PATH}`, { method: 'POST', headers });
     };
-    const peer = 'http://peer.localhost:9999';
-    expect((await send({ server: peer, serviceMs: 5, ageMs: 0, sentAtMs: 1_000 }, false)).status).toBe(401);
-    expect((await send({ server: peer, serviceMs: 'x', ageMs: 0, sentAtMs: 1_000 })).status).toBe(400);
-    expect([200, 204]).toContain((await send({ server: peer, serviceMs: 42, ageMs: 0, sentAtMs: 2_000 })).status);
-    await send({ server: peer, serviceMs: 1, ageMs: 0, sentAtMs: 1_500 }); // older: ignored
-    const loads = parseLoadHeader((await fetch(`${url}/a.png`)).headers.get(LOAD_HEADER));
+    const forwarded = async (): Promise<ReturnType<typeof parseLoadHeader>> => parseLoadHeader((await fetch(`${url}/a.png`)).headers.get(LOAD_HEADER));
+    const nowMs = Date.now();
+    expect((await ping(record(nowMs, { serviceMs: 5, serviceAgeMs: 0 }), false)).status).toBe(401);
+    expect(await forwarded()).toEqual([]);
+    // A malformed value is not forwarded.
+    expect((await ping(record(nowMs - 2_000, { serviceMs: 'x', serviceAgeMs: 0 }))).status).toBe(204);
+    expect(await forwarded()).toEqual([]);
+    const answer = await ping(record(nowMs, { serviceMs: 42, serviceAgeMs: 300 }));
+    expect(answer.status).toBe(204);
+    // The answer carries this server's own record, with its pushed value once it has one.
+    expect(answer.headers.get(PEER_STATE_HEADER)).not.toBeNull();
+    await ping(record(nowMs - 1_000, { serviceMs: 1, serviceAgeMs: 0 })); // older: ignored
+    const loads = await forwarded();
     expect(loads).toEqual([expect.objectContaining({ server: peer, serviceMs: 42 })]);
+    expect(loads[0]?.ageMs).toBeGreaterThanOrEqual(300);
+    // The same captured record replayed later changes nothing either.
+    await ping(record(nowMs, { serviceMs: 7, serviceAgeMs: 0 }));
+    expect(await forwarded()).toEqual([expect.objectContaining({ server: peer, serviceMs: 42 })]);
   });
 });

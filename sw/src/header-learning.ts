@@ -12,6 +12,7 @@ import type { DigestStore } from './digest-store.js';
 import { isSwitchOff } from './kill-switch.js';
 import type { KillSwitch } from './kill-switch.js';
 import type { PushedLoad } from './pushed-load.js';
+import type { ClientAggregate } from './client-aggregate.js';
 import type { StateReporter } from './state-reporter.js';
 import type { StaticBindings } from './static-bindings.js';
 import type { TrustRule } from './trust.js';
@@ -27,6 +28,8 @@ export interface HeaderLearningOptions {
   reporter: StateReporter;
   /** Server push: Server-Timing and webpp-load (pushed-load.ts). */
   pushed?: PushedLoad;
+  /** The client aggregate for first visits (client-aggregate.ts): the own origin's webpp-aggregate. */
+  aggregate?: ClientAggregate;
   /** The own origin answered (control-check.ts). */
   heardFromOwnOrigin(): void;
 }
@@ -65,6 +68,7 @@ export class HeaderLearning {
     }
     // After the bindings: the servers they name are known to the trust rule when push rows about them are read.
     this.options.pushed?.read(response, replica ?? trust.selfOrigin);
+    if (replica === undefined) this.options.aggregate?.read(response);
   }
 
   /**

@@ -5,6 +5,7 @@
  */
 import type { AttemptOutcome as EngineAttemptOutcome, AttemptRecord as EngineAttemptRecord, LatencyTableJSON, SelectionConfig, ServerId, ServerState } from '@webpp/core';
 import type { PushedLoadView } from './pushed-load.js';
+import type { ClientAggregateView } from './client-aggregate.js';
 
 /** BroadcastChannel on which the worker publishes live events (batched arrays of WebppEvent). */
 export const EVENT_CHANNEL = 'webpp';
@@ -161,6 +162,8 @@ export interface WorkerStateSnapshot {
   offline: { enabled: boolean; entries: number; bytes: number; saved: number; servedFromCache: number; lastAtMs: number | null };
   /** Service times the servers pushed (Server-Timing, webpp-load), newest per server (pushed-load.ts). */
   pushed: PushedLoadView[];
+  /** The client aggregate for first visits (client-aggregate.ts); absent in older snapshots. */
+  aggregate?: ClientAggregateView;
 }
 
 interface EventBase {

@@ -45,6 +45,7 @@ import { CONTROL_KEY, idbKeyValueStore } from './storage.js';
 import type { KeyValueStore } from './storage.js';
 import { TrustRule } from './trust.js';
 import { PushedLoad, policyPushSink } from './pushed-load.js';
+import { ClientAggregate } from './client-aggregate.js';
 import { SW_VERSION } from './version.js';
 
 export type { RespondIO } from './bind.js';
@@ -73,6 +74,7 @@ export class ReplicaClient {
   private readonly headers: HeaderLearning;
   private readonly trust: TrustRule;
   private readonly pushed: PushedLoad;
+  private readonly aggregate: ClientAggregate;
   private readonly startedAtMs = Date.now();
   private readonly router: Router;
   private messageListenerAttached = false;
@@ -106,6 +108,8 @@ export class ReplicaClient {
 
     // Server push (Server-Timing, webpp-load) into the policy's pushed-service-time input.
     this.pushed = new PushedLoad({ sink: policyPushSink(this.policy, () => void this.store.changed()), isKnownServer: (server) => this.trust.isKnownServer(server) });
+    // The client aggregate for first visits (only when the own origin turns it on).
+    this.aggregate = new ClientAggregate({ policy: this.policy, selfOrigin, isKnownServer: (server) => this.trust.isKnownServer(server), post: (url, requestInit) => plainFetch(new Request(url, requestInit)) });
     // The learn stage (measurements to the policy) and core's engine with the worker's IO.
     const probeUrls = new ProbeUrls();
     const connections = new ConnectionQueue({ now: () => performance.now() });
@@ -136,6 +140,7 @@ export class ReplicaClient {
       reporter,
       plainFetch,
       pushed: this.pushed,
+      aggregate: this.aggregate,
     });
     this.headers = headers;
     this.offline = offlineStage(options, storage, selfOrigin, reporter, init.openOfflineCache);
@@ -216,6 +221,7 @@ export class ReplicaClient {
       events: this.reporter.recentEvents(),
       offline: { enabled: this.offline.enabled, ...this.offline.snapshot() },
       pushed: this.pushed.views(),
+      aggregate: this.aggregate.view(),
     };
   }
 
@@ -282,6 +288,7 @@ export class ReplicaClient {
       this.samples.expire();
       await new Promise<void>((resolve) => this.engine.maintain(candidates, resolve));
       await this.store.changed();
+      await this.aggregate.maybeReport();
     } catch {
       // Background work never affects a page.
     }

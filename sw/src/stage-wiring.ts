@@ -13,6 +13,7 @@ import { HeaderLearning } from './header-learning.js';
 import { IntegrityGuard } from './integrity-guard.js';
 import type { KillSwitch } from './kill-switch.js';
 import type { PushedLoad } from './pushed-load.js';
+import type { ClientAggregate } from './client-aggregate.js';
 import { OfflineCache } from './offline-cache.js';
 import { buildProbeRequest } from './physical-request.js';
 import type { StateReporter } from './state-reporter.js';
@@ -31,6 +32,7 @@ export interface HeaderWiring {
   reporter: StateReporter;
   plainFetch: (request: Request) => Promise<Response>;
   pushed?: PushedLoad;
+  aggregate?: ClientAggregate;
 }
 
 /** Header learning, and the own-origin check whose answers it reads (control-check.ts). */
@@ -46,6 +48,7 @@ export function headerStages(wiring: HeaderWiring): { headers: HeaderLearning; c
     staticBindings: new StaticBindings({ selfOrigin, storage: wiring.storage, fetch: plainFetch }),
     reporter: wiring.reporter,
     ...(wiring.pushed ? { pushed: wiring.pushed } : {}),
+    ...(wiring.aggregate ? { aggregate: wiring.aggregate } : {}),
     heardFromOwnOrigin: () => controlCheck?.heard(),
   });
   controlCheck = new ControlCheck({

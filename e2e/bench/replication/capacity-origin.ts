@@ -1,11 +1,14 @@
 /**
- * One origin of the replication bench with a real, finite capacity: at most `slots`
- * requests for content are served at once, each holding its slot for `serviceMs` before it
- * is answered (a worker thread busy for a fixed time per request, as DCWS's servers had 12
- * worker threads each); the rest wait in a FIFO queue. Peer calls (/.well-known/webpp/) pass
- * the gate, so that the servers' own coordination does not compete with clients.
- * Composed like startReplicaServer (origin/src/server.ts): Fastify, the gate's hook first,
- * webppOrigin, @fastify/static over the server's own folder.
+ * One origin of the replication bench with a real, finite capacity: the origin's own
+ * concurrency gate (`maxConcurrentRequests` + `maxQueuedRequests`, origin/src/http/
+ * concurrency-gate.ts) serves at most `slots` requests for content at once, the rest wait in
+ * its FIFO queue, and every request for content holds its slot for `serviceMs` of emulated
+ * work (a worker thread busy for a fixed time per request, as DCWS's servers had 12 worker
+ * threads each). The work is done in onSend, so that it also applies to the replicas the
+ * origin answers before any route (stored and lazily fetched automatic replicas). Peer calls
+ * (/.well-known/webpp/) never queue and cost no work, so that the servers' own coordination
+ * does not compete with clients. Composed like startReplicaServer (origin/src/server.ts):
+ * Fastify, webppOrigin, @fastify/static over the server's own folder.
  */
 import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyStatic from '@fastify/static';
@@ -28,37 +31,6 @@ export interface CapacityOrigin {
   close(): Promise<void>;
 }
 
-class CapacityGate {
-  private active = 0;
-  private readonly waiting: (() => void)[] = [];
-  refused = 0;
-
-  constructor(private readonly options: CapacityOptions) {}
-
-  get queued(): number {
-    return this.waiting.length;
-  }
-
-  /** Resolves with a release function once a slot is free; undefined when the queue is full. */
-  async acquire(): Promise<(() => void) | undefined> {
-    if (this.active >= this.options.slots) {
-      if (this.waiting.length >= this.options.maxQueued) {
-        this.refused += 1;
-        return undefined;
-      }
-      await new Promise<void>((resolve) => this.waiting.push(resolve));
-    } else this.active += 1;
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const next = this.waiting.shift();
-      if (next === undefined) this.active -= 1;
-      else next(); // the slot passes to the next in line
-    };
-  }
-}
-
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function startCapacityOrigin(
@@ -68,30 +40,28 @@ export async function startCapacityOrigin(
   origin: Omit<WebppOriginOptions, 'publicUrl'>,
 ): Promise<CapacityOrigin> {
   const url = `http://127.0.0.1:${port}`;
-  const gate = new CapacityGate(capacity);
   const app = Fastify({ logger: false }) as unknown as FastifyInstance;
-  app.addHook('onRequest', async (request, reply) => {
-    if (request.url.startsWith('/.well-known/webpp/')) return;
-    // A client may give up while it waits (a cancelled hedge, a timeout): its slot must come back.
-    const slot: { closed: boolean; release?: () => void } = { closed: false };
-    reply.raw.once('close', () => {
-      slot.closed = true;
-      slot.release?.();
-    });
-    slot.release = await gate.acquire();
-    if (slot.release === undefined) return reply.code(503).header('retry-after', '1').send({ code: 'BENCH_QUEUE_FULL' });
-    if (slot.closed) slot.release();
-    else await sleep(capacity.serviceMs);
-    return undefined;
+  // The work, while the request holds its slot (the gate releases it when the response closes).
+  // A refused request (503, the queue was full) did no work.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (!request.url.startsWith('/.well-known/webpp/') && reply.statusCode !== 503) await sleep(capacity.serviceMs);
+    return payload;
   });
-  await app.register(webppOrigin, { contentRoot: root, ...origin, publicUrl: url });
+  await app.register(webppOrigin, {
+    contentRoot: root,
+    ...origin,
+    publicUrl: url,
+    maxConcurrentRequests: capacity.slots,
+    maxQueuedRequests: capacity.maxQueued,
+  });
   await app.register(fastifyStatic, { root, index: ['index.html'] });
   await app.listen({ port, host: '127.0.0.1' });
+  const concurrency = (): { queued: number; refusedTotal: number } | null | undefined => app.webpp.gauges().push?.concurrency;
   return {
     url,
     app,
-    refused: () => gate.refused,
-    queued: () => gate.queued,
+    refused: () => concurrency()?.refusedTotal ?? 0,
+    queued: () => concurrency()?.queued ?? 0,
     close: () => app.close(),
   };
 }

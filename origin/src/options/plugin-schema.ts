@@ -15,6 +15,7 @@ import { replicationOptionProperties } from './replication-schema.js';
 import { lazyReplicationOptionProperties } from './lazy-replication-schema.js';
 import { cacheClusterOptions } from './cache-cluster-schema.js';
 import { cacheOptionProperties } from './cache-schema.js';
+import { clientAggregateOptionProperties } from './client-aggregate-schema.js';
 
 const MiB = 1024 * 1024;
 const originUrl = { type: 'string', minLength: 1, maxLength: 2048 } as const;
@@ -241,6 +242,7 @@ export const pluginOptionsSchema = Type.Object(
     ...lazyReplicationOptionProperties,
     ...cacheClusterOptions,
     ...cacheOptionProperties,
+    ...clientAggregateOptionProperties,
   },
   { additionalProperties: false },
 );

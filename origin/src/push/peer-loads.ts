@@ -1,53 +1,70 @@
 /**
- * The latest service time each peer pushed (issue 13): learned from the peer exchange
- * (peer-load-exchange.ts), and forwarded to clients in the `webpp-load` header, so that a
- * client learns a replica's load without having talked to it (Fei et al. 1998, Section 4:
- * servers push to the resolvers that serve their clients; here the resolver is every
- * client's worker, reached through whichever replica it talks to).
+ * The latest service time each peer pushed (issue 13), as forwarded to clients in the
+ * `webpp-load` header, so that a client learns a replica's load without having talked to it
+ * (Fei et al. 1998, Section 4: servers push to the resolvers that serve their clients; here
+ * the resolver is every client's worker, reached through whichever replica it talks to).
  *
- * Times are this server's clock: a value received `ageMs` after its peer pushed it is kept as
- * pushed at now − ageMs, so clocks need not agree. A message is applied only when its
- * `sentAtMs` (the sender's clock) is newer than the last one applied from that sender, so a
- * replayed message changes nothing.
+ * There is no channel of its own: the value rides in the peer load record (sync/peer-state.ts,
+ * the signed `webpp-peer-state` header on every peer call) as two extra fields,
+ * `serviceMs` (the value pushed last) and `serviceAgeMs` (how long before the record was
+ * made it was pushed). The record brings its replay guard with it: PeerState keeps a record
+ * only when it is newer than the one held for that sender and within the clock skew.
+ *
+ * Times are this server's clock: a value in a record received at `receivedAtMs` was pushed at
+ * receivedAtMs − serviceAgeMs, so clocks need not agree.
  */
 import { canonicalUrl, type PushedLoad } from '@webpp/core';
-import type { PeerLoadMessage } from './peer-load-message.js';
+import type { LoadField } from '../sync/load-record.js';
+import type { PeerState } from '../sync/peer-state.js';
 
-interface PeerLoad {
+/** Names of the fields in the peer load record. */
+const SERVICE_MS_FIELD = 'serviceMs';
+const SERVICE_AGE_FIELD = 'serviceAgeMs';
+
+/** Largest service time or age taken from a peer's record (one day, ms). */
+const MAX_MS = 86_400_000;
+
+export interface OwnServiceTime {
   serviceMs: number;
-  pushedAtMs: number;
-  sentAtMs: number;
+  /** How long ago it was pushed (ms). */
+  ageMs: number;
 }
 
-/** Servers remembered at most (a cluster is at most 256 peers, plugin-schema.ts). */
-const MAX_PEERS = 256;
+/** Adds this server's pushed value to the records it sends its peers; returns a function that removes it. */
+export function addServiceTimeFields(state: PeerState, own: () => OwnServiceTime | undefined): () => void {
+  const removeValue = state.registerField(SERVICE_MS_FIELD, () => round(own()?.serviceMs));
+  const removeAge = state.registerField(SERVICE_AGE_FIELD, () => round(own()?.ageMs));
+  return () => {
+    removeValue();
+    removeAge();
+  };
+}
 
 export class PeerLoads {
-  private readonly loads = new Map<string, PeerLoad>();
+  /** @param state the peer load records (undefined without peers or a cluster secret: nothing to forward). */
+  constructor(private readonly state: PeerState | undefined) {}
 
-  /** @param self this server's public origin: never stored as a peer. */
-  constructor(private readonly self: string) {}
-
-  /** Applies a peer's message received at `nowMs`; false when it is not newer, malformed, or from this server. */
-  learn(message: PeerLoadMessage, nowMs: number): boolean {
-    const server = originOf(message.server);
-    if (server === undefined || server === this.self) return false;
-    const held = this.loads.get(server);
-    if (held !== undefined && held.sentAtMs >= message.sentAtMs) return false;
-    if (held === undefined && this.loads.size >= MAX_PEERS) return false;
-    this.loads.set(server, { serviceMs: message.serviceMs, pushedAtMs: nowMs - message.ageMs, sentAtMs: message.sentAtMs });
-    return true;
-  }
-
-  /** Every peer's value pushed within `maxAgeMs`. */
+  /** Every peer's value pushed within `maxAgeMs` (this server's clock). */
   fresh(nowMs: number, maxAgeMs: number): PushedLoad[] {
     const fresh: PushedLoad[] = [];
-    for (const [server, load] of this.loads) {
-      const ageMs = Math.max(0, nowMs - load.pushedAtMs);
-      if (ageMs <= maxAgeMs) fresh.push({ server, serviceMs: load.serviceMs, ageMs });
+    for (const held of this.state?.records() ?? []) {
+      const serviceMs = msOf(held.record.fields[SERVICE_MS_FIELD]);
+      const server = originOf(held.record.server);
+      if (serviceMs === undefined || server === undefined) continue;
+      const ageMs = Math.max(0, nowMs - (held.receivedAtMs - (msOf(held.record.fields[SERVICE_AGE_FIELD]) ?? 0)));
+      if (ageMs <= maxAgeMs) fresh.push({ server, serviceMs, ageMs });
     }
     return fresh;
   }
+}
+
+function msOf(field: LoadField | undefined): number | undefined {
+  return typeof field === 'number' && Number.isFinite(field) && field >= 0 && field <= MAX_MS ? field : undefined;
+}
+
+/** To 0.01 ms: the record carries no more precision than the headers use. */
+function round(value: number | undefined): number | undefined {
+  return value === undefined ? undefined : Math.round(value * 100) / 100;
 }
 
 function originOf(value: string): string | undefined {

@@ -1,13 +1,12 @@
 /**
  * Server push (issue 13), as one plugin: the Server-Timing and webpp-load headers on every
- * response (push-headers-plugin.ts), the signed peer endpoint that receives the peers'
- * values (peer-load-routes.ts), and the exchange that sends ours (peer-load-exchange.ts),
- * started when the server is ready and stopped when it closes.
+ * response (push-headers-plugin.ts), and the announcer that pings the peers when our value
+ * changes (push-announcer.ts), started when the server is ready and stopped when it closes.
+ * The values travel in the peer load records (peer-loads.ts), not over a route of their own.
  */
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import type { ResolvedOptions } from '../options.js';
-import { peerLoadRoutes } from './peer-load-routes.js';
 import { webppPushHeaders } from './push-headers-plugin.js';
 import type { PushState } from './push-state.js';
 
@@ -19,11 +18,10 @@ export interface PushPluginOptions {
 async function pushPlugin(app: FastifyInstance, { options, state }: PushPluginOptions): Promise<void> {
   if (!options.pushServiceTime) return;
   await app.register(webppPushHeaders, { push: state.push, peerLoads: state.peerLoads, peerLoadMaxAgeMs: options.peerLoadMaxAgeMs });
-  if (options.clusterSecret !== undefined) await app.register(peerLoadRoutes, { options, peerLoads: state.peerLoads, ownMessage: () => state.ownMessage() });
-  const exchange = state.exchange;
-  if (exchange === undefined) return;
-  app.addHook('onReady', async () => exchange.start());
-  app.addHook('onClose', async () => exchange.stop());
+  const announcer = state.announcer;
+  if (announcer === undefined) return;
+  app.addHook('onReady', async () => announcer.start());
+  app.addHook('onClose', async () => announcer.stop());
 }
 
 export const webppPush = fp(pushPlugin, { fastify: '5.x', name: 'webpp-push' });

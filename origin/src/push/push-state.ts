@@ -1,18 +1,16 @@
 /**
  * The server push of one origin (issue 13), built from the resolved options: its own
- * service time (core's ServiceTimePush), its peers' latest values (peer-loads.ts), the concurrency
- * limit that gives it a finite capacity (http/concurrency-gate.ts), and their statistics.
+ * service time (core's ServiceTimePush), carried to the peers in the peer load record
+ * (peer-loads.ts) and announced when it changes (push-announcer.ts), the peers' latest
+ * values, the concurrency limit that gives it a finite capacity (http/concurrency-gate.ts),
+ * and their statistics.
  */
 import { ConcurrencyGate } from '../http/concurrency-gate.js';
 import type { ResolvedOptions } from '../options.js';
-import type { PeerLoadMessage } from './peer-load-message.js';
-import { PeerLoadExchange } from './peer-load-exchange.js';
-import { PeerLoads } from './peer-loads.js';
+import type { PeerGossip } from '../sync/peer-gossip.js';
+import { PushAnnouncer } from './push-announcer.js';
+import { addServiceTimeFields, PeerLoads, type OwnServiceTime } from './peer-loads.js';
 import { ServiceTimePush } from '@webpp/core';
-
-interface PushLogger {
-  debug(object: object, message: string): void;
-}
 
 /** The push block of the statistics (`/.well-known/webpp/stats` → origin.push, and /metrics). */
 export interface PushGauges {
@@ -24,7 +22,7 @@ export interface PushGauges {
   peers: { server: string; serviceMs: number; ageMs: number }[];
   /** The concurrency limit (null when off). */
   concurrency: { limit: number; active: number; queued: number; queuedTotal: number; refusedTotal: number } | null;
-  /** Messages of the peer exchange answered, and failed. */
+  /** Pings announcing a new value to the peers (push-announcer.ts): answered with a record, and not. */
   exchange: { sent: number; failed: number } | null;
 }
 
@@ -32,12 +30,13 @@ export class PushState {
   readonly push: ServiceTimePush;
   readonly peerLoads: PeerLoads;
   readonly gate: ConcurrencyGate | undefined;
-  /** Sends the pushed value to the peers (undefined without peers or with push off). */
-  readonly exchange: PeerLoadExchange | undefined;
+  /** Pings the peers when the pushed value changes (undefined without peers or with push off). */
+  readonly announcer: PushAnnouncer | undefined;
 
+  /** @param gossip the peer load records and the pinger (undefined without peers or a cluster secret). */
   constructor(
     private readonly options: ResolvedOptions,
-    log: PushLogger,
+    gossip: PeerGossip | undefined,
     private readonly now: () => number = Date.now,
   ) {
     this.push = new ServiceTimePush({
@@ -47,32 +46,27 @@ export class PushState {
       thresholdDecay: options.serviceTimeThresholdDecay,
       floorMs: options.serviceTimeFloorMs,
     });
-    this.peerLoads = new PeerLoads(options.publicUrl);
-    this.exchange =
-      options.pushServiceTime && options.peers.length > 0 && options.clusterSecret !== undefined
-        ? new PeerLoadExchange({
-            peers: options.peers,
-            secret: options.clusterSecret,
-            timeoutMs: options.peerTimeoutMs,
-            intervalMs: options.serviceTimeIntervalMs,
-            heartbeatMs: options.syncIntervalMs,
-            peerLoads: this.peerLoads,
-            ownMessage: () => this.ownMessage(),
-            log,
-          })
-        : undefined;
+    this.peerLoads = new PeerLoads(options.pushServiceTime ? gossip?.state : undefined);
+    if (options.pushServiceTime && gossip !== undefined) {
+      addServiceTimeFields(gossip.state, () => this.ownServiceTime());
+      this.announcer = new PushAnnouncer({
+        state: gossip.state,
+        pinger: gossip.pinger,
+        intervalMs: options.serviceTimeIntervalMs,
+        pushedAtMs: () => this.push.current(this.now())?.atMs,
+      });
+    }
     this.gate =
       options.maxConcurrentRequests > 0
         ? new ConcurrencyGate({ maxConcurrentRequests: options.maxConcurrentRequests, maxQueuedRequests: options.maxQueuedRequests })
         : undefined;
   }
 
-  /** This server's value as a peer message (undefined before its first request). */
-  ownMessage(): PeerLoadMessage | undefined {
+  /** This server's value as its peers get it (undefined before its first request). */
+  ownServiceTime(): OwnServiceTime | undefined {
     const nowMs = this.now();
     const current = this.push.current(nowMs);
-    if (current === undefined) return undefined;
-    return { server: this.options.publicUrl, serviceMs: current.serviceMs, ageMs: Math.max(0, nowMs - current.atMs), sentAtMs: nowMs };
+    return current === undefined ? undefined : { serviceMs: current.serviceMs, ageMs: Math.max(0, nowMs - current.atMs) };
   }
 
   gauges(): PushGauges {
@@ -87,7 +81,7 @@ export class PushState {
         gate === undefined
           ? null
           : { limit: this.options.maxConcurrentRequests, active: gate.active, queued: gate.queued, queuedTotal: gate.queuedTotal, refusedTotal: gate.refusedTotal },
-      exchange: this.exchange === undefined ? null : { sent: this.exchange.sent, failed: this.exchange.failed },
+      exchange: this.announcer === undefined ? null : { sent: this.announcer.sent, failed: this.announcer.failed },
     };
   }
 }
@@ -111,7 +105,7 @@ export function pushPrometheusLines(gauges: PushGauges): string[] {
     metric('webpp_concurrency_refused_total', 'counter', 'Requests refused with 503 because the queue was full.', [['', gate.refusedTotal]]);
   }
   if (gauges.exchange !== null) {
-    metric('webpp_push_exchange_total', 'counter', 'Service-time messages to peers, by result.', [
+    metric('webpp_push_exchange_total', 'counter', 'Pings announcing a new pushed service time to peers, by result.', [
       ['{result="ok"}', gauges.exchange.sent],
       ['{result="failed"}', gauges.exchange.failed],
     ]);

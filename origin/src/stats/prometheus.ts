@@ -10,6 +10,7 @@ import { pushPrometheusLines, type PushGauges } from '../push/push-state.js';
 import { writeReplicationMetrics, type ReplicationGauges } from './replication-metrics.js';
 import { writeLazyReplicationMetrics } from './lazy-replication-metrics.js';
 import type { LazyReplicationStats } from '../lazy/lazy-replicas.js';
+import { writeClientAggregateMetrics, type ClientAggregateGauges } from '../client-aggregate/client-aggregates.js';
 
 export interface OriginGauges {
   directoryVersion: number;
@@ -29,6 +30,8 @@ export interface OriginGauges {
   replication?: ReplicationGauges;
   /** Lazy fetch of automatic replicas placed here (issue 14). */
   lazyReplication?: LazyReplicationStats;
+  /** The client aggregate for first visits (issue 13 §6, client-aggregate/); absent when off. */
+  clientAggregate?: ClientAggregateGauges;
 }
 
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
@@ -63,6 +66,7 @@ export function toPrometheus(load: LoadSnapshot, gauges: OriginGauges): string {
   if (gauges.push !== undefined) lines.push(...pushPrometheusLines(gauges.push));
   writeReplicationMetrics(metric, gauges.replication);
   writeLazyReplicationMetrics(metric, gauges.lazyReplication);
+  writeClientAggregateMetrics(metric, gauges.clientAggregate);
   const cacheCluster = gauges.cacheCluster === undefined ? '' : clusterCacheMetrics(gauges.cacheCluster);
   return `${lines.join('\n')}\n${cacheCluster}`;
 }

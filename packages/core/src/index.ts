@@ -50,3 +50,14 @@ export {
   type PushedLoad,
 } from './push/push-headers.js';
 export { ServiceTimePush, type ServiceTimePushOptions, type PushedServiceTime } from './push/service-time.js';
+export {
+  AGGREGATE_HEADER,
+  CLIENT_REPORT_PATH,
+  MAX_CLIENT_REPORT_BYTES,
+  MAX_CLIENT_REPORT_ROWS,
+  formatAggregateHeader,
+  parseAggregateHeader,
+  encodeClientReport,
+  type AggregateHeader,
+  type ClientReportRow,
+} from './push/aggregate-header.js';

@@ -72,12 +72,12 @@ export function parseLoadHeader(value: string | null | undefined): PushedLoad[] 
   return loads;
 }
 
-function roundTenth(value: number): number {
+export function roundTenth(value: number): number {
   return Math.round(Math.max(0, value) * 10) / 10;
 }
 
 /** Members of a comma-separated list; commas inside quoted strings do not split. */
-function splitMembers(value: string): string[] {
+export function splitMembers(value: string): string[] {
   const members: string[] = [];
   let current = '';
   let quoted = false;
@@ -95,7 +95,7 @@ function splitMembers(value: string): string[] {
 }
 
 /** `name=<decimal>` among params; finite, in [0, one day]. */
-function numberParam(params: readonly string[], name: string): number | undefined {
+export function numberParam(params: readonly string[], name: string): number | undefined {
   for (const param of params) {
     const [key, raw] = param.split('=', 2).map((part) => part.trim());
     if (key !== name || raw === undefined || !/^\d{1,12}(\.\d{1,6})?$/.test(raw)) continue;
@@ -106,7 +106,7 @@ function numberParam(params: readonly string[], name: string): number | undefine
 }
 
 /** "scheme://host[:port]" of an http(s) URL without path, or undefined. */
-function originOf(value: string): string | undefined {
+export function originOf(value: string): string | undefined {
   const url = canonicalHttpUrl(value);
   return url !== undefined && url.pathAndQuery === '/' ? url.origin : undefined;
 }

@@ -53,7 +53,9 @@ export function seedOrder(unmeasured: readonly ServerId[], pushed: PushedLoads, 
     if (options.pushMaxAgeMs <= 0 || load?.serviceMs === undefined || nowMs - load.atMs > options.pushMaxAgeMs) return undefined;
     return load.serviceMs;
   };
-  const known = rest.map(serviceOf).filter((ms): ms is number => ms !== undefined);
+  // The lowest pushed S among all unmeasured servers, those with an aggregate row included:
+  // a queueing server without a row still goes behind the others.
+  const known = unmeasured.map(serviceOf).filter((ms): ms is number => ms !== undefined);
   const lowestMs = known.length === 0 ? 0 : Math.min(...known);
   const loaded = (server: ServerId): boolean => (serviceOf(server) ?? lowestMs) - lowestMs > options.seedServiceGapMs;
   return [

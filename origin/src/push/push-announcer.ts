@@ -1,0 +1,59 @@
+/**
+ * Announces a newly pushed service time to the peers at once (issue 13; Fei et al. 1998,
+ * Section 4: "the new measurement is pushed"). The value itself rides in the peer load record
+ * (peer-loads.ts), which the directory sync and the pinger carry anyway; they may be up to
+ * syncIntervalMs / peerPingIntervalMs apart, so when the pushed value changes (at most once
+ * per measurement interval I, core's ServiceTimePush) this pings every live peer — one signed
+ * ping carries our record and brings back theirs (sync/pinger.ts). No message format or
+ * route of its own. At most one ping per peer in flight (the pinger's rule).
+ */
+import type { Pinger } from '../sync/pinger.js';
+import type { PeerState } from '../sync/peer-state.js';
+
+export interface PushAnnouncerOptions {
+  state: PeerState;
+  pinger: Pinger;
+  /** I: how often to look for a new value. */
+  intervalMs: number;
+  /** When the value pushed last was pushed (undefined before the first request). */
+  pushedAtMs: () => number | undefined;
+}
+
+export class PushAnnouncer {
+  private timer: NodeJS.Timeout | undefined;
+  private announcedAtMs: number | undefined;
+  private readonly inFlight = new Set<Promise<boolean>>();
+  /** Pings that announced a new value and were answered with a record, and the others. */
+  sent = 0;
+  failed = 0;
+
+  constructor(private readonly options: PushAnnouncerOptions) {}
+
+  start(): void {
+    if (this.timer !== undefined || this.options.state.peers.length === 0) return;
+    this.timer = setInterval(() => this.tick(), this.options.intervalMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+    await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Pings every live peer if a value was pushed since the last announcement. */
+  tick(): void {
+    const pushedAtMs = this.options.pushedAtMs();
+    if (pushedAtMs === undefined || pushedAtMs === this.announcedAtMs) return;
+    this.announcedAtMs = pushedAtMs;
+    for (const peer of this.options.state.livePeers()) {
+      const ping = this.options.pinger.ping(peer).then((answered) => {
+        if (answered) this.sent += 1;
+        else this.failed += 1;
+        return answered;
+      });
+      this.inFlight.add(ping);
+      void ping.finally(() => this.inFlight.delete(ping));
+    }
+  }
+}
