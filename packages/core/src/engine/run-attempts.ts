@@ -182,37 +182,48 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     const run: Running<R> = { attempt, exchange, record, cancelExchange: () => undefined, timer: undefined, unwatch: undefined, done: false, timedOut: false, ended: false };
     running.add(run);
     const deadlineMs = deadlineOf(attempt);
+    // How long a timed-out attempt keeps running alone before it is asked about again: until
+    // its deadline, or one more timeout when it has none beyond the timeout.
+    const waitMs = deadlineMs > attempt.timeoutMs ? deadlineMs - attempt.timeoutMs : attempt.timeoutMs;
+    const atDeadline = (): void => {
+      // Another attempt runs (the failover this timeout started): this one just ends.
+      const alone = running.size === 1;
+      // Alone and still no budget for a second request: wait one more period rather than
+      // pile on (the request does not fail for want of budget; the page may give up first).
+      if (alone && next < plan.length && !failoverAdmitted(attempt.server)) {
+        run.timer = io.setTimer(waitMs, atDeadline);
+        return;
+      }
+      settle(run);
+      run.cancelExchange();
+      if (alone || running.size === 0) failedOver();
+    };
     // A browser's longest timer (2^31 − 1 ms) or more is no timeout at all (the baselines): no timer.
     if (attempt.timeoutMs < NEVER_MS) run.timer = io.setTimer(attempt.timeoutMs, () => {
+      record.outcome = 'timeout';
       if (deadlineMs <= attempt.timeoutMs) {
-        settle(run);
-        run.cancelExchange();
-        record.outcome = 'timeout';
         learn(run, 'timeout');
-        failoverAdmitted(attempt.server); // no deadline to wait for: it fails over anyway (and pays)
-        return failedOver();
+        // No deadline beyond the timeout: fail over now, unless the policy's budget says
+        // not now (then keep waiting, as below).
+        if (failoverAdmitted(attempt.server) || next >= plan.length) {
+          settle(run);
+          run.cancelExchange();
+          return failedOver();
+        }
+        run.timedOut = true;
+        record.timedOut = true;
+        run.unwatch?.();
+        run.unwatch = undefined;
+        run.timer = io.setTimer(waitMs, atDeadline);
+        return;
       }
       // Figure 4: the timeout marks the server failed and the next server is asked; this
       // attempt stays as a hedge until its deadline, and the first answer wins.
       run.timedOut = true;
-      record.outcome = 'timeout';
       record.timedOut = true;
       run.unwatch?.(); // its own failure must not nudge it a second time
       run.unwatch = undefined;
-      const atDeadline = (): void => {
-        // Another attempt runs (the failover this timeout started): this one just ends.
-        const alone = running.size === 1;
-        // Alone and still no budget for a second request: wait one more period rather than
-        // pile on (the request does not fail for want of budget; the page may give up first).
-        if (alone && next < plan.length && !failoverAdmitted(attempt.server)) {
-          run.timer = io.setTimer(deadlineMs - attempt.timeoutMs, atDeadline);
-          return;
-        }
-        settle(run);
-        run.cancelExchange();
-        if (alone || running.size === 0) failedOver();
-      };
-      run.timer = io.setTimer(deadlineMs - attempt.timeoutMs, atDeadline);
+      run.timer = io.setTimer(waitMs, atDeadline);
       learn(run, 'timeout');
       // The budget is empty: keep waiting on this attempt; its deadline fails over.
       if (!failoverAdmitted(attempt.server)) return;

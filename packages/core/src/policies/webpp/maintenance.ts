@@ -69,9 +69,12 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
     record.nextProbeAtMs = nowMs + probeDelayMs(record.probesSent, options.probeBackoffBaseMs, options.probeBackoffCapMs, random);
   }
 
-  for (const server of input.candidates) {
+  // In random order, so that the clients of one crowd measure different replicas, not all
+  // the first listed (issue 13: the herd; Fei Section 4.3, a random pick spreads the load).
+  for (const server of shuffled(input.candidates, random)) {
     const record = context.recordOf(server);
-    // Servers that requests measure already need none.
+    // A request in flight measures its server; servers that requests measure need none.
+    if (record.requestedAtMs > record.lastSampleAtMs) continue;
     const bootstrapping = record.sampleCount === 0 || (record.bootstrapsSent > 0 && record.sampleCount < BOOTSTRAP_SAMPLES);
     if (!bootstrapping || record.bootstrapsSent >= BOOTSTRAP_SAMPLES || record.state === 'failed' || !free(server)) continue;
     if (!extraBudget.trySpend()) break;
@@ -110,7 +113,8 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
   }
 
   if (refreshBucket.canSpend()) {
-    const pool = new Set<ServerId>([...input.candidates, ...records.keys()]);
+    // Random order: ties (servers never measured) go to different servers in a crowd.
+    const pool = shuffled([...new Set<ServerId>([...input.candidates, ...records.keys()])], random);
     let stalest: ServerRecord | undefined;
     for (const server of pool) {
       const record = records.get(server);
@@ -124,6 +128,16 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
     }
   }
   return due;
+}
+
+/** A copy of `items` in random order (Fisher–Yates, with the policy's injected random source). */
+function shuffled<T>(items: readonly T[], random: () => number): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j] as T, copy[i] as T];
+  }
+  return copy;
 }
 
 function refresh(server: ServerId, context: MaintenanceContext): BackgroundRequest {

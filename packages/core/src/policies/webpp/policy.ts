@@ -74,7 +74,10 @@ export class WebppPolicy implements ClientPolicy {
     this.extraBudget.earn();
     if ((input.sizeBytes ?? 0) >= this.options.rangeRefreshBytes) this.lastLargeSizeAtMs = input.nowMs;
     for (const server of input.candidates) this.recordOf(server);
-    return planAttempts(input, this.records, this.options, this.hedgeBucket.canSpend(), this.herd);
+    const attempts = planAttempts(input, this.records, this.options, this.hedgeBucket.canSpend(), this.herd);
+    const first = attempts[0] === undefined ? undefined : this.records.get(attempts[0].server);
+    if (first !== undefined) first.requestedAtMs = input.nowMs;
+    return attempts;
   }
 
   /**

@@ -46,6 +46,8 @@ export class ServerRecord {
   bootstrapsSent = 0;
   /** True once the ranged refresh that measures an unknown throughput went out (maintenance.ts). */
   throughputBootstrapSent = false;
+  /** When a request was last planned with this server first (engine clock; 0: never). */
+  requestedAtMs = 0;
   /** When the last response head from this server arrived (engine clock; 0: never): it is alive. */
   lastHeadAtMs = 0;
   /** When the last timeout on a busy, not dead, server was learnt (busy.ts; 0: never). */
