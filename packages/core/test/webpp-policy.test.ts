@@ -69,8 +69,8 @@ describe('webpp policy: cold start', () => {
     // The first request goes to A (origin order); free refreshes of B and C teach the rest.
     expect(result.served[0]?.server).toBe(A);
     expect(result.background.filter((r) => r.purpose === 'refresh').slice(0, 2).map((r) => r.server).sort()).toEqual([B, C]);
-    // They are paid from the extra budget (a floor of 2, 5 % of 30 requests, at most 3 in debt).
-    expect(result.background.length).toBeLessThanOrEqual(2 + Math.floor(0.05 * 30) + 3);
+    // They are paid from the extra budget (a floor of 3, 5 % of 30 requests, at most 3 in debt).
+    expect(result.background.length).toBeLessThanOrEqual(3 + Math.floor(0.05 * 30) + 3);
     expect(result.served.slice(5).every((r) => r.server === B)).toBe(true);
   });
 });

@@ -204,7 +204,8 @@ class EngineClient implements PolicyClient {
     const { engine, environment } = this;
     const candidates = environment.servers;
     if (!this.pageLoaded) this.loadPage();
-    const plan = engine.plan({ logicalUrl: `sim:${request.sizeBytes}`, method: 'GET', candidates, sizeBytes: request.sizeBytes }, (server) => server);
+    const sizeBytes = request.sizeKnown === false ? {} : { sizeBytes: request.sizeBytes };
+    const plan = engine.plan({ logicalUrl: `sim:${request.sizeBytes}`, method: 'GET', candidates, ...sizeBytes }, (server) => server);
     const broken = new Set<string>();
     let finished = false;
     let headServed = false;
