@@ -104,7 +104,8 @@ describe('network factor A = R / S (Fei, Section 4.3)', () => {
 
   it('keeps its own measurement for a server it heard from within pushAfterSilenceMs', () => {
     const clock = new FakeClock(T0);
-    const policy = newPolicy(clock, { equivalentSetJoinRatio: 0, equivalentSetLeaveRatio: 0 });
+    // pushSteerShare 0: only the silence rule (the default also shifts by the change of S, below).
+    const policy = newPolicy(clock, { equivalentSetJoinRatio: 0, equivalentSetLeaveRatio: 0, pushSteerShare: 0 });
     for (let i = 0; i < 10; i++) {
       policy.observe(served(A, 50, T0 + i * 200, { serviceMs: 10 }));
       policy.observe(served(B, 100, T0 + i * 200 + 1, { serviceMs: 80 }));
@@ -112,6 +113,23 @@ describe('network factor A = R / S (Fei, Section 4.3)', () => {
     clock.nowMs = T0 + 2_000;
     policy.learnPushedServiceTime(B, 20, clock.nowMs);
     expect(firstOf(policy, clock.nowMs)?.server).toBe(A);
+  });
+
+  it('shifts its own estimate by the change of the pushed S since it last measured the server (the queue steers every plan)', () => {
+    const clock = new FakeClock(T0);
+    const policy = newPolicy(clock, { equivalentSetJoinRatio: 0, equivalentSetLeaveRatio: 0 });
+    for (let i = 0; i < 10; i++) {
+      policy.observe(served(A, 50, T0 + i * 200, { serviceMs: 10 }));
+      policy.observe(served(B, 100, T0 + i * 200 + 1, { serviceMs: 80 }));
+    }
+    clock.nowMs = T0 + 2_000;
+    // B's queue drained by 60 ms: 100 − 60 = 40 < A's 50.
+    policy.learnPushedServiceTime(B, 20, clock.nowMs);
+    expect(firstOf(policy, clock.nowMs)?.server).toBe(B);
+    // A's queue grows by 100 ms: A goes behind whatever it measured before.
+    policy.learnPushedServiceTime(B, 80, clock.nowMs);
+    policy.learnPushedServiceTime(A, 110, clock.nowMs);
+    expect(firstOf(policy, clock.nowMs)?.server).toBe(B);
   });
 });
 

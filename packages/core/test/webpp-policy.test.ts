@@ -63,14 +63,14 @@ describe('webpp policy: cold start', () => {
     }
   });
 
-  it('measures the other replicas of the first page at once (twice: the first warms the connection), then ranks by what it learnt', () => {
+  it('measures the other replicas of the first page at once, within the extra budget, then ranks by what it learnt', () => {
     const p = policy();
     const result = drive(p, { servers: { [A]: link(150, 500), [B]: link(40, 500), [C]: link(90, 500) }, requests: 30, intervalMs: 50, sizeBytes: 2 * KB, random: seededRandom(7) });
     // The first request goes to A (origin order); free refreshes of B and C teach the rest.
     expect(result.served[0]?.server).toBe(A);
     expect(result.background.filter((r) => r.purpose === 'refresh').slice(0, 2).map((r) => r.server).sort()).toEqual([B, C]);
-    // C, not chosen, gets its second (warm-connection) sample from a second free refresh.
-    expect(result.background.slice(0, 3).map((r) => r.server)).toEqual([B, C, C]);
+    // They are paid from the extra budget (a floor of 3, 5 % of 30 requests, at most 3 in debt).
+    expect(result.background.length).toBeLessThanOrEqual(3 + Math.floor(0.05 * 30) + 3);
     expect(result.served.slice(5).every((r) => r.server === B)).toBe(true);
   });
 });

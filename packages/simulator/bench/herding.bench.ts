@@ -18,11 +18,11 @@ import { Progress } from '../../../e2e/bench/support/progress.js';
 
 const outDir = new URL('../../../docs/benchmarks/', import.meta.url);
 const FOUR = ['paper', 'webpp-no-sets', 'webpp', 'random'];
-const MORE = ['webpp-tight', 'webpp-push-2s', 'webpp-no-push', 'webpp-weighted'];
+const MORE = ['webpp-tight', 'webpp-push-2s', 'webpp-no-steer', 'webpp-no-push', 'webpp-weighted'];
 const configs = [
   { clients: 1_000, servers: 3, policies: [...FOUR, ...MORE] },
   { clients: 1_000, servers: 10, policies: [...FOUR, ...MORE] },
-  { clients: 10_000, servers: 3, policies: [...FOUR, 'webpp-tight', 'webpp-push-2s'] },
+  { clients: 10_000, servers: 3, policies: [...FOUR, 'webpp-tight', 'webpp-no-steer'] },
   { clients: 10_000, servers: 10, policies: FOUR },
 ];
 const DURATION_MS = 60_000;

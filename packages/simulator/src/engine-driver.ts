@@ -177,15 +177,33 @@ function sendExchange(
 
 /** One simulated client: each logical request through the engine, resumed mid-body like the worker. */
 class EngineClient implements PolicyClient {
+  /** True once this client loaded the site's page (the first request). */
+  private pageLoaded = false;
+
   constructor(
     private readonly environment: PolicyEnvironment,
     private readonly engine: ClientEngine<undefined, RunContext>,
     private readonly midBodyFailover: boolean,
   ) {}
 
+  /**
+   * The site's page that carries the bindings comes from the origin (the first listed
+   * server) with its `webpp-load` header, as in the worker (sw/src/pushed-load.ts): with
+   * server queues, a client knows the servers' pushed service times before its first request.
+   */
+  private loadPage(): void {
+    this.pageLoaded = true;
+    const { environment, engine } = this;
+    const origin = environment.servers[0];
+    const learn = engine.policy.learnPushedServiceTime?.bind(engine.policy);
+    if (origin === undefined || learn === undefined) return;
+    for (const value of environment.network.queues?.carriedBy(origin, environment.queue.now()) ?? []) learn(value.server, value.serviceMs, ENGINE_EPOCH_MS + value.atMs);
+  }
+
   request(request: LogicalRequest, done: (result: RequestResult) => void): CancelRequest {
     const { engine, environment } = this;
     const candidates = environment.servers;
+    if (!this.pageLoaded) this.loadPage();
     const sizeBytes = request.sizeKnown === false ? {} : { sizeBytes: request.sizeBytes };
     const plan = engine.plan({ logicalUrl: `sim:${request.sizeBytes}`, method: 'GET', candidates, ...sizeBytes }, (server) => server);
     const broken = new Set<string>();

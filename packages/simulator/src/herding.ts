@@ -66,7 +66,10 @@ export const HERDING_POLICIES: Readonly<Record<string, { registry: string; optio
     options: { equivalentSetJoinRatio: 0, equivalentSetLeaveRatio: 0, pushMaxAgeMs: 0 },
     description: 'the engine v2 default without push and sets (the single best)',
   },
-  webpp: { registry: 'webpp', description: 'the default: push (A = R/S, after 30 s of silence) and equivalent-server sets τ_join 0.1, τ_leave 0.4' },
+  webpp: {
+    registry: 'webpp',
+    description: 'the default: push (the change of S steers every plan; A = R/S after 30 s of silence), equivalent-server sets τ_join 0.1, τ_leave 0.4, one extra budget',
+  },
   random: { registry: 'random', description: 'a uniformly random replica per request' },
   'webpp-tight': {
     registry: 'webpp',
@@ -77,6 +80,11 @@ export const HERDING_POLICIES: Readonly<Record<string, { registry: string; optio
     registry: 'webpp',
     options: { pushAfterSilenceMs: 2_000 },
     description: 'the default, but A × S replaces the own estimate of any server not heard from for 2 s',
+  },
+  'webpp-no-steer': {
+    registry: 'webpp',
+    options: { pushSteerShare: 0 },
+    description: 'the default, but the pushed S does not shift the own estimates on every plan (push only after 30 s of silence)',
   },
   'webpp-no-push': { registry: 'webpp', options: { pushMaxAgeMs: 0 }, description: 'sets τ_join 0.1, τ_leave 0.4 without push' },
   'webpp-weighted': {

@@ -77,6 +77,7 @@ export class ClientEngine<R, C = unknown> {
         ? (server: ServerId, onFailed: () => void) => policy.onServerFailed!((failed) => failed === server && onFailed())
         : undefined,
       admitHedge: policy.admitHedge ? (server: ServerId, nowMs: number) => policy.admitHedge!(server, nowMs) : undefined,
+      admitFailover: policy.admitFailover ? (server: ServerId, nowMs: number) => policy.admitFailover!(server, nowMs) : undefined,
       hooks: options.hooks,
     };
   }
@@ -116,6 +117,7 @@ export class ClientEngine<R, C = unknown> {
       learn: shared.learn,
       watchServerFailure: shared.watchServerFailure,
       admitHedge: shared.admitHedge,
+      admitFailover: shared.admitFailover,
       hooks: shared.hooks,
       purpose: options.purpose ?? 'request',
       context: options.context,

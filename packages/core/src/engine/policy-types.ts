@@ -133,6 +133,15 @@ export interface ClientPolicy {
    * (a hedge budget / token bucket). Absent = always true.
    */
   admitHedge?(server: ServerId, nowMs: number): boolean;
+  /**
+   * Asked by the engine when a request's attempt on `server` timed out (its 'timeout'
+   * sample already observed) and another attempt could start. false = not now: the engine
+   * keeps waiting on the running attempt until its deadlineMs and fails over only then (a
+   * retry budget: timeouts on a busy cluster must not multiply its load). Not asked after
+   * a refused connection or a 5xx, and a refusal is ignored when the attempt has no
+   * deadline beyond its timeout. Absent = always true.
+   */
+  admitFailover?(server: ServerId, nowMs: number): boolean;
   /** Every sample, from requests, hedges, refreshes, probes and resumes. */
   observe(sample: ExchangeSample): void;
   /**

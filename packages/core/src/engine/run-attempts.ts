@@ -15,6 +15,11 @@
  * browser's per-host queue. So as long as one planned replica answers before its deadline,
  * the request is served.
  *
+ * A retry budget (ClientPolicy.admitFailover): after a timeout the policy may say "not now";
+ * the timed-out attempt then keeps running alone until its deadline instead of a second
+ * attempt piling onto a cluster that is slow already, and the failover starts only at the
+ * deadline. Refused connections, 5xx and stale bindings fail over at once.
+ *
  * After the head, the engine follows the winner's body where the driver reports it: a
  * complete body is a sample (time to first byte, bytes, time); a body that breaks off, or
  * stalls longer than bodyIdleTimeoutMs, is a 'cut-mid-body' sample and onBodyBroken.
@@ -36,6 +41,8 @@ export interface RunContext<R, C = unknown> {
   /** Subscribes to "this server was just marked failed" elsewhere (the policy's onServerFailed). Returns unsubscribe. */
   watchServerFailure?: ((server: ServerId, onFailed: () => void) => () => void) | undefined;
   admitHedge?: ((server: ServerId, nowMs: number) => boolean) | undefined;
+  /** After a timeout: may another attempt start now (the policy's budget)? See ClientPolicy.admitFailover. */
+  admitFailover?: ((server: ServerId, nowMs: number) => boolean) | undefined;
   hooks?: EngineHooks | undefined;
   /** The winner's body broke off or froze after the run was served. */
   onBodyBroken?: ((server: ServerId) => void) | undefined;
@@ -128,6 +135,12 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     return true;
   };
 
+  /** After a timeout on `server`: true when a next attempt exists and the policy admits it now (it pays for it). */
+  const failoverAdmitted = (server: ServerId): boolean => {
+    if (settled || winner || next >= plan.length) return false;
+    return ctx.admitFailover?.(server, io.now()) ?? true;
+  };
+
   /** After a failure: the next attempt, or the end when nothing is left or running. */
   const failedOver = (): void => {
     if (settled || winner) return;
@@ -169,28 +182,51 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     const run: Running<R> = { attempt, exchange, record, cancelExchange: () => undefined, timer: undefined, unwatch: undefined, done: false, timedOut: false, ended: false };
     running.add(run);
     const deadlineMs = deadlineOf(attempt);
+    // How long a timed-out attempt keeps running alone before it is asked about again: until
+    // its deadline, or one more timeout when it has none beyond the timeout.
+    const waitMs = deadlineMs > attempt.timeoutMs ? deadlineMs - attempt.timeoutMs : attempt.timeoutMs;
+    const atDeadline = (): void => {
+      // Another attempt runs (the failover this timeout started): this one just ends.
+      const alone = running.size === 1;
+      // Alone and still no budget for a second request: wait one more period rather than
+      // pile on (the request does not fail for want of budget; the page may give up first).
+      if (alone && next < plan.length && !failoverAdmitted(attempt.server)) {
+        run.timer = io.setTimer(waitMs, atDeadline);
+        return;
+      }
+      settle(run);
+      run.cancelExchange();
+      if (alone || running.size === 0) failedOver();
+    };
     // A browser's longest timer (2^31 − 1 ms) or more is no timeout at all (the baselines): no timer.
     if (attempt.timeoutMs < NEVER_MS) run.timer = io.setTimer(attempt.timeoutMs, () => {
+      record.outcome = 'timeout';
       if (deadlineMs <= attempt.timeoutMs) {
-        settle(run);
-        run.cancelExchange();
-        record.outcome = 'timeout';
         learn(run, 'timeout');
-        return failedOver();
+        // No deadline beyond the timeout: fail over now, unless the policy's budget says
+        // not now (then keep waiting, as below).
+        if (failoverAdmitted(attempt.server) || next >= plan.length) {
+          settle(run);
+          run.cancelExchange();
+          return failedOver();
+        }
+        run.timedOut = true;
+        record.timedOut = true;
+        run.unwatch?.();
+        run.unwatch = undefined;
+        run.timer = io.setTimer(waitMs, atDeadline);
+        return;
       }
       // Figure 4: the timeout marks the server failed and the next server is asked; this
       // attempt stays as a hedge until its deadline, and the first answer wins.
       run.timedOut = true;
-      record.outcome = 'timeout';
       record.timedOut = true;
       run.unwatch?.(); // its own failure must not nudge it a second time
       run.unwatch = undefined;
-      run.timer = io.setTimer(deadlineMs - attempt.timeoutMs, () => {
-        settle(run);
-        run.cancelExchange();
-        failedOver();
-      });
+      run.timer = io.setTimer(waitMs, atDeadline);
       learn(run, 'timeout');
+      // The budget is empty: keep waiting on this attempt; its deadline fails over.
+      if (!failoverAdmitted(attempt.server)) return;
       failedOver();
     });
     let nudged = false;

@@ -45,6 +45,13 @@ export interface HerdOptions {
    */
   pushAfterSilenceMs: number;
   /**
+   * Share of the change of a server's pushed S since the client last measured it that is
+   * added to the client's own estimate of it (pushed-load.ts, queueShiftMs), on every plan.
+   * 1: the whole change of the queue, as Fei's resolver follows every push; 0: off (push
+   * then acts only after pushAfterSilenceMs).
+   */
+  pushSteerShare: number;
+  /**
    * An S pairs with a response R when it was valid between the send and this long after
    * the response (ms), so that the Server-Timing read just before or after the sample pairs
    * with it. 250: well under the origin's averaging interval (serviceTimeIntervalMs 1 000).
@@ -66,6 +73,7 @@ export const HERD_DEFAULTS: Readonly<HerdOptions> = Object.freeze({
   pushMaxAgeMs: 60_000,
   pushAfterSilenceMs: 30_000,
   pushPairSlackMs: 250,
+  pushSteerShare: 1,
   seedServiceGapMs: 100,
 });
 
@@ -78,6 +86,7 @@ export const HERD_RULES: Record<keyof HerdOptions, [(value: number) => boolean, 
   pushMaxAgeMs: [nonNegative, '>= 0'],
   pushAfterSilenceMs: [nonNegative, '>= 0'],
   pushPairSlackMs: [nonNegative, '>= 0'],
+  pushSteerShare: [(v) => v >= 0 && v <= 1, 'in [0, 1]'],
   seedServiceGapMs: [nonNegative, '>= 0'],
 };
 

@@ -1,12 +1,19 @@
 /**
- * Background requests of the webpp policy, all counted as extra requests:
+ * Background requests of the webpp policy, all counted as extra requests and all paid from
+ * the one extra budget (budget-options.ts: a share of requests plus a floor), so that a
+ * crowd of clients cannot take its own cluster down with measurements:
  * - probes of ejected servers, when their jittered backoff is due (backoff.ts); bounded by
  *   the backoff itself (a handful per outage, then one per probeBackoffCapMs);
- * - two free refreshes of each server never measured (the cold start: learn the
- *   replicas from the first page instead of from user requests; the first exchange also sets
- *   up the connection, the second measures the server) — at most twice per server;
- * - one free ranged refresh of each server whose throughput is unknown, once large
- *   resources are in use — at most once per server;
+ * - two refreshes of each server never measured (the cold start: learn the replicas from
+ *   the first page instead of from user requests; the first exchange also sets up the
+ *   connection, the second measures the server) — at most twice per server, as far as the
+ *   budget's floor goes (then as it earns);
+ * - one ranged refresh of each server whose throughput is unknown, once large resources
+ *   are in use — at most once per server;
+ * - probes, refreshes, hedges and failovers may borrow (down to the bucket's capacity in
+ *   debt: over any run, extra ≤ share × requests + floor + capacity); the cold start's
+ *   measurements need a token in hand; a probe that finds
+ *   the debt at its limit waits for the same backoff step again;
  * - refreshes of the stalest server, within refreshBudgetShare of requests
  *   (token bucket), so that servers not in use are re-measured every few seconds and a
  *   change elsewhere, or a recovered best server, is noticed (the paper refreshes only
@@ -30,6 +37,8 @@ export interface MaintenanceContext {
   recordOf(server: ServerId): ServerRecord;
   options: WebppOptions;
   refreshBucket: TokenBucket;
+  /** The one budget of all extra requests (policy.ts). */
+  extraBudget: TokenBucket;
   /** True while requests of at least rangeRefreshBytes are being made. */
   largeResourcesInUse: boolean;
   random: () => number;
@@ -38,26 +47,37 @@ export interface MaintenanceContext {
 }
 
 export function dueBackground(input: MaintenanceInput, context: MaintenanceContext): BackgroundRequest[] {
-  const { records, options, refreshBucket, random } = context;
+  const { records, options, refreshBucket, extraBudget, random } = context;
   const { nowMs, inFlight } = input;
   const due: BackgroundRequest[] = [];
   const free = (server: ServerId): boolean => !inFlight.has(server) && !due.some((request) => request.server === server);
 
   for (const record of records.values()) {
     if (record.state !== 'failed' || record.nextProbeAtMs > nowMs) continue;
+    // A probe may borrow from the budget (a dead server's return matters); when the debt is
+    // at its limit the probe waits the same backoff step again.
+    const sent = free(record.server);
+    if (sent && !extraBudget.borrow()) {
+      record.nextProbeAtMs = nowMs + probeDelayMs(record.probesSent, options.probeBackoffBaseMs, options.probeBackoffCapMs, random);
+      continue;
+    }
     // A server with a background request in flight is being probed already: the next probe
     // waits its turn (so that the maintenance timer is not due again at once).
-    if (free(record.server)) due.push({ server: record.server, purpose: 'probe', method: 'head' });
+    if (sent) due.push({ server: record.server, purpose: 'probe', method: 'head' });
     record.probesSent++;
     record.updatedAtMs = Math.max(record.updatedAtMs, nowMs);
     record.nextProbeAtMs = nowMs + probeDelayMs(record.probesSent, options.probeBackoffBaseMs, options.probeBackoffCapMs, random);
   }
 
-  for (const server of input.candidates) {
+  // In random order, so that the clients of one crowd measure different replicas, not all
+  // the first listed (issue 13: the herd; Fei Section 4.3, a random pick spreads the load).
+  for (const server of shuffled(input.candidates, random)) {
     const record = context.recordOf(server);
-    // Servers that requests measure already need none.
+    // A request in flight measures its server; servers that requests measure need none.
+    if (record.requestedAtMs > record.lastSampleAtMs) continue;
     const bootstrapping = record.sampleCount === 0 || (record.bootstrapsSent > 0 && record.sampleCount < BOOTSTRAP_SAMPLES);
     if (!bootstrapping || record.bootstrapsSent >= BOOTSTRAP_SAMPLES || record.state === 'failed' || !free(server)) continue;
+    if (!extraBudget.trySpend()) break;
     record.bootstrapsSent++;
     due.push(refresh(server, context));
   }
@@ -72,12 +92,14 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
       const record = records.get(server);
       if (record === undefined || !record.measured || record.throughput.known || record.throughputBootstrapSent) continue;
       if (record.state === 'failed' || !free(server)) continue;
+      if (!extraBudget.trySpend()) break;
       record.throughputBootstrapSent = true;
       due.push(refresh(server, context));
     }
   }
 
-  // A change of a server (server-record.ts, noteChange): re-measure every other one now, on credit.
+  // A change of a server (server-record.ts, noteChange): re-measure every other one now, on
+  // credit from both budgets (the debt, at most their capacity, is paid back first).
   const changed = [...records.values()].filter((record) => record.changeSuspectedAtMs > context.lastChangeRefreshAtMs);
   if (changed.length > 0) {
     context.lastChangeRefreshAtMs = nowMs;
@@ -85,12 +107,14 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
       if (changed.includes(record) || record.state === 'failed' || !record.measured || !free(record.server)) continue;
       // No refreshMinIntervalMs here: a sample taken just before the change says nothing.
       if (!refreshBucket.borrow()) continue;
+      if (!extraBudget.borrow()) break;
       due.push(refresh(record.server, context));
     }
   }
 
   if (refreshBucket.canSpend()) {
-    const pool = new Set<ServerId>([...input.candidates, ...records.keys()]);
+    // Random order: ties (servers never measured) go to different servers in a crowd.
+    const pool = shuffled([...new Set<ServerId>([...input.candidates, ...records.keys()])], random);
     let stalest: ServerRecord | undefined;
     for (const server of pool) {
       const record = records.get(server);
@@ -99,11 +123,21 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
       if (record.measured && nowMs - record.lastSampleAtMs < options.refreshMinIntervalMs) continue;
       if (stalest === undefined || record.lastSampleAtMs < stalest.lastSampleAtMs) stalest = record;
     }
-    if (stalest !== undefined && refreshBucket.trySpend()) {
+    if (stalest !== undefined && extraBudget.borrow() && refreshBucket.trySpend()) {
       due.push(stalest.state === 'failed' ? { server: stalest.server, purpose: 'probe', method: 'head' } : refresh(stalest.server, context));
     }
   }
   return due;
+}
+
+/** A copy of `items` in random order (Fisher–Yates, with the policy's injected random source). */
+function shuffled<T>(items: readonly T[], random: () => number): T[] {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j] as T, copy[i] as T];
+  }
+  return copy;
 }
 
 function refresh(server: ServerId, context: MaintenanceContext): BackgroundRequest {

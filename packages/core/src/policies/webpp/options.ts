@@ -3,14 +3,16 @@
  * parameter carries its unit in its name; every default says why. The evaluation's sweep
  * uses these names.
  *
- * Budget: hedges (≤ hedgeBudgetShare), refreshes (≤ refreshBudgetShare), probes (a few per
- * dead server and minute) and resumes together stay within 5 % of requests with these
- * defaults (3 % + 1.5 % + probes).
+ * Budget: every extra request — hedges (≤ hedgeBudgetShare), refreshes (≤ refreshBudgetShare),
+ * probes, the cold start's measurements, failovers and resumes — also spends from one bucket
+ * of extraBudgetShare per request plus a floor (budget-options.ts), so that together they
+ * stay within 5 % of requests beyond the floor.
  */
+import { BUDGET_DEFAULTS, BUDGET_RULES, type BudgetOptions } from './budget-options.js';
 import { checkHerdOptions, HERD_DEFAULTS, HERD_RULES, type HerdOptions } from './herd-options.js';
 
-/** With the options of push, equivalent-server sets and first visits (herd-options.ts, issue 13). */
-export interface WebppOptions extends HerdOptions {
+/** With the options of push, equivalent-server sets and first visits (herd-options.ts, issue 13) and of the one extra-request budget (budget-options.ts). */
+export interface WebppOptions extends HerdOptions, BudgetOptions {
   /**
    * A hedge is sent when the chosen replica has sent no first byte by this quantile of its
    * own time to first byte (0 < q < 1). 0.95: Dean and Barroso, "The Tail at Scale" (CACM
@@ -114,6 +116,7 @@ export const WEBPP_DEFAULTS: Readonly<WebppOptions> = Object.freeze({
   probeBackoffCapMs: 60_000,
   bucketCapacityTokens: 3,
   ...HERD_DEFAULTS,
+  ...BUDGET_DEFAULTS,
 });
 
 type Check = (value: number) => boolean;
@@ -143,6 +146,7 @@ const RULES: Record<keyof WebppOptions, [Check, string]> = {
   probeBackoffCapMs: [positive, '> 0'],
   bucketCapacityTokens: [(v) => v >= 1, '>= 1'],
   ...HERD_RULES,
+  ...BUDGET_RULES,
 };
 
 /**

@@ -73,7 +73,9 @@ export function planAttempts(
   const ranked = score(measured, candidates, records, options, input);
   for (const scored of ranked) {
     const pushedMs = herd.pushed.get(scored.server)?.estimateMs(scored.record.lastSampleAtMs, input.nowMs, options);
-    scored.expectedMs = pushedMs === undefined ? agedExpectedMs(scored, input.nowMs, options) : pushedMs + scored.bodyMs;
+    const pushed = herd.pushed.get(scored.server);
+    const shiftMs = pushed === undefined ? 0 : pushed.queueShiftMs(input.nowMs, options);
+    scored.expectedMs = pushedMs === undefined ? Math.max(0, agedExpectedMs(scored, input.nowMs, options) + shiftMs) : pushedMs + scored.bodyMs;
   }
   if (hedgeAffordable) addHedges(ranked, options);
   const effective = (s: Scored): number => s.hedge?.expectedMs ?? s.expectedMs;

@@ -17,18 +17,22 @@ import type {
   PolicyServerView,
 } from '../../engine/policy-types.js';
 import type { ServerId } from '../../types.js';
+import { busyAtTimeout } from './busy.js';
 import { dueBackground, nextProbeAtMs } from './maintenance.js';
 import { resolveWebppOptions, type WebppOptions } from './options.js';
 import { EquivalentSet } from './equivalent-set.js';
 import { planAttempts, type HerdContext } from './plan.js';
 import { PushedLoads } from './pushed-load.js';
 import { Aggregates } from './seed.js';
-import { learnSample, ServerRecord } from './server-record.js';
+import { learnSample, ServerRecord, timeoutMsOf } from './server-record.js';
 import { mergeSnapshot, toSnapshot } from './snapshot.js';
 import { TokenBucket } from './token-bucket.js';
 
-/** Outcomes of a request's attempt after which the engine tries the next replica. */
-const FAILOVER_OUTCOMES: ReadonlySet<ExchangeSample['outcome']> = new Set(['timeout', 'network-error', 'server-error', 'stale', 'cut-mid-body']);
+/**
+ * Outcomes of a request's attempt after which the engine tries the next replica at once
+ * (a timeout asks admitFailover first, which pays for it).
+ */
+const FAILOVER_OUTCOMES: ReadonlySet<ExchangeSample['outcome']> = new Set(['network-error', 'server-error', 'stale', 'cut-mid-body']);
 
 /** Large resources count as "in use" for this long after the last one was planned (ms). */
 const LARGE_IN_USE_MS = 60_000;
@@ -39,6 +43,11 @@ export class WebppPolicy implements ClientPolicy {
   private readonly records = new Map<ServerId, ServerRecord>();
   private readonly hedgeBucket: TokenBucket;
   private readonly refreshBucket: TokenBucket;
+  /**
+   * The one budget every extra request spends from (budget-options.ts): hedges, refreshes,
+   * probes, cold-start measurements, failovers and resumes.
+   */
+  private readonly extraBudget: TokenBucket;
   private readonly listeners = new Set<(server: ServerId) => void>();
   private lastLargeSizeAtMs = Number.NEGATIVE_INFINITY;
   private lastChangeRefreshAtMs = 0;
@@ -53,6 +62,8 @@ export class WebppPolicy implements ClientPolicy {
     this.hedgeBucket = new TokenBucket(this.options.hedgeBudgetShare, this.options.bucketCapacityTokens);
     this.refreshBucket = new TokenBucket(this.options.refreshBudgetShare, this.options.bucketCapacityTokens);
     this.hedgeBucket.overflowTo = this.refreshBucket;
+    const floor = this.options.extraBudgetFloorTokens;
+    this.extraBudget = new TokenBucket(this.options.extraBudgetShare, Math.max(floor, this.options.bucketCapacityTokens), floor);
     this.herd = { pushed: new PushedLoads(), aggregates: new Aggregates(), equivalentSet: new EquivalentSet(), random: deps.random };
   }
 
@@ -60,13 +71,39 @@ export class WebppPolicy implements ClientPolicy {
     // Every planned request earns its share of hedges and refreshes (the budgets).
     this.hedgeBucket.earn();
     this.refreshBucket.earn();
+    this.extraBudget.earn();
     if ((input.sizeBytes ?? 0) >= this.options.rangeRefreshBytes) this.lastLargeSizeAtMs = input.nowMs;
     for (const server of input.candidates) this.recordOf(server);
-    return planAttempts(input, this.records, this.options, this.hedgeBucket.canSpend(), this.herd);
+    const attempts = planAttempts(input, this.records, this.options, this.hedgeBucket.canSpend(), this.herd);
+    const first = attempts[0] === undefined ? undefined : this.records.get(attempts[0].server);
+    if (first !== undefined) first.requestedAtMs = input.nowMs;
+    return attempts;
   }
 
+  /**
+   * A hedge spends a hedge token and one of the extra budget, which it may borrow (down to
+   * the bucket's capacity in debt) as failovers may: the tail comes first, background
+   * measurements wait until the debt is paid back.
+   */
   admitHedge(_server: ServerId, _nowMs: number): boolean {
+    if (!this.hedgeBucket.canSpend() || !this.extraBudget.borrow()) return false;
     return this.hedgeBucket.trySpend();
+  }
+
+  /**
+   * A request's attempt on `server` timed out (ClientPolicy.admitFailover); the failover is
+   * paid from the one budget. A server that is busy, not dead (busy.ts), gets a second
+   * request elsewhere only when a token is there; any other timeout (a likely dead server)
+   * may also borrow, down to the bucket's capacity in debt. When neither is possible the
+   * client keeps waiting on the running attempt, up to its deadline, rather than pile more
+   * load onto a cluster that is slow already (Envoy's retry budget; Finagle's RetryBudget).
+   */
+  admitFailover(server: ServerId, _nowMs: number): boolean {
+    const record = this.records.get(server);
+    const busy = record !== undefined && record.state !== 'failed' && record.busyTimeoutAtMs === record.updatedAtMs;
+    if (!(busy ? this.extraBudget.trySpend() : this.extraBudget.borrow())) return false;
+    this.refreshBucket.charge();
+    return true;
   }
 
   observe(sample: ExchangeSample): void {
@@ -74,13 +111,16 @@ export class WebppPolicy implements ClientPolicy {
     // so that refreshes make room for them and the total stays within the budgets.
     if ((sample.purpose === 'request' && FAILOVER_OUTCOMES.has(sample.outcome)) || (sample.purpose === 'resume' && sample.outcome !== 'cancelled')) {
       this.refreshBucket.charge();
+      this.extraBudget.charge();
     }
     // A large body served tells that large resources are in use even when no plan knew its
     // size (the worker learns sizes from responses when the bindings carry none).
     if (sample.outcome === 'served' && (sample.bodyBytes ?? 0) >= this.options.rangeRefreshBytes) {
       this.lastLargeSizeAtMs = Math.max(this.lastLargeSizeAtMs, sample.nowMs);
     }
-    const result = learnSample(this.recordOf(sample.server), sample, this.options, this.deps.random);
+    const record = this.recordOf(sample.server);
+    const busy = sample.outcome === 'timeout' && busyAtTimeout(record, this.herd.pushed.get(sample.server), timeoutMsOf(record, this.options), sample.nowMs, this.options);
+    const result = learnSample(record, sample, this.options, this.deps.random, busy);
     if (result === 'ejected') {
       this.herd.equivalentSet.remove(sample.server);
       for (const listener of [...this.listeners]) listener(sample.server);
@@ -109,6 +149,7 @@ export class WebppPolicy implements ClientPolicy {
       recordOf: (server: ServerId) => this.recordOf(server),
       options: this.options,
       refreshBucket: this.refreshBucket,
+      extraBudget: this.extraBudget,
       largeResourcesInUse: input.nowMs - this.lastLargeSizeAtMs < LARGE_IN_USE_MS,
       random: this.deps.random,
       lastChangeRefreshAtMs: this.lastChangeRefreshAtMs,

@@ -38,6 +38,9 @@ export class PushedLoad {
   private factorWeight = 0;
   private decayedAtMs = 0;
   private unpaired: UnpairedSample | undefined;
+  /** The S of the newest pair (what the server claimed when the client last measured it). */
+  private pairedServiceMs: number | undefined;
+  private pairedAtMs = Number.NEGATIVE_INFINITY;
 
   /** A = R / S (geometric mean of the pairs, time-decayed), or undefined before a pair. */
   factor(): number | undefined {
@@ -91,7 +94,25 @@ export class PushedLoad {
     return factor === undefined ? undefined : factor * Math.max(MIN_SERVICE_MS, this.serviceMs);
   }
 
+  /**
+   * How much the server's queue grew (or shrank) since the client's own last measurement of
+   * it: S_now − S_then, in ms, times pushSteerShare; 0 without a fresh S or a pair. Added
+   * to the client's own estimate, it lets the pushed load steer every plan, not only after a
+   * silence (Fei Section 4.3: the resolver's estimate follows each pushed S(i) between
+   * probes). Additive rather than A × ΔS: R = network time + S, and the network part does
+   * not grow with the queue (with A ≈ 10, A × ΔS overshot and the herd followed).
+   */
+  queueShiftMs(nowMs: number, options: WebppOptions): number {
+    if (options.pushMaxAgeMs <= 0 || options.pushSteerShare <= 0 || this.serviceMs === undefined || this.pairedServiceMs === undefined) return 0;
+    if (nowMs - this.atMs > options.pushMaxAgeMs || this.atMs <= this.pairedAtMs) return 0;
+    return options.pushSteerShare * (this.serviceMs - this.pairedServiceMs);
+  }
+
   private addPair(ttfbMs: number, serviceMs: number, nowMs: number, options: WebppOptions): void {
+    if (nowMs >= this.pairedAtMs) {
+      this.pairedServiceMs = serviceMs;
+      this.pairedAtMs = nowMs;
+    }
     // Exponential time decay of the older pairs (the estimate's half-life, options.ts).
     const elapsedMs = Math.max(0, nowMs - this.decayedAtMs);
     const keep = 2 ** (-elapsedMs / options.estimateHalfLifeMs);

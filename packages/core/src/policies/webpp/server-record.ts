@@ -44,8 +44,14 @@ export class ServerRecord {
   updatedAtMs = 0;
   /** Free refreshes sent to this server while it had fewer than BOOTSTRAP_SAMPLES samples (the cold start). */
   bootstrapsSent = 0;
-  /** True once the free ranged refresh that measures an unknown throughput went out (maintenance.ts). */
+  /** True once the ranged refresh that measures an unknown throughput went out (maintenance.ts). */
   throughputBootstrapSent = false;
+  /** When a request was last planned with this server first (engine clock; 0: never). */
+  requestedAtMs = 0;
+  /** When the last response head from this server arrived (engine clock; 0: never): it is alive. */
+  lastHeadAtMs = 0;
+  /** When the last timeout on a busy, not dead, server was learnt (busy.ts; 0: never). */
+  busyTimeoutAtMs = 0;
 
   constructor(readonly server: ServerId) {}
 
@@ -109,7 +115,7 @@ function noteChange(record: ServerRecord, ttfbMs: number, nowMs: number, options
 const MIN_WEIGHT_FOR_CHANGE = 20;
 
 /** Outcome of learning one sample: whether the server was just ejected. */
-export type LearnResult = 'ejected' | 'recovered' | undefined;
+export type LearnResult = 'ejected' | 'recovered' | 'busy' | undefined;
 
 /**
  * Folds one exchange into the record.
@@ -122,9 +128,11 @@ export type LearnResult = 'ejected' | 'recovered' | undefined;
  *   ejectAfterFailures in a row the server is ejected (Envoy outlier detection,
  *   consecutive_5xx / consecutive_local_origin_failure) and probed with backoff. A body cut
  *   off ejects at once.
+ * - A timeout on a busy server (`busy`, busy.ts) is no failure: the censored sample ranks it
+ *   by what it costs, but it is not ejected (Envoy ejects on errors, not on slowness).
  * - 'cancelled' (another attempt won) teaches nothing.
  */
-export function learnSample(record: ServerRecord, sample: ExchangeSample, options: WebppOptions, random: () => number): LearnResult {
+export function learnSample(record: ServerRecord, sample: ExchangeSample, options: WebppOptions, random: () => number, busy = false): LearnResult {
   const { outcome, nowMs } = sample;
   if (outcome === 'cancelled') return undefined;
   record.updatedAtMs = Math.max(record.updatedAtMs, nowMs);
@@ -132,6 +140,7 @@ export function learnSample(record: ServerRecord, sample: ExchangeSample, option
     noteChange(record, sample.ttfbMs, nowMs, options);
     const sentAtMs = nowMs - sample.ttfbMs - (sample.bodyMs ?? 0);
     record.addFirstByte(sample.ttfbMs, nowMs, options, sentAtMs);
+    record.lastHeadAtMs = Math.max(record.lastHeadAtMs, nowMs - (sample.bodyMs ?? 0));
     const { bodyBytes, bodyMs } = sample;
     if (bodyBytes !== undefined && bodyMs !== undefined && bodyBytes >= Math.max(1, options.minThroughputSampleBytes) && bodyMs >= 0) {
       // A body much slower than the estimate is a change of the link too (throughput.ts): re-measure the others.
@@ -150,6 +159,10 @@ export function learnSample(record: ServerRecord, sample: ExchangeSample, option
   if (record.state === 'failed') return undefined; // already ejected: the probe schedule stands
   if (outcome === 'timeout') {
     record.addFirstByte(timeoutMsOf(record, options), nowMs, options);
+    if (busy) {
+      record.busyTimeoutAtMs = nowMs;
+      return 'busy';
+    }
   }
   record.failureStreak++;
   // A body cut off mid-stream is what a crash does to its connections: eject at once (a

@@ -12,13 +12,16 @@
  *   any run, spent ≤ share × requests + capacity.
  */
 export class TokenBucket {
-  private tokens = 0;
+  private tokens: number;
   overflowTo: TokenBucket | undefined;
 
   constructor(
     private readonly sharePerRequest: number,
     private readonly capacityTokens: number,
-  ) {}
+    initialTokens = 0,
+  ) {
+    this.tokens = Math.min(capacityTokens, initialTokens);
+  }
 
   /** One request was made. */
   earn(): void {

@@ -1,0 +1,23 @@
+/**
+ * The herd on ten servers (issue 13 §4): many clients, each with its own engine and the
+ * default webpp policy, against servers of finite capacity. Before the one extra budget and
+ * the "busy, not dead" rule, every request of such a run failed: the new clients' cold-start
+ * measurements and failovers kept every queue past the attempt timeouts.
+ */
+import { describe, expect, it } from 'vitest';
+import { WEBPP_DEFAULTS } from '@webpp/core';
+import { runHerding } from '../src/herding.js';
+
+describe('herding on ten servers', () => {
+  it('serves every request of a 300-client run, with the extra requests within the budget', () => {
+    const clients = 300;
+    const { row, result } = runHerding({ clients, servers: 10, policy: 'webpp', durationMs: 40_000, startSpreadMs: 10_000, warmUpMs: 10_000 });
+    expect(row.requests).toBeGreaterThan(1_000);
+    expect(row.failed).toBe(0);
+    expect(result.failed).toBe(0);
+    // Each client's budget: 5 % of its requests, a floor, and at most its capacity in debt.
+    const { extraBudgetShare, extraBudgetFloorTokens, bucketCapacityTokens } = WEBPP_DEFAULTS;
+    const perClient = extraBudgetFloorTokens + Math.max(extraBudgetFloorTokens, bucketCapacityTokens);
+    expect(result.extraRequests).toBeLessThanOrEqual(extraBudgetShare * result.requests + clients * perClient);
+  });
+});
