@@ -168,7 +168,9 @@ async function measure(config: BenchConfig, run: number, upstream: { port: numbe
         join(dataDir, String(index)),
         ...config.flags(cacheBytes),
       ];
-      const child = spawn(process.execPath, args, {
+      // WEBPP_BENCH_ORIGIN_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof": profile the origins.
+      const nodeArgs = (process.env.WEBPP_BENCH_ORIGIN_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
+      const child = spawn(process.execPath, [...nodeArgs, ...args], {
         stdio: ['ignore', 'pipe', 'inherit'],
         env: { ...process.env, WEBPP_ADMIN_TOKEN: ADMIN_TOKEN, WEBPP_CLUSTER_SECRET: CLUSTER_SECRET },
       });

@@ -97,7 +97,7 @@ async function startNode(port: number, urls: string[], maxBytes: number): Promis
     reportIntervalMs: 100,
     reportThreshold: 4,
     agingIntervalMs: 0,
-    hotCount: 6,
+    hotShare: 0.5,
     hotCopies: 2,
     recirculation: 2,
     maxObjectBytes: 1024 * 1024,

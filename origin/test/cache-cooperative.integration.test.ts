@@ -67,7 +67,7 @@ beforeAll(async () => {
       memoryCacheBytes: 4 * 1024 * 1024,
       memoryCacheReportIntervalMs: 100,
       memoryCacheReportThreshold: 2,
-      memoryCacheHotCount: 4,
+      memoryCacheHotShare: 0.5,
       memoryCacheHotCopies: 3,
       routes: (app) => {
         app.get('/api/score', { config: { webppCache: { ttlMs: 60_000 } } }, async (_request, reply) => {
