@@ -129,7 +129,7 @@ export class CooperativeCache {
 
   /** Whether `path`'s global count is in the top `hotShare` of the counts this server knows. */
   isHot(path: string): boolean {
-    return this.countOf(path) >= this.hotThreshold.current(() => this.counts.trackedCounts());
+    return this.countOf(path) >= this.hotThreshold.current(this.counts.trackedObjects, () => this.counts.trackedCounts());
   }
 
   /** Whether this server keeps its own copy of `path` (see the placement rule above). */
@@ -258,6 +258,7 @@ export class CooperativeCache {
 
   async stop(): Promise<void> {
     await this.reporter.stop();
+    await this.client.close();
   }
 
   /** Fresh, and not read before a later invalidation. */

@@ -9,8 +9,9 @@
  * the head of the popularity distribution whatever the request rate: under a Zipf workload
  * the top 10 % of the objects draw about half of the requests (α 0.8, 1,000 objects).
  *
- * The threshold is the count at rank ⌈share × n⌉ among the n tracked objects, recomputed at
- * most once per `recomputeMs` (a sort of n counts), and never below `minCount`, so that a
+ * The threshold is the count at rank ⌊share × n⌋ among the n tracked objects (nothing is hot
+ * while share × n < 1: the top 10 % of five objects is not one object), recomputed at most
+ * once per `recomputeMs` (a sort of n counts), and never below `minCount`, so that a
  * cluster that has seen every object once has nothing hot.
  */
 export interface HotThresholdOptions {
@@ -25,24 +26,30 @@ export interface HotThresholdOptions {
 export class HotThreshold {
   private thresholdCount = Number.POSITIVE_INFINITY;
   private computedAtMs = Number.NEGATIVE_INFINITY;
+  private trackedAtCompute = 0;
 
   constructor(private readonly options: HotThresholdOptions) {}
 
-  /** The smallest count that is hot now; `counts` lists the global count of every tracked object. */
-  current(counts: () => Iterable<number>): number {
+  /**
+   * The smallest count that is hot now. `tracked`: how many objects are tracked; `counts`
+   * lists their global counts. Recomputed when `recomputeMs` passed or the number of
+   * tracked objects grew by a tenth (a young table changes fast).
+   */
+  current(tracked: number, counts: () => Iterable<number>): number {
     const nowMs = this.options.now();
-    if (nowMs - this.computedAtMs >= this.options.recomputeMs) {
+    if (nowMs - this.computedAtMs >= this.options.recomputeMs || tracked > this.trackedAtCompute * 1.1) {
       this.computedAtMs = nowMs;
+      this.trackedAtCompute = tracked;
       this.thresholdCount = Math.max(this.options.minCount, topShareCount([...counts()], this.options.share));
     }
     return this.thresholdCount;
   }
 }
 
-/** The count at rank ⌈share × n⌉ (1-based) of `counts` sorted from the largest; Infinity when empty. */
+/** The count at rank ⌊share × n⌋ (1-based) of `counts` sorted from the largest; Infinity when that rank is 0. */
 export function topShareCount(counts: number[], share: number): number {
-  if (counts.length === 0 || share <= 0) return Number.POSITIVE_INFINITY;
+  const rank = Math.min(counts.length, Math.floor(share * counts.length));
+  if (rank < 1) return Number.POSITIVE_INFINITY;
   counts.sort((a, b) => b - a);
-  const rank = Math.min(counts.length, Math.max(1, Math.ceil(share * counts.length)));
   return counts[rank - 1] ?? Number.POSITIVE_INFINITY;
 }
