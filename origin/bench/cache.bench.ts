@@ -84,6 +84,21 @@ function waitForLine(child: ChildProcess, pattern: RegExp, what: string): Promis
   });
 }
 
+/** Until the origin answers its stats (it logs at warn: no "listening" line to wait for). */
+async function waitForHttp(child: ChildProcess, port: number, what: string): Promise<void> {
+  const deadlineMs = Date.now() + READY_TIMEOUT_MS;
+  while (Date.now() < deadlineMs) {
+    if (child.exitCode !== null) throw new Error(`${what} exited with ${child.exitCode}`);
+    const ok = await fetch(`http://127.0.0.1:${port}/.well-known/webpp/stats`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } }).then(
+      async (response) => (await response.arrayBuffer(), response.ok),
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`${what} not ready`);
+}
+
 async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -180,11 +195,11 @@ async function measure(config: BenchConfig, run: number, upstream: { port: numbe
       // WEBPP_BENCH_ORIGIN_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof": profile the origins.
       const nodeArgs = (process.env.WEBPP_BENCH_ORIGIN_NODE_ARGS ?? '').split(' ').filter((arg) => arg !== '');
       const child = spawn(process.execPath, [...nodeArgs, ...args], {
-        stdio: ['ignore', 'pipe', 'inherit'],
+        stdio: ['ignore', 'inherit', 'inherit'],
         env: { ...process.env, WEBPP_ADMIN_TOKEN: ADMIN_TOKEN, WEBPP_CLUSTER_SECRET: CLUSTER_SECRET },
       });
       origins.push(child);
-      await waitForLine(child, /listening/, `origin ${index}`);
+      await waitForHttp(child, port, `origin ${index}`);
     }
     const random = createRandom('cache-bench', config.name, run);
     const nextPage = zipfSampler(PAGES, ALPHA, random);
