@@ -8,10 +8,11 @@
  *   it (`memoryCacheHotCopies` 1: only the home keeps hot objects) — a signed peer GET;
  * - upstream: a server without the memory cache, which renders the page upstream every time.
  * ROUNDS rounds of REQUESTS requests each, the setups interleaved; medians and ranges of the
- * mean time per request, and the ratios to the upstream render. Writes docs/benchmarks/peer-hop.json.
+ * wall time and of the CPU time per request (this process: client and servers, plus the
+ * upstream process), and their ratios. Writes docs/benchmarks/peer-hop.json.
  */
 import { spawn } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
 import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
@@ -55,15 +56,31 @@ function get(url: string): Promise<number> {
   });
 }
 
-/** Mean ms per request over `count` sequential requests (after a short warm-up). */
-async function meanMs(url: string, count: number): Promise<number> {
+/** CPU time (user + system) a process has used so far, in ms, from /proc (Linux; clock ticks of 10 ms). */
+async function processCpuMs(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return Number.NaN;
+  const fields = (await readFile(`/proc/${pid}/stat`, 'utf8')).split(') ')[1]?.split(' ') ?? [];
+  return (Number(fields[11]) + Number(fields[12])) * 10;
+}
+
+/**
+ * Over `count` sequential requests (after a short warm-up): mean wall time per request, and
+ * CPU time per request of this process (client and servers) plus the upstream's — steadier
+ * than wall time on a shared machine.
+ */
+async function measure(url: string, count: number, upstreamPid: number | undefined): Promise<{ wallMs: number; cpuMs: number }> {
   for (let index = 0; index < WARMUP_REQUESTS; index += 1) await get(url);
+  const cpuBefore = process.cpuUsage();
+  const upstreamBefore = await processCpuMs(upstreamPid);
   const startMs = performance.now();
   for (let index = 0; index < count; index += 1) {
     const status = await get(url);
     if (status !== 200) throw new Error(`${url}: ${status}`);
   }
-  return (performance.now() - startMs) / count;
+  const wallMs = (performance.now() - startMs) / count;
+  const own = process.cpuUsage(cpuBefore);
+  const upstreamMs = (await processCpuMs(upstreamPid)) - upstreamBefore;
+  return { wallMs, cpuMs: ((own.user + own.system) / 1000 + upstreamMs) / count };
 }
 
 const median = (values: number[]): number => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)] ?? Number.NaN;
@@ -107,26 +124,33 @@ async function main(): Promise<void> {
     const page = Array.from({ length: PAGES }, (_, index) => `/p/${index}.html`).find((path) => rankServers(path, urls)[0] === home) as string;
     await get(`${home}${page}`);
     const setups = { local_hit: `${home}${page}`, peer_hit: `${asker}${page}`, upstream: `${plain.url}${page}` };
-    const samples: Record<keyof typeof setups, number[]> = { local_hit: [], peer_hit: [], upstream: [] };
+    type Setup = keyof typeof setups;
+    const wall: Record<Setup, number[]> = { local_hit: [], peer_hit: [], upstream: [] };
+    const cpu: Record<Setup, number[]> = { local_hit: [], peer_hit: [], upstream: [] };
     for (let index = 0; index < ROUNDS; index += 1) {
-      for (const [name, url] of Object.entries(setups) as [keyof typeof setups, string][]) samples[name].push(await meanMs(url, REQUESTS));
-      console.log(`round ${index + 1}: local ${samples.local_hit.at(-1)?.toFixed(3)} ms, peer ${samples.peer_hit.at(-1)?.toFixed(3)} ms, upstream ${samples.upstream.at(-1)?.toFixed(3)} ms, load ${loadavg()[0]?.toFixed(1)}`);
+      for (const [name, url] of Object.entries(setups) as [Setup, string][]) {
+        const result = await measure(url, REQUESTS, upstream.pid);
+        wall[name].push(result.wallMs);
+        cpu[name].push(result.cpuMs);
+      }
+      const line = (name: Setup): string => `${wall[name].at(-1)?.toFixed(3)} ms (CPU ${cpu[name].at(-1)?.toFixed(3)})`;
+      console.log(`round ${index + 1}: local ${line('local_hit')}, peer ${line('peer_hit')}, upstream ${line('upstream')}, load ${loadavg()[0]?.toFixed(1)}`);
     }
     const askerServer = servers[0] as ReplicaServer;
     const { peerHits, localHits } = askerServer.app.webpp.cache.summary();
     if (localHits > 0) throw new Error(`the asking server answered ${localHits} requests from its own memory: not a peer-hit measurement`);
-    const rows = Object.fromEntries(
-      (Object.keys(samples) as (keyof typeof samples)[]).map((name) => [
-        name,
-        { ms: round(median(samples[name])), range_ms: [round(Math.min(...samples[name])), round(Math.max(...samples[name]))] },
-      ]),
-    );
+    const names = Object.keys(setups) as Setup[];
+    const summary = (values: number[]): { median: number; range: [number, number] } => ({ median: round(median(values)), range: [round(Math.min(...values)), round(Math.max(...values))] });
+    const rows = Object.fromEntries(names.map((name) => [name, { wall_ms: summary(wall[name]), cpu_ms: summary(cpu[name]) }]));
+    const ratio = (a: number[], b: number[]): number => round(median(a) / median(b), 2);
     const ratios = {
-      peer_hit_over_upstream: round(median(samples.peer_hit) / median(samples.upstream), 2),
-      local_hit_over_upstream: round(median(samples.local_hit) / median(samples.upstream), 2),
-      peer_hit_over_local_hit: round(median(samples.peer_hit) / median(samples.local_hit), 2),
+      cpu_peer_hit_over_upstream: ratio(cpu.peer_hit, cpu.upstream),
+      cpu_local_hit_over_upstream: ratio(cpu.local_hit, cpu.upstream),
+      cpu_peer_hit_over_local_hit: ratio(cpu.peer_hit, cpu.local_hit),
+      wall_peer_hit_over_upstream: ratio(wall.peer_hit, wall.upstream),
+      wall_local_hit_over_upstream: ratio(wall.local_hit, wall.upstream),
     };
-    console.table(rows);
+    console.log(JSON.stringify(rows));
     console.log('ratios:', ratios, `(asker: ${peerHits} peer hits)`);
     const document = { benchmark: 'peer-hop', generatedAt: new Date().toISOString(), settings: { rounds: ROUNDS, requestsPerRound: REQUESTS, page, loadAverage: loadavg()[0] }, rows, ratios };
     await writeFile(OUTPUT, `${JSON.stringify(document, null, 2)}\n`);
