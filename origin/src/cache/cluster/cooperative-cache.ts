@@ -15,7 +15,7 @@
  *   are among the `hotCopies` best-ranked servers of the object (IBM Section 3.2). So the
  *   cluster's memory holds about one copy of each warm object plus k of each hot one: the
  *   hottest objects are served locally everywhere and only the warm tail pays a peer hop.
- * - Second chance: a home evicting a singlet forwards it to a random live peer with a
+ * - Second chance: a home evicting a singlet (counted at least twice) forwards it to a random live peer with a
  *   recirculation count (GOS Section 4.5, xFS N-chance; N = 2); a peer whose policy rejects
  *   it decrements the count and forwards it again while the count is positive.
  * - Invalidation: removes the copies everywhere before it resolves (cluster-invalidation.ts).
@@ -69,6 +69,12 @@ export interface CooperativeCacheOptions {
 
 /** A hot object has been counted at least this often (one request is not popularity). */
 const MIN_HOT_COUNT = 2;
+/**
+ * An evicted singlet gets a second chance only when counted at least this often: a one-hit
+ * wonder is refused by the LFU policies anyway (bench counters: at a full cache about half of
+ * the second chances were forwarded again or dropped), and each costs a signed POST with its body.
+ */
+const MIN_SECOND_CHANCE_COUNT = 2;
 /** The hot threshold is recomputed at most this often. */
 const HOT_RECOMPUTE_MS = 1000;
 
@@ -198,7 +204,7 @@ export class CooperativeCache {
     this.counts.setHolds(object.path, false, home);
     if (home !== this.options.self || this.options.recirculation <= 0) return;
     const others = this.counts.holdersOf(object.path).filter((server) => server !== this.options.self && this.membership.isLive(server));
-    if (others.length > 0 || !this.usable(object)) return;
+    if (others.length > 0 || !this.usable(object) || this.countOf(object.path) < MIN_SECOND_CHANCE_COUNT) return;
     const target = this.randomPeer([]);
     if (target === undefined) return;
     this.counters.secondChancesSent += 1;
