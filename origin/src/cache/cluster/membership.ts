@@ -9,7 +9,7 @@
  * The ranking of every configured server for a path is computed once (one hash per server)
  * and kept in a bounded table: filtered by liveness it is the ranking over the live servers
  * (rendezvous hashing ranks each server independently), so membership changes need no
- * recomputation, and a request does not hash again (profiled: the hashes were about half of
+ * recomputation, and a request does not hash again (profiled: the hashes were about 40 % of
  * the memory cache's own time on a local hit).
  *
  * Pure: the clock is injected.

@@ -46,7 +46,7 @@ export class PeerTransport {
       }
       chunks.push(chunk);
     }
-    return { status: response.statusCode, body: new Uint8Array(Buffer.concat(chunks, bytes)), headers: response.headers as ClusterResponse['headers'] };
+    return { status: response.statusCode, body: new Uint8Array(Buffer.concat(chunks, bytes)), headers: response.headers };
   }
 
   /** Closes the connections once requests in flight are answered (idempotent). */
