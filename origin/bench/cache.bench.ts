@@ -285,6 +285,8 @@ async function main(): Promise<void> {
       miss_pct: round(median(pick((row) => row.missPct))),
       array_hit_pct: round(median(pick((row) => 100 - row.missPct))),
       upstream_mb: round(median(pick((row) => row.upstreamBytes / 1e6))),
+      // Per measured request: comparable when a time-capped phase measured fewer requests.
+      upstream_kb_per_request: round(median(pick((row) => row.upstreamBytes / 1e3 / Math.max(1, row.load.requests))), 2),
       upstream_requests: round(median(pick((row) => row.upstreamRequests)), 0),
       server_cpu_ms_per_request: round(median(pick((row) => row.serverCpuMsPerRequest)), 2),
       throughput_range_rps: range(pick((row) => row.load.throughputRps)).map((value) => round(value, 0)),
@@ -298,7 +300,7 @@ async function main(): Promise<void> {
   const weighted = summary.find((row) => row.config === 'coop-weighted-lfu');
   const goals = {
     coopWeightedLfuBeatsIndependentLruOnArrayHits: weighted !== undefined && independent !== undefined && weighted.array_hit_pct > independent.array_hit_pct,
-    coopWeightedLfuBeatsIndependentLruOnUpstreamLoad: weighted !== undefined && independent !== undefined && weighted.upstream_mb < independent.upstream_mb,
+    coopWeightedLfuBeatsIndependentLruOnUpstreamLoad: weighted !== undefined && independent !== undefined && weighted.upstream_kb_per_request < independent.upstream_kb_per_request,
     throughputWithCacheOverWithout: noCache === undefined || weighted === undefined ? undefined : round(weighted.throughput_rps / noCache.throughput_rps, 2),
     serverCpuPerRequestWithoutOverWith: noCache === undefined || weighted === undefined ? undefined : round(noCache.server_cpu_ms_per_request / weighted.server_cpu_ms_per_request, 2),
   };
