@@ -56,7 +56,7 @@ import { LazyReplicas } from './lazy/lazy-replicas.js';
 import { webppLazyReplicas } from './http/lazy-replicas-plugin.js';
 import { publicRoutes } from './routes/public.js';
 import type { OriginGauges } from './stats/prometheus.js';
-import { webppConcurrencyGate } from './http/concurrency-gate.js';
+import { webppConcurrencyGate, webppConcurrencyGateRelease } from './http/concurrency-gate.js';
 import { PushState } from './push/push-state.js';
 import { webppPush } from './push/push-plugin.js';
 
@@ -198,6 +198,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   registerBatching(app, batchSourceFromOrigin({ options, directory, killSwitch }), options.batch); // onSend, after the bindings header: batches carry pre-processed pages
   await app.register(webppRecordLoad, { stats }); // onResponse: load statistics
   await app.register(webppPeerState, { state: gossip?.state }); // onSend: load records on peer calls
+  await app.register(webppConcurrencyGateRelease, { gate: push.gate }); // onSend, last: the slot is given back before the body's transfer
 
   // The origin's own endpoints, each set encapsulated.
   await app.register(publicRoutes, { options, directory, store, replicas, stats, killSwitch, sync, clientScripts, gauges });

@@ -3,7 +3,7 @@
  * the live events the worker broadcasts. Types only (plus names), so that the page script
  * stays tiny: it imports nothing at run time from here but the constants.
  */
-import type { LatencyTableJSON, SelectionConfig, ServerId, ServerState } from '@webpp/core';
+import type { AttemptOutcome as EngineAttemptOutcome, AttemptRecord as EngineAttemptRecord, LatencyTableJSON, SelectionConfig, ServerId, ServerState } from '@webpp/core';
 import type { PushedLoadView } from './pushed-load.js';
 
 /** BroadcastChannel on which the worker publishes live events (batched arrays of WebppEvent). */
@@ -17,46 +17,22 @@ export const FLUSH_REQUEST = 'webpp:flush';
 export const CONTROL_OFF_MESSAGE = 'webpp:control-off';
 
 
-/** How one attempt of a bound request ended. */
-export type AttemptOutcome =
-  /** The replica answered with a usable response (2xx, 3xx, or 4xx other than 404/410). */
-  | 'served'
-  /** No response headers within the T-percentile timeout (paper Section 4.1): server marked failed. */
-  | 'timeout'
-  /** Connection refused or reset, CORS failure, integrity mismatch…: server marked failed. */
-  | 'network-error'
-  /** A 5xx answer: server marked failed. */
-  | 'server-error'
-  /** 404 or 410: the replica no longer holds the resource; its binding is stale. */
-  | 'stale'
-  /** Another attempt answered first (hedged policies), so this one was cancelled. */
-  | 'cancelled'
-  /** The page itself gave up on the request. */
-  | 'aborted';
+/**
+ * How one attempt of a bound request ended: the engine's outcomes (packages/core,
+ * engine-io.ts). 'served': a usable response (2xx, 3xx, or 4xx other than 404/410);
+ * 'timeout': no response head within the attempt's timeout (paper Section 4.1), server marked
+ * failed; 'network-error': refused or reset, CORS failure, integrity mismatch…, server marked
+ * failed; 'server-error': a 5xx, server marked failed; 'stale': 404 or 410, the binding is
+ * stale; 'cancelled': another attempt answered first; 'aborted': the page gave up.
+ */
+export type AttemptOutcome = EngineAttemptOutcome;
 
-export interface AttemptRecord {
-  server: ServerId;
-  physicalUrl: string;
-  /** Why the policy put this server here (e.g. 'lowest-percentile', 'last-resort-failed'). */
-  reason: string;
-  /** The timeout this attempt ran under. */
-  timeoutMs: number;
-  outcome: AttemptOutcome;
-  /** HTTP status, when the replica answered. */
-  status?: number;
-  /** fetch() start to response headers, when the replica answered. */
-  ttfbMs?: number;
-  /**
-   * Its T-percentile timeout passed before an answer: the server was marked failed and the
-   * next attempt started, while this one kept running as a hedge until timeoutCeilingMs
-   * (outcome 'served' if it still answered first, else 'timeout').
-   */
-  timedOut?: boolean;
-  /** When the attempt started, relative to the request's start. */
-  startedAfterMs: number;
-  /** Error text for network errors. */
-  error?: string;
-}
+/**
+ * One attempt of a bound request, as the page sees it: the engine's record (packages/core,
+ * engine-io.ts) with its target named `physicalUrl` (the replica's URL) and without the
+ * engine-internal purpose.
+ */
+export type AttemptRecord = Omit<EngineAttemptRecord, 'target' | 'purpose'> & { physicalUrl: string };
 
 /** One bound request: which replica served which logical URL, and what was tried. */
 export interface DecisionRecord {

@@ -6,7 +6,7 @@
  * randomness, so the simulator's spread over seeds shows how far two honest runs can differ.
  */
 import { simulate } from '@webpp/simulator';
-import type { SimulationResult } from '@webpp/simulator';
+import type { ClientDelay, SimulationResult } from '@webpp/simulator';
 import type { Scenario, WorkloadSpec } from '@webpp/netem';
 import type { BenchPolicy } from './policies.js';
 
@@ -60,7 +60,13 @@ export interface SimulatorOptions {
   scenario: Scenario;
   policies: readonly BenchPolicy[];
   workload: WorkloadSpec;
-  serviceMs: number;
+  /** The browser's per-request time beyond the link, by scenario time (measured on the single-server policies of the same run). */
+  clientDelay: ClientDelay;
+  /**
+   * Plan a client's first request for each file without its size, as the worker does: the
+   * bench's bindings carry no sizes, so the worker learns them from responses. Default true.
+   */
+  learnSizes?: boolean;
   seeds: readonly (string | number)[];
 }
 
@@ -70,7 +76,7 @@ export function simulateScenario(options: SimulatorOptions): SimulatedPolicy[] {
   const bySeed = options.seeds.map((seed) => {
     const results = new Map<string, SimulationResult>();
     for (const policy of options.policies) {
-      results.set(policy.name, simulate({ scenario: options.scenario, policy: policy.simulated(), seed, workload: options.workload, serviceMs: options.serviceMs }));
+      results.set(policy.name, simulate({ scenario: options.scenario, policy: policy.simulated(), seed, workload: options.workload, clientDelay: options.clientDelay, learnSizes: options.learnSizes ?? true }));
     }
     return { seed, results };
   });

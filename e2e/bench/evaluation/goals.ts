@@ -86,7 +86,7 @@ export function goalCells(rows: readonly ResultRow[], policy: string): Record<st
 }
 
 const GOAL_NAMES: Record<string, string> = {
-  mean: `mean ≤ ${GOALS.meanRatio}× optimal-complete, every scenario`,
+  mean: `mean ≤ ${GOALS.meanRatio.toFixed(2)}× optimal-complete, every scenario`,
   p95: `p95 ≤ ${GOALS.p95Ratio}× optimal-complete's p95, every scenario`,
   extra: `extra requests ≤ ${GOALS.extraRequestsPct}% (hedges, refreshes, probes, resumes)`,
   failed: 'failed requests: 0',

@@ -5,6 +5,7 @@
 import { compileScenario, meanOf } from '@webpp/netem';
 import type { Scenario } from '@webpp/netem';
 import { summarize } from '@webpp/simulator';
+import type { ClientDelaySample } from '@webpp/simulator';
 import type { BrowserPolicyRun, PageRecord, WorkerDecision } from './browser-run.js';
 import { emulatedMs } from './cluster.js';
 import type { PolicyTraffic, ServerSideRequest } from './cluster.js';
@@ -199,19 +200,30 @@ export function measure(
 /**
  * Time a browser request takes beyond what the emulated link accounts for (the worker, the
  * origin, Chromium, the loopback), from requests that reached exactly one replica: page time −
- * (delay + stalls + size ÷ bandwidth of the plan the emulator drew for it). Used as the
- * simulator's `serviceMs`, so that both sides share the same fixed per-request cost.
+ * (delay + stalls + size ÷ bandwidth of the plan the emulator drew for it). Each request is a
+ * sample at its scenario time, split into the part before the response head (the worker's
+ * time to first byte − the link's delay and first-byte stall) and the rest; the simulator
+ * replays them as its client delay (@webpp/simulator client-delay.ts), so that both sides
+ * meet the same per-request cost at the same moment.
  */
-export function clientOverheadMs(runs: readonly { policy: string; records: PageRecord[]; traffic: PolicyTraffic }[]): { medianMs: number; samples: number } {
-  const overheads: number[] = [];
-  for (const { policy, records, traffic } of runs) {
-    for (const { record, get } of inOrder(records, [], traffic, policy)) {
+export function clientOverhead(
+  runs: readonly { policy: string; records: PageRecord[]; decisions: readonly WorkerDecision[]; traffic: PolicyTraffic }[],
+): { medianMs: number; samples: ClientDelaySample[] } {
+  const samples: ClientDelaySample[] = [];
+  for (const { policy, records, decisions, traffic } of runs) {
+    for (const { record, decision, get } of inOrder(records, decisions, traffic, policy)) {
       if (!record.ok || !get?.plan || get.outcome !== 'ok') continue;
-      overheads.push(record.responseMs - emulatedMs(get.plan, record.sizeBytes));
+      const totalMs = record.responseMs - emulatedMs(get.plan, record.sizeBytes);
+      const [only] = decision?.attempts ?? [];
+      // Without the worker's time to first byte, the whole overhead counts as before the head.
+      const firstByteMs =
+        decision?.attempts.length === 1 && only?.ttfbMs !== null && only?.ttfbMs !== undefined
+          ? Math.min(totalMs, only.ttfbMs - get.plan.delayMs - (get.plan.stallPhase === 'first-byte' ? get.plan.stallMs : 0))
+          : totalMs;
+      samples.push({ atMs: record.startMs, firstByteMs, bodyMs: totalMs - firstByteMs });
     }
   }
-  const summary = summarize(overheads);
-  return { medianMs: summary.medianMs, samples: overheads.length };
+  return { medianMs: summarize(samples.map((sample) => sample.firstByteMs + sample.bodyMs)).medianMs, samples };
 }
 
 /** What belongs to one page request: its worker decision, and its one GET when the policy sends exactly one. */

@@ -2,6 +2,7 @@
  * docs/benchmarks/results.md: how the run was made, one table per scenario (medians over runs
  * with their ranges), the goals of issue 11, and the browser/simulator agreement.
  */
+import { policyCellsMarkdown, readmeSummaryMarkdown } from './docs-tables.js';
 import { AGREEMENT_TOLERANCE } from './agreement.js';
 import { agreementRows, goalsMarkdown, withinTenPercent } from './goals.js';
 import type { ResultRow } from './rows.js';
@@ -72,6 +73,16 @@ export function resultsMarkdown(rows: readonly ResultRow[], scenarios: readonly 
   out.push('');
   out.push(...goalsMarkdown(rows));
   out.push('');
+  out.push('## Tables of docs/evaluation.md and the README');
+  out.push('');
+  out.push('`npm run docs:evaluation` writes these from results.json into docs/evaluation.md ("Results of issue 11") and the README.');
+  out.push('');
+  out.push(...policyCellsMarkdown(rows, scenarios));
+  out.push('');
+  out.push('README:');
+  out.push('');
+  out.push(...readmeSummaryMarkdown(rows));
+  out.push('');
   for (const scenario of scenarios) {
     const mine = rows.filter((candidate) => candidate.scenario === scenario);
     if (mine.length === 0) continue;
@@ -94,7 +105,7 @@ export function resultsMarkdown(rows: readonly ResultRow[], scenarios: readonly 
     out.push('');
     const overhead = info.overheadMs[scenario];
     if (overhead) {
-      out.push(`Per-request time beyond the emulated link (worker, origin, Chromium; median of ${overhead.samples} requests of the single-server policies): ${overhead.medianMs.toFixed(1)} ms, given to the simulator as \`serviceMs\`.`);
+      out.push(`Per-request time beyond the emulated link (worker, origin, Chromium; median of ${overhead.samples} requests of the single-server policies): ${overhead.medianMs.toFixed(1)} ms, replayed by the simulator as its client delay at the same scenario times (each exchange gets the nearest request's; @webpp/simulator client-delay.ts).`);
     }
     const spread = mine[0]!.scenario_spread;
     out.push(

@@ -6,27 +6,16 @@
  * wins: the paper's optimal, Section 6.1). The worker's `optimal` (the first response head
  * wins) is the weaker baseline; ratios against it are kept as `relative_to_worker_optimal`.
  */
+import type { ResultRowCore } from '@webpp/simulator';
 import { RATIO_BASELINE, type Agreement, type ScenarioTolerance, type SimulatedPolicy } from './agreement.js';
 import type { PolicyMeasurement } from './metrics.js';
 import { round } from './metrics.js';
 
-/** One row of results.json: the issue's fields first, then extras. */
-export interface ResultRow {
-  scenario: string;
-  policy: string;
-  mean_ms: number;
-  median_ms: number;
-  p95_ms: number;
-  /** mean ÷ optimal-complete's mean. */
-  relative_to_optimal: number;
+/** One row of results.json: the fields shared with the simulator's rows (@webpp/simulator ResultRowCore), then the browser's own. */
+export interface ResultRow extends ResultRowCore {
   /** p95 ÷ optimal-complete's p95. */
   relative_p95_to_optimal: number;
-  extra_requests_pct: number;
-  failed_requests: number;
   source: 'browser';
-  requests: number;
-  /** median ÷ optimal-complete's median (the paper's Figures 12/14 plot medians). */
-  relative_median_to_optimal: number;
   /** The same as relative_to_optimal (kept for readers of the issue-7 files, where it was an extra column). */
   relative_to_optimal_complete: number;
   /** mean ÷ the worker-`optimal` mean (first response head wins): issue 7's baseline. */

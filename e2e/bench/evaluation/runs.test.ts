@@ -95,6 +95,6 @@ describe('goals of issue 11', () => {
     expect(cells['failed']!.met).toBe(true);
     // 1 − 120 ÷ mean(300, 200) = 52%.
     expect(cells['peak']).toMatchObject({ met: true, text: '0.520 (0.520–0.520) better' });
-    expect(goalsMarkdown(folded).join('\n')).toContain('| mean ≤ 1.1× optimal-complete, every scenario | **missed**: worst peak 1.080 (1.050–1.120) |');
+    expect(goalsMarkdown(folded).join('\n')).toContain('| mean ≤ 1.10× optimal-complete, every scenario | **missed**: worst peak 1.080 (1.050–1.120) |');
   });
 });

@@ -11,7 +11,9 @@ import type { Agreement } from './agreement.js';
 import { runBrowserScenario } from './browser-run.js';
 import type { BrowserScenarioHooks } from './browser-run.js';
 import { startBenchCluster } from './cluster.js';
-import { bestServerOracle, clientOverheadMs, measure } from './metrics.js';
+import { clientDelayFromSamples } from '@webpp/simulator';
+import type { ClientDelaySample } from '@webpp/simulator';
+import { bestServerOracle, clientOverhead, measure } from './metrics.js';
 import type { PolicyMeasurement } from './metrics.js';
 import type { BenchPolicy } from './policies.js';
 import { resultRows } from './rows.js';
@@ -50,6 +52,7 @@ export async function runScenario(options: ScenarioRunOptions): Promise<Scenario
   const cluster = await startBenchCluster({ scenario, fileSizesBytes: workload.fileSizesBytes });
   let measurements: PolicyMeasurement[];
   let overheadMs: ScenarioRunResult['overheadMs'];
+  let overheadSamples: ClientDelaySample[];
   let untaggedRequests: number;
   const configErrors: Record<string, string[]> = {};
   try {
@@ -58,13 +61,17 @@ export async function runScenario(options: ScenarioRunOptions): Promise<Scenario
     const bestServerAt = bestServerOracle(scenario);
     measurements = runs.map((run) => measure(name, run, cluster.traffic(run.policy.name), nameByOrigin, bestServerAt));
     // From the single-server policies: one GET per page request, so each is matched with its emulated plan.
-    overheadMs = clientOverheadMs(
-      runs.filter((run) => run.policy.name.startsWith('single-')).map((run) => ({ policy: run.policy.name, records: run.records, traffic: cluster.traffic(run.policy.name) })),
+    const overhead = clientOverhead(
+      runs
+        .filter((run) => run.policy.name.startsWith('single-'))
+        .map((run) => ({ policy: run.policy.name, records: run.records, decisions: run.worker?.decisions ?? [], traffic: cluster.traffic(run.policy.name) })),
     );
+    overheadSamples = overhead.samples;
+    overheadMs = { medianMs: overhead.medianMs, samples: overhead.samples.length };
     untaggedRequests = cluster.untaggedRequests();
     if (options.rawFile) {
       mkdirSync(resolve(options.rawFile, '..'), { recursive: true });
-      writeFileSync(options.rawFile, JSON.stringify(runs.map((run) => ({ policy: run.policy.name, records: run.records, worker: run.worker }))));
+      writeFileSync(options.rawFile, JSON.stringify({ overheadSamples, runs: runs.map((run) => ({ policy: run.policy.name, records: run.records, worker: run.worker })) }));
     }
     for (const run of runs) if (run.configErrors.length > 0) configErrors[run.policy.name] = run.configErrors;
   } finally {
@@ -89,7 +96,7 @@ export async function runScenario(options: ScenarioRunOptions): Promise<Scenario
       failurePauseMs: workload.failurePauseMs,
       thinkTimeMs: workload.thinkTimeMs,
     },
-    serviceMs: Math.max(0, overheadMs.medianMs || 0),
+    clientDelay: clientDelayFromSamples(overheadSamples),
     seeds,
   });
   const tolerance = scenarioTolerance(simulated);

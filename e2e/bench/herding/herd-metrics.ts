@@ -5,12 +5,11 @@
  * simulator's own `loadCv`, imported by the bench). Plus each server's share of the requests
  * over time.
  */
+import { quantileOfSorted } from '@webpp/simulator';
 
+/** The q-quantile of unsorted values, by the simulator's own rule (linear interpolation between ranks). */
 export function percentile(values: readonly number[], q: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1));
-  return sorted[rank] as number;
+  return quantileOfSorted([...values].sort((a, b) => a - b), q);
 }
 
 export function mean(values: readonly number[]): number {

@@ -2,15 +2,30 @@
  * A finite capacity (issue 13): at most `maxConcurrentRequests` requests for content are
  * served at once; the others wait in a FIFO queue of at most `maxQueuedRequests`, and the
  * rest are refused with 503 WEBPP_ERR_OVERLOADED and `Retry-After: 1`. A request holds its
- * slot from its arrival until its response is finished or its connection closes, so the
- * queue grows with the load a server receives, as a multi-server FIFO queue (M/G/c) does;
- * the wait is part of the service time the server pushes (core's push/service-time.ts). The
- * origin's own endpoints (peer sync, statistics, management) never queue.
+ * slot from its arrival until its response has been through every onSend hook (the
+ * server's work: route, pre-processing, bindings) and is handed to the connection, or until
+ * its connection closes, so the queue grows with the load a server receives, as a
+ * multi-server FIFO queue (M/G/c) does; the wait is part of the service time the server
+ * pushes (core's push/service-time.ts). The body's transfer does not hold a slot: a client
+ * that reads slowly (a slowloris on the response side) would otherwise keep every slot for
+ * as long as it likes. The origin's own endpoints (peer sync, statistics, management)
+ * never queue.
+ *
+ * Two plugins: `webppConcurrencyGate` (onRequest, registered first) takes the slot and
+ * `webppConcurrencyGateRelease` (onSend, registered after webpp's other onSend hooks) gives
+ * it back.
  */
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { WEBPP_ERR_OVERLOADED } from '../errors.js';
 import { isWellKnown } from './request-paths.js';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Gives this request's slot back (once; null: it holds none). */
+    webppReleaseSlot: (() => void) | null;
+  }
+}
 
 export interface ConcurrencyGateOptions {
   /** 0: no limit (the plugin does nothing). */
@@ -73,6 +88,7 @@ export class ConcurrencyGate {
 
 async function concurrencyGatePlugin(app: FastifyInstance, { gate }: { gate: ConcurrencyGate | undefined }): Promise<void> {
   if (gate === undefined) return;
+  app.decorateRequest('webppReleaseSlot', null);
   app.addHook('onRequest', async (request, reply) => {
     if (isWellKnown(request.url)) return;
     let ticket: ReturnType<ConcurrencyGate['acquire']>;
@@ -82,13 +98,29 @@ async function concurrencyGatePlugin(app: FastifyInstance, { gate }: { gate: Con
       reply.header('retry-after', '1');
       throw error;
     }
-    // 'close' on the response: finished, or the connection went away (also while queued).
-    // A queued request that was handed its slot just before closing gives it back.
-    reply.raw.once('close', () => {
+    // Given back after the last onSend hook, or on 'close' (the connection went away, also
+    // while queued; a queued request that was handed its slot just before closing gives it back).
+    let held = true;
+    const releaseSlot = (): void => {
+      if (!held) return;
+      held = false;
+      request.webppReleaseSlot = null;
       if (!ticket.cancel()) gate.release();
-    });
+    };
+    request.webppReleaseSlot = releaseSlot;
+    reply.raw.once('close', releaseSlot);
     if (ticket.ready !== undefined) await ticket.ready;
   });
 }
 
+async function concurrencyGateReleasePlugin(app: FastifyInstance, { gate }: { gate: ConcurrencyGate | undefined }): Promise<void> {
+  if (gate === undefined) return;
+  app.addHook('onSend', async (request, _reply, payload) => {
+    // Requests of contexts made before the gate decorated the request have no slot (undefined).
+    (request.webppReleaseSlot as (() => void) | null | undefined)?.();
+    return payload;
+  });
+}
+
 export const webppConcurrencyGate = fp(concurrencyGatePlugin, { fastify: '5.x', name: 'webpp-concurrency-gate' });
+export const webppConcurrencyGateRelease = fp(concurrencyGateReleasePlugin, { fastify: '5.x', name: 'webpp-concurrency-gate-release', dependencies: ['webpp-concurrency-gate'] });

@@ -14,6 +14,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { WEBPP_ERR_BAD_BODY, WEBPP_ERR_BAD_HEADER, WEBPP_ERR_NOT_CACHED } from '../errors.js';
 import type { MemoryCacheApi } from '../cache/cache-api.js';
+import { apiCacheKey, apiCachePrefix } from '../cache/cache-key.js';
 import type { ResolvedOptions } from '../options.js';
 import { WELL_KNOWN_PREFIX } from '../reserved-paths.js';
 import { requireAdmin } from './management.js';
@@ -77,10 +78,15 @@ export async function cacheRoutes(app: FastifyInstance, { options, cache }: Cach
       throw new WEBPP_ERR_BAD_BODY(`not JSON (${(error as Error).message})`);
     }
     if (!isInvalidations(json)) throw new WEBPP_ERR_BAD_BODY(`expected {"paths": [...], "prefixes": [...]} with at most ${MAX_TARGETS} of each`);
-    let invalidated = 0;
-    for (const path of json.paths ?? []) invalidated += await cache.invalidate(path);
-    for (const prefix of json.prefixes ?? []) invalidated += await cache.invalidate({ prefix });
-    return { invalidated };
+    // Every target is checked before any is removed (a bad one refuses the whole call), and
+    // they are invalidated together: a peer that does not answer costs one peerTimeoutMs for
+    // the call, not one per target.
+    const paths = json.paths ?? [];
+    const prefixes = json.prefixes ?? [];
+    for (const path of paths) apiCacheKey(path); // throws WEBPP_ERR_BAD_PATH
+    for (const prefix of prefixes) apiCachePrefix(prefix);
+    const counts = await Promise.all([...paths.map((path) => cache.invalidate(path)), ...prefixes.map((prefix) => cache.invalidate({ prefix }))]);
+    return { invalidated: counts.reduce((sum, count) => sum + count, 0) };
   });
 }
 

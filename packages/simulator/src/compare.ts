@@ -53,8 +53,11 @@ export function policyByName(name: string, servers: readonly string[]): Policy {
   return factory();
 }
 
-/** One row of docs/benchmarks/results.json (simulated), plus a few extra columns. */
-export interface ResultRow {
+/**
+ * The fields every row of docs/benchmarks/results.json has, whether the simulator computed it
+ * (ResultRow below) or the browser measured it (e2e/bench/evaluation/rows.ts extends it).
+ */
+export interface ResultRowCore {
   scenario: string;
   policy: string;
   mean_ms: number;
@@ -67,6 +70,10 @@ export interface ResultRow {
   extra_requests_pct: number;
   failed_requests: number;
   requests: number;
+}
+
+/** One row of docs/benchmarks/results.json (simulated), plus a few extra columns. */
+export interface ResultRow extends ResultRowCore {
   /** Share of successful requests served by the best replica of the moment. */
   best_server_share: number;
   source: 'simulator';

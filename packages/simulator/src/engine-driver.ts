@@ -186,7 +186,8 @@ class EngineClient implements PolicyClient {
   request(request: LogicalRequest, done: (result: RequestResult) => void): CancelRequest {
     const { engine, environment } = this;
     const candidates = environment.servers;
-    const plan = engine.plan({ logicalUrl: `sim:${request.sizeBytes}`, method: 'GET', candidates, sizeBytes: request.sizeBytes }, (server) => server);
+    const sizeBytes = request.sizeKnown === false ? {} : { sizeBytes: request.sizeBytes };
+    const plan = engine.plan({ logicalUrl: `sim:${request.sizeBytes}`, method: 'GET', candidates, ...sizeBytes }, (server) => server);
     const broken = new Set<string>();
     let finished = false;
     let headServed = false;

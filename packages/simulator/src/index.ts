@@ -31,6 +31,7 @@ export {
   type WebppPolicyOptions,
 } from './policies/engine-policies.js';
 export { ENGINE_EPOCH_MS, enginePolicy, type EnginePolicySpec } from './engine-driver.js';
+export { clientDelayFromSamples, constantClientDelay, type ClientDelay, type ClientDelaySample } from './client-delay.js';
 export { simulate, type RequestRecord, type SimulationOptions, type SimulationResult, type SizeSummary } from './simulation.js';
 export { quantileOfSorted, summarize, type Summary } from './statistics.js';
 export {
@@ -44,6 +45,7 @@ export {
   type ComparisonOptions,
   type ImprovementOverSingle,
   type ResultRow,
+  type ResultRowCore,
   type ScenarioComparison,
 } from './compare.js';
 export {

@@ -13,6 +13,7 @@
  */
 import { createRandom, meanOf, planRequest, responseTiming, type ServerTimeline } from '@webpp/netem/model';
 import type { EventQueue, TimerHandle } from './event-queue.js';
+import type { ClientDelay } from './client-delay.js';
 import type { PushedValue, ServerQueues } from './server-queue.js';
 
 /** Why an exchange (one HTTP request on the wire) was sent. */
@@ -68,6 +69,8 @@ export interface SimulatedNetworkOptions {
   serviceMs?: number;
   /** Servers with finite capacity (server-queue.ts): their time in the server replaces serviceMs. */
   queues?: ServerQueues;
+  /** Time the client itself adds to each exchange, by scenario time (client-delay.ts). Default none. */
+  clientDelay?: ClientDelay;
 }
 
 export class SimulatedNetwork {
@@ -77,6 +80,7 @@ export class SimulatedNetwork {
   private readonly seed: string | number;
   private readonly serviceMs: number;
   readonly queues: ServerQueues | undefined;
+  private readonly clientDelay: ClientDelay | undefined;
 
   constructor(options: SimulatedNetworkOptions) {
     this.queue = options.queue;
@@ -84,6 +88,7 @@ export class SimulatedNetwork {
     this.seed = options.seed;
     this.serviceMs = options.serviceMs ?? 0;
     this.queues = options.queues;
+    this.clientDelay = options.clientDelay;
   }
 
   serverNames(): string[] {
@@ -134,21 +139,28 @@ export class SimulatedNetwork {
     }
 
     const plan = planRequest(timeline.linkAt(sentAtMs), createRandom(this.seed, exchange.server, exchange.key));
+    // The client's own time (client-delay.ts): before the head, and after the body left the link (GETs only).
+    const client = this.clientDelay?.at(sentAtMs) ?? { firstByteMs: 0, bodyMs: 0 };
+    const clientBodyMs = exchange.method === 'HEAD' ? 0 : client.bodyMs;
     const serverQueue = this.queues?.get(exchange.server);
     if (serverQueue === undefined) {
-      this.deliver(exchange, handlers, timeline, plan, sentAtMs, this.serviceMs, undefined, schedule);
+      this.deliver(exchange, handlers, timeline, plan, sentAtMs, this.serviceMs + client.firstByteMs, clientBodyMs, undefined, schedule);
       return handle;
     }
     // Half the round trip on the way in; then the server's queue (it serves even what the client has cancelled since).
     queue.at(sentAtMs + plan.delayMs / 2, () => {
       const inServerMs = serverQueue.admit(queue.now());
       const pushed = this.queues?.carriedBy(exchange.server, queue.now());
-      this.deliver(exchange, handlers, timeline, plan, sentAtMs, inServerMs, pushed, schedule);
+      this.deliver(exchange, handlers, timeline, plan, sentAtMs, inServerMs + client.firstByteMs, clientBodyMs, pushed, schedule);
     });
     return handle;
   }
 
-  /** Schedules the head, the body, stalls and cuts of an exchange sent at sentAtMs. */
+  /**
+   * Schedules the head, the body, stalls and cuts of an exchange sent at sentAtMs. `serviceMs`
+   * delays the head; `clientBodyMs` delays only the completion the client sees (the last byte
+   * has left the link, so an outage starting meanwhile does not cut it).
+   */
   private deliver(
     exchange: Exchange,
     handlers: ExchangeHandlers,
@@ -156,6 +168,7 @@ export class SimulatedNetwork {
     plan: ReturnType<typeof planRequest>,
     sentAtMs: number,
     serviceMs: number,
+    clientBodyMs: number,
     pushed: readonly PushedValue[] | undefined,
     schedule: (atMs: number, run: () => void) => void,
   ): void {
@@ -187,7 +200,7 @@ export class SimulatedNetwork {
         schedule(cut.fromMs, () => handlers.onError?.(queue.now()));
       }
     } else {
-      schedule(completeAtMs, () => handlers.onComplete?.(queue.now()));
+      schedule(completeAtMs + clientBodyMs, () => handlers.onComplete?.(queue.now()));
     }
   }
 }

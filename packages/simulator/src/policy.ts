@@ -9,6 +9,12 @@ export interface LogicalRequest {
   /** The client's request number, from 0. */
   index: number;
   sizeBytes: number;
+  /**
+   * Whether the client may plan with sizeBytes. False for a client that learns sizes from
+   * responses, as the worker does when the bindings carry none, before its first response
+   * for this resource (SimulationOptions.learnSizes). Default true.
+   */
+  sizeKnown?: boolean;
   /** Common-random-numbers key: the same request under every policy draws the same luck. */
   key: string;
 }

@@ -10,6 +10,7 @@ import {
   type Scenario,
   type WorkloadSpec,
 } from '@webpp/netem/model';
+import type { ClientDelay } from './client-delay.js';
 import { EventQueue } from './event-queue.js';
 import { SimulatedNetwork, type ExchangeCounts } from './network.js';
 import { ServerQueues, type QueueingOptions } from './server-queue.js';
@@ -26,10 +27,18 @@ export interface SimulationOptions {
   workload?: WorkloadSpec;
   /** Server time to first byte added to every exchange. Default 0. */
   serviceMs?: number;
+  /** Time the client itself adds to each exchange, by scenario time (client-delay.ts). Default none. */
+  clientDelay?: ClientDelay;
   /** Servers with finite capacity (server-queue.ts, issue 13); without it, servers have none. */
   queueing?: QueueingOptions;
   /** Clients start evenly spread over this many ms instead of all at 0 (many clients). Default 0. */
   clientStartSpreadMs?: number;
+  /**
+   * Each client learns a resource's size from its first successful response to it, and plans
+   * without a size before that, as the worker does when the bindings carry no sizes (the
+   * browser evaluation's do not). Default false: every request is planned with its size.
+   */
+  learnSizes?: boolean;
   /** Keep every request's record in the result (for analysis and tests). Default false. */
   keepRequests?: boolean;
   /** Safety bound on simulated events. Default 20 million. */
@@ -106,7 +115,7 @@ export function simulate(options: SimulationOptions): SimulationResult {
   const queue = new EventQueue();
   const timelines = compileScenario(scenario);
   const queues = options.queueing && new ServerQueues(options.queueing, (server) => createRandom(seed, 'queue', server));
-  const network = new SimulatedNetwork({ queue, servers: timelines, seed, serviceMs: options.serviceMs ?? 0, ...(queues ? { queues } : {}) });
+  const network = new SimulatedNetwork({ queue, servers: timelines, seed, serviceMs: options.serviceMs ?? 0, ...(queues ? { queues } : {}), ...(options.clientDelay ? { clientDelay: options.clientDelay } : {}) });
   const servers = [...timelines.keys()];
 
   let predictionErrorSum = 0;
@@ -135,6 +144,7 @@ export function simulate(options: SimulationOptions): SimulationResult {
   let activeClients = workload.clients;
   let lastFinishMs = 0;
   const sizes = workload.fileSizesBytes;
+  const knownSizes = Array.from({ length: workload.clients }, () => new Set<number>());
 
   const startRequest = (clientIndex: number, client: ReturnType<typeof run.client>, index: number): void => {
     const startMs = queue.now();
@@ -162,13 +172,16 @@ export function simulate(options: SimulationOptions): SimulationResult {
       if (!ok) record.failure = result.failure ?? 'no-replica';
       if (bestServer !== undefined) record.bestServer = bestServer;
       records.push(record);
+      if (ok) knownSizes[clientIndex]!.add(sizeBytes);
       const pauseMs = ok ? workload.thinkTimeMs : Math.max(workload.thinkTimeMs, workload.failurePauseMs);
       queue.after(pauseMs, () => startRequest(clientIndex, client, index + 1));
     };
     const giveUp = queue.after(workload.requestTimeoutMs, () => {
       settle({ ok: false, failure: cancel?.() ?? 'gave-up' });
     });
-    const cancel: CancelRequest | undefined = client.request({ client: clientIndex, index, sizeBytes, key: `${clientIndex}|${index}` }, settle);
+    const known = knownSizes[clientIndex]!;
+    const sizeKnown = !options.learnSizes || known.has(sizeBytes);
+    const cancel: CancelRequest | undefined = client.request({ client: clientIndex, index, sizeBytes, sizeKnown, key: `${clientIndex}|${index}` }, settle);
   };
 
   for (let clientIndex = 0; clientIndex < workload.clients; clientIndex++) {
