@@ -81,6 +81,7 @@ describe('proxy mode', () => {
     expect(revalidated.status).toBe(200);
     expect(await revalidated.text()).toBe('short-lived body');
     expect(revalidated.headers.get('etag')).toBe('"short-v1"');
+    expect(revalidated.headers.get('server-timing')).toMatch(/webpp;dur=/); // set by the plugins before the cache: kept
     expect(seen.conditionals).toEqual(['"short-v1"']);
     expect(seen.notModified).toBe(1);
     expect(seen.full.get('/short')).toBe(1); // the body was not fetched again

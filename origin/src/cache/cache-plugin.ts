@@ -182,7 +182,7 @@ async function memoryCachePlugin(app: FastifyInstance, options: MemoryCachePlugi
     const response: CachedResponse = { headers, body: stale.response.body };
     const shared = { response, ttlMs: lifetime?.ttlMs ?? 0, initialAgeS: lifetime?.initialAgeS ?? 0 };
     if (lifetime !== undefined) keep(fill, shared);
-    for (const name of Object.keys(reply.getHeaders())) reply.removeHeader(name);
+    // Over the 304's headers: those set by earlier hooks (Server-Timing, CORS) stay.
     reply.code(200).headers(headers).header('content-length', String(response.body.byteLength));
     return { shared, payload: request.method === 'HEAD' ? '' : response.body };
   }
