@@ -31,7 +31,7 @@ import { Utilisation } from './stats/utilisation.js';
 import { webppPeerState } from './http/peer-state-plugin.js';
 import { peerStateRoutes } from './routes/peer-state.js';
 import { createMemoryCache } from './cache/create-memory-cache.js';
-import { webppMemoryCache } from './cache/cache-plugin.js';
+import { declareMemoryCacheRequest, webppMemoryCache } from './cache/cache-plugin.js';
 import { cacheRoutes } from './routes/cache.js';
 import { createCooperativeCache, webppCooperativeCache } from './cache/cluster/cluster-plugin.js';
 import { ClientScripts } from './client-scripts.js';
@@ -169,6 +169,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     gauges,
   };
   app.decorate('webpp', api);
+  declareMemoryCacheRequest(app); // request state of the memory cache, before any route
 
   // The response path: one plugin per concern. Hooks of one kind run in the order the
   // plugins are registered here.

@@ -10,6 +10,7 @@ import { AccessCounts } from '../src/cache/cluster/access-counts.js';
 import { Membership } from '../src/cache/cluster/membership.js';
 import { newNonce, ReplayGuard } from '../src/cache/cluster/replay-guard.js';
 import { InvalidationLog } from '../src/cache/cluster/invalidation-log.js';
+import { HotThreshold, topShareCount } from '../src/cache/cluster/hot-threshold.js';
 
 const A = 'http://a.localhost:8081';
 const B = 'http://b.localhost:8082';
@@ -165,5 +166,29 @@ describe('invalidation log', () => {
     expect(log.isCurrent('/other.html', 9_700)).toBe(true);
     nowMs = 20_000;
     expect(log.isCurrent('/other.html', 9_700)).toBe(false); // older than the memory: refused
+  });
+});
+
+describe('hot threshold (relative: the top share of the global counts)', () => {
+  it('is the count at rank ⌊share × n⌋, so it follows the head of the distribution whatever the request rate', () => {
+    const zipf = Array.from({ length: 100 }, (_, rank) => Math.round(1000 / (rank + 1)));
+    expect(topShareCount([...zipf], 0.1)).toBe(100); // rank 10
+    // Ten times the traffic: the same objects are hot.
+    expect(topShareCount(zipf.map((count) => count * 10), 0.1)).toBe(1000);
+    // Fewer objects than one share: nothing is hot.
+    expect(topShareCount([50, 40, 30], 0.1)).toBe(Number.POSITIVE_INFINITY);
+  });
+
+  it('never falls below the minimum count, and is recomputed when the clock moves or the table grows by a tenth', () => {
+    const clock = { nowMs: 0 };
+    const threshold = new HotThreshold({ share: 0.5, minCount: 2, recomputeMs: 1000, now: () => clock.nowMs });
+    let counts = [1, 1, 1, 1];
+    expect(threshold.current(counts.length, () => counts)).toBe(2); // all seen once: the floor
+    counts = [9, 8, 1, 1];
+    expect(threshold.current(counts.length, () => counts)).toBe(2); // same table, same second: kept
+    clock.nowMs = 1000;
+    expect(threshold.current(counts.length, () => counts)).toBe(8);
+    counts = [9, 8, 7, 6, 5, 1];
+    expect(threshold.current(counts.length, () => counts)).toBe(7); // grew by more than a tenth
   });
 });

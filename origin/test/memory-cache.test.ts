@@ -94,6 +94,33 @@ describe('replacement order', () => {
   });
 });
 
+describe('eviction order kept incrementally (heap, lazy re-ranking)', () => {
+  it.each(['lfu-aging', 'weighted-lfu', 'lru'] as const)('%s: every victim ranks lowest of what is held, while counts keep changing under the cache', (policy) => {
+    const { cache } = makeCache(policy, 40 * 756);
+    let seed = 7;
+    const random = (): number => ((seed = (seed * 16807) % 2147483647) / 2147483647);
+    const victims: { key: string; rank: number; lowest: number }[] = [];
+    const rankOf = (entry: CacheEntry): number =>
+      policy === 'lru' ? entry.lastAccessTick : policy === 'lfu-aging' ? cache.countOf(entry.key) : weightedLfuPriority({ count: cache.countOf(entry.key), sizeBytes: entry.sizeBytes, lastAccessTick: 0 });
+    cache.onRemove((entry, reason) => {
+      if (reason !== 'evicted') return;
+      const others = [...cache.values()].filter((held) => held !== entry);
+      victims.push({ key: entry.key, rank: rankOf(entry), lowest: Math.min(...others.map(rankOf)) });
+    });
+    for (let round = 0; round < 400; round += 1) {
+      const key = `/k${Math.floor(random() ** 2 * 120)}`;
+      if (cache.peek(key) === undefined) {
+        for (let i = 0; i < 1 + Math.floor(random() * 3); i += 1) cache.recordAccess(key);
+        offer(cache, key, 200 + Math.floor(random() * 600));
+      } else {
+        access(cache, key, 1 + Math.floor(random() * 3));
+      }
+    }
+    expect(victims.length).toBeGreaterThan(50);
+    for (const victim of victims) expect(victim.rank).toBeLessThanOrEqual(victim.lowest);
+  });
+});
+
 describe('aging (GOS LFU-Aging: counts halved at the end of every interval)', () => {
   it('halves a count once per elapsed interval', () => {
     const { counts } = makeCache('lfu-aging', 1000);

@@ -17,6 +17,8 @@ export function writeMemoryCacheMetrics(summary: MemoryCacheSummary, metric: Met
     [{ reason: 'invalidated' }, summary.invalidations],
     [{ reason: 'expired' }, summary.expirations],
   ]);
+  metric('webpp_memory_cache_coalesced_total', 'counter', 'Misses that waited for a concurrent miss of the same key (single flight).', [[{}, summary.coalesced]]);
+  metric('webpp_memory_cache_revalidations_total', 'counter', 'Expired proxy entries confirmed by the upstream with a 304.', [[{}, summary.revalidations]]);
   metric('webpp_memory_cache_stores_total', 'counter', 'Entries stored.', [[{}, summary.stores]]);
   metric('webpp_memory_cache_rejections_total', 'counter', 'Responses not admitted (too large, or colder than what they would displace).', [[{}, summary.rejections]]);
   metric('webpp_memory_cache_bytes', 'gauge', 'Bytes held by the memory cache (its bound: webpp_memory_cache_max_bytes).', [[{}, summary.sizeBytes]]);

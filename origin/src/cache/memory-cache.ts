@@ -5,10 +5,17 @@
  * to the cache, and it gets in only by displacing entries that rank no higher than itself
  * (for LRU that is always). Expired entries are never served and are the first to go.
  *
- * Eviction sorts the entries by priority when room is needed: O(n log n) per admission that
- * evicts, for the few thousand objects a hot object cache holds. Counts can change under the
- * cache at any time (the cluster layer's global counts), so no priority order is kept.
+ * Eviction order: a binary heap (heap-js) of the entries by the priority they had when last
+ * ranked. Counts change under the cache at any time (the cluster layer's global counts) and
+ * LRU ticks on every hit, but between two agings priorities only grow, so a ranked priority
+ * is a lower bound: the entry at the top is re-ranked when it is taken, and pushed back if
+ * it grew (lazy re-ranking; aging halves every count, which keeps their order). O(log n) per
+ * eviction, no sort of all entries per admission. Removed entries leave the heap lazily.
+ *
+ * Expired proxy entries with a validator stay (never served) until they are evicted or
+ * revalidated (`stale`): a 304 from the upstream keeps the body (RFC 9111 Section 4.3).
  */
+import { Heap } from 'heap-js';
 import { replacementPolicy, type PolicyName, type ReplacementPolicy } from './policies.js';
 import type { AccessCounts, CacheEntry, CacheEntryInput, InvalidationTarget, MemoryCacheCounters, RemovalReason } from './types.js';
 
@@ -23,6 +30,24 @@ export interface MemoryCacheOptions {
   policy: PolicyName;
   counts: AccessCounts;
   clock?: () => number;
+}
+
+/** An entry in the eviction heap, with the priority it was ranked at. */
+interface Ranked {
+  entry: CacheEntry;
+  priority: number;
+  tick: number;
+}
+
+function compareRanked(a: Ranked, b: Ranked): number {
+  if (a.priority < b.priority) return -1;
+  if (a.priority > b.priority) return 1;
+  return a.tick - b.tick;
+}
+
+/** An expired entry worth keeping: a proxy response with a validator, revalidated with a conditional request. */
+function revalidatable(entry: CacheEntry): boolean {
+  return entry.source === 'proxy' && (entry.response.headers.etag !== undefined || entry.response.headers['last-modified'] !== undefined);
 }
 
 export type RemovalListener = (entry: CacheEntry, reason: RemovalReason) => void;
@@ -40,13 +65,14 @@ export function matchesTarget(key: string, target: InvalidationTarget): boolean 
 
 /** Every counter at 0: a new cache's, and what a server without a cache reports. */
 export function zeroCounters(): MemoryCacheCounters {
-  return { localHits: 0, peerHits: 0, misses: 0, bytesServed: 0, evictions: 0, stores: 0, rejections: 0, invalidations: 0, expirations: 0 };
+  return { localHits: 0, peerHits: 0, misses: 0, bytesServed: 0, evictions: 0, stores: 0, rejections: 0, invalidations: 0, expirations: 0, coalesced: 0, revalidations: 0 };
 }
 
 export class MemoryCache {
   readonly counters: MemoryCacheCounters = zeroCounters();
 
   private readonly entries = new Map<string, CacheEntry>();
+  private readonly order = new Heap<Ranked>(compareRanked);
   private readonly removalListeners: RemovalListener[] = [];
   private readonly clock: () => number;
   private policy: ReplacementPolicy;
@@ -113,10 +139,16 @@ export class MemoryCache {
     const entry = this.entries.get(key);
     if (entry === undefined) return undefined;
     if (entry.expiresAtMs <= this.clock()) {
-      this.remove(entry, 'expired');
+      if (!revalidatable(entry)) this.remove(entry, 'expired');
       return undefined;
     }
     return entry;
+  }
+
+  /** An expired entry kept for revalidation (a proxy response with a validator). */
+  stale(key: string): CacheEntry | undefined {
+    const entry = this.entries.get(key);
+    return entry !== undefined && entry.expiresAtMs <= this.clock() && revalidatable(entry) ? entry : undefined;
   }
 
   /** Remaining lifetime of an entry (undefined: no lifetime). */
@@ -157,6 +189,7 @@ export class MemoryCache {
       recirculations: input.recirculations ?? 0,
     };
     this.entries.set(entry.key, entry);
+    this.rank(entry, nowMs);
     this.bytes += sizeBytes;
     this.counters.stores += 1;
     return entry;
@@ -190,21 +223,40 @@ export class MemoryCache {
   private victimsFor(sizeBytes: number, newcomer: { sizeBytes: number; count: number; lastAccessTick: number }, nowMs: number): CacheEntry[] | undefined {
     let needBytes = this.bytes + sizeBytes - this.options.maxBytes;
     if (needBytes <= 0) return [];
-    const ranked = [...this.entries.values()]
-      .map((entry) => ({
-        entry,
-        priority: entry.expiresAtMs <= nowMs ? Number.NEGATIVE_INFINITY : this.policy.priority({ sizeBytes: entry.sizeBytes, count: this.counts.count(entry.key, nowMs), lastAccessTick: entry.lastAccessTick }),
-      }))
-      .sort((a, b) => a.priority - b.priority || a.entry.lastAccessTick - b.entry.lastAccessTick);
     const newcomerPriority = this.policy.priority(newcomer);
+    const taken: Ranked[] = [];
     const victims: CacheEntry[] = [];
-    for (const { entry, priority } of ranked) {
-      if (needBytes <= 0) break;
-      if (priority > newcomerPriority) return undefined;
-      victims.push(entry);
-      needBytes -= entry.sizeBytes;
+    while (needBytes > 0) {
+      const top = this.order.pop();
+      if (top === undefined) break;
+      if (this.entries.get(top.entry.key) !== top.entry) continue; // removed since it was ranked
+      const priority = this.priorityOf(top.entry, nowMs);
+      if (priority > top.priority) {
+        this.order.push({ entry: top.entry, priority, tick: top.entry.lastAccessTick }); // grew: re-ranked
+        continue;
+      }
+      taken.push(top);
+      if (priority > newcomerPriority) break;
+      victims.push(top.entry);
+      needBytes -= top.entry.sizeBytes;
     }
-    return needBytes <= 0 ? victims : undefined;
+    if (needBytes <= 0) return victims;
+    for (const ranked of taken) this.order.push(ranked); // not admitted: nothing leaves
+    return undefined;
+  }
+
+  private priorityOf(entry: CacheEntry, nowMs: number): number {
+    if (entry.expiresAtMs <= nowMs) return Number.NEGATIVE_INFINITY;
+    return this.policy.priority({ sizeBytes: entry.sizeBytes, count: this.counts.count(entry.key, nowMs), lastAccessTick: entry.lastAccessTick });
+  }
+
+  private rank(entry: CacheEntry, nowMs: number): void {
+    // Entries removed since they were ranked are dropped when popped; rebuild when they pile up.
+    if (this.order.size() > 2 * this.entries.size + 64) {
+      const live = [...this.entries.values()].map((held) => ({ entry: held, priority: this.priorityOf(held, nowMs), tick: held.lastAccessTick }));
+      this.order.init(live.filter((ranked) => ranked.entry !== entry));
+    }
+    this.order.push({ entry, priority: this.priorityOf(entry, nowMs), tick: entry.lastAccessTick });
   }
 
   private remove(entry: CacheEntry, reason: RemovalReason): void {

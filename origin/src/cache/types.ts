@@ -127,4 +127,8 @@ export interface MemoryCacheCounters {
   invalidations: number;
   /** Entries dropped because their lifetime ran out. */
   expirations: number;
+  /** Misses that waited for a concurrent miss of the same key instead of asking again (single flight). */
+  coalesced: number;
+  /** Expired proxy entries the upstream confirmed with a 304 (body kept, not fetched again). */
+  revalidations: number;
 }

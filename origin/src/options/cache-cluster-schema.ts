@@ -29,12 +29,12 @@ export const cacheClusterOptions = {
   memoryCacheReportThreshold: defaulted(
     Type.Integer({ minimum: 1, maximum: 1_000_000, default: 32, description: "A local count reaching this many hits is reported to the object's home at once.", cli: { group: 'Limits and tuning' } }),
   ),
-  memoryCacheHotCount: defaulted(
-    Type.Integer({
-      minimum: 1,
-      maximum: 1_000_000_000,
-      default: 16,
-      description: 'An object whose global count reaches this is hot: kept on `memoryCacheHotCopies` servers, not only on its home.',
+  memoryCacheHotShare: defaulted(
+    Type.Number({
+      exclusiveMinimum: 0,
+      maximum: 1,
+      default: 0.1,
+      description: 'Objects whose global count is in this top share of the counts a server knows are hot: kept on `memoryCacheHotCopies` servers, not only on their home.',
       cli: { group: 'Limits and tuning' },
     }),
   ),

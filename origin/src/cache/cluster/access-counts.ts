@@ -183,6 +183,12 @@ export class AccessCounts {
     for (const entry of this.local.values()) if (entry.holds) entry.holdsChanged = true;
   }
 
+  /** The estimated global count of every tracked object (for the hot threshold). */
+  *trackedCounts(): Iterable<number> {
+    for (const path of this.homed.keys()) yield this.countOf(path);
+    for (const path of this.local.keys()) if (!this.homed.has(path)) yield this.countOf(path);
+  }
+
   get trackedObjects(): number {
     return this.local.size + this.homed.size;
   }

@@ -80,7 +80,7 @@ export function createCooperativeCache(options: ResolvedOptions, api: MemoryCach
     reportIntervalMs: options.memoryCacheReportIntervalMs,
     reportThreshold: options.memoryCacheReportThreshold,
     agingIntervalMs: options.memoryCacheAgingIntervalMs,
-    hotCount: options.memoryCacheHotCount,
+    hotShare: options.memoryCacheHotShare,
     hotCopies: options.memoryCacheHotCopies,
     recirculation: options.memoryCacheRecirculation,
     maxObjectBytes: options.memoryCacheMaxEntryBytes,
@@ -141,7 +141,9 @@ export function createCooperativeCache(options: ResolvedOptions, api: MemoryCach
 async function cooperativeCachePlugin(app: FastifyInstance, deps: { options: ResolvedOptions; parts: CooperativeCacheParts | undefined }): Promise<void> {
   const { parts, options } = deps;
   if (parts === undefined) return;
-  await app.register(peerCacheRoutes, { options, cooperative: parts.cooperative, invalidation: parts.invalidation });
+  // Peer cache calls are internal traffic, one or more per cooperative miss: two request log
+  // lines each at info cost about as much as the lookup (profiled); warnings and errors stay.
+  await app.register(peerCacheRoutes, { options, cooperative: parts.cooperative, invalidation: parts.invalidation, logLevel: 'warn' });
   app.addHook('onReady', async () => parts.cooperative.start());
   app.addHook('onClose', async () => parts.cooperative.stop());
 }

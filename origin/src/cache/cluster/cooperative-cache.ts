@@ -10,11 +10,12 @@
  *   holder; only then disk or upstream (GOS Figure 2; IBM's member miss / array hit).
  * - Placement: the home keeps what its policy admits (IBM: "if an object is cached in at
  *   least one cache member, the primary owner is guaranteed to contain a copy"), so a copy
- *   read from disk elsewhere is sent to its home (a fill). Other servers keep a copy only
- *   of hot objects (global count ≥ `hotCount`) and only when they are among the `hotCopies`
- *   best-ranked servers of the object (IBM Section 3.2). So the cluster's memory holds
- *   about one copy of each warm object plus k of each hot one.
- * - Second chance: a home evicting a singlet forwards it to a random live peer with a
+ *   read from disk elsewhere is sent to its home (a fill). Other servers keep a copy of hot
+ *   objects (global count in the top `hotShare` of the counts, hot-threshold.ts) when they
+ *   are among the `hotCopies` best-ranked servers of the object (IBM Section 3.2). So the
+ *   cluster's memory holds about one copy of each warm object plus k of each hot one: the
+ *   hottest objects are served locally everywhere and only the warm tail pays a peer hop.
+ * - Second chance: a home evicting a singlet (counted at least twice) forwards it to a random live peer with a
  *   recirculation count (GOS Section 4.5, xFS N-chance; N = 2); a peer whose policy rejects
  *   it decrements the count and forwards it again while the count is positive.
  * - Invalidation: removes the copies everywhere before it resolves (cluster-invalidation.ts).
@@ -26,6 +27,7 @@ import { Membership, type LivenessSource } from './membership.js';
 import { PeerClient } from './peer-client.js';
 import { ReplayGuard } from './replay-guard.js';
 import { CountReporter } from './count-reporter.js';
+import { HotThreshold } from './hot-threshold.js';
 import type { CacheObject, PushReason } from './peer-protocol.js';
 import type { InvalidationTarget } from '../types.js';
 
@@ -52,7 +54,8 @@ export interface CooperativeCacheOptions {
   reportIntervalMs: number;
   reportThreshold: number;
   agingIntervalMs: number;
-  hotCount: number;
+  /** Share of the tracked objects that is hot (hot-threshold.ts). */
+  hotShare: number;
   hotCopies: number;
   recirculation: number;
   maxObjectBytes: number;
@@ -63,6 +66,17 @@ export interface CooperativeCacheOptions {
   now?: () => number;
   random?: () => number;
 }
+
+/** A hot object has been counted at least this often (one request is not popularity). */
+const MIN_HOT_COUNT = 2;
+/**
+ * An evicted singlet gets a second chance only when counted at least this often: a one-hit
+ * wonder is refused by the LFU policies anyway (bench counters: at a full cache about half of
+ * the second chances were forwarded again or dropped), and each costs a signed POST with its body.
+ */
+const MIN_SECOND_CHANCE_COUNT = 2;
+/** The hot threshold is recomputed at most this often. */
+const HOT_RECOMPUTE_MS = 1000;
 
 export class CooperativeCache {
   readonly counts: AccessCounts;
@@ -75,6 +89,7 @@ export class CooperativeCache {
   readonly reporter: CountReporter;
   private local: LocalCache | undefined;
   private pushesInFlight = 0;
+  private readonly hotThreshold: HotThreshold;
   private readonly now: () => number;
   private readonly random: () => number;
 
@@ -87,6 +102,7 @@ export class CooperativeCache {
     this.replayGuard = new ReplayGuard(options.maxClockSkewMs, 200_000, this.now);
     this.invalidations = new InvalidationLog(Math.max(options.maxClockSkewMs, 60_000), 10_000, this.now);
     this.reporter = new CountReporter(this, options.reportIntervalMs);
+    this.hotThreshold = new HotThreshold({ share: options.hotShare, minCount: MIN_HOT_COUNT, recomputeMs: HOT_RECOMPUTE_MS, now: this.now });
     // A dead server's copies are no longer hinted; when membership changes, homes move:
     // every server tells the (new) homes what it holds with its next report.
     this.membership.onChange((peer, live) => {
@@ -117,11 +133,16 @@ export class CooperativeCache {
     if (this.counts.hit(path, this.homeOf(path))) this.reporter.reportSoon(path);
   }
 
+  /** Whether `path`'s global count is in the top `hotShare` of the counts this server knows. */
+  isHot(path: string): boolean {
+    return this.countOf(path) >= this.hotThreshold.current(this.counts.trackedObjects, () => this.counts.trackedCounts());
+  }
+
   /** Whether this server keeps its own copy of `path` (see the placement rule above). */
   keepsCopy(path: string): boolean {
     const { self } = this.options;
     if (this.homeOf(path) === self) return true;
-    return this.countOf(path) >= this.options.hotCount && this.membership.hotServersOf(path, this.options.hotCopies).includes(self);
+    return this.isHot(path) && this.membership.hotServersOf(path, this.options.hotCopies).includes(self);
   }
 
   /** A local miss: the copy in a peer's memory, or undefined (then: disk or upstream). */
@@ -160,14 +181,16 @@ export class CooperativeCache {
   }
 
   /**
-   * A copy was just read from disk or upstream. Returns whether this server keeps it (the
-   * local policy still decides); if it does not, the copy goes to its home.
+   * A copy was just read from disk or upstream: it goes to its home, unless this is the home.
+   * Returns whether this server keeps it too (the local policy still decides).
    */
   placeFill(object: CacheObject): boolean {
-    if (this.keepsCopy(object.path)) return true;
+    if (this.homeOf(object.path) === this.options.self) return true;
+    // The home holds a copy of whatever the cluster holds (IBM's primary owner), so the next
+    // miss elsewhere finds it there; this server may keep one too.
     this.counters.fillsSent += 1;
     this.pushLater(this.homeOf(object.path), object, 'fill', 0);
-    return false;
+    return this.keepsCopy(object.path);
   }
 
   /** The local cache kept a copy of `path`. */
@@ -181,7 +204,7 @@ export class CooperativeCache {
     this.counts.setHolds(object.path, false, home);
     if (home !== this.options.self || this.options.recirculation <= 0) return;
     const others = this.counts.holdersOf(object.path).filter((server) => server !== this.options.self && this.membership.isLive(server));
-    if (others.length > 0 || !this.usable(object)) return;
+    if (others.length > 0 || !this.usable(object) || this.countOf(object.path) < MIN_SECOND_CHANCE_COUNT) return;
     const target = this.randomPeer([]);
     if (target === undefined) return;
     this.counters.secondChancesSent += 1;
@@ -241,6 +264,7 @@ export class CooperativeCache {
 
   async stop(): Promise<void> {
     await this.reporter.stop();
+    await this.client.close();
   }
 
   /** Fresh, and not read before a later invalidation. */

@@ -6,9 +6,19 @@
  * Homes are computed over the live servers (rendezvous.ts), so a dead server's objects get
  * new homes as soon as a call to it fails, and get their old home back when it answers.
  *
+ * The ranking of every configured server for a path is computed once (one hash per server)
+ * and kept in a bounded table: filtered by liveness it is the ranking over the live servers
+ * (rendezvous hashing ranks each server independently), so membership changes need no
+ * recomputation, and a request does not hash again (profiled: the hashes were about 40 % of
+ * the memory cache's own time on a local hit).
+ *
  * Pure: the clock is injected.
  */
-import { homeOf, rankServers } from './rendezvous.js';
+import { LRUCache } from 'lru-cache';
+import { rankServers } from './rendezvous.js';
+
+/** Paths whose ranking is kept. */
+const MAX_RANKINGS = 100_000;
 
 /** An outside opinion about a peer (for example a pinger's); undefined: no opinion. */
 export type LivenessSource = (peer: string) => boolean | undefined;
@@ -26,6 +36,7 @@ export class Membership {
   private readonly downUntilMs = new Map<string, number>();
   private readonly now: () => number;
   private readonly listeners: ((peer: string, live: boolean) => void)[] = [];
+  private readonly rankings = new LRUCache<string, string[]>({ max: MAX_RANKINGS });
 
   constructor(private readonly options: MembershipOptions) {
     this.now = options.now ?? Date.now;
@@ -57,12 +68,24 @@ export class Membership {
   }
 
   homeOf(path: string): string {
-    return homeOf(path, this.liveServers()) ?? this.options.self;
+    return this.rankingOf(path).find((server) => this.isLive(server)) ?? this.options.self;
   }
 
   /** The `k` live servers that keep a hot object, best first (the home is the first). */
   hotServersOf(path: string, k: number): string[] {
-    return rankServers(path, this.liveServers(), k);
+    return this.rankingOf(path)
+      .filter((server) => this.isLive(server))
+      .slice(0, Math.max(0, k));
+  }
+
+  /** Every configured server (this one too), best first for `path`. */
+  private rankingOf(path: string): string[] {
+    let ranking = this.rankings.get(path);
+    if (ranking === undefined) {
+      ranking = rankServers(path, [this.options.self, ...this.options.peers]);
+      this.rankings.set(path, ranking);
+    }
+    return ranking;
   }
 
   /** A call to `peer` failed at the network level. */

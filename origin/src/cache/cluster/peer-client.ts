@@ -1,11 +1,12 @@
 /**
  * The cooperative cache's outgoing peer calls (formats in peer-protocol.ts), signed with
- * the cluster secret by sync/cluster-client.ts. A call that fails at the network level
- * marks the peer down in the membership (its objects get other homes at once); any answer
- * marks it up. Every call names its sender (`from`) in the query string, which the
+ * the cluster secret and sent over pooled keep-alive connections (peer-transport.ts). A
+ * call that fails at the network level marks the peer down in the membership (its objects
+ * get other homes at once); any answer marks it up. Every call names its sender (`from`) in the query string, which the
  * signature covers; state-changing calls also carry a one-time nonce (replay-guard.ts).
  */
-import { clusterRequest, type ClusterResponse } from '../../sync/cluster-client.js';
+import type { ClusterResponse } from '../../sync/cluster-client.js';
+import { PeerTransport } from './peer-transport.js';
 import { newNonce, NONCE_PARAM } from './replay-guard.js';
 import {
   CACHE_COUNT_HEADER,
@@ -50,7 +51,16 @@ function countOf(response: ClusterResponse): number | undefined {
 }
 
 export class PeerClient {
-  constructor(private readonly options: PeerClientOptions) {}
+  private readonly transport: PeerTransport;
+
+  constructor(private readonly options: PeerClientOptions) {
+    this.transport = new PeerTransport(options.secret);
+  }
+
+  /** Closes the pooled connections to the peers. */
+  close(): Promise<void> {
+    return this.transport.close();
+  }
 
   /** Asks `peer` for `path` from its memory (`asHome`: the peer may name a holder instead). */
   async lookup(peer: string, path: string, asHome: boolean): Promise<LookupAnswer> {
@@ -98,7 +108,7 @@ export class PeerClient {
   private async call(peer: string, method: 'GET' | 'POST', pathAndQuery: string, body: Uint8Array | undefined, maxResponseBytes: number, contentType?: string): Promise<ClusterResponse> {
     const { membership } = this.options;
     try {
-      const response = await clusterRequest(this.options.secret, `${peer}${pathAndQuery}`, {
+      const response = await this.transport.send(`${peer}${pathAndQuery}`, {
         method,
         body,
         headers: contentType === undefined ? {} : { 'content-type': contentType },
