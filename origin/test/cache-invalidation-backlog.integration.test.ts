@@ -2,15 +2,11 @@
  * Invalidations owed to a peer that did not answer (docs/origin.md, "Cooperative cache":
  * "sent the invalidation again every memoryCacheReportIntervalMs until it acknowledges"),
  * with two real servers on loopback, the second one reached through a link that we cut and
- * restore. ClusterInvalidation keeps at most the last 1000 invalidations owed to a peer
- * (`.slice(-1000)` in origin/src/cache/cluster/cluster-invalidation.ts): beyond that the
- * oldest are dropped (here 1001 targets: one is dropped), and when the peer is back it keeps serving those paths' old copies
- * (copies put without a lifetime: for ever). One HTTP call may carry 1000 paths and 1000
- * prefixes, so a single call while a peer is cut off is enough.
- *
- * Owned by coop (origin/src/cache/**): marked `.fails` until fixed there (e.g. on overflow,
- * owe the peer one invalidation of the prefix "/" instead of dropping the oldest); remove
- * `.fails` with the fix.
+ * restore. ClusterInvalidation kept at most the last 1000 invalidations owed to a peer
+ * (`.slice(-1000)`): beyond that the oldest were dropped (here 1001 targets: one dropped),
+ * and when the peer was back it kept serving those paths' old copies (copies put without a
+ * lifetime: for ever). One HTTP call may carry 1000 paths and 1000 prefixes, so a single
+ * call while a peer is cut off was enough. Now the debt collapses into the prefix "/".
  */
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -56,7 +52,7 @@ const PREFIXES = ['/t/'];
 const COPIES = [...PATHS, '/t/x'];
 
 describe('invalidations owed to a peer that was cut off', () => {
-  it.fails('all reach it when it is back: none of its old copies is served', async () => {
+  it('all reach it when it is back: none of its old copies is served', async () => {
     const [portA, portB, linkPort] = [await freePort(), await freePort(), await freePort()];
     const urlA = `http://127.0.0.1:${portA}`;
     const urlB = `http://127.0.0.1:${linkPort}`; // b as a reaches it: through the link

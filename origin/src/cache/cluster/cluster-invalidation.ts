@@ -25,6 +25,9 @@ export interface InvalidationOutcome {
 }
 
 
+/** The most paths and prefixes owed to one peer before they collapse into the prefix "/". */
+const MAX_OWED_TARGETS = 1000;
+
 export class ClusterInvalidation {
   private readonly pending = new Map<string, InvalidateBody[]>();
   private retrying = false;
@@ -50,11 +53,23 @@ export class ClusterInvalidation {
       if (result.status === 'fulfilled') acknowledged.push(peer);
       else {
         pending.push(peer);
-        this.pending.set(peer, [...(this.pending.get(peer) ?? []), body].slice(-1000));
+        this.owe(peer, body);
         this.cache.membership.markDown(peer);
       }
     });
     return { removed, acknowledged, pending };
+  }
+
+  /**
+   * Adds `body` to what `peer` is owed. Beyond MAX_OWED_TARGETS paths and prefixes, the debt
+   * becomes one invalidation of the prefix "/" (everything it holds): dropping the oldest
+   * would leave their stale copies served for ever, and dropping some of a peer's memory
+   * costs only refills.
+   */
+  private owe(peer: string, body: InvalidateBody): void {
+    const owed = [...(this.pending.get(peer) ?? []), body];
+    const targets = owed.reduce((sum, each) => sum + each.paths.length + each.prefixes.length, 0);
+    this.pending.set(peer, targets <= MAX_OWED_TARGETS ? owed : [{ paths: [], prefixes: ['/'], atMs: Math.max(...owed.map((each) => each.atMs)) }]);
   }
 
   /** An invalidation from a peer. Returns how many copies were removed here. */
