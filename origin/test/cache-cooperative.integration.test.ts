@@ -99,6 +99,20 @@ describe('cooperative memory cache, three servers', () => {
     expect(serverOf(home).app.webpp.gauges().cacheCluster?.servers[home.url]?.counters.lookupHitsServed).toBeGreaterThan(0);
   });
 
+  it('an API put on one server is answered by the others (through the home), with no route or file for it anywhere', async () => {
+    const putter = nodes[1] as Node;
+    // A path homed elsewhere, so the copy must travel to its home for a and c to find it.
+    const home = nodes[2] as Node;
+    const path = pathHomedAt(home, '/promo-');
+    serverOf(putter).app.webpp.cache.put(path, 'promo of the week', { contentType: 'text/plain' });
+    await waitFor('the home holds the put copy', async () => serverOf(home).app.webpp.cache.query(path) !== undefined, { timeoutMs: 5_000, intervalMs: 50 });
+    for (const node of nodes) {
+      const answer = await get(node, path);
+      expect(answer.status).toBe(200);
+      expect(await answer.text()).toBe('promo of the week');
+    }
+  });
+
   it('removes every copy of an invalidated page on every server before the API answers; the old validator no longer matches', async () => {
     const path = '/news.html';
     await writeEverywhere(path, () => 'news v1');

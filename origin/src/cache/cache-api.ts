@@ -93,7 +93,11 @@ export class MemoryCacheApi {
     headers.etag ??= contentEtag(bytes);
     this.local.recordAccess(key);
     const entry = this.local.store({ key, response: { headers, body: bytes }, source: 'api', ttlMs: options.ttlMs });
-    return entry === undefined ? undefined : this.describe(entry);
+    if (entry === undefined) return undefined;
+    // Cluster-wide like any fill: the copy also goes to the path's home server (IBM's owner),
+    // so a miss on any other server finds it there (GOS's global object space).
+    this.hooks.place?.(key, { response: entry.response, ttlMs: options.ttlMs }, 'fill');
+    return this.describe(entry);
   }
 
   /**
