@@ -25,11 +25,11 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createServer } from 'node:net';
 import { createRandom } from '@webpp/netem/model';
 import { runLoad, type LoadResult } from './cache/load.js';
 import { pageSizeBytes, zipfSampler } from './cache/site.js';
 import { CONFIGS, type BenchConfig } from './cache/configs.js';
+import { freePort } from '../test/helpers.js';
 
 const RUNS = Number(process.env.WEBPP_BENCH_RUNS ?? 3);
 const PAGES = Number(process.env.WEBPP_BENCH_PAGES ?? 1000);
@@ -57,18 +57,6 @@ const CLI = fileURLToPath(new URL('../dist/cli.js', import.meta.url));
 const UPSTREAM = fileURLToPath(new URL('./cache/upstream-app.ts', import.meta.url));
 const OUTPUT = process.env.WEBPP_BENCH_OUT ?? fileURLToPath(new URL('../../docs/benchmarks/cache.json', import.meta.url));
 const READY_TIMEOUT_MS = 60_000;
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 function waitForLine(child: ChildProcess, pattern: RegExp, what: string): Promise<RegExpExecArray> {
   return new Promise((resolve, reject) => {

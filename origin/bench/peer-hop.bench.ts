@@ -14,11 +14,11 @@
 import { spawn } from 'node:child_process';
 import { readFile, writeFile } from 'node:fs/promises';
 import { Agent, request } from 'node:http';
-import { createServer } from 'node:net';
 import { loadavg } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
 import { rankServers } from '../src/cache/cluster/rendezvous.js';
+import { freePort } from '../test/helpers.js';
 
 const ROUNDS = Number(process.env.WEBPP_BENCH_ROUNDS ?? 5);
 const REQUESTS = Number(process.env.WEBPP_BENCH_REQUESTS ?? 300);
@@ -28,18 +28,6 @@ const ADMIN_TOKEN = 'bench-admin-token-0123456789';
 const CLUSTER_SECRET = 'bench-cluster-secret-0123456789';
 const UPSTREAM = fileURLToPath(new URL('./cache/upstream-app.ts', import.meta.url));
 const OUTPUT = fileURLToPath(new URL('../../docs/benchmarks/peer-hop.json', import.meta.url));
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 const agent = new Agent({ keepAlive: true, maxSockets: 1 });
 
