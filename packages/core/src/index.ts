@@ -45,6 +45,7 @@ export {
   LOAD_HEADER,
   formatServerTiming,
   parseServerTiming,
+  parseServerTimingIdle,
   formatLoadHeader,
   parseLoadHeader,
   type PushedLoad,

@@ -16,7 +16,7 @@
  * Fei's interval smoothing and threshold-and-decay (core's ServiceTimePush, the origin's own
  * code), and relays its peers' pushed values with a lag (the origin's peer exchange).
  */
-import { ServiceTimePush, type ServiceTimePushOptions } from '@webpp/core';
+import { ServiceTimePush, type PushedServiceTime, type ServiceTimePushOptions } from '@webpp/core';
 import type { RandomSource } from '@webpp/netem/model';
 
 export interface ServerCapacity {
@@ -32,6 +32,8 @@ export interface PushedValue {
   serviceMs: number;
   /** When it was valid (virtual ms). */
   atMs: number;
+  /** The server's unloaded service time with it (Server-Timing's `idle`), once it has one. */
+  idleServiceMs?: number;
 }
 
 export interface QueueingOptions {
@@ -53,7 +55,7 @@ export class ServerQueue {
   private readonly freeAtMs: number[];
   private readonly push: ServiceTimePush;
   /** Every value pushed, oldest first (for the peers' lagged view). */
-  private readonly pushes: Array<{ serviceMs: number; atMs: number }> = [];
+  private readonly pushes: PushedServiceTime[] = [];
 
   constructor(
     readonly server: string,
@@ -92,18 +94,22 @@ export class ServerQueue {
   /** The value this server's responses carry now (Server-Timing), undefined before its first request. */
   ownValue(nowMs: number): PushedValue | undefined {
     const pushed = this.push.current(nowMs);
-    return pushed === undefined ? undefined : { server: this.server, serviceMs: pushed.serviceMs, atMs: nowMs };
+    return pushed === undefined ? undefined : valueOf(this.server, pushed, nowMs);
   }
 
   /** The value this server claimed at `atMs` (what a peer relays `lag` later), dated atMs. */
   valueAsOf(atMs: number): PushedValue | undefined {
     for (let i = this.pushes.length - 1; i >= 0; i--) {
-      const pushed = this.pushes[i] as { serviceMs: number; atMs: number };
+      const pushed = this.pushes[i] as PushedServiceTime;
       // Still the server's claim at atMs: a value stands until the next push (threshold and decay).
-      if (pushed.atMs <= atMs) return { server: this.server, serviceMs: pushed.serviceMs, atMs };
+      if (pushed.atMs <= atMs) return valueOf(this.server, pushed, atMs);
     }
     return undefined;
   }
+}
+
+function valueOf(server: string, pushed: PushedServiceTime, atMs: number): PushedValue {
+  return pushed.idleServiceMs === undefined ? { server, serviceMs: pushed.serviceMs, atMs } : { server, serviceMs: pushed.serviceMs, atMs, idleServiceMs: pushed.idleServiceMs };
 }
 
 /** Every server's queue, and what a response from one of them carries. */

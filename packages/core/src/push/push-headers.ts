@@ -2,13 +2,15 @@
  * The wire format of server push (issue 13; Fei et al., INFOCOM 1998, Section 4: servers
  * push their own performance, clients calibrate it with their own measurements):
  *
- *   Server-Timing: webpp;dur=12.5
+ *   Server-Timing: webpp;dur=12.5;idle=3.1
  *     the answering server's smoothed service time in ms (W3C Server Timing, so it shows in
- *     DevTools and in Resource Timing's serverTiming);
- *   webpp-load: "https://b.example";dur=8.1;age=1200, "https://c.example";dur=30;age=400
+ *     DevTools and in Resource Timing's serverTiming), and `idle`, its service time when
+ *     no other request is in flight (so 1 − idle / dur is the share of dur spent queueing);
+ *   webpp-load: "https://b.example";dur=8.1;idle=3;age=1200, "https://c.example";dur=30;age=400
  *     the latest values the answering server holds for its peers, as a Structured Field
  *     List (RFC 8941) of origin strings with parameters: `dur` the peer's pushed service
- *     time in ms, `age` how many ms ago the peer pushed it.
+ *     time in ms, `idle` its unloaded service time (optional), `age` how many ms ago the
+ *     peer pushed it.
  *
  * Both parsers are lenient about what they do not know (other metrics, other parameters,
  * malformed members are skipped) and strict about what they return.
@@ -29,13 +31,29 @@ export interface PushedLoad {
   /** The server's origin ("https://b.example"), as in the bindings. */
   server: string;
   serviceMs: number;
+  /** The server's service time when idle (ms), when it said. */
+  idleServiceMs?: number;
   /** How long ago the server pushed it (0 for Server-Timing: pushed with this response). */
   ageMs: number;
 }
 
-/** `webpp;dur=12.5`, rounded to 0.1 ms. */
-export function formatServerTiming(serviceMs: number): string {
-  return `${SERVER_TIMING_METRIC};dur=${roundTenth(serviceMs)}`;
+/** `webpp;dur=12.5` or `webpp;dur=12.5;idle=3.1`, rounded to 0.1 ms. */
+export function formatServerTiming(serviceMs: number, idleServiceMs?: number): string {
+  return `${SERVER_TIMING_METRIC};dur=${roundTenth(serviceMs)}${idleParam(idleServiceMs)}`;
+}
+
+function idleParam(idleServiceMs: number | undefined): string {
+  return idleServiceMs === undefined || !Number.isFinite(idleServiceMs) ? '' : `;idle=${roundTenth(idleServiceMs)}`;
+}
+
+/** The `idle` of the `webpp` metric of a Server-Timing value (the unloaded service time), or undefined. */
+export function parseServerTimingIdle(value: string | null | undefined): number | undefined {
+  if (value === null || value === undefined) return undefined;
+  for (const metric of splitMembers(value)) {
+    const [name, ...params] = metric.split(';').map((part) => part.trim());
+    if (name === SERVER_TIMING_METRIC && numberParam(params, 'dur') !== undefined) return numberParam(params, 'idle');
+  }
+  return undefined;
 }
 
 /** The `dur` of the `webpp` metric of a Server-Timing value, or undefined. */
@@ -52,7 +70,7 @@ export function parseServerTiming(value: string | null | undefined): number | un
 
 /** The webpp-load value of `loads` (origins are quoted; values rounded). */
 export function formatLoadHeader(loads: readonly PushedLoad[]): string {
-  return loads.map((load) => `"${load.server}";dur=${roundTenth(load.serviceMs)};age=${Math.max(0, Math.round(load.ageMs))}`).join(', ');
+  return loads.map((load) => `"${load.server}";dur=${roundTenth(load.serviceMs)}${idleParam(load.idleServiceMs)};age=${Math.max(0, Math.round(load.ageMs))}`).join(', ');
 }
 
 /** Every well-formed member of a webpp-load value (canonical http(s) origins only). */
@@ -67,7 +85,8 @@ export function parseLoadHeader(value: string | null | undefined): PushedLoad[] 
     const serviceMs = numberParam(params, 'dur');
     const ageMs = numberParam(params, 'age') ?? 0;
     if (server === undefined || serviceMs === undefined) continue;
-    loads.push({ server, serviceMs, ageMs });
+    const idleServiceMs = numberParam(params, 'idle');
+    loads.push(idleServiceMs === undefined ? { server, serviceMs, ageMs } : { server, serviceMs, idleServiceMs, ageMs });
   }
   return loads;
 }

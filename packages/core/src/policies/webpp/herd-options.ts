@@ -29,6 +29,18 @@ export interface HerdOptions {
    */
   equivalentSetWeightExponent: number;
   /**
+   * σ: how strongly the servers' pushed queueing share q = 1 − S_idle / S spreads the
+   * requests (load-spread.ts): members are weighted by 1 − σq, and servers outside the set
+   * get σ × the members' mean q of the weight. 0: off (the set alone). 1: as much as the
+   * servers queue.
+   */
+  loadSpreadShare: number;
+  /**
+   * k_spread: the requests passed on outside the set lean to the nearer servers with weight
+   * (E_best / E)^k_spread. 1: a server twice as slow gets half the share.
+   */
+  loadSpreadExponent: number;
+  /**
    * A pushed service time older than this is not used (ms); 0 turns push off. 60 000: the
    * origin forwards peers' values for up to 60 s (peerLoadMaxAgeMs), and Fei's servers
    * pushed at least every 50 s (T / R · I with I = 10 s).
@@ -70,6 +82,8 @@ export const HERD_DEFAULTS: Readonly<HerdOptions> = Object.freeze({
   equivalentSetJoinRatio: 0.1,
   equivalentSetLeaveRatio: 0.4,
   equivalentSetWeightExponent: 2,
+  loadSpreadShare: 1,
+  loadSpreadExponent: 1,
   pushMaxAgeMs: 60_000,
   pushAfterSilenceMs: 30_000,
   pushPairSlackMs: 250,
@@ -83,6 +97,8 @@ export const HERD_RULES: Record<keyof HerdOptions, [(value: number) => boolean, 
   equivalentSetJoinRatio: [nonNegative, '>= 0'],
   equivalentSetLeaveRatio: [nonNegative, '>= 0'],
   equivalentSetWeightExponent: [nonNegative, '>= 0'],
+  loadSpreadShare: [(v) => v >= 0 && v <= 1, 'in [0, 1]'],
+  loadSpreadExponent: [nonNegative, '>= 0'],
   pushMaxAgeMs: [nonNegative, '>= 0'],
   pushAfterSilenceMs: [nonNegative, '>= 0'],
   pushPairSlackMs: [nonNegative, '>= 0'],

@@ -20,7 +20,8 @@ import { weightedQuantile, type WeightedSamples } from './latency-sketch.js';
 import { bodyMsOf, expectedHedgedMs, expectedMs, hedgeFireShare } from './expected-time.js';
 import type { WebppOptions } from './options.js';
 import { timeoutMsOf, type ServerRecord } from './server-record.js';
-import { pickMember, type EquivalentSet } from './equivalent-set.js';
+import type { EquivalentSet } from './equivalent-set.js';
+import { drawWeighted, spreadWeights } from './load-spread.js';
 import type { PushedLoads } from './pushed-load.js';
 import { seedOrder, type Aggregates } from './seed.js';
 
@@ -81,8 +82,10 @@ export function planAttempts(
   const effective = (s: Scored): number => s.hedge?.expectedMs ?? s.expectedMs;
   ranked.sort((a, b) => effective(a) - effective(b) || a.order - b.order);
 
-  const members = herd.equivalentSet.update(ranked.map((scored) => ({ server: scored.server, expectedMs: effective(scored) })), options);
-  const picked = pickMember(members, options.equivalentSetWeightExponent, herd.random)?.server ?? ranked[0]?.server;
+  const estimates = ranked.map((scored) => ({ server: scored.server, expectedMs: effective(scored) }));
+  const members = herd.equivalentSet.update(estimates, options);
+  const queueing = (server: ServerId): number => herd.pushed.get(server)?.queueingShare(input.nowMs, options) ?? 0;
+  const picked = drawWeighted(spreadWeights(estimates, members, queueing, options), herd.random, ranked[0]?.server);
   const best = ranked.find((scored) => scored.server === picked) as Scored;
   const rest = ranked.filter((scored) => scored !== best);
   const why = best === ranked[0] ? 'lowest-expected-time' : 'equivalent-set';

@@ -133,9 +133,9 @@ export class WebppPolicy implements ClientPolicy {
   }
 
   /** Server push (ClientPolicy.learnPushedServiceTime; pushed-load.ts). A value dated in the future is ignored. */
-  learnPushedServiceTime(server: ServerId, serviceMs: number, atMs: number): void {
+  learnPushedServiceTime(server: ServerId, serviceMs: number, atMs: number, idleServiceMs?: number): void {
     if (!(atMs <= this.deps.now())) return;
-    this.herd.pushed.of(server).learnService(serviceMs, atMs, this.options);
+    this.herd.pushed.of(server).learnService(serviceMs, atMs, this.options, idleServiceMs);
   }
 
   /** First visits (ClientPolicy.learnAggregateResponseTimes; seed.ts). */

@@ -33,6 +33,8 @@ export class PushedLoad {
   /** The newest S (ms) and when it was valid (engine clock); undefined before any. */
   serviceMs: number | undefined;
   atMs = Number.NEGATIVE_INFINITY;
+  /** The server's unloaded service time, as it pushed it with S (ms); undefined when it did not. */
+  idleServiceMs: number | undefined;
   /** Time-decayed sums of ln(R / S) and of their weights, decayed to decayedAtMs. */
   private logFactorSum = 0;
   private factorWeight = 0;
@@ -51,10 +53,12 @@ export class PushedLoad {
    * A new S. Older than the one held: ignored (a relayed value may lag the server's own).
    * Pairs it with the last served sample when S was valid during that exchange.
    */
-  learnService(serviceMs: number, atMs: number, options: WebppOptions): void {
+  learnService(serviceMs: number, atMs: number, options: WebppOptions, idleServiceMs?: number): void {
     if (!(serviceMs >= 0) || !Number.isFinite(serviceMs) || !Number.isFinite(atMs) || atMs < this.atMs) return;
     this.serviceMs = serviceMs;
     this.atMs = atMs;
+    // A value without its idle part (a response's own Server-Timing read from Resource Timing) keeps the one held.
+    if (idleServiceMs !== undefined && idleServiceMs >= 0 && Number.isFinite(idleServiceMs)) this.idleServiceMs = idleServiceMs;
     const sample = this.unpaired;
     if (sample !== undefined && atMs >= sample.sentAtMs - options.pushPairSlackMs && atMs <= sample.nowMs + options.pushPairSlackMs) {
       this.unpaired = undefined;
@@ -106,6 +110,17 @@ export class PushedLoad {
     if (options.pushMaxAgeMs <= 0 || options.pushSteerShare <= 0 || this.serviceMs === undefined || this.pairedServiceMs === undefined) return 0;
     if (nowMs - this.atMs > options.pushMaxAgeMs || this.atMs <= this.pairedAtMs) return 0;
     return options.pushSteerShare * (this.serviceMs - this.pairedServiceMs);
+  }
+
+  /**
+   * The share of the server's pushed time that is queueing, 1 − idle / S, in [0, 1): 0 when
+   * idle, → 1 as its queue grows (for M/M/1 it is the utilisation ρ). 0 without a fresh S
+   * that came with its unloaded value, or with push off. What load-spread.ts spreads by.
+   */
+  queueingShare(nowMs: number, options: WebppOptions): number {
+    if (options.pushMaxAgeMs <= 0 || this.serviceMs === undefined || this.idleServiceMs === undefined) return 0;
+    if (nowMs - this.atMs > options.pushMaxAgeMs || this.serviceMs <= 0) return 0;
+    return Math.min(1, Math.max(0, 1 - this.idleServiceMs / this.serviceMs));
   }
 
   private addPair(ttfbMs: number, serviceMs: number, nowMs: number, options: WebppOptions): void {
