@@ -1,6 +1,6 @@
 /** The wire format of server push (push/push-headers.ts, docs/protocol.md "Server push"). */
 import { describe, expect, it } from 'vitest';
-import { formatLoadHeader, formatServerTiming, parseLoadHeader, parseServerTiming } from '@webpp/core';
+import { formatLoadHeader, formatServerTiming, parseLoadHeader, parseServerTiming, parseServerTimingUtilisation } from '@webpp/core';
 
 describe('Server-Timing: webpp;dur', () => {
   it('round-trips a service time at 0.1 ms', () => {
@@ -15,6 +15,30 @@ describe('Server-Timing: webpp;dur', () => {
     expect(parseServerTiming('webpp;dur=1e9')).toBeUndefined();
     expect(parseServerTiming('webpp;dur=99999999999')).toBeUndefined();
     expect(parseServerTiming(null)).toBeUndefined();
+  });
+});
+
+describe('Server-Timing: webpp;util', () => {
+  it('round-trips the utilisation at 0.01 next to the service time', () => {
+    expect(formatServerTiming(12.46, 0.624)).toBe('webpp;dur=12.5;util=0.62');
+    expect(parseServerTiming('webpp;dur=12.5;util=0.62')).toBe(12.5);
+    expect(parseServerTimingUtilisation('webpp;dur=12.5;util=0.62')).toBe(0.62);
+    expect(formatServerTiming(3, 1.7)).toBe('webpp;dur=3;util=1');
+  });
+
+  it('ignores a utilisation above 1, negative, malformed or without a dur', () => {
+    expect(parseServerTimingUtilisation('webpp;dur=3;util=1.2')).toBeUndefined();
+    expect(parseServerTimingUtilisation('webpp;dur=3;util=-0.2')).toBeUndefined();
+    expect(parseServerTimingUtilisation('webpp;dur=3;util=high')).toBeUndefined();
+    expect(parseServerTimingUtilisation('webpp;util=0.5')).toBeUndefined();
+    expect(parseServerTimingUtilisation('webpp;dur=3')).toBeUndefined();
+  });
+
+  it('travels in webpp-load, and a bad one drops only itself', () => {
+    const header = formatLoadHeader([{ server: 'http://b.localhost:8082', serviceMs: 8, utilisation: 0.3, ageMs: 10 }]);
+    expect(header).toBe('"http://b.localhost:8082";dur=8;util=0.3;age=10');
+    expect(parseLoadHeader(header)).toEqual([{ server: 'http://b.localhost:8082', serviceMs: 8, utilisation: 0.3, ageMs: 10 }]);
+    expect(parseLoadHeader('"http://b.localhost:8082";dur=8;util=7;age=10')).toEqual([{ server: 'http://b.localhost:8082', serviceMs: 8, ageMs: 10 }]);
   });
 });
 
