@@ -50,6 +50,7 @@ const BENCH_DEADLINE_MS = 40 * 60_000;
 /** The worker's settings per policy, as page-script parameters (names as the simulator's HERDING_POLICIES). */
 const POLICIES: Record<string, Record<string, string | number>> = {
   'webpp-no-sets': { policy: 'webpp', equivalentSetJoinRatio: 0, equivalentSetLeaveRatio: 0, pushMaxAgeMs: 0 },
+  'webpp-no-spread': { policy: 'webpp', loadSpreadShare: 0 },
   webpp: { policy: 'webpp' },
   random: { policy: 'random' },
 };

@@ -28,6 +28,10 @@ describe('spread weights', () => {
     expect(weightOf(spread, A)).toBe(1);
     expect(weightOf(spread, B)).toBe(0);
     expect(weightOf(spread, C)).toBe(0);
+    // Busy below loadSpreadFloorShare counts as idle: a few clients' own page loads.
+    const light = spreadWeights(ranked, [near], () => options.loadSpreadFloorShare * 0.9, options, new SpillMemory(), T0);
+    expect(weightOf(light, B)).toBe(0);
+    expect(weightOf(light, A)).toBe(1);
   });
 
   it('pass more to the servers outside the set the busier the members are, less to a busy one', () => {

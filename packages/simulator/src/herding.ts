@@ -22,7 +22,7 @@ export interface HerdingConfig {
   /** A name of HERDING_POLICIES. */
   policy: string;
   seed?: number;
-  /** Virtual duration of the run (ms). Default 60 000. */
+  /** Virtual duration of the run (ms). Default 120 000. */
   durationMs?: number;
   /** Pause between a response and the client's next request (ms). Default 5 000. */
   thinkTimeMs?: number;
@@ -32,7 +32,11 @@ export interface HerdingConfig {
   utilisation?: number;
   /** Clients start evenly over this long (ms). Default 20 000. */
   startSpreadMs?: number;
-  /** Seconds at the start left out of load_cv, mean and p95 (clients still starting, tables cold). Default 20 000 ms. */
+  /**
+   * Time at the start left out of load_cv, mean and p95 (ms): the clients still starting
+   * (over startSpreadMs), their tables cold. Default 40 000: twice the start spread, so that
+   * the rows describe the load the clients settle into, not their arrival.
+   */
   warmUpMs?: number;
 }
 
@@ -68,13 +72,24 @@ export const HERDING_POLICIES: Readonly<Record<string, { registry: string; optio
   },
   webpp: {
     registry: 'webpp',
-    description: 'the default: push (the change of S steers every plan; A = R/S after 30 s of silence), equivalent-server sets τ_join 0.1, τ_leave 0.4, one extra budget',
+    description:
+      'the default: push (the change of S steers every plan; A = R/S after 30 s of silence), equivalent-server sets τ_join 0.1, τ_leave 0.4, the load spread by pushed utilisation with inertia, one extra budget',
   },
   random: { registry: 'random', description: 'a uniformly random replica per request' },
   'webpp-tight': {
     registry: 'webpp',
-    options: { equivalentSetJoinRatio: 0.05, equivalentSetLeaveRatio: 0.05 },
-    description: "push and sets with Fei's tight thresholds τ_join = τ_leave = 0.05 (Figure 9)",
+    options: { equivalentSetJoinRatio: 0.05, equivalentSetLeaveRatio: 0.05, loadSpreadShare: 0 },
+    description: "push and sets with Fei's tight thresholds τ_join = τ_leave = 0.05 (Figure 9), no load spread",
+  },
+  'webpp-no-spread': {
+    registry: 'webpp',
+    options: { loadSpreadShare: 0 },
+    description: "push and Fei's sets (τ_join 0.1, τ_leave 0.4) without the load spread: the default of the previous round",
+  },
+  'webpp-no-inertia': {
+    registry: 'webpp',
+    options: { spreadRedrawShare: 1 },
+    description: 'the default, but every request draws its server afresh (no inertia)',
   },
   'webpp-push-2s': {
     registry: 'webpp',
@@ -141,11 +156,11 @@ export function loadCv(series: Readonly<Record<string, readonly number[]>>, from
 }
 
 export function runHerding(config: HerdingConfig): { row: HerdingRow; result: SimulationResult } {
-  const durationMs = config.durationMs ?? 60_000;
+  const durationMs = config.durationMs ?? 120_000;
   const thinkTimeMs = config.thinkTimeMs ?? 5_000;
   const workers = config.workers ?? 4;
   const utilisation = config.utilisation ?? 0.5;
-  const warmUpMs = config.warmUpMs ?? 20_000;
+  const warmUpMs = config.warmUpMs ?? 40_000;
   // λ ≈ clients / (think + round trip); even spread: ρ = λ·s / (N·c)  ⇒  s = ρ·N·c / λ.
   const arrivalsPerMs = config.clients / (thinkTimeMs + BASE_DELAY_MS);
   const serviceMeanMs = (utilisation * config.servers * workers) / arrivalsPerMs;

@@ -21,3 +21,20 @@ describe('herding on ten servers', () => {
     expect(result.extraRequests).toBeLessThanOrEqual(extraBudgetShare * result.requests + clients * perClient);
   });
 });
+
+describe('the herd on three servers (issue 13 §4 goals, at 2 000 clients)', () => {
+  const run = (policy: string) => runHerding({ clients: 2_000, servers: 3, policy, durationMs: 60_000, warmUpMs: 30_000 }).row;
+
+  it('the default spreads the load (load_cv at most half the single best\'s) with a mean no worse than random; without the load spread the herd comes back', () => {
+    const webpp = run('webpp');
+    const single = run('webpp-no-sets');
+    const random = run('random');
+    const noSpread = run('webpp-no-spread');
+    expect(webpp.failed).toBe(0);
+    expect(webpp.load_cv).toBeLessThanOrEqual(0.5 * single.load_cv);
+    expect(webpp.mean_ms).toBeLessThanOrEqual(random.mean_ms);
+    // Fei's sets alone: every client leaves the busy nearest server and comes back together.
+    expect(noSpread.load_cv).toBeGreaterThan(2 * webpp.load_cv);
+    expect(noSpread.mean_ms).toBeGreaterThan(2 * webpp.mean_ms);
+  });
+});

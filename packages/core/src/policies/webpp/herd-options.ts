@@ -36,6 +36,13 @@ export interface HerdOptions {
    */
   loadSpreadShare: number;
   /**
+   * A server busy for less than this share of its last interval counts as idle for the
+   * spread; above it, the load is rescaled to [0, 1). 0.2: a few clients' own page loads
+   * (an origin's event loop a few per cent busy) must not send one client's requests to
+   * farther servers; the herd's servers are busier than that (0.5–0.8 in the simulator).
+   */
+  loadSpreadFloorShare: number;
+  /**
    * k_spread: the requests passed on outside the set lean to the nearer servers with weight
    * (E_best / E)^k_spread. 1: a server twice as slow gets half the share.
    */
@@ -90,6 +97,7 @@ export const HERD_DEFAULTS: Readonly<HerdOptions> = Object.freeze({
   equivalentSetLeaveRatio: 0.4,
   equivalentSetWeightExponent: 2,
   loadSpreadShare: 1,
+  loadSpreadFloorShare: 0.2,
   loadSpreadExponent: 0.5,
   spreadRedrawShare: 0.2,
   loadSpreadReleaseHalfLifeMs: 10_000,
@@ -107,6 +115,7 @@ export const HERD_RULES: Record<keyof HerdOptions, [(value: number) => boolean, 
   equivalentSetLeaveRatio: [nonNegative, '>= 0'],
   equivalentSetWeightExponent: [nonNegative, '>= 0'],
   loadSpreadShare: [(v) => v >= 0 && v <= 1, 'in [0, 1]'],
+  loadSpreadFloorShare: [(v) => v >= 0 && v < 1, 'in [0, 1)'],
   loadSpreadExponent: [nonNegative, '>= 0'],
   spreadRedrawShare: [(v) => v > 0 && v <= 1, 'in (0, 1]'],
   loadSpreadReleaseHalfLifeMs: [nonNegative, '>= 0'],

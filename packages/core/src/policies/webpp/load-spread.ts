@@ -1,27 +1,28 @@
 /**
  * Load spread (issue 13, "against herding"): how the first attempt of a request is drawn
- * from the equivalent-server set and, when the servers say they are queueing, beyond it.
+ * from the equivalent-server set and, when the servers say they are busy, beyond it.
  *
  * The set alone (equivalent-set.ts, Fei's thresholds on the client's estimates) keeps a
  * single client on the fastest servers. But with many clients its membership flips for all
  * of them at once: they read the same pushed S, so a loaded best server leaves every set
  * together and the herd moves on (docs/evaluation.md, "Herding"). The servers' pushed
- * queueing share q = 1 − S_idle / S (pushed-load.ts; ρ for an M/M/1 server) is a smooth
- * signal of load that the client can act on by degrees rather than by a threshold:
+ * utilisation u (Server-Timing `util`, pushed-load.ts) is a smooth signal of load that the
+ * client acts on by degrees rather than by a threshold:
  *
- *   member m:      w_m = (E_best / E_m)^k · (1 − q_m)
- *   other server j: w_j = q_set · (E_best / E_j)^k_spread · (1 − q_j),
- *                   q_set = loadSpreadShare · mean of q over the members
+ *   queued(u) = u' / (1 − u'),  u' = max(0, u − floor) / (1 − floor)
+ *                 (mean requests in an M/M/1 server at u'; Kleinrock 1975, eq. 3.24)
+ *   member m:        w_m = (E_best / E_m)^k · 1 / (1 + queued(u_m))
+ *   other server j:  w_j = spill · (E_best / E_j)^k_spread · 1 / (1 + queued(u_j))
+ *   spill = min(1, loadSpreadShare · mean of queued(u) over the members), released slowly
  *
- * and one server is drawn with probability w / Σw. Idle servers (q = 0): the set as before,
- * so one client keeps its single-client quality. Queueing members pass a share of their
- * requests on, in proportion to how much of their time is queue, to the other servers
- * leaning to the nearer ones (k_spread) and away from those that queue themselves. Smooth
- * in the load, so the clients together move by degrees (the stability argument of Fischer
- * and Vöcking, "Adaptive routing with stale information", TCS 410(36), 2009: reactions
- * proportional to the gain, not all-or-nothing, do not oscillate on stale values; and
- * Mitzenmacher, "How useful is old information?", IEEE TPDS 11(1), 2000: picking the single
- * best by stale load is what herds).
+ * and one server is drawn with probability w / Σw. Servers busy below the floor: the set as
+ * before, so one client keeps its single-client quality. Busy members pass requests on to
+ * the other servers, leaning to the nearer ones (k_spread) and away from those that are busy
+ * themselves. Smooth in the load, with a bounded rate of moves (keepDrawn) and a slow
+ * release (SpillMemory), so the clients together move by degrees: Fischer and Vöcking,
+ * "Adaptive routing with stale information", TCS 410(36), 2009 (migration at a bounded rate
+ * converges on stale values where best response oscillates); Mitzenmacher, "How useful is
+ * old information?", IEEE TPDS 11(1), 2000 (picking the single best by stale load herds).
  */
 import type { ServerId } from '../../types.js';
 import type { Estimated } from './equivalent-set.js';
@@ -45,9 +46,11 @@ export function spreadWeights(
   const bestMs = Math.max(Number.MIN_VALUE, Math.min(...ranked.map((entry) => entry.expectedMs)));
   const lean = (entry: Estimated, exponent: number): number => (exponent === 0 ? 1 : (bestMs / Math.max(bestMs, entry.expectedMs)) ** exponent);
   const memberSet = new Set(members.map((member) => member.server));
-  // Mean requests in an M/M/1 server at utilisation u: u / (1 − u) (Kleinrock 1975, eq. 3.24).
+  // Mean requests in an M/M/1 server at utilisation u: u / (1 − u) (Kleinrock 1975, eq. 3.24),
+  // of the load above the floor (a server busier than loadSpreadFloorShare, rescaled to [0, 1)).
+  const floor = options.loadSpreadFloorShare;
   const queued = (server: ServerId): number => {
-    const u = Math.min(0.99, Math.max(0, busyShare(server)));
+    const u = Math.min(0.99, Math.max(0, (busyShare(server) - floor) / (1 - floor)));
     return u / (1 - u);
   };
   const setQueued = members.length === 0 ? 0 : members.reduce((sum, member) => sum + queued(member.server), 0) / members.length;
