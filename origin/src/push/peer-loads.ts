@@ -7,7 +7,9 @@
  * There is no channel of its own: the value rides in the peer load record (sync/peer-state.ts,
  * the signed `webpp-peer-state` header on every peer call) as two extra fields,
  * `serviceMs` (the value pushed last) and `serviceAgeMs` (how long before the record was
- * made it was pushed). The record brings its replay guard with it: PeerState keeps a record
+ * made it was pushed), and a third when the server has one, `idleServiceMs` (its unloaded
+ * service time pushed with `serviceMs`; a record without it, e.g. from an older peer, simply
+ * forwards no `idle`). The record brings its replay guard with it: PeerState keeps a record
  * only when it is newer than the one held for that sender and within the clock skew.
  *
  * Times are this server's clock: a value in a record received at `receivedAtMs` was pushed at
@@ -20,12 +22,15 @@ import type { PeerState } from '../sync/peer-state.js';
 /** Names of the fields in the peer load record. */
 const SERVICE_MS_FIELD = 'serviceMs';
 const SERVICE_AGE_FIELD = 'serviceAgeMs';
+const IDLE_SERVICE_MS_FIELD = 'idleServiceMs';
 
 /** Largest service time or age taken from a peer's record (one day, ms). */
 const MAX_MS = 86_400_000;
 
 export interface OwnServiceTime {
   serviceMs: number;
+  /** The unloaded service time pushed with it (ms), once the server has seen an idle arrival. */
+  idleServiceMs?: number;
   /** How long ago it was pushed (ms). */
   ageMs: number;
 }
@@ -34,9 +39,11 @@ export interface OwnServiceTime {
 export function addServiceTimeFields(state: PeerState, own: () => OwnServiceTime | undefined): () => void {
   const removeValue = state.registerField(SERVICE_MS_FIELD, () => round(own()?.serviceMs));
   const removeAge = state.registerField(SERVICE_AGE_FIELD, () => round(own()?.ageMs));
+  const removeIdle = state.registerField(IDLE_SERVICE_MS_FIELD, () => round(own()?.idleServiceMs));
   return () => {
     removeValue();
     removeAge();
+    removeIdle();
   };
 }
 
@@ -52,7 +59,10 @@ export class PeerLoads {
       const server = originOf(held.record.server);
       if (serviceMs === undefined || server === undefined) continue;
       const ageMs = Math.max(0, nowMs - (held.receivedAtMs - (msOf(held.record.fields[SERVICE_AGE_FIELD]) ?? 0)));
-      if (ageMs <= maxAgeMs) fresh.push({ server, serviceMs, ageMs });
+      if (ageMs > maxAgeMs) continue;
+      // Malformed or absent (an older peer): the value is forwarded without its idle part.
+      const idleServiceMs = msOf(held.record.fields[IDLE_SERVICE_MS_FIELD]);
+      fresh.push(idleServiceMs === undefined ? { server, serviceMs, ageMs } : { server, serviceMs, idleServiceMs, ageMs });
     }
     return fresh;
   }

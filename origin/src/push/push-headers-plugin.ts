@@ -1,8 +1,9 @@
 /**
  * Server push on every response (issue 13; Fei et al. 1998, Section 4): each response for
  * content is one service-time sample (arrival → response head, queueing included); every
- * response carries the value pushed last, `Server-Timing: webpp;dur=12.5`, and the fresh
- * values of the peers, `webpp-load: "<origin>";dur=…;age=…, …` (docs/protocol.md).
+ * response carries the value pushed last, `Server-Timing: webpp;dur=12.5;idle=3.1` (`idle`,
+ * the unloaded service time, once a request met an idle server), and the fresh values of the
+ * peers, `webpp-load: "<origin>";dur=…;idle=…;age=…, …` (docs/protocol.md).
  */
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -38,7 +39,7 @@ async function pushHeadersPlugin(app: FastifyInstance, options: PushHeadersOptio
     const current = push.current(nowMs);
     if (current !== undefined) {
       const existing = reply.getHeader(SERVER_TIMING_HEADER);
-      const ours = formatServerTiming(current.serviceMs);
+      const ours = formatServerTiming(current.serviceMs, current.idleServiceMs);
       reply.header(SERVER_TIMING_HEADER, existing === undefined ? ours : `${String(existing)}, ${ours}`);
     }
     const loads = peerLoads.fresh(nowMs, peerLoadMaxAgeMs);

@@ -17,9 +17,11 @@ export interface PushGauges {
   /** The value pushed last, and the smoothed value P the push rule watches (ms). */
   pushedServiceMs: number | null;
   smoothedServiceMs: number | null;
+  /** The unloaded service time pushed with it (Server-Timing `idle`; null before a request met an idle server). */
+  pushedIdleServiceMs: number | null;
   pushes: number;
   /** Peers' values as they are forwarded in webpp-load. */
-  peers: { server: string; serviceMs: number; ageMs: number }[];
+  peers: { server: string; serviceMs: number; idleServiceMs?: number; ageMs: number }[];
   /** The concurrency limit (null when off). */
   concurrency: { limit: number; active: number; queued: number; queuedTotal: number; refusedTotal: number } | null;
   /** Pings announcing a new value to the peers (push-announcer.ts): answered with a record, and not. */
@@ -66,14 +68,18 @@ export class PushState {
   ownServiceTime(): OwnServiceTime | undefined {
     const nowMs = this.now();
     const current = this.push.current(nowMs);
-    return current === undefined ? undefined : { serviceMs: current.serviceMs, ageMs: Math.max(0, nowMs - current.atMs) };
+    if (current === undefined) return undefined;
+    const ageMs = Math.max(0, nowMs - current.atMs);
+    return current.idleServiceMs === undefined ? { serviceMs: current.serviceMs, ageMs } : { serviceMs: current.serviceMs, idleServiceMs: current.idleServiceMs, ageMs };
   }
 
   gauges(): PushGauges {
     const nowMs = this.now();
     const gate = this.gate;
+    const current = this.push.current(nowMs);
     return {
-      pushedServiceMs: this.push.current(nowMs)?.serviceMs ?? null,
+      pushedServiceMs: current?.serviceMs ?? null,
+      pushedIdleServiceMs: current?.idleServiceMs ?? null,
       smoothedServiceMs: this.push.smoothed(nowMs) ?? null,
       pushes: this.push.pushes,
       peers: this.peerLoads.fresh(nowMs, this.options.peerLoadMaxAgeMs),
@@ -95,8 +101,12 @@ export function pushPrometheusLines(gauges: PushGauges): string[] {
   };
   if (gauges.pushedServiceMs !== null) metric('webpp_push_service_ms', 'gauge', 'Service time this server pushes (Server-Timing webpp;dur).', [['', gauges.pushedServiceMs]]);
   if (gauges.smoothedServiceMs !== null) metric('webpp_push_smoothed_service_ms', 'gauge', 'Smoothed service time P the push rule watches.', [['', gauges.smoothedServiceMs]]);
+  if (gauges.pushedIdleServiceMs !== null) metric('webpp_push_idle_service_ms', 'gauge', 'Unloaded service time this server pushes with it (Server-Timing webpp;idle).', [['', gauges.pushedIdleServiceMs]]);
   metric('webpp_push_updates_total', 'counter', 'Times the pushed service time changed or was re-pushed.', [['', gauges.pushes]]);
-  metric('webpp_push_peer_service_ms', 'gauge', "A peer's pushed service time, as forwarded in webpp-load.", gauges.peers.map((peer) => [`{peer="${peer.server.replace(/["\\\n]/g, '')}"}`, peer.serviceMs]));
+  const peerLabel = (server: string): string => `{peer="${server.replace(/["\\\n]/g, '')}"}`;
+  metric('webpp_push_peer_service_ms', 'gauge', "A peer's pushed service time, as forwarded in webpp-load.", gauges.peers.map((peer) => [peerLabel(peer.server), peer.serviceMs]));
+  const peerIdle = gauges.peers.flatMap((peer): [string, number][] => (peer.idleServiceMs === undefined ? [] : [[peerLabel(peer.server), peer.idleServiceMs]]));
+  metric('webpp_push_peer_idle_service_ms', 'gauge', "A peer's pushed unloaded service time, as forwarded in webpp-load (idle).", peerIdle);
   if (gauges.concurrency !== null) {
     const gate = gauges.concurrency;
     metric('webpp_concurrency_active', 'gauge', 'Requests holding a slot of maxConcurrentRequests.', [['', gate.active]]);
