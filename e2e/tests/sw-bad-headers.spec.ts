@@ -44,7 +44,17 @@ test.afterEach(async () => {
 });
 
 /** The values a broken or hostile replica sends, one per response in turn. */
-const BAD_SERVER_TIMINGS = ['webpp;dur=-5', 'webpp;dur=1e400', 'webpp;dur=0', 'webpp;dur=abc', 'webpp;dur=NaN, webpp;dur=3', `webpp;dur=${'9'.repeat(400)}`];
+const BAD_SERVER_TIMINGS = [
+  'webpp;dur=-5',
+  'webpp;dur=1e400',
+  'webpp;dur=0',
+  'webpp;dur=abc',
+  'webpp;dur=NaN, webpp;dur=3',
+  `webpp;dur=${'9'.repeat(400)}`,
+  'webpp;dur=4;idle=-1',
+  'webpp;dur=4;idle=Infinity',
+  `webpp;dur=4;idle=${'9'.repeat(400)}`,
+];
 const BAD_LOADS = [
   `"${GARBAGE_SERVER}";dur=1;age=0`,
   '"javascript:alert(1)";dur=1',
@@ -87,5 +97,8 @@ test('a replica that sends malformed bindings, webpp-load and Server-Timing head
   const known = [...state.servers.map((server) => server.server), ...state.pushed.map((view) => view.server)];
   expect(known).not.toContain(GARBAGE_SERVER);
   expect(known.some((server) => !server.startsWith('http://'))).toBe(false);
+  // A malformed idle is dropped, never kept as a number the policy would divide by.
+  expect(state.pushed.filter((view) => view.idleServiceMs !== undefined && !(view.idleServiceMs >= 0 && Number.isFinite(view.idleServiceMs)))).toEqual([]);
+  expect(state.pushed.find((view) => view.server === broken.origin)).not.toHaveProperty('idleServiceMs');
   expect(broken.log.length).toBeGreaterThan(0);
 });
