@@ -45,7 +45,7 @@ export {
   LOAD_HEADER,
   formatServerTiming,
   parseServerTiming,
-  parseServerTimingIdle,
+  parseServerTimingUtilisation,
   formatLoadHeader,
   parseLoadHeader,
   type PushedLoad,

@@ -1,6 +1,6 @@
 /** The wire format of server push (push/push-headers.ts, docs/protocol.md "Server push"). */
 import { describe, expect, it } from 'vitest';
-import { formatLoadHeader, formatServerTiming, parseLoadHeader, parseServerTiming, parseServerTimingIdle } from '@webpp/core';
+import { formatLoadHeader, formatServerTiming, parseLoadHeader, parseServerTiming, parseServerTimingUtilisation } from '@webpp/core';
 
 describe('Server-Timing: webpp;dur', () => {
   it('round-trips a service time at 0.1 ms', () => {
@@ -18,27 +18,27 @@ describe('Server-Timing: webpp;dur', () => {
   });
 });
 
-describe('Server-Timing: webpp;idle (the unloaded service time)', () => {
-  it('round-trips dur and idle at 0.1 ms, and writes no idle when there is none', () => {
-    const header = formatServerTiming(12.46, 3.14);
-    expect(header).toBe('webpp;dur=12.5;idle=3.1');
-    expect(parseServerTiming(header)).toBe(12.5);
-    expect(parseServerTimingIdle(header)).toBe(3.1);
-    expect(formatServerTiming(12.46, undefined)).toBe('webpp;dur=12.5');
-    expect(formatServerTiming(12.46, Number.NaN)).toBe('webpp;dur=12.5');
-    expect(parseServerTimingIdle('webpp;dur=12.5')).toBeUndefined();
+describe('Server-Timing: webpp;util', () => {
+  it('round-trips the utilisation at 0.01 next to the service time', () => {
+    expect(formatServerTiming(12.46, 0.624)).toBe('webpp;dur=12.5;util=0.62');
+    expect(parseServerTiming('webpp;dur=12.5;util=0.62')).toBe(12.5);
+    expect(parseServerTimingUtilisation('webpp;dur=12.5;util=0.62')).toBe(0.62);
+    expect(formatServerTiming(3, 1.7)).toBe('webpp;dur=3;util=1');
   });
 
-  it('reads idle only from a webpp metric with a dur, and a malformed idle is absent while dur still counts', () => {
-    expect(parseServerTimingIdle('db;dur=53;idle=4, webpp;dur=7;idle=2')).toBe(2);
-    expect(parseServerTimingIdle('webpp;idle=2')).toBeUndefined();
-    expect(parseServerTimingIdle('other;dur=1;idle=2')).toBeUndefined();
-    for (const bad of ['-1', 'x', '1e3', '', '99999999999', 'Infinity']) {
-      const header = `webpp;dur=7;idle=${bad}`;
-      expect(parseServerTiming(header), header).toBe(7);
-      expect(parseServerTimingIdle(header), header).toBeUndefined();
-    }
-    expect(parseServerTimingIdle(null)).toBeUndefined();
+  it('ignores a utilisation above 1, negative, malformed or without a dur', () => {
+    expect(parseServerTimingUtilisation('webpp;dur=3;util=1.2')).toBeUndefined();
+    expect(parseServerTimingUtilisation('webpp;dur=3;util=-0.2')).toBeUndefined();
+    expect(parseServerTimingUtilisation('webpp;dur=3;util=high')).toBeUndefined();
+    expect(parseServerTimingUtilisation('webpp;util=0.5')).toBeUndefined();
+    expect(parseServerTimingUtilisation('webpp;dur=3')).toBeUndefined();
+  });
+
+  it('travels in webpp-load, and a bad one drops only itself', () => {
+    const header = formatLoadHeader([{ server: 'http://b.localhost:8082', serviceMs: 8, utilisation: 0.3, ageMs: 10 }]);
+    expect(header).toBe('"http://b.localhost:8082";dur=8;util=0.3;age=10');
+    expect(parseLoadHeader(header)).toEqual([{ server: 'http://b.localhost:8082', serviceMs: 8, utilisation: 0.3, ageMs: 10 }]);
+    expect(parseLoadHeader('"http://b.localhost:8082";dur=8;util=7;age=10')).toEqual([{ server: 'http://b.localhost:8082', serviceMs: 8, ageMs: 10 }]);
   });
 });
 
@@ -54,27 +54,6 @@ describe('webpp-load', () => {
       { server: 'http://b.localhost:8082', serviceMs: 8.1, ageMs: 1200 },
       { server: 'https://c.example', serviceMs: 30, ageMs: 0 },
     ]);
-  });
-
-  it('round-trips idle where a peer has one, and a row without it (an older peer) still counts', () => {
-    const header = formatLoadHeader([
-      { server: 'http://b.localhost:8082', serviceMs: 8.14, idleServiceMs: 2.96, ageMs: 10 },
-      { server: 'http://c.localhost:8083', serviceMs: 30, ageMs: 0 },
-    ]);
-    expect(header).toBe('"http://b.localhost:8082";dur=8.1;idle=3;age=10, "http://c.localhost:8083";dur=30;age=0');
-    expect(parseLoadHeader(header)).toEqual([
-      { server: 'http://b.localhost:8082', serviceMs: 8.1, idleServiceMs: 3, ageMs: 10 },
-      { server: 'http://c.localhost:8083', serviceMs: 30, ageMs: 0 },
-    ]);
-  });
-
-  it('drops a malformed idle and keeps the row', () => {
-    const parsed = parseLoadHeader('"http://b.test";dur=8;idle=-2;age=1, "http://c.test";dur=9;idle=nan, "http://d.test";idle=4;age=1');
-    expect(parsed).toEqual([
-      { server: 'http://b.test', serviceMs: 8, ageMs: 1 },
-      { server: 'http://c.test', serviceMs: 9, ageMs: 0 },
-    ]);
-    for (const load of parsed) expect(load).not.toHaveProperty('idleServiceMs');
   });
 
   it('skips members that are not http(s) origins or have no duration, and keeps the rest', () => {

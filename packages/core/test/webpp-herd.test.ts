@@ -6,7 +6,8 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createWebppPolicy, resolveWebppOptions, WEBPP_DEFAULTS, type ExchangeSample } from '@webpp/core';
-import { EquivalentSet, pickMember } from '../src/policies/webpp/equivalent-set.js';
+import { EquivalentSet } from '../src/policies/webpp/equivalent-set.js';
+import { drawWeighted, SpillMemory, spreadWeights } from '../src/policies/webpp/load-spread.js';
 import { PushedLoad } from '../src/policies/webpp/pushed-load.js';
 import { FakeClock, seededRandom } from './fake-clock.js';
 
@@ -173,7 +174,9 @@ describe('weighted pick inside the set', () => {
     const random = seededRandom(7);
     const counts: Record<string, number> = { [A]: 0, [B]: 0 };
     const set = [{ server: A, expectedMs: 100 }, { server: B, expectedMs: 200 }];
-    for (let i = 0; i < 20_000; i++) counts[pickMember(set, exponent, random)!.server]! += 1;
+    const options = resolveWebppOptions({ equivalentSetWeightExponent: exponent });
+    const weights = spreadWeights(set, set, () => 0, options, new SpillMemory(), T0);
+    for (let i = 0; i < 20_000; i++) counts[drawWeighted(weights, random, undefined)!]! += 1;
     return { [A]: counts[A]! / 20_000, [B]: counts[B]! / 20_000 };
   };
 

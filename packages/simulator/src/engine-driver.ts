@@ -137,7 +137,7 @@ class SimulatedExchange implements ExchangeHandlers {
     this.headAtMs = atMs;
     // Server push (issue 13): the head's Server-Timing and webpp-load reach the policy before its sample, as in the worker.
     if (pushed !== undefined && this.policy.learnPushedServiceTime) {
-      for (const value of pushed) this.policy.learnPushedServiceTime(value.server, value.serviceMs, ENGINE_EPOCH_MS + value.atMs, value.idleServiceMs);
+      for (const value of pushed) this.policy.learnPushedServiceTime(value.server, value.serviceMs, ENGINE_EPOCH_MS + value.atMs, value.utilisation);
     }
     this.events.head({ status: 200, ttfbMs: atMs - this.sentAtMs, response: undefined });
   }
@@ -197,7 +197,7 @@ class EngineClient implements PolicyClient {
     const origin = environment.servers[0];
     const learn = engine.policy.learnPushedServiceTime?.bind(engine.policy);
     if (origin === undefined || learn === undefined) return;
-    for (const value of environment.network.queues?.carriedBy(origin, environment.queue.now()) ?? []) learn(value.server, value.serviceMs, ENGINE_EPOCH_MS + value.atMs, value.idleServiceMs);
+    for (const value of environment.network.queues?.carriedBy(origin, environment.queue.now()) ?? []) learn(value.server, value.serviceMs, ENGINE_EPOCH_MS + value.atMs, value.utilisation);
   }
 
   request(request: LogicalRequest, done: (result: RequestResult) => void): CancelRequest {

@@ -32,8 +32,8 @@ export interface PushedValue {
   serviceMs: number;
   /** When it was valid (virtual ms). */
   atMs: number;
-  /** The server's unloaded service time with it (Server-Timing's `idle`), once it has one. */
-  idleServiceMs?: number;
+  /** The server's busy share of its last full interval (Server-Timing's `util`), once it has one. */
+  utilisation?: number;
 }
 
 export interface QueueingOptions {
@@ -56,6 +56,9 @@ export class ServerQueue {
   private readonly push: ServiceTimePush;
   /** Every value pushed, oldest first (for the peers' lagged view). */
   private readonly pushes: PushedServiceTime[] = [];
+  /** Worker-ms of service that started in each push interval (the utilisation it pushes). */
+  private readonly busyMsPerInterval: number[] = [];
+  private readonly intervalMs: number;
 
   constructor(
     readonly server: string,
@@ -68,6 +71,7 @@ export class ServerQueue {
     if (!(capacity.serviceMeanMs > 0)) throw new RangeError(`server "${server}": serviceMeanMs must be > 0`);
     this.freeAtMs = new Array<number>(capacity.workers).fill(0);
     this.push = new ServiceTimePush(pushOptions);
+    this.intervalMs = pushOptions.intervalMs;
   }
 
   /** Admits a request arriving at `arrivalMs` (in time order); returns its time in the server (wait + service, ms). */
@@ -78,7 +82,11 @@ export class ServerQueue {
     const idle = this.freeAtMs.every((at) => at <= arrivalMs);
     // Exponential service time by inversion: −ln(1 − u) / μ.
     const serviceMs = -Math.log(1 - this.random()) * this.capacity.serviceMeanMs;
-    const departureMs = Math.max(arrivalMs, freeAtMs) + serviceMs;
+    const startMs = Math.max(arrivalMs, freeAtMs);
+    const departureMs = startMs + serviceMs;
+    const interval = Math.floor(startMs / this.intervalMs);
+    while (this.busyMsPerInterval.length <= interval) this.busyMsPerInterval.push(0);
+    this.busyMsPerInterval[interval] = (this.busyMsPerInterval[interval] as number) + serviceMs;
     this.freeAtMs[worker] = departureMs;
     const sojournMs = departureMs - arrivalMs;
     const bin = Math.floor(arrivalMs / this.loadBinMs);
@@ -94,7 +102,22 @@ export class ServerQueue {
   /** The value this server's responses carry now (Server-Timing), undefined before its first request. */
   ownValue(nowMs: number): PushedValue | undefined {
     const pushed = this.push.current(nowMs);
-    return pushed === undefined ? undefined : valueOf(this.server, pushed, nowMs);
+    return pushed === undefined ? undefined : this.valueOf(pushed, nowMs);
+  }
+
+  /**
+   * The busy share of the workers over the last full push interval before `atMs`, as the
+   * origin pushes its event-loop utilisation (Server-Timing `util`); undefined before one.
+   */
+  utilisationAt(atMs: number): number | undefined {
+    const interval = Math.floor(atMs / this.intervalMs) - 1;
+    if (interval < 0) return undefined;
+    return Math.min(1, (this.busyMsPerInterval[interval] ?? 0) / (this.capacity.workers * this.intervalMs));
+  }
+
+  private valueOf(pushed: PushedServiceTime, atMs: number): PushedValue {
+    const utilisation = this.utilisationAt(atMs);
+    return utilisation === undefined ? { server: this.server, serviceMs: pushed.serviceMs, atMs } : { server: this.server, serviceMs: pushed.serviceMs, atMs, utilisation };
   }
 
   /** The value this server claimed at `atMs` (what a peer relays `lag` later), dated atMs. */
@@ -102,15 +125,12 @@ export class ServerQueue {
     for (let i = this.pushes.length - 1; i >= 0; i--) {
       const pushed = this.pushes[i] as PushedServiceTime;
       // Still the server's claim at atMs: a value stands until the next push (threshold and decay).
-      if (pushed.atMs <= atMs) return valueOf(this.server, pushed, atMs);
+      if (pushed.atMs <= atMs) return this.valueOf(pushed, atMs);
     }
     return undefined;
   }
 }
 
-function valueOf(server: string, pushed: PushedServiceTime, atMs: number): PushedValue {
-  return pushed.idleServiceMs === undefined ? { server, serviceMs: pushed.serviceMs, atMs } : { server, serviceMs: pushed.serviceMs, atMs, idleServiceMs: pushed.idleServiceMs };
-}
 
 /** Every server's queue, and what a response from one of them carries. */
 export class ServerQueues {

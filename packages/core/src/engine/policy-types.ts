@@ -166,11 +166,11 @@ export interface ClientPolicy {
    * measurements (A = R / S) and, for a server it has not heard from lately, ranks it by
    * A × S at once. Call it before or after the sample of the same response; order does not
    * matter. Values from the future, negative or non-finite ones are ignored. Absent = the
-   * policy ignores push. `idleServiceMs`: the server's unloaded service time
-   * (`Server-Timing: webpp;dur=…;idle=…`), when it said; 1 − idle / serviceMs is the share of
-   * its time spent queueing, which spreads the load (the webpp policy's loadSpreadShare).
+   * policy ignores push. `utilisation`: the server's busy share of its last measurement
+   * interval, 0–1 (`Server-Timing: webpp;dur=…;util=…`), when it said; the webpp policy
+   * spreads requests away from busy servers by it (load-spread.ts).
    */
-  learnPushedServiceTime?(server: ServerId, serviceMs: number, atMs: number, idleServiceMs?: number): void;
+  learnPushedServiceTime?(server: ServerId, serviceMs: number, atMs: number, utilisation?: number): void;
   /**
    * First visits (issue 13 §6): an aggregate of other clients' measurements the origin
    * sent (opt-in on the origin). Seeds the ranking of servers this client has not measured

@@ -2,15 +2,15 @@
  * The wire format of server push (issue 13; Fei et al., INFOCOM 1998, Section 4: servers
  * push their own performance, clients calibrate it with their own measurements):
  *
- *   Server-Timing: webpp;dur=12.5;idle=3.1
+ *   Server-Timing: webpp;dur=12.5;util=0.62
  *     the answering server's smoothed service time in ms (W3C Server Timing, so it shows in
- *     DevTools and in Resource Timing's serverTiming), and `idle`, its service time when
- *     no other request is in flight (so 1 − idle / dur is the share of dur spent queueing);
- *   webpp-load: "https://b.example";dur=8.1;idle=3;age=1200, "https://c.example";dur=30;age=400
+ *     DevTools and in Resource Timing's serverTiming), and `util`, the share of the last
+ *     measurement interval it was busy (0–1; a Node origin's event-loop utilisation; the
+ *     backend utilisation gRPC's weighted round robin balances on, gRFC A58);
+ *   webpp-load: "https://b.example";dur=8.1;util=0.3;age=1200, "https://c.example";dur=30;age=400
  *     the latest values the answering server holds for its peers, as a Structured Field
  *     List (RFC 8941) of origin strings with parameters: `dur` the peer's pushed service
- *     time in ms, `idle` its unloaded service time (optional), `age` how many ms ago the
- *     peer pushed it.
+ *     time in ms, `util` its utilisation (optional), `age` how many ms ago the peer pushed it.
  *
  * Both parsers are lenient about what they do not know (other metrics, other parameters,
  * malformed members are skipped) and strict about what they return.
@@ -31,29 +31,35 @@ export interface PushedLoad {
   /** The server's origin ("https://b.example"), as in the bindings. */
   server: string;
   serviceMs: number;
-  /** The server's service time when idle (ms), when it said. */
-  idleServiceMs?: number;
+  /** The server's utilisation (busy share of its last interval, 0–1), when it said. */
+  utilisation?: number;
   /** How long ago the server pushed it (0 for Server-Timing: pushed with this response). */
   ageMs: number;
 }
 
-/** `webpp;dur=12.5` or `webpp;dur=12.5;idle=3.1`, rounded to 0.1 ms. */
-export function formatServerTiming(serviceMs: number, idleServiceMs?: number): string {
-  return `${SERVER_TIMING_METRIC};dur=${roundTenth(serviceMs)}${idleParam(idleServiceMs)}`;
+/** `webpp;dur=12.5` or `webpp;dur=12.5;util=0.62` (ms to 0.1, utilisation to 0.01). */
+export function formatServerTiming(serviceMs: number, utilisation?: number): string {
+  return `${SERVER_TIMING_METRIC};dur=${roundTenth(serviceMs)}${utilParam(utilisation)}`;
 }
 
-function idleParam(idleServiceMs: number | undefined): string {
-  return idleServiceMs === undefined || !Number.isFinite(idleServiceMs) ? '' : `;idle=${roundTenth(idleServiceMs)}`;
+function utilParam(utilisation: number | undefined): string {
+  return utilisation === undefined || !Number.isFinite(utilisation) ? '' : `;util=${Math.round(Math.min(1, Math.max(0, utilisation)) * 100) / 100}`;
 }
 
-/** The `idle` of the `webpp` metric of a Server-Timing value (the unloaded service time), or undefined. */
-export function parseServerTimingIdle(value: string | null | undefined): number | undefined {
+/** The `util` of the `webpp` metric of a Server-Timing value (0–1), or undefined (absent, malformed or above 1). */
+export function parseServerTimingUtilisation(value: string | null | undefined): number | undefined {
   if (value === null || value === undefined) return undefined;
   for (const metric of splitMembers(value)) {
     const [name, ...params] = metric.split(';').map((part) => part.trim());
-    if (name === SERVER_TIMING_METRIC && numberParam(params, 'dur') !== undefined) return numberParam(params, 'idle');
+    if (name === SERVER_TIMING_METRIC && numberParam(params, 'dur') !== undefined) return shareParam(params, 'util');
   }
   return undefined;
+}
+
+/** `name=<decimal>` among params, in [0, 1]. */
+function shareParam(params: readonly string[], name: string): number | undefined {
+  const value = numberParam(params, name);
+  return value !== undefined && value <= 1 ? value : undefined;
 }
 
 /** The `dur` of the `webpp` metric of a Server-Timing value, or undefined. */
@@ -70,7 +76,7 @@ export function parseServerTiming(value: string | null | undefined): number | un
 
 /** The webpp-load value of `loads` (origins are quoted; values rounded). */
 export function formatLoadHeader(loads: readonly PushedLoad[]): string {
-  return loads.map((load) => `"${load.server}";dur=${roundTenth(load.serviceMs)}${idleParam(load.idleServiceMs)};age=${Math.max(0, Math.round(load.ageMs))}`).join(', ');
+  return loads.map((load) => `"${load.server}";dur=${roundTenth(load.serviceMs)}${utilParam(load.utilisation)};age=${Math.max(0, Math.round(load.ageMs))}`).join(', ');
 }
 
 /** Every well-formed member of a webpp-load value (canonical http(s) origins only). */
@@ -85,8 +91,8 @@ export function parseLoadHeader(value: string | null | undefined): PushedLoad[] 
     const serviceMs = numberParam(params, 'dur');
     const ageMs = numberParam(params, 'age') ?? 0;
     if (server === undefined || serviceMs === undefined) continue;
-    const idleServiceMs = numberParam(params, 'idle');
-    loads.push(idleServiceMs === undefined ? { server, serviceMs, ageMs } : { server, serviceMs, idleServiceMs, ageMs });
+    const utilisation = shareParam(params, 'util');
+    loads.push(utilisation === undefined ? { server, serviceMs, ageMs } : { server, serviceMs, utilisation, ageMs });
   }
   return loads;
 }

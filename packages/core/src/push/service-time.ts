@@ -42,12 +42,6 @@ export interface PushedServiceTime {
   serviceMs: number;
   /** When it was pushed (the clock's ms). */
   atMs: number;
-  /**
-   * The unloaded service time when it was pushed: the EWMA of the samples of requests that
-   * met an idle server (undefined before one did). 1 − idle / serviceMs is the share of the
-   * pushed time that is queueing (the client's load spread, packages/core pushed-load.ts).
-   */
-  idleServiceMs?: number;
 }
 
 /** C − R at or below this is 0 (0.1 − 5 × 0.02 is not exactly 0 in floating point). */
@@ -149,7 +143,7 @@ export class ServiceTimePush {
   }
 
   private push(serviceMs: number, atMs: number): void {
-    this.pushed = this.unloadedMs === undefined ? { serviceMs, atMs } : { serviceMs, atMs, idleServiceMs: this.unloadedMs };
+    this.pushed = { serviceMs, atMs };
     this.pushes += 1;
   }
 }

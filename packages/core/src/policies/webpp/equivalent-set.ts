@@ -59,20 +59,3 @@ export class EquivalentSet {
     this.members.delete(server);
   }
 }
-
-/**
- * One member at random, with weight (E_min / E)^k (k = equivalentSetWeightExponent; 0:
- * uniform, Fei's choice). `random` is the policy's injected source, in [0, 1).
- */
-export function pickMember(members: readonly Estimated[], exponent: number, random: () => number): Estimated | undefined {
-  if (members.length <= 1) return members[0];
-  const minMs = Math.max(Number.MIN_VALUE, Math.min(...members.map((m) => m.expectedMs)));
-  const weights = members.map((m) => (exponent === 0 ? 1 : (minMs / Math.max(minMs, m.expectedMs)) ** exponent));
-  const total = weights.reduce((a, b) => a + b, 0);
-  let draw = random() * total;
-  for (let i = 0; i < members.length; i++) {
-    draw -= weights[i] as number;
-    if (draw < 0) return members[i];
-  }
-  return members.at(-1);
-}

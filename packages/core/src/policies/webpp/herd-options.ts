@@ -41,6 +41,13 @@ export interface HerdOptions {
    */
   loadSpreadExponent: number;
   /**
+   * Share of requests on which the client draws its first attempt's server again; on the
+   * others it keeps the one it drew (load-spread.ts, keepDrawn). 1: a new draw every request.
+   */
+  spreadRedrawShare: number;
+  /** Half-life with which the spill falls back after the members' queue drains (ms). */
+  loadSpreadReleaseHalfLifeMs: number;
+  /**
    * A pushed service time older than this is not used (ms); 0 turns push off. 60 000: the
    * origin forwards peers' values for up to 60 s (peerLoadMaxAgeMs), and Fei's servers
    * pushed at least every 50 s (T / R · I with I = 10 s).
@@ -83,7 +90,9 @@ export const HERD_DEFAULTS: Readonly<HerdOptions> = Object.freeze({
   equivalentSetLeaveRatio: 0.4,
   equivalentSetWeightExponent: 2,
   loadSpreadShare: 1,
-  loadSpreadExponent: 1,
+  loadSpreadExponent: 0.5,
+  spreadRedrawShare: 0.2,
+  loadSpreadReleaseHalfLifeMs: 10_000,
   pushMaxAgeMs: 60_000,
   pushAfterSilenceMs: 30_000,
   pushPairSlackMs: 250,
@@ -99,6 +108,8 @@ export const HERD_RULES: Record<keyof HerdOptions, [(value: number) => boolean, 
   equivalentSetWeightExponent: [nonNegative, '>= 0'],
   loadSpreadShare: [(v) => v >= 0 && v <= 1, 'in [0, 1]'],
   loadSpreadExponent: [nonNegative, '>= 0'],
+  spreadRedrawShare: [(v) => v > 0 && v <= 1, 'in (0, 1]'],
+  loadSpreadReleaseHalfLifeMs: [nonNegative, '>= 0'],
   pushMaxAgeMs: [nonNegative, '>= 0'],
   pushAfterSilenceMs: [nonNegative, '>= 0'],
   pushPairSlackMs: [nonNegative, '>= 0'],

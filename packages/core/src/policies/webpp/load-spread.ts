@@ -36,32 +36,83 @@ export interface Spread {
 export function spreadWeights(
   ranked: readonly Estimated[],
   members: readonly Estimated[],
-  queueingShare: (server: ServerId) => number,
+  busyShare: (server: ServerId) => number,
   options: HerdOptions,
+  memory: SpillMemory,
+  nowMs: number,
 ): Spread[] {
   if (ranked.length === 0) return [];
   const bestMs = Math.max(Number.MIN_VALUE, Math.min(...ranked.map((entry) => entry.expectedMs)));
   const lean = (entry: Estimated, exponent: number): number => (exponent === 0 ? 1 : (bestMs / Math.max(bestMs, entry.expectedMs)) ** exponent);
   const memberSet = new Set(members.map((member) => member.server));
-  const share = (server: ServerId): number => Math.min(1, Math.max(0, options.loadSpreadShare * queueingShare(server)));
-  const setShare = members.length === 0 ? 0 : members.reduce((sum, member) => sum + share(member.server), 0) / members.length;
+  // Mean requests in an M/M/1 server at utilisation u: u / (1 − u) (Kleinrock 1975, eq. 3.24).
+  const queued = (server: ServerId): number => {
+    const u = Math.min(0.99, Math.max(0, busyShare(server)));
+    return u / (1 - u);
+  };
+  const setQueued = members.length === 0 ? 0 : members.reduce((sum, member) => sum + queued(member.server), 0) / members.length;
+  const spill = memory.update(Math.min(1, options.loadSpreadShare * setQueued), nowMs, options);
   return ranked.map((entry) => {
-    const free = 1 - share(entry.server);
-    const weight = memberSet.has(entry.server)
-      ? lean(entry, options.equivalentSetWeightExponent) * free
-      : setShare * lean(entry, options.loadSpreadExponent) * free;
+    const free = 1 / (1 + queued(entry.server));
+    const weight = memberSet.has(entry.server) ? lean(entry, options.equivalentSetWeightExponent) * free : spill * lean(entry, options.loadSpreadExponent) * free;
     return { server: entry.server, weight };
   });
 }
 
+/**
+ * The spill rises at once with the members' queue and falls back with a half-life
+ * (loadSpreadReleaseHalfLifeMs): the clients leave a queueing server quickly and return to
+ * it slowly, as TCP backs off multiplicatively and probes back additively (Chiu and Jain,
+ * "Analysis of the increase and decrease algorithms for congestion avoidance", 1989) —
+ * otherwise every client would see the drained server's fresh low S at once and come back
+ * together.
+ */
+export class SpillMemory {
+  value = 0;
+  private atMs = Number.NEGATIVE_INFINITY;
+
+  update(spill: number, nowMs: number, options: HerdOptions): number {
+    const elapsedMs = Math.max(0, nowMs - this.atMs);
+    const held = this.value * 2 ** (-elapsedMs / Math.max(1, options.loadSpreadReleaseHalfLifeMs));
+    this.value = Math.max(spill, held);
+    this.atMs = nowMs;
+    return this.value;
+  }
+}
+
 /** One server drawn with probability weight / Σ weight; `fallback` when no weight is positive. `random` in [0, 1). */
 export function drawWeighted(spread: readonly Spread[], random: () => number, fallback: ServerId | undefined): ServerId | undefined {
-  const total = spread.reduce((sum, entry) => sum + Math.max(0, entry.weight), 0);
-  if (!(total > 0)) return fallback;
+  const positive = spread.filter((entry) => entry.weight > 0);
+  // One candidate: no draw (the policy's random stream is the same as without a spread).
+  if (positive.length <= 1) return positive[0]?.server ?? fallback;
+  const total = positive.reduce((sum, entry) => sum + entry.weight, 0);
   let draw = random() * total;
-  for (const entry of spread) {
-    draw -= Math.max(0, entry.weight);
+  for (const entry of positive) {
+    draw -= entry.weight;
     if (draw < 0) return entry.server;
   }
   return fallback;
+}
+
+/**
+ * Inertia: the client keeps the server it drew last while that server still has a weight,
+ * and draws again only with probability `spreadRedrawShare` per request (or when the server
+ * it holds has none: it left the set, failed, or is not a candidate). Over many requests the
+ * client's choices still follow the weights; but the clients together move toward a server
+ * that has just become attractive by at most that share of their requests at a time, so the
+ * herd cannot land on it within one push interval (Fischer and Vöcking 2009: migration at a
+ * bounded rate converges on stale information where best response oscillates).
+ */
+export function keepDrawn(
+  spread: readonly Spread[],
+  state: { drawn?: ServerId; random: () => number },
+  options: HerdOptions,
+  fallback: ServerId | undefined,
+  loaded: boolean,
+): ServerId | undefined {
+  const held = state.drawn === undefined || !loaded ? undefined : spread.find((entry) => entry.server === state.drawn);
+  if (held !== undefined && held.weight > 0 && state.random() >= options.spreadRedrawShare) return held.server;
+  const drawn = drawWeighted(spread, state.random, fallback);
+  state.drawn = drawn;
+  return drawn;
 }

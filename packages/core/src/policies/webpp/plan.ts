@@ -21,7 +21,7 @@ import { bodyMsOf, expectedHedgedMs, expectedMs, hedgeFireShare } from './expect
 import type { WebppOptions } from './options.js';
 import { timeoutMsOf, type ServerRecord } from './server-record.js';
 import type { EquivalentSet } from './equivalent-set.js';
-import { drawWeighted, spreadWeights } from './load-spread.js';
+import { keepDrawn, spreadWeights, type SpillMemory } from './load-spread.js';
 import type { PushedLoads } from './pushed-load.js';
 import { seedOrder, type Aggregates } from './seed.js';
 
@@ -31,7 +31,13 @@ export interface HerdContext {
   aggregates: Aggregates;
   equivalentSet: EquivalentSet;
   random: () => number;
+  /** The server the client's first attempts go to until it draws again (load-spread.ts, keepDrawn). */
+  drawn?: ServerId;
+  spill: SpillMemory;
 }
+
+/** Below this spill the servers count as idle: each request draws afresh (no inertia; load-spread.ts). */
+const SPILL_LOADED = 0.01;
 
 interface Scored {
   server: ServerId;
@@ -84,8 +90,8 @@ export function planAttempts(
 
   const estimates = ranked.map((scored) => ({ server: scored.server, expectedMs: effective(scored) }));
   const members = herd.equivalentSet.update(estimates, options);
-  const queueing = (server: ServerId): number => herd.pushed.get(server)?.queueingShare(input.nowMs, options) ?? 0;
-  const picked = drawWeighted(spreadWeights(estimates, members, queueing, options), herd.random, ranked[0]?.server);
+  const queueing = (server: ServerId): number => herd.pushed.get(server)?.busyShare(input.nowMs, options) ?? 0;
+  const picked = keepDrawn(spreadWeights(estimates, members, queueing, options, herd.spill, input.nowMs), herd, options, ranked[0]?.server, herd.spill.value >= SPILL_LOADED);
   const best = ranked.find((scored) => scored.server === picked) as Scored;
   const rest = ranked.filter((scored) => scored !== best);
   const why = best === ranked[0] ? 'lowest-expected-time' : 'equivalent-set';

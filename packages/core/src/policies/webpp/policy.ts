@@ -21,6 +21,7 @@ import { busyAtTimeout } from './busy.js';
 import { dueBackground, nextProbeAtMs } from './maintenance.js';
 import { resolveWebppOptions, type WebppOptions } from './options.js';
 import { EquivalentSet } from './equivalent-set.js';
+import { SpillMemory } from './load-spread.js';
 import { planAttempts, type HerdContext } from './plan.js';
 import { PushedLoads } from './pushed-load.js';
 import { Aggregates } from './seed.js';
@@ -64,7 +65,7 @@ export class WebppPolicy implements ClientPolicy {
     this.hedgeBucket.overflowTo = this.refreshBucket;
     const floor = this.options.extraBudgetFloorTokens;
     this.extraBudget = new TokenBucket(this.options.extraBudgetShare, Math.max(floor, this.options.bucketCapacityTokens), floor);
-    this.herd = { pushed: new PushedLoads(), aggregates: new Aggregates(), equivalentSet: new EquivalentSet(), random: deps.random };
+    this.herd = { pushed: new PushedLoads(), aggregates: new Aggregates(), equivalentSet: new EquivalentSet(), random: deps.random, spill: new SpillMemory() };
   }
 
   plan(input: PlanInput): PlannedAttempt[] {
@@ -133,9 +134,9 @@ export class WebppPolicy implements ClientPolicy {
   }
 
   /** Server push (ClientPolicy.learnPushedServiceTime; pushed-load.ts). A value dated in the future is ignored. */
-  learnPushedServiceTime(server: ServerId, serviceMs: number, atMs: number, idleServiceMs?: number): void {
+  learnPushedServiceTime(server: ServerId, serviceMs: number, atMs: number, utilisation?: number): void {
     if (!(atMs <= this.deps.now())) return;
-    this.herd.pushed.of(server).learnService(serviceMs, atMs, this.options, idleServiceMs);
+    this.herd.pushed.of(server).learnService(serviceMs, atMs, this.options, utilisation);
   }
 
   /** First visits (ClientPolicy.learnAggregateResponseTimes; seed.ts). */

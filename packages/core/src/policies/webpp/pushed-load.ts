@@ -33,8 +33,8 @@ export class PushedLoad {
   /** The newest S (ms) and when it was valid (engine clock); undefined before any. */
   serviceMs: number | undefined;
   atMs = Number.NEGATIVE_INFINITY;
-  /** The server's unloaded service time, as it pushed it with S (ms); undefined when it did not. */
-  idleServiceMs: number | undefined;
+  /** The server's utilisation (busy share, 0–1), as it pushed it with S; undefined when it did not. */
+  utilisation: number | undefined;
   /** Time-decayed sums of ln(R / S) and of their weights, decayed to decayedAtMs. */
   private logFactorSum = 0;
   private factorWeight = 0;
@@ -53,12 +53,12 @@ export class PushedLoad {
    * A new S. Older than the one held: ignored (a relayed value may lag the server's own).
    * Pairs it with the last served sample when S was valid during that exchange.
    */
-  learnService(serviceMs: number, atMs: number, options: WebppOptions, idleServiceMs?: number): void {
+  learnService(serviceMs: number, atMs: number, options: WebppOptions, utilisation?: number): void {
     if (!(serviceMs >= 0) || !Number.isFinite(serviceMs) || !Number.isFinite(atMs) || atMs < this.atMs) return;
     this.serviceMs = serviceMs;
     this.atMs = atMs;
-    // A value without its idle part (a response's own Server-Timing read from Resource Timing) keeps the one held.
-    if (idleServiceMs !== undefined && idleServiceMs >= 0 && Number.isFinite(idleServiceMs)) this.idleServiceMs = idleServiceMs;
+    // A value without it (a response's own Server-Timing read from Resource Timing) keeps the one held.
+    if (utilisation !== undefined && utilisation >= 0 && utilisation <= 1) this.utilisation = utilisation;
     const sample = this.unpaired;
     if (sample !== undefined && atMs >= sample.sentAtMs - options.pushPairSlackMs && atMs <= sample.nowMs + options.pushPairSlackMs) {
       this.unpaired = undefined;
@@ -112,15 +112,10 @@ export class PushedLoad {
     return options.pushSteerShare * (this.serviceMs - this.pairedServiceMs);
   }
 
-  /**
-   * The share of the server's pushed time that is queueing, 1 − idle / S, in [0, 1): 0 when
-   * idle, → 1 as its queue grows (for M/M/1 it is the utilisation ρ). 0 without a fresh S
-   * that came with its unloaded value, or with push off. What load-spread.ts spreads by.
-   */
-  queueingShare(nowMs: number, options: WebppOptions): number {
-    if (options.pushMaxAgeMs <= 0 || this.serviceMs === undefined || this.idleServiceMs === undefined) return 0;
-    if (nowMs - this.atMs > options.pushMaxAgeMs || this.serviceMs <= 0) return 0;
-    return Math.min(1, Math.max(0, 1 - this.idleServiceMs / this.serviceMs));
+  /** The pushed utilisation (0–1) while fresh (pushMaxAgeMs); 0 without one or with push off. What load-spread.ts spreads by. */
+  busyShare(nowMs: number, options: WebppOptions): number {
+    if (options.pushMaxAgeMs <= 0 || this.utilisation === undefined || nowMs - this.atMs > options.pushMaxAgeMs) return 0;
+    return this.utilisation;
   }
 
   private addPair(ttfbMs: number, serviceMs: number, nowMs: number, options: WebppOptions): void {

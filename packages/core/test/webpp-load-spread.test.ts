@@ -1,0 +1,119 @@
+/**
+ * The load spread of the webpp policy (issue 13, against herding; load-spread.ts): idle
+ * servers leave the equivalent-server set alone (one client keeps its single-client
+ * quality); a busy member passes requests on to the other servers by degrees; the spill
+ * falls back slowly; and while the servers are busy a client moves its first attempts at a
+ * bounded rate.
+ */
+import { describe, expect, it } from 'vitest';
+import { createWebppPolicy, resolveWebppOptions, type ExchangeSample } from '@webpp/core';
+import { keepDrawn, SpillMemory, spreadWeights } from '../src/policies/webpp/load-spread.js';
+import { FakeClock, seededRandom } from './fake-clock.js';
+
+const A = 'http://a.localhost:8081';
+const B = 'http://b.localhost:8082';
+const C = 'http://c.localhost:8083';
+const T0 = 1_700_000_000_000;
+const options = resolveWebppOptions({});
+const near = { server: A, expectedMs: 30 };
+const mid = { server: B, expectedMs: 50 };
+const far = { server: C, expectedMs: 70 };
+const ranked = [near, mid, far];
+
+const weightOf = (spread: ReturnType<typeof spreadWeights>, server: string): number => spread.find((entry) => entry.server === server)?.weight ?? Number.NaN;
+
+describe('spread weights', () => {
+  it('keep to the set while the servers are idle', () => {
+    const spread = spreadWeights(ranked, [near], () => 0, options, new SpillMemory(), T0);
+    expect(weightOf(spread, A)).toBe(1);
+    expect(weightOf(spread, B)).toBe(0);
+    expect(weightOf(spread, C)).toBe(0);
+  });
+
+  it('pass more to the servers outside the set the busier the members are, less to a busy one', () => {
+    const at = (busy: Record<string, number>) => spreadWeights(ranked, [near], (server) => busy[server] ?? 0, options, new SpillMemory(), T0);
+    const half = at({ [A]: 0.3 });
+    const busier = at({ [A]: 0.8 });
+    expect(weightOf(half, B)).toBeGreaterThan(0);
+    expect(weightOf(busier, B)).toBeGreaterThan(weightOf(half, B));
+    expect(weightOf(busier, A)).toBeLessThan(weightOf(half, A));
+    // The nearer server outside the set gets more; a busy one less.
+    expect(weightOf(busier, B)).toBeGreaterThan(weightOf(busier, C));
+    expect(weightOf(at({ [A]: 0.8, [B]: 0.9 }), B)).toBeLessThan(weightOf(busier, C));
+  });
+
+  it('are off with loadSpreadShare 0', () => {
+    const off = resolveWebppOptions({ loadSpreadShare: 0 });
+    const spread = spreadWeights(ranked, [near], () => 0.9, off, new SpillMemory(), T0);
+    expect(weightOf(spread, B)).toBe(0);
+  });
+});
+
+describe('spill memory', () => {
+  it('rises at once and falls back with its half-life', () => {
+    const memory = new SpillMemory();
+    expect(memory.update(0.8, T0, options)).toBe(0.8);
+    expect(memory.update(0, T0 + options.loadSpreadReleaseHalfLifeMs, options)).toBeCloseTo(0.4, 6);
+    expect(memory.update(0.9, T0 + options.loadSpreadReleaseHalfLifeMs + 1, options)).toBe(0.9);
+  });
+});
+
+describe('inertia', () => {
+  const spread = [
+    { server: A, weight: 1 },
+    { server: B, weight: 1 },
+  ];
+
+  it('keeps the drawn server on about 1 − spreadRedrawShare of requests while loaded', () => {
+    const state: { drawn?: string; random: () => number } = { random: seededRandom(3) };
+    let moves = 0;
+    let last = keepDrawn(spread, state, options, A, true);
+    for (let i = 0; i < 10_000; i++) {
+      const next = keepDrawn(spread, state, options, A, true);
+      if (next !== last) moves += 1;
+      last = next;
+    }
+    // A redraw lands on the other of two equal servers half the time.
+    expect(moves / 10_000).toBeCloseTo(options.spreadRedrawShare / 2, 1);
+  });
+
+  it('draws afresh on every request when the servers are idle, and at once when the held server has no weight', () => {
+    const state: { drawn?: string; random: () => number } = { random: seededRandom(4) };
+    let moves = 0;
+    let last = keepDrawn(spread, state, options, A, false);
+    for (let i = 0; i < 10_000; i++) {
+      const next = keepDrawn(spread, state, options, A, false);
+      if (next !== last) moves += 1;
+      last = next;
+    }
+    expect(moves / 10_000).toBeCloseTo(0.5, 1);
+    state.drawn = A;
+    expect(keepDrawn([{ server: A, weight: 0 }, { server: B, weight: 1 }], state, options, A, true)).toBe(B);
+  });
+});
+
+describe('in the policy', () => {
+  const served = (server: string, ttfbMs: number, nowMs: number): ExchangeSample => ({ server, purpose: 'request', outcome: 'served', nowMs, ttfbMs });
+
+  /** Share of 2 000 first attempts that do not go to A, the fastest, when A pushes `busyA`. */
+  const awayFromA = (busyA: number | undefined): number => {
+    const clock = new FakeClock(T0);
+    const policy = createWebppPolicy({ random: seededRandom(9), now: clock.now }, {});
+    for (let i = 0; i < 10; i++) {
+      policy.observe(served(A, 30, T0 + i * 100));
+      policy.observe(served(B, 50, T0 + i * 100 + 1));
+      policy.observe(served(C, 70, T0 + i * 100 + 2));
+    }
+    clock.nowMs = T0 + 1_100;
+    for (const server of [A, B, C]) policy.learnPushedServiceTime(server, 3, clock.nowMs, server === A ? busyA : 0.1);
+    let away = 0;
+    for (let i = 0; i < 2_000; i++) if (policy.plan({ logicalUrl: '/x', method: 'GET', candidates: [A, B, C], nowMs: clock.nowMs })[0]?.server !== A) away += 1;
+    return away / 2_000;
+  };
+
+  it('sends every first attempt to the fastest server when it is idle or says nothing, and spreads when it is busy', () => {
+    expect(awayFromA(undefined)).toBe(0);
+    expect(awayFromA(0)).toBe(0);
+    expect(awayFromA(0.9)).toBeGreaterThan(0.5);
+  });
+});
