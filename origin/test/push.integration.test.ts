@@ -8,12 +8,11 @@
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LOAD_HEADER, parseLoadHeader, parseServerTiming, parseServerTimingIdle } from '@webpp/core';
+import { LOAD_HEADER, parseLoadHeader, parseServerTiming } from '@webpp/core';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
 import { signClusterRequest } from '../src/http/auth.js';
 import { PEER_STATE_HEADER, encodeLoadRecord } from '../src/sync/load-record.js';
 import { PING_PATH } from '../src/sync/pinger.js';
-import { HEALTH_PATH } from '../src/routes/public.js';
 import { ADMIN_TOKEN, CLUSTER_SECRET, auth, freePort, removeTempDirs, tempDir, waitFor } from './helpers.js';
 
 const servers: ReplicaServer[] = [];
@@ -57,28 +56,6 @@ describe('Server-Timing on every response', () => {
     expect(stats.origin.push.pushedServiceMs).toBeCloseTo(parseServerTiming(second.headers.get('server-timing')) ?? -1, 0);
     const metrics = await (await fetch(`${server.url}/.well-known/webpp/metrics`, { headers: auth })).text();
     expect(metrics).toMatch(/^webpp_push_service_ms \d/m);
-  });
-
-  it('carries idle, the unloaded service time: the cost of a request that met an idle server, without the queueing that dur includes', async () => {
-    const server = await startReplicaServer({ root: await site(), adminToken: ADMIN_TOKEN, injectScript: false, maxConcurrentRequests: 1, routes: slowRoute(100) });
-    servers.push(server);
-    // Four at once through one slot: the first meets an idle server (~100 ms), the others queue (~200, 300, 400 ms).
-    await Promise.all([0, 1, 2, 3].map(() => fetch(`${server.url}/slow`).then((response) => response.text())));
-    // The origin's own endpoints are no samples: polling them does not move the value.
-    const timing = await waitFor('Server-Timing with idle', async () => {
-      const header = (await fetch(`${server.url}${HEALTH_PATH}`)).headers.get('server-timing');
-      return parseServerTimingIdle(header) === undefined ? undefined : header;
-    });
-    const idleMs = parseServerTimingIdle(timing) ?? Number.NaN;
-    const serviceMs = parseServerTiming(timing) ?? Number.NaN;
-    expect(idleMs).toBeGreaterThanOrEqual(95); // timers may fire a little early
-    expect(idleMs).toBeLessThan(150); // no queued request counts as unloaded
-    expect(serviceMs, String(timing)).toBeGreaterThan(idleMs * 1.3);
-    // The statistics and /metrics show it too.
-    const stats = (await (await fetch(`${server.url}/.well-known/webpp/stats`, { headers: auth })).json()) as { origin: { push: { pushedIdleServiceMs: number } } };
-    expect(stats.origin.push.pushedIdleServiceMs).toBeCloseTo(idleMs, 0);
-    const metrics = await (await fetch(`${server.url}/.well-known/webpp/metrics`, { headers: auth })).text();
-    expect(metrics).toMatch(/^webpp_push_idle_service_ms \d/m);
   });
 
   it('is absent with pushServiceTime: false', async () => {
@@ -182,14 +159,13 @@ describe('peers exchange their pushed values', () => {
     expect(byServer[third]?.serviceMs).toBeGreaterThanOrEqual(150);
     expect(byServer[third]?.serviceMs).toBeGreaterThan(byServer[second]?.serviceMs ?? Infinity);
     for (const load of seen) expect(load.ageMs).toBeLessThan(60_000);
-    // Each peer's unloaded service time comes along (its one request met it idle), once the peer re-pushed with it.
-    const withIdle = await waitFor('server 0 forwards both peers\' idle values', async () => {
+    // Each peer's utilisation comes along (the busy share of its last 100 ms interval), once one has closed.
+    const withUtilisation = await waitFor('server 0 forwards both peers\' utilisation', async () => {
       const loads = parseLoadHeader((await fetch(`${first}/a.png`)).headers.get(LOAD_HEADER));
-      return loads.length === 2 && loads.every((load) => load.idleServiceMs !== undefined) ? Object.fromEntries(loads.map((load) => [load.server, load])) : undefined;
+      return loads.length === 2 && loads.every((load) => load.utilisation !== undefined) ? loads : undefined;
     });
-    expect(withIdle[second]?.idleServiceMs).toBeGreaterThanOrEqual(75);
-    expect(withIdle[third]?.idleServiceMs).toBeGreaterThanOrEqual(150);
-    expect(await (await fetch(`${first}/.well-known/webpp/metrics`, { headers: auth })).text()).toMatch(/^webpp_push_peer_idle_service_ms\{peer="[^"]+"\} \d/m);
+    for (const load of withUtilisation) expect(load.utilisation).toBeLessThanOrEqual(1);
+    expect(await (await fetch(`${first}/.well-known/webpp/metrics`, { headers: auth })).text()).toMatch(/^webpp_push_peer_utilisation\{peer="[^"]+"\} \d/m);
     // The announcements show in the statistics and /metrics.
     const stats = (await (await fetch(`${third}/.well-known/webpp/stats`, { headers: auth })).json()) as { origin: { push: { exchange: { sent: number } } } };
     expect(stats.origin.push.exchange.sent).toBeGreaterThan(0);
@@ -204,7 +180,7 @@ describe('peers exchange their pushed values', () => {
     // A repeated request (a memory hit when the cache is on) carries this server's value once, and only it.
     await fetch(`${third}/a.png`).then((response) => response.arrayBuffer());
     const again = (await fetch(`${third}/a.png`)).headers.get('server-timing') ?? '';
-    expect(again).toMatch(/^webpp;dur=[0-9.]+(;idle=[0-9.]+)?$/);
+    expect(again).toMatch(/^webpp;dur=[0-9.]+(;util=[0-9.]+)?$/);
   });
 
   it.each([
@@ -252,14 +228,14 @@ describe('peers exchange their pushed values', () => {
     // The same captured record replayed later changes nothing either.
     await ping(record(nowMs, { serviceMs: 7, serviceAgeMs: 0 }));
     expect(await forwarded()).toEqual([expect.objectContaining({ server: peer, serviceMs: 42 })]);
-    // The peer's unloaded service time is forwarded with its value; a malformed one is not, and the value still is.
-    await ping(record(nowMs + 1, { serviceMs: 42, serviceAgeMs: 0, idleServiceMs: 12.5 }));
-    expect(await forwarded()).toEqual([expect.objectContaining({ server: peer, serviceMs: 42, idleServiceMs: 12.5 })]);
-    for (const [offsetMs, idleServiceMs] of [[2, -1], [3, 'x'], [4, 86_400_001]] as const) {
-      await ping(record(nowMs + offsetMs, { serviceMs: 43, serviceAgeMs: 0, idleServiceMs }));
+    // The peer's utilisation is forwarded with its value; a malformed one is not, and the value still is.
+    await ping(record(nowMs + 1, { serviceMs: 42, serviceAgeMs: 0, utilisation: 0.62 }));
+    expect(await forwarded()).toEqual([expect.objectContaining({ server: peer, serviceMs: 42, utilisation: 0.62 })]);
+    for (const [offsetMs, utilisation] of [[2, -0.1], [3, 'x'], [4, 1.5], [5, '0.5']] as const) {
+      await ping(record(nowMs + offsetMs, { serviceMs: 43, serviceAgeMs: 0, utilisation }));
       const [load] = await forwarded();
       expect(load).toMatchObject({ server: peer, serviceMs: 43 });
-      expect(load).not.toHaveProperty('idleServiceMs');
+      expect(load).not.toHaveProperty('utilisation');
     }
   });
 });

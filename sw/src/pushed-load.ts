@@ -1,9 +1,9 @@
 /**
  * The learn stage for server push (issue 13; Fei et al., INFOCOM 1998, Section 4): every
  * response from the site or a replica may carry the answering server's pushed service time
- * (`Server-Timing: webpp;dur=12.5;idle=3.1`) and its latest values for the other replicas
- * (`webpp-load`, docs/protocol.md), each with the server's unloaded service time `idle` when
- * it has one (1 − idle / dur is the share of dur spent queueing). Each value goes to the policy's pushed-service-time
+ * (`Server-Timing: webpp;dur=12.5;util=0.62`) and its latest values for the other replicas
+ * (`webpp-load`, docs/protocol.md), each with the server's utilisation `util` (the busy share
+ * of its last measurement interval, 0–1) when it said. Each value goes to the policy's pushed-service-time
  * input, which calibrates it with the worker's own measurements (A = R / S), so a replica's
  * load is known before the worker ever talked to it.
  *
@@ -11,11 +11,11 @@
  * `webpp-load` row counts only for a server the site already uses (trust.ts), so a replica
  * cannot introduce a server, and a row's value is never dated in the future.
  */
-import { LOAD_HEADER, parseLoadHeader, parseServerTiming, parseServerTimingIdle, SERVER_TIMING_HEADER } from '@webpp/core';
+import { LOAD_HEADER, parseLoadHeader, parseServerTiming, parseServerTimingUtilisation, SERVER_TIMING_HEADER } from '@webpp/core';
 import type { ClientPolicy, ServerId } from '@webpp/core';
 
-/** The policy's input (e.g. the webpp policy's learnPushedServiceTime); `idleServiceMs` when the server said. */
-export type PushedServiceTimeSink = (server: ServerId, serviceMs: number, atMs: number, idleServiceMs?: number) => void;
+/** The policy's input (e.g. the webpp policy's learnPushedServiceTime); `utilisation` (0–1) when the server said. */
+export type PushedServiceTimeSink = (server: ServerId, serviceMs: number, atMs: number, utilisation?: number) => void;
 
 export interface PushedLoadOptions {
   sink: PushedServiceTimeSink;
@@ -29,8 +29,8 @@ export interface PushedLoadOptions {
 export interface PushedLoadView {
   server: ServerId;
   serviceMs: number;
-  /** The unloaded service time pushed with this value (ms); absent when the server did not say. */
-  idleServiceMs?: number;
+  /** The utilisation pushed with this value (0–1); absent when the server did not say. */
+  utilisation?: number;
   atMs: number;
   /** Where it came from: the server itself, or another replica's webpp-load. */
   via: 'server-timing' | 'webpp-load';
@@ -53,10 +53,10 @@ export class PushedLoad {
       const { headers } = response;
       const serverTiming = headers.get(SERVER_TIMING_HEADER);
       const own = parseServerTiming(serverTiming);
-      if (own !== undefined) this.learn({ server, serviceMs: own, idleServiceMs: parseServerTimingIdle(serverTiming), atMs: nowMs, via: 'server-timing' });
+      if (own !== undefined) this.learn({ server, serviceMs: own, utilisation: parseServerTimingUtilisation(serverTiming), atMs: nowMs, via: 'server-timing' });
       for (const load of parseLoadHeader(headers.get(LOAD_HEADER))) {
         if (load.server === server || !this.options.isKnownServer(load.server)) continue;
-        this.learn({ server: load.server, serviceMs: load.serviceMs, idleServiceMs: load.idleServiceMs, atMs: nowMs - load.ageMs, via: 'webpp-load' });
+        this.learn({ server: load.server, serviceMs: load.serviceMs, utilisation: load.utilisation, atMs: nowMs - load.ageMs, via: 'webpp-load' });
       }
     } catch {
       // Fail open: a header we cannot read teaches nothing.
@@ -68,9 +68,9 @@ export class PushedLoad {
   }
 
   private learn(received: PushedLoadView): void {
-    // Without idle, the view has no such key (the state view shows it as sent).
-    const { idleServiceMs, ...rest } = received;
-    const view: PushedLoadView = idleServiceMs === undefined ? rest : received;
+    // Without a utilisation, the view has no such key (the state view shows it as sent).
+    const { utilisation, ...rest } = received;
+    const view: PushedLoadView = utilisation === undefined ? rest : received;
     const held = this.latest.get(view.server);
     // An older value relayed by another replica does not replace a newer one.
     if (held !== undefined && held.atMs > view.atMs) return;
@@ -81,15 +81,15 @@ export class PushedLoad {
     this.latest.delete(view.server);
     this.latest.set(view.server, view);
     this.learned += 1;
-    this.options.sink(view.server, view.serviceMs, view.atMs, view.idleServiceMs);
+    this.options.sink(view.server, view.serviceMs, view.atMs, view.utilisation);
   }
 }
 
 /** The policy's pushed-service-time input, when it has one (the webpp policy); `changed` persists the state. */
 export function policyPushSink(policy: ClientPolicy, changed: () => void): PushedServiceTimeSink {
-  return (server, serviceMs, atMs, idleServiceMs) => {
+  return (server, serviceMs, atMs, utilisation) => {
     if (policy.learnPushedServiceTime === undefined) return;
-    policy.learnPushedServiceTime(server, serviceMs, atMs, idleServiceMs);
+    policy.learnPushedServiceTime(server, serviceMs, atMs, utilisation);
     changed();
   };
 }
