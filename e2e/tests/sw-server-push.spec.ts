@@ -3,8 +3,8 @@
  * times (peers), one of them loaded. A fresh visitor's worker talks only to the site's own
  * origin, learns the loaded replica's service time from that origin's `webpp-load` header
  * without ever contacting the loaded replica, and binds its first image request to the other
- * replica although the origin lists the loaded one first; the loaded replica's unloaded service
- * time (`idle`) reaches the worker's state with it. With push switched off on the origins,
+ * replica although the origin lists the loaded one first; the loaded replica's utilisation
+ * (`util`, the busy share of its last measurement interval) reaches the worker's state with it. With push switched off on the origins,
  * the same first request goes to the loaded replica (the origin's order).
  */
 import { expect, test } from '@playwright/test';
@@ -20,7 +20,7 @@ async function startCluster(pushServiceTime: boolean): Promise<Cluster> {
   return Cluster.start({
     site: demoSite(4),
     peers: true,
-    // I = 250 ms: b re-pushes with its unloaded service time (idle) within T/R = 5 intervals of its first value.
+    // I = 250 ms: b's utilisation is measured per interval, and b re-pushes (with it) within T/R = 5 intervals of its first value.
     origin: { pushServiceTime, syncIntervalMs: 1_000, serviceTimeIntervalMs: 250 },
     // The images live on b and c; the origin lists them in URL order, so the loaded replica
     // b comes first and a cold start would pick it.
@@ -57,7 +57,7 @@ async function loadB(cluster: Cluster, expectForwarded: boolean): Promise<void> 
     await response.text();
     const loads = parseLoadHeader(response.headers.get(LOAD_HEADER));
     const fromB = loads.find((load) => load.server === b.origin);
-    if (fromB !== undefined && fromB.serviceMs >= LOADED_SERVICE_MS * 0.9 && fromB.idleServiceMs !== undefined && loads.some((load) => load.server === c.origin)) return;
+    if (fromB !== undefined && fromB.serviceMs >= LOADED_SERVICE_MS * 0.9 && fromB.utilisation !== undefined && loads.some((load) => load.server === c.origin)) return;
     if (Date.now() > deadline) throw new Error(`a never forwarded b's load: ${response.headers.get(LOAD_HEADER)}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -91,8 +91,9 @@ test('a fresh worker learns a loaded replica\'s pushed service time from another
     const learned = pushedBefore.find((view) => view.server === b.origin);
     expect(learned?.via).toBe('webpp-load');
     expect(learned?.serviceMs).toBeGreaterThanOrEqual(LOADED_SERVICE_MS * 0.9);
-    // …with its unloaded service time (b's first request met it idle and still cost the emulated work)…
-    expect(learned?.idleServiceMs).toBeGreaterThanOrEqual(LOADED_SERVICE_MS * 0.9);
+    // …with its utilisation, a share in [0, 1] (b's work is a timer: its event loop stays idle)…
+    expect(learned?.utilisation).toBeGreaterThanOrEqual(0);
+    expect(learned?.utilisation).toBeLessThanOrEqual(1);
     // …and bound the first image to c although the origin lists b first.
     expect(servedBy, JSON.stringify(pushedBefore)).toBe(cluster.replica('c').origin);
   } finally {
