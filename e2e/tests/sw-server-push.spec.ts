@@ -21,7 +21,8 @@ async function startCluster(pushServiceTime: boolean): Promise<Cluster> {
     site: demoSite(4),
     peers: true,
     // I = 250 ms: b's utilisation is measured per interval, and b re-pushes (with it) within T/R = 5 intervals of its first value.
-    origin: { pushServiceTime, syncIntervalMs: 1_000, serviceTimeIntervalMs: 250 },
+    // The servers share this process's event loop, so their utilisation is their slots' share: each gets a limit.
+    origin: { pushServiceTime, syncIntervalMs: 1_000, serviceTimeIntervalMs: 250, maxConcurrentRequests: 64 },
     // The images live on b and c; the origin lists them in URL order, so the loaded replica
     // b comes first and a cold start would pick it.
     entries: (origins) => [

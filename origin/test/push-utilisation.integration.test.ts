@@ -2,12 +2,12 @@
  * The utilisation an origin pushes with its service time (issue 13; push/utilisation.ts), on
  * real servers on loopback: `Server-Timing: webpp;dur=…;util=…` says how busy the server was
  * over its last full measurement interval — the share of its concurrency slots held, or its
- * event loop's busy share — and a loaded peer's value reaches the clients of another origin
- * in `webpp-load` through the signed peer exchange.
+ * event loop's busy share (when it is the only server in its process) — and a loaded peer's
+ * value reaches the clients of another origin in `webpp-load` through the signed peer exchange.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { LOAD_HEADER, parseLoadHeader, parseServerTimingUtilisation } from '@webpp/core';
 import type { FastifyInstance } from 'fastify';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
@@ -17,8 +17,12 @@ import { ADMIN_TOKEN, CLUSTER_SECRET, auth, freePort, removeTempDirs, tempDir, w
 
 const servers: ReplicaServer[] = [];
 
+// Each test's servers close with it: the event loop counts only for a server alone in its process (utilisation.ts).
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
 afterAll(async () => {
-  await Promise.all(servers.map((server) => server.close()));
   await removeTempDirs();
 });
 
@@ -94,7 +98,7 @@ describe('Server-Timing util: the busy share of the last full interval', () => {
     expect(idle).toBeLessThan(0.2);
   });
 
-  it('without a concurrency limit, follows the event loop: high while requests keep it busy', async () => {
+  it('without a concurrency limit, follows the event loop (the only server in its process): high while requests keep it busy', async () => {
     const server = await startReplicaServer({ root: await site(), adminToken: ADMIN_TOKEN, injectScript: false, serviceTimeIntervalMs: INTERVAL_MS, routes: routes(60) });
     servers.push(server);
     const seen = await steadyStream(server.url, '/spin', 2, 4 * INTERVAL_MS);
@@ -158,6 +162,8 @@ describe("a peer's utilisation travels in webpp-load", () => {
     );
     await stream;
     expect(forwarded.utilisation).toBeLessThanOrEqual(1);
+    // The home origin has no slots, and shares its event loop with the other server: it has no share of its own to push.
+    expect(parseServerTimingUtilisation((await fetch(`${home}/a.png`)).headers.get('server-timing'))).toBeUndefined();
     const metrics = await (await fetch(`${home}/.well-known/webpp/metrics`, { headers: auth })).text();
     expect(metrics).toMatch(/^webpp_push_peer_utilisation\{peer="http:\/\/127\.0\.0\.1:\d+"\} /m);
   });

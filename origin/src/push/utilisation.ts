@@ -13,6 +13,12 @@
  * server whose requests wait on I/O or a backend holds its slots with an idle event loop,
  * and only this share says it is full. The interval closes on a timer; a late tick (a
  * blocked loop) makes a longer interval, measured as it was.
+ *
+ * The event loop is the process's, not the server's: when several webpp servers run in one
+ * process (tests, the e2e cluster, a multi-tenant host), none can tell its own share of it,
+ * and each would push the others' work as its own. So ELU counts only while this meter is
+ * the only one running in the process; otherwise u is the slots' share alone, and a server
+ * without a concurrency limit pushes no `util` at all.
  */
 import { performance, type EventLoopUtilization } from 'node:perf_hooks';
 import { ConcurrencyGate, type ConcurrencyGateOptions } from '../http/concurrency-gate.js';
@@ -67,6 +73,9 @@ export interface UtilisationMeterOptions {
   eventLoopUtilization?: (current?: EventLoopUtilization, previous?: EventLoopUtilization) => EventLoopUtilization;
 }
 
+/** The meters running in this process (ELU is per process). */
+const running = new Set<UtilisationMeter>();
+
 export class UtilisationMeter {
   private readonly now: () => number;
   private readonly elu: NonNullable<UtilisationMeterOptions['eventLoopUtilization']>;
@@ -85,6 +94,7 @@ export class UtilisationMeter {
   start(): void {
     if (this.timer !== undefined) return;
     this.begin();
+    running.add(this);
     this.timer = setInterval(() => this.closeInterval(), this.options.intervalMs);
     this.timer.unref();
   }
@@ -92,6 +102,7 @@ export class UtilisationMeter {
   stop(): void {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
+    running.delete(this);
   }
 
   /** u of the last full interval (undefined before the first one closed). */
@@ -104,13 +115,15 @@ export class UtilisationMeter {
     if (this.since === undefined) return;
     const elapsedMs = this.now() - this.sinceMs;
     if (!(elapsedMs > 0)) return;
-    const loop = this.elu(this.elu(), this.since).utilization;
+    const ownsLoop = running.size <= 1;
+    const loop = ownsLoop ? this.elu(this.elu(), this.since).utilization : undefined;
     const gate = this.options.gate;
-    const slots = gate === undefined ? 0 : gate.takeSlotMs() / (gate.limit * elapsedMs);
-    const utilisation = Math.max(Number.isFinite(loop) ? loop : 0, Number.isFinite(slots) ? slots : 0);
-    this.last = Math.min(1, Math.max(0, utilisation));
+    const slots = gate === undefined ? undefined : gate.takeSlotMs() / (gate.limit * elapsedMs);
     this.since = this.elu();
     this.sinceMs = this.now();
+    const shares = [loop, slots].filter((share): share is number => share !== undefined && Number.isFinite(share));
+    // No share this server can call its own: no value (not 0, which would claim it idle).
+    this.last = shares.length === 0 ? undefined : Math.min(1, Math.max(0, ...shares));
   }
 
   private begin(): void {
