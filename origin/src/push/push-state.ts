@@ -81,9 +81,11 @@ export class PushState {
     const nowMs = this.now();
     const gate = this.gate;
     const current = this.push.current(nowMs);
+    const utilisation = this.utilisation.current();
     return {
       pushedServiceMs: current?.serviceMs ?? null,
-      pushedUtilisation: current === undefined ? null : (this.utilisation.current() ?? null),
+      // To 0.01, as Server-Timing carries it.
+      pushedUtilisation: current === undefined || utilisation === undefined ? null : Math.round(utilisation * 100) / 100,
       smoothedServiceMs: this.push.smoothed(nowMs) ?? null,
       pushes: this.push.pushes,
       peers: this.peerLoads.fresh(nowMs, this.options.peerLoadMaxAgeMs),
