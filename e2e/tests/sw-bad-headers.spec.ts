@@ -2,8 +2,9 @@
  * The worker fails open on malformed webpp headers from a replica (built from the real
  * @webpp/origin plugin, its onSend hook rewriting what it sends): a bindings header that
  * does not decode, a `webpp-load` header of garbage and hostile origins, and Server-Timing
- * values that are negative, huge, zero or not numbers. Every page still renders, every
- * request is served, the worker stays on, and no garbage server enters its tables.
+ * values that are negative, huge, zero or not numbers, or carry a utilisation outside [0, 1].
+ * Every page still renders, every request is served, the worker stays on, and no garbage
+ * server enters its tables.
  */
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,7 +45,18 @@ test.afterEach(async () => {
 });
 
 /** The values a broken or hostile replica sends, one per response in turn. */
-const BAD_SERVER_TIMINGS = ['webpp;dur=-5', 'webpp;dur=1e400', 'webpp;dur=0', 'webpp;dur=abc', 'webpp;dur=NaN, webpp;dur=3', `webpp;dur=${'9'.repeat(400)}`];
+const BAD_SERVER_TIMINGS = [
+  'webpp;dur=-5',
+  'webpp;dur=1e400',
+  'webpp;dur=0',
+  'webpp;dur=abc',
+  'webpp;dur=NaN, webpp;dur=3',
+  `webpp;dur=${'9'.repeat(400)}`,
+  'webpp;dur=4;util=-0.5',
+  'webpp;dur=4;util=1.5',
+  'webpp;dur=4;util=Infinity',
+  `webpp;dur=4;util=${'9'.repeat(400)}`,
+];
 const BAD_LOADS = [
   `"${GARBAGE_SERVER}";dur=1;age=0`,
   '"javascript:alert(1)";dur=1',
@@ -87,5 +99,8 @@ test('a replica that sends malformed bindings, webpp-load and Server-Timing head
   const known = [...state.servers.map((server) => server.server), ...state.pushed.map((view) => view.server)];
   expect(known).not.toContain(GARBAGE_SERVER);
   expect(known.some((server) => !server.startsWith('http://'))).toBe(false);
+  // A malformed utilisation is dropped, never kept as a share outside [0, 1] for the policy to weigh by.
+  expect(state.pushed.filter((view) => view.utilisation !== undefined && !(view.utilisation >= 0 && view.utilisation <= 1))).toEqual([]);
+  expect(state.pushed.find((view) => view.server === broken.origin)).not.toHaveProperty('utilisation');
   expect(broken.log.length).toBeGreaterThan(0);
 });

@@ -3,7 +3,8 @@
  * times (peers), one of them loaded. A fresh visitor's worker talks only to the site's own
  * origin, learns the loaded replica's service time from that origin's `webpp-load` header
  * without ever contacting the loaded replica, and binds its first image request to the other
- * replica although the origin lists the loaded one first. With push switched off on the origins,
+ * replica although the origin lists the loaded one first; the loaded replica's utilisation
+ * (`util`, the busy share of its last measurement interval) reaches the worker's state with it. With push switched off on the origins,
  * the same first request goes to the loaded replica (the origin's order).
  */
 import { expect, test } from '@playwright/test';
@@ -19,7 +20,9 @@ async function startCluster(pushServiceTime: boolean): Promise<Cluster> {
   return Cluster.start({
     site: demoSite(4),
     peers: true,
-    origin: { pushServiceTime, syncIntervalMs: 1_000 },
+    // I = 250 ms: b's utilisation is measured per interval, and b re-pushes (with it) within T/R = 5 intervals of its first value.
+    // The servers share this process's event loop, so their utilisation is their slots' share: each gets a limit.
+    origin: { pushServiceTime, syncIntervalMs: 1_000, serviceTimeIntervalMs: 250, maxConcurrentRequests: 64 },
     // The images live on b and c; the origin lists them in URL order, so the loaded replica
     // b comes first and a cold start would pick it.
     entries: (origins) => [
@@ -54,7 +57,8 @@ async function loadB(cluster: Cluster, expectForwarded: boolean): Promise<void> 
     const response = await fetch(fromNode(cluster, 'a', '/whoami.txt'));
     await response.text();
     const loads = parseLoadHeader(response.headers.get(LOAD_HEADER));
-    if (loads.some((load) => load.server === b.origin && load.serviceMs >= LOADED_SERVICE_MS * 0.9) && loads.some((load) => load.server === c.origin)) return;
+    const fromB = loads.find((load) => load.server === b.origin);
+    if (fromB !== undefined && fromB.serviceMs >= LOADED_SERVICE_MS * 0.9 && fromB.utilisation !== undefined && loads.some((load) => load.server === c.origin)) return;
     if (Date.now() > deadline) throw new Error(`a never forwarded b's load: ${response.headers.get(LOAD_HEADER)}`);
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -88,6 +92,9 @@ test('a fresh worker learns a loaded replica\'s pushed service time from another
     const learned = pushedBefore.find((view) => view.server === b.origin);
     expect(learned?.via).toBe('webpp-load');
     expect(learned?.serviceMs).toBeGreaterThanOrEqual(LOADED_SERVICE_MS * 0.9);
+    // …with its utilisation, a share in [0, 1] (b's work is a timer: its event loop stays idle)…
+    expect(learned?.utilisation).toBeGreaterThanOrEqual(0);
+    expect(learned?.utilisation).toBeLessThanOrEqual(1);
     // …and bound the first image to c although the origin lists b first.
     expect(servedBy, JSON.stringify(pushedBefore)).toBe(cluster.replica('c').origin);
   } finally {

@@ -173,7 +173,7 @@ describe('peers exchange their pushed values', () => {
     // A repeated request (a memory hit when the cache is on) carries this server's value once, and only it.
     await fetch(`${third}/a.png`).then((response) => response.arrayBuffer());
     const again = (await fetch(`${third}/a.png`)).headers.get('server-timing') ?? '';
-    expect(again).toMatch(/^webpp;dur=[0-9.]+$/);
+    expect(again).toMatch(/^webpp;dur=[0-9.]+(;util=[0-9.]+)?$/);
   });
 
   it.each([
@@ -221,5 +221,14 @@ describe('peers exchange their pushed values', () => {
     // The same captured record replayed later changes nothing either.
     await ping(record(nowMs, { serviceMs: 7, serviceAgeMs: 0 }));
     expect(await forwarded()).toEqual([expect.objectContaining({ server: peer, serviceMs: 42 })]);
+    // The peer's utilisation is forwarded with its value; a malformed one is not, and the value still is.
+    await ping(record(nowMs + 1, { serviceMs: 42, serviceAgeMs: 0, utilisation: 0.62 }));
+    expect(await forwarded()).toEqual([expect.objectContaining({ server: peer, serviceMs: 42, utilisation: 0.62 })]);
+    for (const [offsetMs, utilisation] of [[2, -0.1], [3, 'x'], [4, 1.5], [5, '0.5']] as const) {
+      await ping(record(nowMs + offsetMs, { serviceMs: 43, serviceAgeMs: 0, utilisation }));
+      const [load] = await forwarded();
+      expect(load).toMatchObject({ server: peer, serviceMs: 43 });
+      expect(load).not.toHaveProperty('utilisation');
+    }
   });
 });

@@ -7,7 +7,10 @@
  * There is no channel of its own: the value rides in the peer load record (sync/peer-state.ts,
  * the signed `webpp-peer-state` header on every peer call) as two extra fields,
  * `serviceMs` (the value pushed last) and `serviceAgeMs` (how long before the record was
- * made it was pushed). The record brings its replay guard with it: PeerState keeps a record
+ * made it was pushed), and a third once the server has one, `utilisation` (the busy share of
+ * its last measurement interval, 0–1, utilisation.ts; not the record's own event-loop
+ * `utilisation` of the replication sampler). A record without a valid one, e.g. from an older
+ * peer, simply forwards no `util`. The record brings its replay guard with it: PeerState keeps a record
  * only when it is newer than the one held for that sender and within the clock skew.
  *
  * Times are this server's clock: a value in a record received at `receivedAtMs` was pushed at
@@ -20,12 +23,15 @@ import type { PeerState } from '../sync/peer-state.js';
 /** Names of the fields in the peer load record. */
 const SERVICE_MS_FIELD = 'serviceMs';
 const SERVICE_AGE_FIELD = 'serviceAgeMs';
+const UTILISATION_FIELD = 'utilisation';
 
 /** Largest service time or age taken from a peer's record (one day, ms). */
 const MAX_MS = 86_400_000;
 
 export interface OwnServiceTime {
   serviceMs: number;
+  /** The busy share of the last interval (0–1), once one has closed. */
+  utilisation?: number;
   /** How long ago it was pushed (ms). */
   ageMs: number;
 }
@@ -34,9 +40,11 @@ export interface OwnServiceTime {
 export function addServiceTimeFields(state: PeerState, own: () => OwnServiceTime | undefined): () => void {
   const removeValue = state.registerField(SERVICE_MS_FIELD, () => round(own()?.serviceMs));
   const removeAge = state.registerField(SERVICE_AGE_FIELD, () => round(own()?.ageMs));
+  const removeUtilisation = state.registerField(UTILISATION_FIELD, () => round(own()?.utilisation));
   return () => {
     removeValue();
     removeAge();
+    removeUtilisation();
   };
 }
 
@@ -52,7 +60,10 @@ export class PeerLoads {
       const server = originOf(held.record.server);
       if (serviceMs === undefined || server === undefined) continue;
       const ageMs = Math.max(0, nowMs - (held.receivedAtMs - (msOf(held.record.fields[SERVICE_AGE_FIELD]) ?? 0)));
-      if (ageMs <= maxAgeMs) fresh.push({ server, serviceMs, ageMs });
+      if (ageMs > maxAgeMs) continue;
+      // Malformed or absent (an older peer): the value is forwarded without its utilisation.
+      const utilisation = shareOf(held.record.fields[UTILISATION_FIELD]);
+      fresh.push(utilisation === undefined ? { server, serviceMs, ageMs } : { server, serviceMs, utilisation, ageMs });
     }
     return fresh;
   }
@@ -62,7 +73,11 @@ function msOf(field: LoadField | undefined): number | undefined {
   return typeof field === 'number' && Number.isFinite(field) && field >= 0 && field <= MAX_MS ? field : undefined;
 }
 
-/** To 0.01 ms: the record carries no more precision than the headers use. */
+function shareOf(field: LoadField | undefined): number | undefined {
+  return typeof field === 'number' && Number.isFinite(field) && field >= 0 && field <= 1 ? field : undefined;
+}
+
+/** To 0.01 (ms, or a share): the record carries no more precision than the headers use. */
 function round(value: number | undefined): number | undefined {
   return value === undefined ? undefined : Math.round(value * 100) / 100;
 }

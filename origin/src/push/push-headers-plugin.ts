@@ -1,8 +1,9 @@
 /**
  * Server push on every response (issue 13; Fei et al. 1998, Section 4): each response for
  * content is one service-time sample (arrival → response head, queueing included); every
- * response carries the value pushed last, `Server-Timing: webpp;dur=12.5`, and the fresh
- * values of the peers, `webpp-load: "<origin>";dur=…;age=…, …` (docs/protocol.md).
+ * response carries the value pushed last, `Server-Timing: webpp;dur=12.5;util=0.62` (`util`,
+ * the busy share of the last full measurement interval, utilisation.ts), and the fresh values
+ * of the peers, `webpp-load: "<origin>";dur=…;util=…;age=…, …` (docs/protocol.md).
  */
 import fp from 'fastify-plugin';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -15,11 +16,13 @@ export interface PushHeadersOptions {
   push: ServiceTimePush;
   peerLoads: PeerLoads;
   peerLoadMaxAgeMs: number;
+  /** This server's utilisation of the last full interval (undefined before one closed). */
+  utilisation: () => number | undefined;
   now?: () => number;
 }
 
 async function pushHeadersPlugin(app: FastifyInstance, options: PushHeadersOptions): Promise<void> {
-  const { push, peerLoads, peerLoadMaxAgeMs } = options;
+  const { push, peerLoads, peerLoadMaxAgeMs, utilisation } = options;
   const now = options.now ?? Date.now;
   // Requests for content in flight, and those that arrived when none was: their samples
   // are the unloaded service time (core's ServiceTimePush).
@@ -38,7 +41,7 @@ async function pushHeadersPlugin(app: FastifyInstance, options: PushHeadersOptio
     const current = push.current(nowMs);
     if (current !== undefined) {
       const existing = reply.getHeader(SERVER_TIMING_HEADER);
-      const ours = formatServerTiming(current.serviceMs);
+      const ours = formatServerTiming(current.serviceMs, utilisation());
       reply.header(SERVER_TIMING_HEADER, existing === undefined ? ours : `${String(existing)}, ${ours}`);
     }
     const loads = peerLoads.fresh(nowMs, peerLoadMaxAgeMs);

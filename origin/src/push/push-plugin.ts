@@ -1,7 +1,8 @@
 /**
  * Server push (issue 13), as one plugin: the Server-Timing and webpp-load headers on every
- * response (push-headers-plugin.ts), and the announcer that pings the peers when our value
- * changes (push-announcer.ts), started when the server is ready and stopped when it closes.
+ * response (push-headers-plugin.ts), the utilisation meter whose value they carry
+ * (utilisation.ts), and the announcer that pings the peers when our value changes
+ * (push-announcer.ts), started when the server is ready and stopped when it closes.
  * The values travel in the peer load records (peer-loads.ts), not over a route of their own.
  */
 import fp from 'fastify-plugin';
@@ -17,7 +18,10 @@ export interface PushPluginOptions {
 
 async function pushPlugin(app: FastifyInstance, { options, state }: PushPluginOptions): Promise<void> {
   if (!options.pushServiceTime) return;
-  await app.register(webppPushHeaders, { push: state.push, peerLoads: state.peerLoads, peerLoadMaxAgeMs: options.peerLoadMaxAgeMs });
+  const meter = state.utilisation;
+  await app.register(webppPushHeaders, { push: state.push, peerLoads: state.peerLoads, peerLoadMaxAgeMs: options.peerLoadMaxAgeMs, utilisation: () => meter.current() });
+  app.addHook('onReady', async () => meter.start());
+  app.addHook('onClose', async () => meter.stop());
   const announcer = state.announcer;
   if (announcer === undefined) return;
   app.addHook('onReady', async () => announcer.start());

@@ -3,13 +3,13 @@
  * service time (core's ServiceTimePush), carried to the peers in the peer load record
  * (peer-loads.ts) and announced when it changes (push-announcer.ts), the peers' latest
  * values, the concurrency limit that gives it a finite capacity (http/concurrency-gate.ts),
- * and their statistics.
+ * the utilisation pushed with the service time (utilisation.ts), and their statistics.
  */
-import { ConcurrencyGate } from '../http/concurrency-gate.js';
 import type { ResolvedOptions } from '../options.js';
 import type { PeerGossip } from '../sync/peer-gossip.js';
 import { PushAnnouncer } from './push-announcer.js';
 import { addServiceTimeFields, PeerLoads, type OwnServiceTime } from './peer-loads.js';
+import { MeteredConcurrencyGate, UtilisationMeter } from './utilisation.js';
 import { ServiceTimePush } from '@webpp/core';
 
 /** The push block of the statistics (`/.well-known/webpp/stats` → origin.push, and /metrics). */
@@ -17,9 +17,11 @@ export interface PushGauges {
   /** The value pushed last, and the smoothed value P the push rule watches (ms). */
   pushedServiceMs: number | null;
   smoothedServiceMs: number | null;
+  /** The utilisation pushed with it (Server-Timing `util`, 0–1; null before the first interval closed). */
+  pushedUtilisation: number | null;
   pushes: number;
   /** Peers' values as they are forwarded in webpp-load. */
-  peers: { server: string; serviceMs: number; ageMs: number }[];
+  peers: { server: string; serviceMs: number; utilisation?: number; ageMs: number }[];
   /** The concurrency limit (null when off). */
   concurrency: { limit: number; active: number; queued: number; queuedTotal: number; refusedTotal: number } | null;
   /** Pings announcing a new value to the peers (push-announcer.ts): answered with a record, and not. */
@@ -29,7 +31,9 @@ export interface PushGauges {
 export class PushState {
   readonly push: ServiceTimePush;
   readonly peerLoads: PeerLoads;
-  readonly gate: ConcurrencyGate | undefined;
+  readonly gate: MeteredConcurrencyGate | undefined;
+  /** This server's busy share of the last interval I, pushed with its service time. */
+  readonly utilisation: UtilisationMeter;
   /** Pings the peers when the pushed value changes (undefined without peers or with push off). */
   readonly announcer: PushAnnouncer | undefined;
 
@@ -58,22 +62,30 @@ export class PushState {
     }
     this.gate =
       options.maxConcurrentRequests > 0
-        ? new ConcurrencyGate({ maxConcurrentRequests: options.maxConcurrentRequests, maxQueuedRequests: options.maxQueuedRequests })
+        ? new MeteredConcurrencyGate({ maxConcurrentRequests: options.maxConcurrentRequests, maxQueuedRequests: options.maxQueuedRequests })
         : undefined;
+    this.utilisation = new UtilisationMeter({ intervalMs: options.serviceTimeIntervalMs, gate: this.gate });
   }
 
   /** This server's value as its peers get it (undefined before its first request). */
   ownServiceTime(): OwnServiceTime | undefined {
     const nowMs = this.now();
     const current = this.push.current(nowMs);
-    return current === undefined ? undefined : { serviceMs: current.serviceMs, ageMs: Math.max(0, nowMs - current.atMs) };
+    if (current === undefined) return undefined;
+    const ageMs = Math.max(0, nowMs - current.atMs);
+    const utilisation = this.utilisation.current();
+    return utilisation === undefined ? { serviceMs: current.serviceMs, ageMs } : { serviceMs: current.serviceMs, utilisation, ageMs };
   }
 
   gauges(): PushGauges {
     const nowMs = this.now();
     const gate = this.gate;
+    const current = this.push.current(nowMs);
+    const utilisation = this.utilisation.current();
     return {
-      pushedServiceMs: this.push.current(nowMs)?.serviceMs ?? null,
+      pushedServiceMs: current?.serviceMs ?? null,
+      // To 0.01, as Server-Timing carries it.
+      pushedUtilisation: current === undefined || utilisation === undefined ? null : Math.round(utilisation * 100) / 100,
       smoothedServiceMs: this.push.smoothed(nowMs) ?? null,
       pushes: this.push.pushes,
       peers: this.peerLoads.fresh(nowMs, this.options.peerLoadMaxAgeMs),
@@ -95,8 +107,12 @@ export function pushPrometheusLines(gauges: PushGauges): string[] {
   };
   if (gauges.pushedServiceMs !== null) metric('webpp_push_service_ms', 'gauge', 'Service time this server pushes (Server-Timing webpp;dur).', [['', gauges.pushedServiceMs]]);
   if (gauges.smoothedServiceMs !== null) metric('webpp_push_smoothed_service_ms', 'gauge', 'Smoothed service time P the push rule watches.', [['', gauges.smoothedServiceMs]]);
+  if (gauges.pushedUtilisation !== null) metric('webpp_push_utilisation', 'gauge', 'Busy share (0-1) of the last interval this server pushes with it (Server-Timing webpp;util).', [['', gauges.pushedUtilisation]]);
   metric('webpp_push_updates_total', 'counter', 'Times the pushed service time changed or was re-pushed.', [['', gauges.pushes]]);
-  metric('webpp_push_peer_service_ms', 'gauge', "A peer's pushed service time, as forwarded in webpp-load.", gauges.peers.map((peer) => [`{peer="${peer.server.replace(/["\\\n]/g, '')}"}`, peer.serviceMs]));
+  const peerLabel = (server: string): string => `{peer="${server.replace(/["\\\n]/g, '')}"}`;
+  metric('webpp_push_peer_service_ms', 'gauge', "A peer's pushed service time, as forwarded in webpp-load.", gauges.peers.map((peer) => [peerLabel(peer.server), peer.serviceMs]));
+  const peerUtilisation = gauges.peers.flatMap((peer): [string, number][] => (peer.utilisation === undefined ? [] : [[peerLabel(peer.server), peer.utilisation]]));
+  metric('webpp_push_peer_utilisation', 'gauge', "A peer's pushed utilisation (0-1), as forwarded in webpp-load (util).", peerUtilisation);
   if (gauges.concurrency !== null) {
     const gate = gauges.concurrency;
     metric('webpp_concurrency_active', 'gauge', 'Requests holding a slot of maxConcurrentRequests.', [['', gate.active]]);

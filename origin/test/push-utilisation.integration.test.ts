@@ -1,0 +1,170 @@
+/**
+ * The utilisation an origin pushes with its service time (issue 13; push/utilisation.ts), on
+ * real servers on loopback: `Server-Timing: webpp;dur=…;util=…` says how busy the server was
+ * over its last full measurement interval — the share of its concurrency slots held, or its
+ * event loop's busy share (when it is the only server in its process) — and a loaded peer's
+ * value reaches the clients of another origin in `webpp-load` through the signed peer exchange.
+ */
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { LOAD_HEADER, parseLoadHeader, parseServerTimingUtilisation } from '@webpp/core';
+import type { FastifyInstance } from 'fastify';
+import { startReplicaServer, type ReplicaServer } from '../src/server.js';
+import { HEALTH_PATH } from '../src/routes/public.js';
+import { MeteredConcurrencyGate } from '../src/push/utilisation.js';
+import { ADMIN_TOKEN, CLUSTER_SECRET, auth, freePort, removeTempDirs, tempDir, waitFor } from './helpers.js';
+
+const servers: ReplicaServer[] = [];
+
+// Each test's servers close with it: the event loop counts only for a server alone in its process (utilisation.ts).
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((server) => server.close()));
+});
+
+afterAll(async () => {
+  await removeTempDirs();
+});
+
+async function site(): Promise<string> {
+  const root = await tempDir();
+  await writeFile(join(root, 'a.png'), 'png');
+  return root;
+}
+
+/** `/slow` holds its request ~`delayMs` on a timer (the event loop idle); `/spin` keeps the loop busy that long. */
+function routes(delayMs: number) {
+  return (app: FastifyInstance): void => {
+    app.get('/slow', async () => {
+      await new Promise((resolve) => setTimeout(resolve, delayMs));
+      return 'done';
+    });
+    app.get('/spin', () => {
+      const untilMs = performance.now() + delayMs;
+      while (performance.now() < untilMs) {
+        // busy: the event loop does nothing else meanwhile
+      }
+      return 'done';
+    });
+  };
+}
+
+/**
+ * `parallel` clients request `path` back to back for `durationMs` (at most 200 requests);
+ * returns the Server-Timing `util` of each response, in order of completion.
+ */
+async function steadyStream(url: string, path: string, parallel: number, durationMs: number): Promise<Array<number | undefined>> {
+  const deadline = Date.now() + durationMs;
+  const seen: Array<number | undefined> = [];
+  let budget = 200;
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (Date.now() < deadline && budget-- > 0) {
+        const response = await fetch(`${url}${path}`);
+        await response.text();
+        seen.push(parseServerTimingUtilisation(response.headers.get('server-timing')));
+      }
+    }),
+  );
+  return seen;
+}
+
+const INTERVAL_MS = 300;
+
+describe('Server-Timing util: the busy share of the last full interval', () => {
+  it('is high while a steady stream keeps the one slot held (event loop idle), and low after an idle interval', async () => {
+    const server = await startReplicaServer({
+      root: await site(),
+      adminToken: ADMIN_TOKEN,
+      injectScript: false,
+      maxConcurrentRequests: 1,
+      serviceTimeIntervalMs: INTERVAL_MS,
+      routes: routes(100),
+    });
+    servers.push(server);
+    // Two clients through one slot: it is never free for 4 intervals; the last answers carry a
+    // value of an interval that lay wholly inside the stream.
+    const seen = await steadyStream(server.url, '/slow', 2, 4 * INTERVAL_MS);
+    const busy = seen.at(-1);
+    expect(busy, JSON.stringify(seen)).toBeGreaterThan(0.5);
+    // The statistics and /metrics show the value pushed now.
+    const stats = (await (await fetch(`${server.url}/.well-known/webpp/stats`, { headers: auth })).json()) as { origin: { push: { pushedUtilisation: number | null } } };
+    expect(stats.origin.push.pushedUtilisation).toBeGreaterThanOrEqual(0);
+    expect(await (await fetch(`${server.url}/.well-known/webpp/metrics`, { headers: auth })).text()).toMatch(/^webpp_push_utilisation (0|1|0\.\d+)$/m);
+    // Nothing for two intervals and more: the last full interval was idle. (The origin's own
+    // endpoints take no slot; polling them is all the work there is.)
+    await new Promise((resolve) => setTimeout(resolve, 2.5 * INTERVAL_MS));
+    const idle = parseServerTimingUtilisation((await fetch(`${server.url}${HEALTH_PATH}`)).headers.get('server-timing'));
+    expect(idle).toBeLessThan(0.2);
+  });
+
+  it('without a concurrency limit, follows the event loop (the only server in its process): high while requests keep it busy', async () => {
+    const server = await startReplicaServer({ root: await site(), adminToken: ADMIN_TOKEN, injectScript: false, serviceTimeIntervalMs: INTERVAL_MS, routes: routes(60) });
+    servers.push(server);
+    const seen = await steadyStream(server.url, '/spin', 2, 4 * INTERVAL_MS);
+    expect(seen.at(-1), JSON.stringify(seen)).toBeGreaterThan(0.5);
+    await new Promise((resolve) => setTimeout(resolve, 2.5 * INTERVAL_MS));
+    expect(parseServerTimingUtilisation((await fetch(`${server.url}${HEALTH_PATH}`)).headers.get('server-timing'))).toBeLessThan(0.2);
+  });
+
+  it('counts slot time, not requests: one slot of two held half the time is a quarter', () => {
+    let nowMs = 0;
+    const gate = new MeteredConcurrencyGate({ maxConcurrentRequests: 2, maxQueuedRequests: 4 }, () => nowMs);
+    gate.takeSlotMs();
+    gate.acquire();
+    nowMs = 50;
+    gate.release();
+    nowMs = 100;
+    expect(gate.takeSlotMs() / (gate.limit * 100)).toBe(0.25);
+    // A waiter handed the slot keeps it held: two slots busy, then one waits and takes one over.
+    gate.acquire();
+    gate.acquire();
+    const waiting = gate.acquire();
+    nowMs = 150;
+    gate.release(); // handed to the waiter: still two held
+    nowMs = 200;
+    expect(waiting.ready).toBeDefined();
+    expect(gate.takeSlotMs()).toBe(200);
+  });
+});
+
+describe("a peer's utilisation travels in webpp-load", () => {
+  it("a loaded peer's util reaches another origin's webpp-load through the signed exchange", async () => {
+    const ports = [await freePort(), await freePort()];
+    const [home, loaded] = ports.map((port) => `http://127.0.0.1:${port}`) as [string, string];
+    for (const [index, port] of ports.entries()) {
+      servers.push(
+        await startReplicaServer({
+          root: await site(),
+          port,
+          adminToken: ADMIN_TOKEN,
+          clusterSecret: CLUSTER_SECRET,
+          peers: [index === 0 ? loaded : home],
+          // Sync and pings far apart: the value arrives with the announcement of a new pushed value.
+          syncIntervalMs: 60_000,
+          peerPingIntervalMs: 60_000,
+          serviceTimeIntervalMs: 100,
+          maxConcurrentRequests: index === 1 ? 1 : 0,
+          injectScript: false,
+          routes: routes(100),
+        }),
+      );
+    }
+    // The loaded peer serves a steady stream (bounded: 3 s) while a client reads only the home origin's headers.
+    const stream = steadyStream(loaded, '/slow', 2, 3_000);
+    const forwarded = await waitFor(
+      "the home origin forwards the loaded peer's high utilisation",
+      async () => {
+        const load = parseLoadHeader((await fetch(`${home}/a.png`)).headers.get(LOAD_HEADER)).find((row) => row.server === loaded);
+        return load?.utilisation !== undefined && load.utilisation > 0.5 ? load : undefined;
+      },
+      { timeoutMs: 3_000, intervalMs: 100 },
+    );
+    await stream;
+    expect(forwarded.utilisation).toBeLessThanOrEqual(1);
+    // The home origin has no slots, and shares its event loop with the other server: it has no share of its own to push.
+    expect(parseServerTimingUtilisation((await fetch(`${home}/a.png`)).headers.get('server-timing'))).toBeUndefined();
+    const metrics = await (await fetch(`${home}/.well-known/webpp/metrics`, { headers: auth })).text();
+    expect(metrics).toMatch(/^webpp_push_peer_utilisation\{peer="http:\/\/127\.0\.0\.1:\d+"\} /m);
+  });
+});
