@@ -29,10 +29,10 @@ export interface HerdOptions {
    */
   equivalentSetWeightExponent: number;
   /**
-   * σ: how strongly the servers' pushed queueing share q = 1 − S_idle / S spreads the
-   * requests (load-spread.ts): members are weighted by 1 − σq, and servers outside the set
-   * get σ × the members' mean q of the weight. 0: off (the set alone). 1: as much as the
-   * servers queue.
+   * σ: how strongly the servers' pushed utilisation u spreads the requests (load-spread.ts):
+   * servers outside the set get a spill of min(1, σ · the members' mean queued(u)) of the
+   * weight. 0: off (the set alone: the herd of docs/evaluation.md "Herding" comes back).
+   * 1: as much as the members are busy.
    */
   loadSpreadShare: number;
   /**
@@ -44,15 +44,19 @@ export interface HerdOptions {
   loadSpreadFloorShare: number;
   /**
    * k_spread: the requests passed on outside the set lean to the nearer servers with weight
-   * (E_best / E)^k_spread. 1: a server twice as slow gets half the share.
+   * (E_best / E)^k_spread. 0.5: a server twice as slow gets 71 % of the share. In the
+   * simulator's herd of 10 000 clients on 10 servers, 1 kept too much on the near servers
+   * (load_cv above half the single best's) and 0 sent too much far (mean above random's).
    */
   loadSpreadExponent: number;
   /**
-   * Share of requests on which the client draws its first attempt's server again; on the
-   * others it keeps the one it drew (load-spread.ts, keepDrawn). 1: a new draw every request.
+   * While the servers are busy, the share of requests on which the client draws its first
+   * attempt's server again; on the others it keeps the one it drew (load-spread.ts,
+   * keepDrawn). 1: a new draw every request (the herd returns). 0.2: the clients together
+   * move at most a fifth of their requests at a time.
    */
   spreadRedrawShare: number;
-  /** Half-life with which the spill falls back after the members' queue drains (ms). */
+  /** Half-life with which the spill falls back after the members' load drops (ms). 10 000: two of the simulator's think times. */
   loadSpreadReleaseHalfLifeMs: number;
   /**
    * A pushed service time older than this is not used (ms); 0 turns push off. 60 000: the
