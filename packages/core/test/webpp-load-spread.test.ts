@@ -120,4 +120,35 @@ describe('in the policy', () => {
     expect(awayFromA(0)).toBe(0);
     expect(awayFromA(0.9)).toBeGreaterThan(0.5);
   });
+
+  it('forgets a utilisation older than pushMaxAgeMs, even while service times without one keep coming', () => {
+    // A said once it was busy; since then its responses carry only dur (Resource Timing's
+    // serverTiming has no util, or the server lost its concurrency limit): u is stale.
+    const clock = new FakeClock(T0);
+    const policy = createWebppPolicy({ random: seededRandom(11), now: clock.now }, {});
+    const sample = (server: string, ttfbMs: number): void => policy.observe({ ...served(server, ttfbMs, clock.nowMs), serviceMs: 3 });
+    for (let i = 0; i < 10; i++) {
+      clock.advance(100);
+      sample(A, 30);
+      sample(B, 50);
+      sample(C, 70);
+    }
+    policy.learnPushedServiceTime(A, 3, clock.nowMs, 0.9);
+    const away = (): number => {
+      let count = 0;
+      for (let i = 0; i < 2_000; i++) if (policy.plan({ logicalUrl: '/x', method: 'GET', candidates: [A, B, C], nowMs: clock.nowMs })[0]?.server !== A) count += 1;
+      return count / 2_000;
+    };
+    expect(away()).toBeGreaterThan(0.5);
+    for (let i = 0; i < 180; i++) {
+      clock.advance(1_000);
+      // A Server-Timing without util (the worker's path), and samples with S (a driver's).
+      policy.learnPushedServiceTime(A, 3, clock.nowMs);
+      sample(A, 30);
+      sample(B, 50);
+      sample(C, 70);
+    }
+    expect(clock.nowMs - T0).toBeGreaterThan(options.pushMaxAgeMs * 3);
+    expect(away()).toBeLessThan(0.01);
+  });
 });

@@ -35,6 +35,8 @@ export class PushedLoad {
   atMs = Number.NEGATIVE_INFINITY;
   /** The server's utilisation (busy share, 0–1), as it pushed it with S; undefined when it did not. */
   utilisation: number | undefined;
+  /** When the utilisation was valid: an S without one (learnResponse) does not make it fresher. */
+  utilisationAtMs = Number.NEGATIVE_INFINITY;
   /** Time-decayed sums of ln(R / S) and of their weights, decayed to decayedAtMs. */
   private logFactorSum = 0;
   private factorWeight = 0;
@@ -57,8 +59,12 @@ export class PushedLoad {
     if (!(serviceMs >= 0) || !Number.isFinite(serviceMs) || !Number.isFinite(atMs) || atMs < this.atMs) return;
     this.serviceMs = serviceMs;
     this.atMs = atMs;
-    // A value without it (a response's own Server-Timing read from Resource Timing) keeps the one held.
-    if (utilisation !== undefined && utilisation >= 0 && utilisation <= 1) this.utilisation = utilisation;
+    // A value without it (a response's own Server-Timing read from Resource Timing) keeps the
+    // one held, with its own date: busyShare ages it out after pushMaxAgeMs.
+    if (utilisation !== undefined && utilisation >= 0 && utilisation <= 1) {
+      this.utilisation = utilisation;
+      this.utilisationAtMs = atMs;
+    }
     const sample = this.unpaired;
     if (sample !== undefined && atMs >= sample.sentAtMs - options.pushPairSlackMs && atMs <= sample.nowMs + options.pushPairSlackMs) {
       this.unpaired = undefined;
@@ -114,7 +120,7 @@ export class PushedLoad {
 
   /** The pushed utilisation (0–1) while fresh (pushMaxAgeMs); 0 without one or with push off. What load-spread.ts spreads by. */
   busyShare(nowMs: number, options: WebppOptions): number {
-    if (options.pushMaxAgeMs <= 0 || this.utilisation === undefined || nowMs - this.atMs > options.pushMaxAgeMs) return 0;
+    if (options.pushMaxAgeMs <= 0 || this.utilisation === undefined || nowMs - this.utilisationAtMs > options.pushMaxAgeMs) return 0;
     return this.utilisation;
   }
 
