@@ -121,6 +121,28 @@ describe('in the policy', () => {
     expect(awayFromA(0.9)).toBeGreaterThan(0.5);
   });
 
+  it('keeps its drawn server per set of replicas: requests for other resources do not make it draw again', () => {
+    // Images on A, B, C; scripts on D, E (other replicas). Both fastest servers are busy.
+    const D = 'http://d.localhost:8084';
+    const E = 'http://e.localhost:8085';
+    const clock = new FakeClock(T0);
+    const policy = createWebppPolicy({ random: seededRandom(12), now: clock.now }, {});
+    const rtts: [string, number][] = [[A, 30], [B, 50], [C, 70], [D, 30], [E, 50]];
+    for (let i = 0; i < 10; i++) for (const [server, ttfbMs] of rtts) policy.observe(served(server, ttfbMs, clock.advance(20)));
+    for (const [server] of rtts) policy.learnPushedServiceTime(server, 3, clock.nowMs, server === A || server === D ? 0.9 : 0.1);
+    const first = (candidates: string[]): string | undefined => policy.plan({ logicalUrl: '/x', method: 'GET', candidates, nowMs: clock.nowMs })[0]?.server;
+    let moves = 0;
+    let last = first([A, B, C]);
+    for (let i = 0; i < 2_000; i++) {
+      first([D, E]);
+      const next = first([A, B, C]);
+      if (next !== last) moves += 1;
+      last = next;
+    }
+    // Inertia: a move on at most spreadRedrawShare of the image requests (a redraw may land on the same server).
+    expect(moves / 2_000).toBeLessThan(options.spreadRedrawShare);
+  });
+
   it('forgets a utilisation older than pushMaxAgeMs, even while service times without one keep coming', () => {
     // A said once it was busy; since then its responses carry only dur (Resource Timing's
     // serverTiming has no util, or the server lost its concurrency limit): u is stale.

@@ -119,3 +119,35 @@ export function keepDrawn(
   state.drawn = drawn;
   return drawn;
 }
+
+/**
+ * The server the client drew last (keepDrawn), one per set of replicas: a page's images and
+ * its scripts may be bound to different replicas, and a request for one must not make the
+ * other draw again (the inertia would be lost for a client that alternates). At most
+ * `maxSets` sets are held; the least recently used one is dropped.
+ */
+export class DrawnServers {
+  private readonly bySet = new Map<string, ServerId>();
+
+  constructor(private readonly maxSets = 64) {}
+
+  /** keepDrawn with the state of the set `candidates` (in any order). */
+  keep(
+    candidates: readonly ServerId[],
+    spread: readonly Spread[],
+    random: () => number,
+    options: HerdOptions,
+    fallback: ServerId | undefined,
+    loaded: boolean,
+  ): ServerId | undefined {
+    const key = [...candidates].sort().join(' ');
+    const state: { drawn?: ServerId; random: () => number } = { random };
+    const held = this.bySet.get(key);
+    if (held !== undefined) state.drawn = held;
+    const picked = keepDrawn(spread, state, options, fallback, loaded);
+    this.bySet.delete(key);
+    if (state.drawn !== undefined) this.bySet.set(key, state.drawn);
+    if (this.bySet.size > this.maxSets) this.bySet.delete(this.bySet.keys().next().value as string);
+    return picked;
+  }
+}

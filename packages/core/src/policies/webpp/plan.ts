@@ -21,7 +21,7 @@ import { bodyMsOf, expectedHedgedMs, expectedMs, hedgeFireShare } from './expect
 import type { WebppOptions } from './options.js';
 import { timeoutMsOf, type ServerRecord } from './server-record.js';
 import type { EquivalentSet } from './equivalent-set.js';
-import { keepDrawn, spreadWeights, type SpillMemory } from './load-spread.js';
+import { spreadWeights, type DrawnServers, type SpillMemory } from './load-spread.js';
 import type { PushedLoads } from './pushed-load.js';
 import { seedOrder, type Aggregates } from './seed.js';
 
@@ -31,8 +31,8 @@ export interface HerdContext {
   aggregates: Aggregates;
   equivalentSet: EquivalentSet;
   random: () => number;
-  /** The server the client's first attempts go to until it draws again (load-spread.ts, keepDrawn). */
-  drawn?: ServerId;
+  /** Per set of replicas, the server the client's first attempts go to until it draws again (load-spread.ts, keepDrawn). */
+  drawn: DrawnServers;
   spill: SpillMemory;
 }
 
@@ -91,7 +91,8 @@ export function planAttempts(
   const estimates = ranked.map((scored) => ({ server: scored.server, expectedMs: effective(scored) }));
   const members = herd.equivalentSet.update(estimates, options);
   const queueing = (server: ServerId): number => herd.pushed.get(server)?.busyShare(input.nowMs, options) ?? 0;
-  const picked = keepDrawn(spreadWeights(estimates, members, queueing, options, herd.spill, input.nowMs), herd, options, ranked[0]?.server, herd.spill.value >= SPILL_LOADED);
+  const spread = spreadWeights(estimates, members, queueing, options, herd.spill, input.nowMs);
+  const picked = herd.drawn.keep(candidates, spread, herd.random, options, ranked[0]?.server, herd.spill.value >= SPILL_LOADED);
   const best = ranked.find((scored) => scored.server === picked) as Scored;
   const rest = ranked.filter((scored) => scored !== best);
   const why = best === ranked[0] ? 'lowest-expected-time' : 'equivalent-set';
