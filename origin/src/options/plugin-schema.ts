@@ -200,7 +200,7 @@ export const pluginOptionsSchema = Type.Object(
     publicStats: defaulted(
       Type.Boolean({
         default: false,
-        description: 'Serve the statistics (`/.well-known/webpp/stats`, `/metrics`) without the admin token, with CORS.',
+        description: 'Serve the statistics (`/.well-known/webpp/stats`, `/.well-known/webpp/metrics`) without the admin token, with CORS.',
         cli: { group: 'Behaviour' },
       }),
     ),
