@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createWebppPolicy, resolveWebppOptions, type ExchangeSample } from '@webpp/core';
-import { keepDrawn, SpillMemory, spreadWeights } from '../src/policies/webpp/load-spread.js';
+import { keepDrawn, SpillMemory, spreadWeights, SpreadStates } from '../src/policies/webpp/load-spread.js';
 import { FakeClock, seededRandom } from './fake-clock.js';
 
 const A = 'http://a.localhost:8081';
@@ -59,6 +59,20 @@ describe('spill memory', () => {
     expect(memory.update(0.8, T0, options)).toBe(0.8);
     expect(memory.update(0, T0 + options.loadSpreadReleaseHalfLifeMs, options)).toBeCloseTo(0.4, 6);
     expect(memory.update(0.9, T0 + options.loadSpreadReleaseHalfLifeMs + 1, options)).toBe(0.9);
+  });
+});
+
+describe('spread states', () => {
+  it('are one per set of replicas, whatever the order of the candidates, and forget the least recently used set past the bound', () => {
+    const states = new SpreadStates(2);
+    const first = states.of([A, B]);
+    first.drawn = A;
+    expect(states.of([B, A])).toBe(first);
+    states.of([C]);
+    states.of([A, B]);
+    states.of([B, C]);
+    expect(states.of([A, B])).toBe(first);
+    expect(states.of([C]).drawn).toBeUndefined();
   });
 });
 
@@ -141,6 +155,26 @@ describe('in the policy', () => {
     }
     // Inertia: a move on at most spreadRedrawShare of the image requests (a redraw may land on the same server).
     expect(moves / 2_000).toBeLessThan(options.spreadRedrawShare);
+  });
+
+  it('spills only for the set whose members are busy: resources bound to idle replicas stay on the nearest', () => {
+    const D = 'http://d.localhost:8084';
+    const E = 'http://e.localhost:8085';
+    const clock = new FakeClock(T0);
+    const policy = createWebppPolicy({ random: seededRandom(13), now: clock.now }, {});
+    const rtts: [string, number][] = [[A, 30], [B, 50], [C, 70], [D, 30], [E, 50]];
+    for (let i = 0; i < 10; i++) for (const [server, ttfbMs] of rtts) policy.observe(served(server, ttfbMs, clock.advance(20)));
+    // The images' nearest replica is busy; the scripts' replicas are idle.
+    for (const [server] of rtts) policy.learnPushedServiceTime(server, 3, clock.nowMs, server === A ? 0.9 : 0);
+    const first = (candidates: string[]): string | undefined => policy.plan({ logicalUrl: '/x', method: 'GET', candidates, nowMs: clock.nowMs })[0]?.server;
+    let imagesAway = 0;
+    let scriptsAway = 0;
+    for (let i = 0; i < 1_000; i++) {
+      if (first([A, B, C]) !== A) imagesAway += 1;
+      if (first([D, E]) !== D) scriptsAway += 1;
+    }
+    expect(imagesAway / 1_000).toBeGreaterThan(0.5);
+    expect(scriptsAway).toBe(0);
   });
 
   it('forgets a utilisation older than pushMaxAgeMs, even while service times without one keep coming', () => {

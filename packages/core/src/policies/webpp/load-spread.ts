@@ -120,34 +120,30 @@ export function keepDrawn(
   return drawn;
 }
 
+/** The spread's state for one set of replicas: the spill of its members' load, and the server drawn last. */
+export interface SpreadState {
+  spill: SpillMemory;
+  drawn?: ServerId;
+}
+
 /**
- * The server the client drew last (keepDrawn), one per set of replicas: a page's images and
- * its scripts may be bound to different replicas, and a request for one must not make the
- * other draw again (the inertia would be lost for a client that alternates). At most
- * `maxSets` sets are held; the least recently used one is dropped.
+ * The spread's state per set of replicas (the candidates of a request, in any order): a page's
+ * images and its scripts may be bound to different replicas, and one set's load must neither
+ * spill the other's requests off an idle server nor make it draw again (a client that
+ * alternated would lose its inertia). At most `maxSets` sets are held; the least recently
+ * used one is dropped.
  */
-export class DrawnServers {
-  private readonly bySet = new Map<string, ServerId>();
+export class SpreadStates {
+  private readonly bySet = new Map<string, SpreadState>();
 
   constructor(private readonly maxSets = 64) {}
 
-  /** keepDrawn with the state of the set `candidates` (in any order). */
-  keep(
-    candidates: readonly ServerId[],
-    spread: readonly Spread[],
-    random: () => number,
-    options: HerdOptions,
-    fallback: ServerId | undefined,
-    loaded: boolean,
-  ): ServerId | undefined {
+  of(candidates: readonly ServerId[]): SpreadState {
     const key = [...candidates].sort().join(' ');
-    const state: { drawn?: ServerId; random: () => number } = { random };
-    const held = this.bySet.get(key);
-    if (held !== undefined) state.drawn = held;
-    const picked = keepDrawn(spread, state, options, fallback, loaded);
+    const state = this.bySet.get(key) ?? { spill: new SpillMemory() };
     this.bySet.delete(key);
-    if (state.drawn !== undefined) this.bySet.set(key, state.drawn);
+    this.bySet.set(key, state);
     if (this.bySet.size > this.maxSets) this.bySet.delete(this.bySet.keys().next().value as string);
-    return picked;
+    return state;
   }
 }

@@ -21,7 +21,7 @@ import { bodyMsOf, expectedHedgedMs, expectedMs, hedgeFireShare } from './expect
 import type { WebppOptions } from './options.js';
 import { timeoutMsOf, type ServerRecord } from './server-record.js';
 import type { EquivalentSet } from './equivalent-set.js';
-import { spreadWeights, type DrawnServers, type SpillMemory } from './load-spread.js';
+import { keepDrawn, spreadWeights, type SpreadStates } from './load-spread.js';
 import type { PushedLoads } from './pushed-load.js';
 import { seedOrder, type Aggregates } from './seed.js';
 
@@ -31,9 +31,8 @@ export interface HerdContext {
   aggregates: Aggregates;
   equivalentSet: EquivalentSet;
   random: () => number;
-  /** Per set of replicas, the server the client's first attempts go to until it draws again (load-spread.ts, keepDrawn). */
-  drawn: DrawnServers;
-  spill: SpillMemory;
+  /** Per set of replicas: the spill of its members' load, and the server the first attempts go to until the client draws again (load-spread.ts). */
+  spreads: SpreadStates;
 }
 
 /** Below this spill the servers count as idle: each request draws afresh (no inertia; load-spread.ts). */
@@ -91,8 +90,11 @@ export function planAttempts(
   const estimates = ranked.map((scored) => ({ server: scored.server, expectedMs: effective(scored) }));
   const members = herd.equivalentSet.update(estimates, options);
   const queueing = (server: ServerId): number => herd.pushed.get(server)?.busyShare(input.nowMs, options) ?? 0;
-  const spread = spreadWeights(estimates, members, queueing, options, herd.spill, input.nowMs);
-  const picked = herd.drawn.keep(candidates, spread, herd.random, options, ranked[0]?.server, herd.spill.value >= SPILL_LOADED);
+  const state = herd.spreads.of(candidates);
+  const spread = spreadWeights(estimates, members, queueing, options, state.spill, input.nowMs);
+  const held = { drawn: state.drawn, random: herd.random };
+  const picked = keepDrawn(spread, held, options, ranked[0]?.server, state.spill.value >= SPILL_LOADED);
+  state.drawn = held.drawn;
   const best = ranked.find((scored) => scored.server === picked) as Scored;
   const rest = ranked.filter((scored) => scored !== best);
   const why = best === ranked[0] ? 'lowest-expected-time' : 'equivalent-set';

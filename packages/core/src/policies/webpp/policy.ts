@@ -21,7 +21,7 @@ import { busyAtTimeout } from './busy.js';
 import { dueBackground, nextProbeAtMs } from './maintenance.js';
 import { resolveWebppOptions, type WebppOptions } from './options.js';
 import { EquivalentSet } from './equivalent-set.js';
-import { DrawnServers, SpillMemory } from './load-spread.js';
+import { SpreadStates } from './load-spread.js';
 import { planAttempts, type HerdContext } from './plan.js';
 import { PushedLoads } from './pushed-load.js';
 import { Aggregates } from './seed.js';
@@ -65,7 +65,7 @@ export class WebppPolicy implements ClientPolicy {
     this.hedgeBucket.overflowTo = this.refreshBucket;
     const floor = this.options.extraBudgetFloorTokens;
     this.extraBudget = new TokenBucket(this.options.extraBudgetShare, Math.max(floor, this.options.bucketCapacityTokens), floor);
-    this.herd = { pushed: new PushedLoads(), aggregates: new Aggregates(), equivalentSet: new EquivalentSet(), random: deps.random, drawn: new DrawnServers(), spill: new SpillMemory() };
+    this.herd = { pushed: new PushedLoads(), aggregates: new Aggregates(), equivalentSet: new EquivalentSet(), random: deps.random, spreads: new SpreadStates() };
   }
 
   plan(input: PlanInput): PlannedAttempt[] {
