@@ -82,29 +82,26 @@ describe('inertia', () => {
     { server: B, weight: 1 },
   ];
 
-  it('keeps the drawn server on about 1 − spreadRedrawShare of requests while loaded', () => {
-    const state: { drawn?: string; random: () => number } = { random: seededRandom(3) };
+  /** Share of 10 000 requests whose server differs from the request before. */
+  const moveShare = (loaded: boolean, state: { drawn?: string; random: () => number }): number => {
     let moves = 0;
-    let last = keepDrawn(spread, state, options, A, true);
+    let last = keepDrawn(spread, state, options, A, loaded);
     for (let i = 0; i < 10_000; i++) {
-      const next = keepDrawn(spread, state, options, A, true);
+      const next = keepDrawn(spread, state, options, A, loaded);
       if (next !== last) moves += 1;
       last = next;
     }
+    return moves / 10_000;
+  };
+
+  it('keeps the drawn server on about 1 − spreadRedrawShare of requests while loaded', () => {
     // A redraw lands on the other of two equal servers half the time.
-    expect(moves / 10_000).toBeCloseTo(options.spreadRedrawShare / 2, 1);
+    expect(moveShare(true, { random: seededRandom(3) })).toBeCloseTo(options.spreadRedrawShare / 2, 1);
   });
 
   it('draws afresh on every request when the servers are idle, and at once when the held server has no weight', () => {
     const state: { drawn?: string; random: () => number } = { random: seededRandom(4) };
-    let moves = 0;
-    let last = keepDrawn(spread, state, options, A, false);
-    for (let i = 0; i < 10_000; i++) {
-      const next = keepDrawn(spread, state, options, A, false);
-      if (next !== last) moves += 1;
-      last = next;
-    }
-    expect(moves / 10_000).toBeCloseTo(0.5, 1);
+    expect(moveShare(false, state)).toBeCloseTo(0.5, 1);
     state.drawn = A;
     expect(keepDrawn([{ server: A, weight: 0 }, { server: B, weight: 1 }], state, options, A, true)).toBe(B);
   });
