@@ -85,9 +85,9 @@ describe('inertia', () => {
   /** Share of 10 000 requests whose server differs from the request before. */
   const moveShare = (loaded: boolean, state: { drawn?: string; random: () => number }): number => {
     let moves = 0;
-    let last = keepDrawn(spread, state, options, A, loaded);
+    let last = keepDrawn(spread, state, state.random, options, A, loaded);
     for (let i = 0; i < 10_000; i++) {
-      const next = keepDrawn(spread, state, options, A, loaded);
+      const next = keepDrawn(spread, state, state.random, options, A, loaded);
       if (next !== last) moves += 1;
       last = next;
     }
@@ -103,7 +103,7 @@ describe('inertia', () => {
     const state: { drawn?: string; random: () => number } = { random: seededRandom(4) };
     expect(moveShare(false, state)).toBeCloseTo(0.5, 1);
     state.drawn = A;
-    expect(keepDrawn([{ server: A, weight: 0 }, { server: B, weight: 1 }], state, options, A, true)).toBe(B);
+    expect(keepDrawn([{ server: A, weight: 0 }, { server: B, weight: 1 }], state, state.random, options, A, true)).toBe(B);
   });
 });
 

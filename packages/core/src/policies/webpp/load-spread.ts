@@ -74,6 +74,11 @@ export class SpillMemory {
   value = 0;
   private atMs = Number.NEGATIVE_INFINITY;
 
+  /** Spilling at all (≥ 1 %): below, the servers count as idle and each request draws afresh (no inertia, keepDrawn). */
+  get loaded(): boolean {
+    return this.value >= 0.01;
+  }
+
   update(spill: number, nowMs: number, options: HerdOptions): number {
     const elapsedMs = Math.max(0, nowMs - this.atMs);
     const held = this.value * 2 ** (-elapsedMs / Math.max(1, options.loadSpreadReleaseHalfLifeMs));
@@ -108,14 +113,15 @@ export function drawWeighted(spread: readonly Spread[], random: () => number, fa
  */
 export function keepDrawn(
   spread: readonly Spread[],
-  state: { drawn?: ServerId; random: () => number },
+  state: { drawn?: ServerId },
+  random: () => number,
   options: HerdOptions,
   fallback: ServerId | undefined,
   loaded: boolean,
 ): ServerId | undefined {
   const held = state.drawn === undefined || !loaded ? undefined : spread.find((entry) => entry.server === state.drawn);
-  if (held !== undefined && held.weight > 0 && state.random() >= options.spreadRedrawShare) return held.server;
-  const drawn = drawWeighted(spread, state.random, fallback);
+  if (held !== undefined && held.weight > 0 && random() >= options.spreadRedrawShare) return held.server;
+  const drawn = drawWeighted(spread, random, fallback);
   state.drawn = drawn;
   return drawn;
 }

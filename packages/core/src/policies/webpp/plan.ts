@@ -35,9 +35,6 @@ export interface HerdContext {
   spreads: SpreadStates;
 }
 
-/** Below this spill the servers count as idle: each request draws afresh (no inertia; load-spread.ts). */
-const SPILL_LOADED = 0.01;
-
 interface Scored {
   server: ServerId;
   record: ServerRecord;
@@ -92,9 +89,7 @@ export function planAttempts(
   const queueing = (server: ServerId): number => herd.pushed.get(server)?.busyShare(input.nowMs, options) ?? 0;
   const state = herd.spreads.of(candidates);
   const spread = spreadWeights(estimates, members, queueing, options, state.spill, input.nowMs);
-  const held = { drawn: state.drawn, random: herd.random };
-  const picked = keepDrawn(spread, held, options, ranked[0]?.server, state.spill.value >= SPILL_LOADED);
-  state.drawn = held.drawn;
+  const picked = keepDrawn(spread, state, herd.random, options, ranked[0]?.server, state.spill.loaded);
   const best = ranked.find((scored) => scored.server === picked) as Scored;
   const rest = ranked.filter((scored) => scored !== best);
   const why = best === ranked[0] ? 'lowest-expected-time' : 'equivalent-set';
