@@ -129,7 +129,7 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
       return server as Server;
     },
   } as FastifyServerOptions) as unknown as FastifyInstance;
-  const reloader = tls === undefined ? undefined : new TlsReloader(server as Http2SecureServer, tls, app.log);
+  const reloader = tls === undefined || credentials === undefined ? undefined : new TlsReloader(server as Http2SecureServer, tls, app.log, credentials);
 
   const close = async (): Promise<void> => {
     reloader?.close();

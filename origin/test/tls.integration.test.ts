@@ -9,12 +9,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { connect as h2connect, createSecureServer, type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
-import { connect as tlsConnect, type PeerCertificate } from 'node:tls';
+import { connect as tlsConnect, createServer as createTlsServer, type PeerCertificate } from 'node:tls';
+import type { AddressInfo } from 'node:net';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
 import { StartGate } from '../src/http/start-gate.js';
+import { readTlsCredentials, TlsReloader } from '../src/http/tls-credentials.js';
 import { HELP, parseCli } from '../src/cli.js';
 import { createTestCa, type ServerCertificate, type TestCa } from './test-ca.js';
 import { ADMIN_TOKEN, CLUSTER_SECRET, auth, bindingMap, removeTempDirs, tempDir, waitFor } from './helpers.js';
@@ -189,6 +191,37 @@ describe('certificate reload', () => {
     const renewed = ca.issue(NAMES);
     await writeCertificate(dir, renewed);
     await waitFor('the renewed certificate', async () => (await servedCertificate(server.port)).serialNumber.toLowerCase() === renewed.serialHex, { timeoutMs: 10_000, intervalMs: 100 });
+  });
+
+  it('picks up files renewed between the start and the first check, and reports a broken pair once', async () => {
+    const dir = await tempDir();
+    const first = ca.issue(NAMES);
+    const files = await writeCertificate(dir, first);
+    const started = readTlsCredentials(files);
+    const server = createTlsServer({ ...started, ALPNProtocols: ['h2'] }, (socket) => socket.end());
+    await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+    const port = (server.address() as AddressInfo).port;
+    const logs: string[] = [];
+    const log = { info: (_object: object, message: string) => logs.push(message), error: (_object: object, message: string) => logs.push(message) };
+    const reloader = new TlsReloader(server, { ...files, watchIntervalMs: 20 }, log, started);
+    try {
+      // Renewed after the server read its files, before it began to watch them.
+      const renewed = ca.issue(NAMES);
+      await writeCertificate(dir, renewed);
+      reloader.watch();
+      await waitFor('the renewed certificate', async () => (await servedCertificate(port)).serialNumber.toLowerCase() === renewed.serialHex, { timeoutMs: 10_000, intervalMs: 50 });
+      expect(logs).toEqual(['TLS certificate reloaded']);
+
+      // A key of another certificate: kept the renewed one, said so once over many checks.
+      await writeFile(files.keyFile, ca.issue(NAMES).keyPem);
+      await waitFor('the failed reload', () => logs.length === 2, { timeoutMs: 10_000, intervalMs: 20 });
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(logs).toEqual(['TLS certificate reloaded', 'TLS reload failed: keeping the previous certificate']);
+      expect((await servedCertificate(port)).serialNumber.toLowerCase()).toBe(renewed.serialHex);
+    } finally {
+      reloader.close();
+      server.close();
+    }
   });
 });
 

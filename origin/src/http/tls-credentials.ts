@@ -8,12 +8,17 @@
  *     already open keep theirs;
  *   - a reload that fails (missing file, bad PEM, a key that does not match the certificate)
  *     keeps the old credentials and logs an error: the server goes on serving;
- *   - watch() polls both files (fs.watchFile: stat by path, so it also follows files
- *     replaced by rename or behind a swapped symlink, as certbot and Kubernetes secrets do)
- *     and reloads once the writes have settled (debounced: a renewal writes two files);
+ *   - watch() reads both files every watchIntervalMs and compares their bytes with those
+ *     last acted on (the ones read at start, to begin with). Reading by path follows files
+ *     replaced by rename or behind a swapped symlink, as certbot and Kubernetes secrets do;
+ *     comparing bytes, not stat(), misses no change: not one made between the start and the
+ *     first poll, nor one within the file system's timestamp granularity. A change is acted
+ *     on once the bytes have stayed the same for SETTLE_MS (a renewal writes two files in
+ *     turn), and a broken pair is reported once, not on every poll;
  *   - the CLI also reloads on SIGHUP (cli.ts).
  */
-import { readFileSync, unwatchFile, watchFile } from 'node:fs';
+import { readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
 import { WEBPP_ERR_TLS_CREDENTIALS } from '../errors.js';
 
@@ -42,17 +47,11 @@ interface SecureContextTarget {
 }
 
 const DEFAULT_WATCH_INTERVAL_MS = 2_000;
-/** Changes closer together than this are one renewal (the certificate and key written in turn). */
+/** Files unchanged for this long after a change are one renewal (certificate and key written in turn). */
 const SETTLE_MS = 300;
 
-/** Reads and checks a certificate and key; throws WEBPP_ERR_TLS_CREDENTIALS if they cannot serve. */
-export function readTlsCredentials(files: Pick<TlsFileOptions, 'certFile' | 'keyFile'>): TlsCredentials {
-  let credentials: TlsCredentials;
-  try {
-    credentials = { cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) };
-  } catch (error) {
-    throw new WEBPP_ERR_TLS_CREDENTIALS((error as Error).message);
-  }
+/** Checks that a certificate and key parse and form a pair; throws WEBPP_ERR_TLS_CREDENTIALS if not. */
+function checkTlsCredentials(files: Pick<TlsFileOptions, 'certFile' | 'keyFile'>, credentials: TlsCredentials): TlsCredentials {
   try {
     // Parses both and checks that the key belongs to the certificate ("key values mismatch").
     createSecureContext(credentials);
@@ -62,55 +61,101 @@ export function readTlsCredentials(files: Pick<TlsFileOptions, 'certFile' | 'key
   return credentials;
 }
 
+/** Reads and checks a certificate and key; throws WEBPP_ERR_TLS_CREDENTIALS if they cannot serve. */
+export function readTlsCredentials(files: Pick<TlsFileOptions, 'certFile' | 'keyFile'>): TlsCredentials {
+  let credentials: TlsCredentials;
+  try {
+    credentials = { cert: readFileSync(files.certFile), key: readFileSync(files.keyFile) };
+  } catch (error) {
+    throw new WEBPP_ERR_TLS_CREDENTIALS((error as Error).message);
+  }
+  return checkTlsCredentials(files, credentials);
+}
+
+/** What a poll found: both files' bytes, or why they could not be read. */
+type FileState = TlsCredentials | { error: Error };
+
+function sameState(a: FileState | undefined, b: FileState): boolean {
+  if (a === undefined) return false;
+  if ('error' in a || 'error' in b) return 'error' in a && 'error' in b && a.error.message === b.error.message;
+  return a.cert.equals(b.cert) && a.key.equals(b.key);
+}
+
 export class TlsReloader {
   private timer: NodeJS.Timeout | undefined;
-  private watching = false;
-  private readonly onChange = (): void => this.schedule();
+  private polling = false;
+  /** The files' state last acted on: loaded, or reported as broken. */
+  private actedOn: FileState;
+  /** A state seen to differ from actedOn, and since when (waiting for the writes to settle). */
+  private pending: { state: FileState; sinceMs: number } | undefined;
 
   constructor(
     private readonly server: SecureContextTarget,
     private readonly files: TlsFileOptions,
     private readonly log: ReloadLogger,
-  ) {}
+    /** The credentials the server was started with. */
+    initial: TlsCredentials,
+  ) {
+    this.actedOn = initial;
+  }
 
   /** Reads the files again; true when the server now uses them, false when it kept the old ones. */
   reload(reason: string): boolean {
     let credentials: TlsCredentials;
     try {
-      credentials = readTlsCredentials(this.files);
+      credentials = { cert: readFileSync(this.files.certFile), key: readFileSync(this.files.keyFile) };
     } catch (error) {
-      this.log.error({ err: error, reason, certFile: this.files.certFile, keyFile: this.files.keyFile }, 'TLS reload failed: keeping the previous certificate');
-      return false;
+      return this.apply({ error: new WEBPP_ERR_TLS_CREDENTIALS((error as Error).message) }, reason);
     }
-    this.server.setSecureContext(credentials);
-    this.log.info({ reason, certFile: this.files.certFile }, 'TLS certificate reloaded');
-    return true;
+    return this.apply(credentials, reason);
   }
 
   /** Reloads when either file changes (no-op when watchIntervalMs is 0). */
   watch(): void {
     const intervalMs = this.files.watchIntervalMs ?? DEFAULT_WATCH_INTERVAL_MS;
-    if (intervalMs <= 0 || this.watching) return;
-    this.watching = true;
-    for (const file of [this.files.certFile, this.files.keyFile]) {
-      watchFile(file, { interval: intervalMs, persistent: false }, this.onChange);
-    }
+    if (intervalMs <= 0 || this.timer !== undefined) return;
+    this.timer = setInterval(() => void this.poll(), intervalMs);
+    this.timer.unref();
   }
 
   close(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
+    if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
-    if (!this.watching) return;
-    this.watching = false;
-    for (const file of [this.files.certFile, this.files.keyFile]) unwatchFile(file, this.onChange);
   }
 
-  private schedule(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.timer = undefined;
-      this.reload('file changed');
-    }, SETTLE_MS);
-    this.timer.unref();
+  private apply(state: FileState, reason: string): boolean {
+    this.actedOn = state;
+    this.pending = undefined;
+    try {
+      if ('error' in state) throw state.error;
+      this.server.setSecureContext(checkTlsCredentials(this.files, state));
+    } catch (error) {
+      this.log.error({ err: error, reason, certFile: this.files.certFile, keyFile: this.files.keyFile }, 'TLS reload failed: keeping the previous certificate');
+      return false;
+    }
+    this.log.info({ reason, certFile: this.files.certFile }, 'TLS certificate reloaded');
+    return true;
+  }
+
+  private async poll(): Promise<void> {
+    if (this.polling) return;
+    this.polling = true;
+    let state: FileState;
+    try {
+      state = { cert: await readFile(this.files.certFile), key: await readFile(this.files.keyFile) };
+    } catch (error) {
+      state = { error: new WEBPP_ERR_TLS_CREDENTIALS((error as Error).message) };
+    } finally {
+      this.polling = false;
+    }
+    if (this.timer === undefined) return; // closed while reading
+    const nowMs = Date.now();
+    if (sameState(this.actedOn, state)) {
+      this.pending = undefined;
+    } else if (!sameState(this.pending?.state, state)) {
+      this.pending = { state, sinceMs: nowMs };
+    } else if (nowMs - (this.pending?.sinceMs ?? nowMs) >= SETTLE_MS) {
+      this.apply(state, 'file changed');
+    }
   }
 }
