@@ -6,8 +6,10 @@
  *    other origin is fetched in CORS mode with `credentials: 'omit'`, so the site's cookies
  *    never reach another origin, and without headers the browser added on its own that
  *    would force a CORS preflight on every request;
- *  - navigations follow redirects here and the response is rewritten (served-response.ts),
- *    because a Request cannot be built in 'navigate' mode.
+ *  - when the own origin serves the very URL the page asked for, the page's own request goes
+ *    (its mode, credentials and redirect mode), so redirects behave as without the worker;
+ *  - otherwise navigations follow redirects here and the response is rewritten
+ *    (served-response.ts), because a Request cannot be built in 'navigate' mode.
  */
 
 /** Headers the browser adds itself; forwarding them cross-origin would only trigger preflights. */
@@ -47,12 +49,25 @@ export interface PhysicalRequestOptions {
 /** Headers a resume request must not carry over from the page's request. */
 const RESUME_REPLACED = new Set(['range', 'if-range', 'if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since']);
 
+function withoutHash(url: string): string {
+  const hash = url.indexOf('#');
+  return hash === -1 ? url : url.slice(0, hash);
+}
+
 export function isSameOrigin(url: string, origin: string): boolean {
   return url.startsWith(origin) && (url.length === origin.length || url[origin.length] === '/');
 }
 
 export function buildPhysicalRequest(logical: Request, physicalUrl: string, options: PhysicalRequestOptions): Request {
   const sameOrigin = isSameOrigin(physicalUrl, options.selfOrigin);
+  // The page's own origin holds the very URL the page asked for: send the page's own request
+  // (its mode, credentials, redirect mode, integrity), so the answer is what the browser would
+  // have got without the worker. A redirect to another host is then followed by a no-cors
+  // image, or handed back to a navigation (redirect mode 'manual': an opaque redirect the
+  // browser follows itself), instead of failing in 'same-origin' mode and marking the origin failed.
+  if (sameOrigin && !options.resume && options.method === undefined && options.cache === undefined && withoutHash(physicalUrl) === withoutHash(logical.url)) {
+    return new Request(logical, { signal: options.signal });
+  }
   const navigation = logical.mode === 'navigate';
   const headers = new Headers();
   logical.headers.forEach((value, name) => {

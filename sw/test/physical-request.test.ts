@@ -10,10 +10,23 @@ describe('buildPhysicalRequest', () => {
     credentials: 'include',
   });
 
+  it('sends the page its own request when the own origin serves the very URL asked (mode, credentials, redirect mode, headers)', () => {
+    const noCors = new Request('http://a.localhost:1/go/pic', { mode: 'no-cors', headers: { 'x-app': 'yes' } });
+    const own = buildPhysicalRequest(noCors, 'http://a.localhost:1/go/pic', { selfOrigin, signal });
+    expect({ url: own.url, mode: own.mode, credentials: own.credentials, redirect: own.redirect }).toEqual({
+      url: 'http://a.localhost:1/go/pic',
+      mode: 'no-cors',
+      credentials: noCors.credentials,
+      redirect: 'follow',
+    });
+    expect(own.headers.get('x-app')).toBe('yes');
+    expect(own.signal.aborted).toBe(false);
+  });
+
   it('keeps credentials and every header for a same-origin replica', () => {
     const request = buildPhysicalRequest(page, 'http://a.localhost:1/big.txt', { selfOrigin, signal });
     expect(request.credentials).toBe('include');
-    expect(request.mode).toBe('same-origin');
+    expect(request.mode).toBe('cors'); // the page's own
     expect(request.headers.get('cache-control')).toBe('no-cache');
     expect(request.headers.get('range')).toBe('bytes=0-9');
   });

@@ -1,0 +1,67 @@
+/**
+ * A site owner's own site behind three real @webpp/origin replicas (e2e/support/owner-site.ts),
+ * used in Chromium as its visitors would: everything the page does must work as it does
+ * without webpp.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test } from '@playwright/test';
+import type { Page } from '@playwright/test';
+import { Cluster, PIXEL_PNG } from '../support/cluster/index.js';
+import { ownerRoutes, ownerSite } from '../support/owner-site.js';
+import { PlainStaticServer } from '../support/plain-static-server.js';
+import { openControlled, waitForState, workerState } from '../support/webpp-page.js';
+
+let cluster: Cluster;
+let cdn: PlainStaticServer;
+
+test.beforeAll(async () => {
+  // A CDN that knows nothing of webpp and sends no CORS headers.
+  cdn = new PlainStaticServer({ host: 'cdn.localhost' });
+  cdn.root = mkdtempSync(join(tmpdir(), 'webpp-owner-cdn-'));
+  writeFileSync(join(cdn.root, 'pic.png'), PIXEL_PNG);
+  writeFileSync(join(cdn.root, 'landing.html'), '<!doctype html><title>cdn</title><h1 id="title">On the CDN</h1>');
+  await cdn.start();
+});
+
+test.afterAll(async () => {
+  await cdn.stop();
+  rmSync(cdn.root, { recursive: true, force: true });
+});
+
+async function startCluster(delaysMs: Record<string, number>): Promise<void> {
+  cluster = await Cluster.start({ site: ownerSite(cdn.origin), delaysMs, afterPlugin: (app, name) => ownerRoutes(app, name, cdn.origin) });
+}
+
+test.afterEach(async () => {
+  await cluster.stop();
+});
+
+/** Loads the home page until the worker has bound it to `name`'s replica. */
+async function warmUp(page: Page, name: string): Promise<void> {
+  await openControlled(page, cluster.logicalUrl('/index.html'));
+  const origin = cluster.replica(name).origin;
+  await waitForState(page, (state) => state.decisions.some((d) => d.logicalUrl === cluster.logicalUrl('/index.html') && d.servedBy === origin), {
+    what: `the home page bound to ${name}`,
+    between: async () => void (await page.reload()),
+  });
+}
+
+test('a bound URL that the site redirects to another host: the page follows it, as without the worker', async ({ page }) => {
+  await startCluster({ a: 0, b: 150, c: 150 });
+  await warmUp(page, 'a');
+  // An image whose URL redirects to a CDN without CORS (the image is the CDN's).
+  await page.reload();
+  await page.waitForFunction(() => (document.getElementById('moved-away') as HTMLImageElement).complete);
+  expect(await page.evaluate(() => (document.getElementById('moved-away') as HTMLImageElement).naturalWidth)).toBe(1);
+  // A link to a sign-in or download on another host: the browser lands there.
+  const response = await page.goto(cluster.logicalUrl('/go/elsewhere'));
+  expect(response?.status()).toBe(200);
+  expect(page.url()).toBe(`${cdn.origin}/landing.html`);
+  await expect(page.locator('#title')).toHaveText('On the CDN');
+  // A redirect is an answer: the site's own origin stays available in the worker's table.
+  await page.goto(cluster.logicalUrl('/index.html'));
+  const state = await workerState(page);
+  expect(state.servers.find((server) => server.server === cluster.replica('a').origin)?.state).toBe('available');
+});
