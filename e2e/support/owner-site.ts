@@ -8,7 +8,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { PIXEL_PNG, type Site } from './cluster/index.js';
 
 const require = createRequire(import.meta.url);
@@ -88,9 +88,12 @@ export function ownerRoutes(app: FastifyInstance, replica: string, cdnOrigin: st
   );
   app.get('/api/empty', async (_request, reply) => reply.code(204).send());
   app.get('/moved', async (_request, reply) => reply.code(301).header('location', '/landing.html').send());
-  // Off-site redirects: a download on a CDN, a sign-in on another host.
-  app.get('/go/pic-elsewhere', async (_request, reply) => reply.code(302).header('location', `${cdnOrigin}/pic.png`).send());
-  app.get('/go/elsewhere', async (_request, reply) => reply.code(302).header('location', `${cdnOrigin}/landing.html`).send());
+  // Off-site redirects: a download on a CDN, a sign-in on another host. The application
+  // sends CORS headers on them itself (as @fastify/cors would), the CDN does not.
+  const offSite = (target: string) => async (_request: FastifyRequest, reply: FastifyReply) =>
+    reply.code(302).header('location', target).header('access-control-allow-origin', '*').send();
+  app.route({ method: ['GET', 'HEAD'], url: '/go/pic-elsewhere', handler: offSite(`${cdnOrigin}/pic.png`) });
+  app.route({ method: ['GET', 'HEAD'], url: '/go/elsewhere', handler: offSite(`${cdnOrigin}/landing.html`) });
   app.post('/form', async (request, reply) =>
     reply.code(303).header('location', `/thanks.html?from=${replica}&body=${encodeURIComponent(String(request.body))}`).send(),
   );

@@ -65,3 +65,19 @@ test('a bound URL that the site redirects to another host: the page follows it, 
   const state = await workerState(page);
   expect(state.servers.find((server) => server.server === cluster.replica('a').origin)?.state).toBe('available');
 });
+
+test('background refreshes of a URL that redirects off-site keep the replicas available', async ({ page }) => {
+  await startCluster({ a: 0, b: 100, c: 100 });
+  await warmUp(page, 'a');
+  const redirecting = cluster.logicalUrl('/go/pic-elsewhere');
+  const others = [cluster.replica('b').origin, cluster.replica('c').origin];
+  // Each bound request lets the policy refresh another replica of it in the background.
+  const state = await waitForState(page, (s) => s.events.some((e) => e.type === 'refresh' && others.includes(e.server) && e.url.endsWith('/go/pic-elsewhere')), {
+    what: 'a refresh of the redirecting URL on b or c',
+    between: async () => void (await page.evaluate((url) => fetch(url, { mode: 'no-cors' }).then(() => undefined), redirecting)),
+  });
+  const refreshes = state.events.filter((e) => e.type === 'refresh' && e.url.endsWith('/go/pic-elsewhere'));
+  expect(refreshes.length).toBeGreaterThan(0);
+  for (const refresh of refreshes) expect(refresh).toMatchObject({ ok: true });
+  expect(state.events.filter((e) => e.type === 'server-failed')).toEqual([]);
+});

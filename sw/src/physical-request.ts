@@ -109,9 +109,12 @@ export function buildPhysicalRequest(logical: Request, physicalUrl: string, opti
 /**
  * A HEAD request for an asynchronous refresh or probe: never from the HTTP cache, no cookies
  * cross-origin. With `rangeBytes`, a GET of the first rangeBytes bytes instead (a policy that
- * measures throughput asks for it).
+ * measures throughput asks for it). A redirect is the server's answer and is not followed
+ * (`redirect: 'manual'`): following it timed the redirect's target as the replica, and a
+ * target without CORS headers (a CDN, a sign-in host) failed the fetch and marked a live
+ * replica failed. `redirect: 'follow'` where the final answer's headers are wanted.
  */
-export function buildProbeRequest(physicalUrl: string, selfOrigin: string, signal: AbortSignal, rangeBytes?: number): Request {
+export function buildProbeRequest(physicalUrl: string, selfOrigin: string, signal: AbortSignal, rangeBytes?: number, redirect: RequestRedirect = 'manual'): Request {
   const sameOrigin = isSameOrigin(physicalUrl, selfOrigin);
   const ranged = rangeBytes !== undefined && Number.isInteger(rangeBytes) && rangeBytes > 0;
   return new Request(physicalUrl, {
@@ -120,7 +123,7 @@ export function buildProbeRequest(physicalUrl: string, selfOrigin: string, signa
     mode: sameOrigin ? 'same-origin' : 'cors',
     credentials: sameOrigin ? 'same-origin' : 'omit',
     cache: 'no-store',
-    redirect: 'follow',
+    redirect,
     signal,
   });
 }

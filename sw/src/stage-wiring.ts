@@ -55,7 +55,7 @@ export function headerStages(wiring: HeaderWiring): { headers: HeaderLearning; c
     selfOrigin,
     intervalMs: options.controlCheckMs,
     now: () => performance.now(),
-    head: (url, signal) => plainFetch(buildProbeRequest(url, selfOrigin, signal)),
+    head: (url, signal) => plainFetch(buildProbeRequest(url, selfOrigin, signal, undefined, 'follow')), // the page's own headers
     timeoutMs: () => options.selection.timeoutCeilingMs,
     answered: (response, url) => {
       const started: Promise<unknown>[] = [];

@@ -73,4 +73,9 @@ describe('buildPhysicalRequest', () => {
     const probe = buildProbeRequest('http://b.localhost:2/x', selfOrigin, signal);
     expect([probe.method, probe.cache, probe.credentials, probe.mode]).toEqual(['HEAD', 'no-store', 'omit', 'cors']);
   });
+
+  it('probes take a redirect as the answer and do not follow it (e2e: sw-site-owner.spec.ts)', () => {
+    expect(buildProbeRequest('http://b.localhost:2/x', selfOrigin, signal).redirect).toBe('manual');
+    expect(buildProbeRequest('http://a.localhost:1/x', selfOrigin, signal, undefined, 'follow').redirect).toBe('follow');
+  });
 });
