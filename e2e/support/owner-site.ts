@@ -35,15 +35,19 @@ export function toneWav(seconds: number, sampleRateHz = 8000): Buffer {
   return Buffer.concat([header, body]);
 }
 
-const TAG = '<script src="/webpp.js" data-preset="fast" async></script>';
-
-function page(title: string, body: string, head = ''): string {
-  return `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title>${head}<link rel="stylesheet" href="css/site.css">${TAG}</head><body>${body}</body></html>`;
+/** The one tag of the setup (README), with the worker's options as data-* attributes. */
+function scriptTag(dataAttributes: string): string {
+  return `<script src="/webpp.js" ${dataAttributes} async></script>`;
 }
 
-/** The site's files; `cdnOrigin` serves /pic.png without CORS. */
-export function ownerSite(cdnOrigin: string): Site {
+function pageWith(title: string, body: string, head: string, tag = scriptTag('data-preset="fast"')): string {
+  return `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title>${head}<link rel="stylesheet" href="css/site.css">${tag}</head><body>${body}</body></html>`;
+}
+
+/** The site's files; `cdnOrigin` serves /pic.png without CORS; `dataAttributes` go on the script tag. */
+export function ownerSite(cdnOrigin: string, dataAttributes = 'data-preset="fast"'): Site {
   const html = 'text/html; charset=utf-8';
+  const page = (title: string, body: string, head = ''): string => pageWith(title, body, head, scriptTag(dataAttributes));
   return {
     '/index.html': {
       contentType: html,
@@ -61,6 +65,7 @@ export function ownerSite(cdnOrigin: string): Site {
       ),
     },
     '/docs/index.html': { contentType: html, body: page('docs', `<h1 id="title">Docs</h1><img id="based" src="img/a.png">`, '<base href="/">') },
+    '/signin.html': { contentType: html, body: page('sign in', `<h1 id="title">Sign in</h1><img src="img/a.png"><form id="login" method="post" action="/login"><button>sign in</button></form>`) },
     '/thanks.html': { contentType: html, body: page('thanks', `<h1 id="title">Thanks</h1>`) },
     '/landing.html': { contentType: html, body: page('landing', `<h1 id="title">Landing</h1>`) },
     '/css/site.css': {
@@ -80,11 +85,16 @@ h1 { font-family: Owner, serif; color: rgb(10, 20, 30); }
 }
 
 /** The site's application routes, the same on every replica (`replica` only labels answers). */
-export function ownerRoutes(app: FastifyInstance, replica: string, cdnOrigin: string): void {
+export function ownerRoutes(app: FastifyInstance, replica: string, cdnOrigin: string, dataAttributes = 'data-preset="fast"'): void {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, body));
-  app.get('/login', async (_request, reply) => reply.header('set-cookie', 'session=s3cret; Path=/; HttpOnly').redirect('/account'));
+  // Sign-in: a POST that sets the session cookie, then the visitor's own page, marked for one
+  // user the way Rails marks its pages ("private").
+  app.post('/login', async (_request, reply) => reply.header('set-cookie', 'session=s3cret; Path=/; HttpOnly').redirect('/account', 303));
   app.get('/account', async (request, reply) =>
-    reply.header('content-type', 'text/html; charset=utf-8').header('cache-control', 'no-store').send(page('account', `<h1 id="title">${request.headers.cookie ?? 'anonymous'}</h1>`)),
+    reply
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('cache-control', 'max-age=0, private, must-revalidate')
+      .send(pageWith('account', `<h1 id="title">${request.headers.cookie?.includes('session=') === true ? 'Signed in' : 'Signed out'}</h1>`, '', scriptTag(dataAttributes))),
   );
   app.get('/api/empty', async (_request, reply) => reply.code(204).send());
   app.get('/moved', async (_request, reply) => reply.code(301).header('location', '/landing.html').send());

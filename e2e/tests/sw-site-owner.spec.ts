@@ -30,20 +30,20 @@ test.afterAll(async () => {
   rmSync(cdn.root, { recursive: true, force: true });
 });
 
-async function startCluster(delaysMs: Record<string, number>): Promise<void> {
-  cluster = await Cluster.start({ site: ownerSite(cdn.origin), delaysMs, afterPlugin: (app, name) => ownerRoutes(app, name, cdn.origin) });
+async function startCluster(delaysMs: Record<string, number>, dataAttributes?: string): Promise<void> {
+  cluster = await Cluster.start({ site: ownerSite(cdn.origin, dataAttributes), delaysMs, afterPlugin: (app, name) => ownerRoutes(app, name, cdn.origin, dataAttributes) });
 }
 
 test.afterEach(async () => {
   await cluster.stop();
 });
 
-/** Loads the home page until the worker has bound it to `name`'s replica. */
-async function warmUp(page: Page, name: string): Promise<void> {
-  await openControlled(page, cluster.logicalUrl('/index.html'));
+/** Loads a page until the worker has bound it to `name`'s replica. */
+async function warmUp(page: Page, name: string, path = '/index.html'): Promise<void> {
+  await openControlled(page, cluster.logicalUrl(path));
   const origin = cluster.replica(name).origin;
-  await waitForState(page, (state) => state.decisions.some((d) => d.logicalUrl === cluster.logicalUrl('/index.html') && d.servedBy === origin), {
-    what: `the home page bound to ${name}`,
+  await waitForState(page, (state) => state.decisions.some((d) => d.logicalUrl === cluster.logicalUrl(path) && d.servedBy === origin), {
+    what: `${path} bound to ${name}`,
     between: async () => void (await page.reload()),
   });
 }
@@ -67,7 +67,8 @@ test('a bound URL that the site redirects to another host: the page follows it, 
 });
 
 test('background refreshes of a URL that redirects off-site keep the replicas available', async ({ page }) => {
-  await startCluster({ a: 0, b: 100, c: 100 });
+  // The paper's Refresh policy refreshes the replica whose entry is oldest beyond the TTL.
+  await startCluster({ a: 0, b: 100, c: 100 }, 'data-policy="fast" data-ttl-ms="300"');
   await warmUp(page, 'a');
   const redirecting = cluster.logicalUrl('/go/pic-elsewhere');
   const others = [cluster.replica('b').origin, cluster.replica('c').origin];
@@ -80,4 +81,18 @@ test('background refreshes of a URL that redirects off-site keep the replicas av
   expect(refreshes.length).toBeGreaterThan(0);
   for (const refresh of refreshes) expect(refresh).toMatchObject({ ok: true });
   expect(state.events.filter((e) => e.type === 'server-failed')).toEqual([]);
+});
+
+test('a signed-in page under a wildcard binding: the visitor stays signed in, and no cookie leaves the origin', async ({ page }) => {
+  await startCluster({ a: 150, b: 0, c: 150 });
+  await warmUp(page, 'b', '/signin.html');
+  await page.click('#login button'); // POST /login (passes the worker), 303 to /account
+  await expect(page.locator('#title')).toHaveText('Signed in');
+  expect(page.url()).toBe(cluster.logicalUrl('/account'));
+  await page.goto(cluster.logicalUrl('/account'));
+  await expect(page.locator('#title')).toHaveText('Signed in');
+  const state = await workerState(page);
+  expect(state.servers.find((server) => server.server === cluster.replica('b').origin)?.state).toBe('available');
+  expect(state.counters.personalFromOwnOrigin).toBeGreaterThanOrEqual(1);
+  for (const name of ['b', 'c']) for (const entry of cluster.replica(name).log) expect(entry.headers.cookie).toBeUndefined();
 });

@@ -24,6 +24,9 @@ import type { ResumeStage } from './resume.js';
 import type { SampleStage } from './samples.js';
 import { servedResponse } from './served-response.js';
 import { SizeMemory } from './size-memory.js';
+import { carriesCredentials, isPersonalAnswer } from './personal-answers.js';
+import type { PersonalUrls } from './personal-answers.js';
+import { isSameOrigin } from './physical-request.js';
 import type { ProbeUrls, StaleBindings } from './server-memory.js';
 import type { StateReporter } from './state-reporter.js';
 import type { TrustRule } from './trust.js';
@@ -47,6 +50,8 @@ export interface BindStageOptions {
   trust: TrustRule;
   probeUrls: ProbeUrls;
   staleBindings: StaleBindings;
+  /** Logical URLs whose answers are personal (personal-answers.ts). */
+  personal: PersonalUrls;
   /** Wraps the fetch of every physical request (the connection queue counts them per host). */
   track(fetch: (request: Request) => Promise<Response>): (request: Request) => Promise<Response>;
   /** After each request: the policy's background requests and a batched state write. */
@@ -141,6 +146,8 @@ export class BindStage {
     }
     if (result.kind === 'served') {
       reporter.count('served');
+      const own = await this.personalFromOwnOrigin(request, resolved, io, result);
+      if (own) return own;
       const served = servedResponse(request, result.winner.physicalUrl, result.response);
       if (navigation && result.winner.server !== this.options.selfOrigin) io.waitUntil(this.options.controlCheck.afterReplicaNavigation(resolved.logical));
       const resumable = this.options.resume.wrap(served, {
@@ -162,6 +169,22 @@ export class BindStage {
     }
     if (result.kind === 'failed') reporter.count('failed');
     return navigation && result.kind === 'failed' ? navigationErrorPage(resolved.logical, result.attempts) : Response.error();
+  }
+
+  /**
+   * A replica on another origin answered a request that carries the visitor's cookies with
+   * an answer meant for one user: it got no cookies, so that answer is not this visitor's.
+   * The page's own request goes to the own origin instead (personal-answers.ts).
+   */
+  private async personalFromOwnOrigin(request: Request, resolved: ResolvedBinding, io: RespondIO, result: RunResult & { kind: 'served' }): Promise<Response | undefined> {
+    const { selfOrigin, personal, reporter } = this.options;
+    if (isSameOrigin(result.winner.physicalUrl, selfOrigin) || !carriesCredentials(request, selfOrigin) || !isPersonalAnswer(result.response)) return undefined;
+    personal.note(resolved.logical);
+    const own = await io.fetch(request).catch(() => undefined);
+    if (!own || own.type === 'error' || own.status >= 500) return undefined; // the own origin is down: the replica's page still loads
+    result.response.body?.cancel().catch(() => undefined);
+    reporter.count('personalFromOwnOrigin');
+    return own;
   }
 
   /** The rest of a broken body from the remaining plan (a 'resume' run). */

@@ -135,6 +135,8 @@ export interface WorkerCounters {
   integrityFailures: number;
   /** Requests answered with an offline copy because every replica failed (offline-cache.ts). */
   offlineCopies: number;
+  /** Answers meant for one user that a replica on another origin gave, replaced by the own origin's (personal-answers.ts). */
+  personalFromOwnOrigin: number;
 }
 
 export interface WorkerStateSnapshot {

@@ -40,6 +40,7 @@ import { headerStages, integrityStage, offlineStage } from './stage-wiring.js';
 import type { HeaderLearning } from './header-learning.js';
 import type { OfflineCache } from './offline-cache.js';
 import { ProbeUrls, StaleBindings } from './server-memory.js';
+import { PersonalUrls } from './personal-answers.js';
 import { StateReporter, broadcastPublisher } from './state-reporter.js';
 import { CONTROL_KEY, idbKeyValueStore } from './storage.js';
 import type { KeyValueStore } from './storage.js';
@@ -102,7 +103,8 @@ export class ReplicaClient {
     });
     this.store = new PolicyStore({ policy: this.policy, storage, flushDelayMs: options.flushDelayMs, onFlushed: () => reporter.count('tableFlushes') });
     this.bindings = new BindingsStore({ storage, flushDelayMs: options.flushDelayMs });
-    this.router = new Router({ selfOrigin, ownScriptPaths: ownPaths, bindings: this.bindings, isOff: () => this.killSwitch.isOff, isLoaded: () => this.loaded });
+    const personal = new PersonalUrls();
+    this.router = new Router({ selfOrigin, ownScriptPaths: ownPaths, bindings: this.bindings, isOff: () => this.killSwitch.isOff, isLoaded: () => this.loaded, isPersonal: (url) => personal.has(url) });
     this.trust = new TrustRule(selfOrigin);
     this.digests = new DigestStore({ storage, flushDelayMs: options.flushDelayMs });
 
@@ -157,6 +159,7 @@ export class ReplicaClient {
       trust: this.trust,
       probeUrls,
       staleBindings: new StaleBindings(),
+      personal,
       track: (fetcher) => connections.track(fetcher),
       afterRequest: (candidates) => this.afterRequest(candidates),
       decisionMade: reportDecision(reporter),

@@ -29,6 +29,8 @@ export interface RouterOptions {
   bindings: BindingsStore;
   isOff(): boolean;
   isLoaded(): boolean;
+  /** Logical URLs whose answers are personal: never bound (personal-answers.ts). */
+  isPersonal?(logicalUrl: string): boolean;
 }
 
 export class Router {
@@ -47,7 +49,7 @@ export class Router {
     if (this.isOwnScript(url)) return 'pass';
     if (!this.options.isLoaded()) return 'wait';
     const resolved = this.options.bindings.resolve(url);
-    if (resolved) {
+    if (resolved && !this.options.isPersonal?.(resolved.logical)) {
       this.resolvedByRequest.set(request, resolved);
       return 'bind';
     }
@@ -56,7 +58,8 @@ export class Router {
 
   /** The binding route() found for this request, else a fresh lookup. */
   resolved(request: Request): ResolvedBinding | undefined {
-    return this.resolvedByRequest.get(request) ?? this.options.bindings.resolve(request.url);
+    const resolved = this.resolvedByRequest.get(request) ?? this.options.bindings.resolve(request.url);
+    return resolved && this.options.isPersonal?.(resolved.logical) ? undefined : resolved;
   }
 
   isObservable(request: Request): boolean {

@@ -34,6 +34,7 @@ function emptyCounters(): WorkerCounters {
     bodiesVerified: 0,
     integrityFailures: 0,
     offlineCopies: 0,
+    personalFromOwnOrigin: 0,
   };
 }
 

@@ -1,0 +1,45 @@
+/**
+ * Answers meant for one visitor come from the site's own origin. A replica on another origin
+ * is asked without the visitor's cookies (physical-request.ts: they must never leave the
+ * site's origin), so what it answers for a signed-in page is the signed-out page: a visitor
+ * who follows a link to /account, under a directory entry such as `/*`, would find themselves
+ * logged out. The response says when it is personal: `Cache-Control: private` (RFC 9111
+ * §5.2.2.7: "intended for a single user"; Cache-Control is readable across origins without
+ * CORS exposure) or `Vary: Cookie` / `Vary: Authorization` (when the replica exposes Vary).
+ * Such an answer from another origin to a request that carries the visitor's credentials is
+ * dropped and the page's own request goes to the own origin; the logical URL is remembered,
+ * so later requests for it are not bound at all (route.ts). When the own origin does not
+ * answer, the replica's answer is served: the page still loads.
+ */
+import { isSameOrigin } from './physical-request.js';
+
+const PERSONAL_VARY = /(?:^|,)\s*(?:cookie|authorization)\s*(?=,|$)/i;
+
+/** True when the answer says it is meant for one user. */
+export function isPersonalAnswer(response: Response): boolean {
+  const cacheControl = response.headers.get('cache-control') ?? '';
+  if (/(?:^|,)\s*private\b/i.test(cacheControl)) return true;
+  return PERSONAL_VARY.test(response.headers.get('vary') ?? '');
+}
+
+/** True when the browser would send the visitor's cookies with this request to the own origin. */
+export function carriesCredentials(request: Request, selfOrigin: string): boolean {
+  return request.credentials === 'include' || (request.credentials === 'same-origin' && isSameOrigin(request.url, selfOrigin));
+}
+
+/** Logical URLs whose answers were personal: a bounded set, the least recently noted first out. */
+export class PersonalUrls {
+  private readonly urls = new Set<string>();
+
+  constructor(private readonly maxEntries = 512) {}
+
+  has(logicalUrl: string): boolean {
+    return this.urls.has(logicalUrl);
+  }
+
+  note(logicalUrl: string): void {
+    this.urls.delete(logicalUrl);
+    this.urls.add(logicalUrl);
+    if (this.urls.size > this.maxEntries) this.urls.delete(this.urls.values().next().value as string);
+  }
+}
