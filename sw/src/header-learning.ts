@@ -42,7 +42,7 @@ export class HeaderLearning {
    * not the site's own origin; what it says goes through the trust rule.
    */
   learnFrom(response: Response, from: string, waitUntil: WaitUntil, replica?: ServerId): void {
-    const { bindings, trust, digests, reporter } = this.options;
+    const { trust, reporter } = this.options;
     const { headers } = response;
     if (replica === undefined) this.options.heardFromOwnOrigin();
     if (isSwitchOff(headers)) {
@@ -50,6 +50,23 @@ export class HeaderLearning {
       reporter.count('untrustedHeaders');
       reporter.event({ type: 'untrusted-header', atMs: Date.now(), header: 'webpp-control', server: replica, from });
     }
+    this.applyBindings(headers, from, waitUntil, replica);
+    // After the bindings: the servers they name are known to the trust rule when push rows about them are read.
+    this.options.pushed?.read(response, replica ?? trust.selfOrigin);
+    if (replica === undefined) this.options.aggregate?.read(response);
+  }
+
+  /**
+   * The bindings header of an own-origin response that a cache of the site's own answered
+   * with (a Workbox precache, workbox.ts): the bindings only. Its control and load headers
+   * are not news, and it is not word from the own origin.
+   */
+  learnCachedBindings(response: Response, from: string, waitUntil: WaitUntil): void {
+    this.applyBindings(response.headers, from, waitUntil, undefined);
+  }
+
+  private applyBindings(headers: Headers, from: string, waitUntil: WaitUntil, replica: ServerId | undefined): void {
+    const { bindings, trust, digests, reporter } = this.options;
     const learned = bindings.learn(headers, replica === undefined ? undefined : (document) => this.screen(document, replica, from));
     if (learned.kind === 'applied') {
       reporter.count('bindingsHeadersAccepted');
@@ -66,9 +83,6 @@ export class HeaderLearning {
       reporter.count('bindingsHeadersRejected');
       reporter.event({ type: 'bindings-rejected', atMs: Date.now(), code: learned.error.code, message: learned.error.message, from });
     }
-    // After the bindings: the servers they name are known to the trust rule when push rows about them are read.
-    this.options.pushed?.read(response, replica ?? trust.selfOrigin);
-    if (replica === undefined) this.options.aggregate?.read(response);
   }
 
   /**

@@ -3,7 +3,7 @@
  * `<script src="/webpp.js"></script>` (the bundled worker) or import these into their own
  * Workbox worker and bundle it themselves.
  */
-export { ReplicaStrategy, replicaRouteMatcher, createReplicaRouteMatcher, getReplicaClient } from './workbox.js';
+export { ReplicaStrategy, replicaRouteMatcher, createReplicaRouteMatcher, getReplicaClient, replicaCacheLearningPlugin } from './workbox.js';
 export type { ReplicaStrategyOptions, ReplicaClientWorkboxOptions } from './workbox.js';
 export { ReplicaClient } from './replica-client.js';
 export type { ReplicaClientOptions, RespondIO, Route } from './replica-client.js';

@@ -41,6 +41,7 @@ import type { HeaderLearning } from './header-learning.js';
 import type { OfflineCache } from './offline-cache.js';
 import { ProbeUrls, StaleBindings } from './server-memory.js';
 import { PersonalUrls } from './personal-answers.js';
+import { isSameOrigin } from './physical-request.js';
 import { StateReporter, broadcastPublisher } from './state-reporter.js';
 import { CONTROL_KEY, idbKeyValueStore } from './storage.js';
 import type { KeyValueStore } from './storage.js';
@@ -200,6 +201,20 @@ export class ReplicaClient {
       this.reporter.count('internalErrors');
       this.reporter.event({ type: 'internal-error', atMs: Date.now(), message: String(error), url: request.url });
       return fetch(request).catch(() => Response.error());
+    }
+  }
+
+  /**
+   * Reads the bindings of an own-origin response that the site's own cache answered with (a
+   * Workbox precache: replicaCacheLearningPlugin), which the worker never fetched itself.
+   * Responses for other origins are ignored (trust rule).
+   */
+  learnFromCache(requestUrl: string, response: Response, waitUntil: (promise: Promise<unknown>) => void): void {
+    if (!isSameOrigin(requestUrl, this.selfOrigin)) return;
+    try {
+      this.headers.learnCachedBindings(response, requestUrl, waitUntil);
+    } catch {
+      // Learning never affects a page.
     }
   }
 

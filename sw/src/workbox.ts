@@ -15,7 +15,7 @@
  */
 import { Strategy } from 'workbox-strategies';
 import type { StrategyHandler, StrategyOptions } from 'workbox-strategies';
-import type { RouteMatchCallback } from 'workbox-core/types.js';
+import type { RouteMatchCallback, WorkboxPlugin } from 'workbox-core/types.js';
 import type { WorkerOptionsInput } from './config.js';
 import { ReplicaClient } from './replica-client.js';
 import type { ReplicaClientOptions } from './replica-client.js';
@@ -84,6 +84,28 @@ export class ReplicaStrategy extends Strategy {
 export function createReplicaRouteMatcher(client: ReplicaClient): RouteMatchCallback {
   return ({ request }) => client.route(request) !== 'pass';
 }
+
+/**
+ * A plugin for the site's own cache strategies, above all its precache (workbox-precaching's
+ * `addPlugins([replicaCacheLearningPlugin])`): the worker reads the bindings header of every
+ * own-origin response they answer with. A precached page never reaches the replica strategy,
+ * so without it a site whose pages and stylesheets are all precached never learns a binding.
+ */
+export const replicaCacheLearningPlugin: WorkboxPlugin = {
+  cachedResponseWillBeUsed: async ({ request, cachedResponse, event }) => {
+    if (cachedResponse) {
+      const waitUntil = (promise: Promise<unknown>): void => {
+        try {
+          (event as ExtendableEvent | undefined)?.waitUntil(promise);
+        } catch {
+          // The event is over: the write happens anyway, unguarded.
+        }
+      };
+      getReplicaClient().learnFromCache(request.url, cachedResponse, waitUntil);
+    }
+    return cachedResponse;
+  },
+};
 
 /** createReplicaRouteMatcher for the worker-wide client. */
 export const replicaRouteMatcher: RouteMatchCallback = ({ request }) => getReplicaClient().route(request) !== 'pass';
