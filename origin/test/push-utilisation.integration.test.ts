@@ -193,3 +193,46 @@ describe("a peer's utilisation travels in webpp-load and in its load record", ()
     expect(metrics).toMatch(/^webpp_push_peer_utilisation\{peer="http:\/\/127\.0\.0\.1:\d+"\} /m);
   });
 });
+
+describe('a change of utilisation alone', () => {
+  it('is announced to the peers at once, although the service time stays the same', async () => {
+    const ports = [await freePort(), await freePort()];
+    const [home, loaded] = ports.map((port) => `http://127.0.0.1:${port}`) as [string, string];
+    for (const [index, port] of ports.entries()) {
+      servers.push(
+        await startReplicaServer({
+          root: await site(),
+          port,
+          adminToken: ADMIN_TOKEN,
+          clusterSecret: CLUSTER_SECRET,
+          peers: [index === 0 ? loaded : home],
+          // No sync or ping for the test's length, and a service time pushed once: only an
+          // announcement of the utilisation can carry its change.
+          syncIntervalMs: 60_000,
+          peerPingIntervalMs: 60_000,
+          serviceTimeIntervalMs: 100,
+          serviceTimeThreshold: 100,
+          serviceTimeThresholdDecay: 0.001,
+          maxConcurrentRequests: index === 1 ? 2 : 0,
+          injectScript: false,
+          routes: routes(100),
+        }),
+      );
+    }
+    const forwardedUtilisation = async (): Promise<number | undefined> =>
+      parseLoadHeader((await fetch(`${home}/a.png`)).headers.get(LOAD_HEADER)).find((row) => row.server === loaded)?.utilisation;
+    // The loaded peer's first service time (one request as long as the later ones), announced;
+    // then it is idle, and says so.
+    await (await fetch(`${loaded}/slow`)).text();
+    await waitFor('the idle peer announced', async () => ((await forwardedUtilisation()) ?? 1) < 0.2, { timeoutMs: 5_000, intervalMs: 100 });
+    // Both slots held by a steady stream of requests as long as the first: the same service
+    // time, a busy server.
+    const stream = steadyStream(loaded, '/slow', 2, 3_000);
+    const busy = await waitFor('the busy share forwarded', async () => {
+      const utilisation = await forwardedUtilisation();
+      return utilisation !== undefined && utilisation > 0.5 ? utilisation : undefined;
+    }, { timeoutMs: 3_000, intervalMs: 100 });
+    await stream;
+    expect(busy).toBeLessThanOrEqual(1);
+  });
+});

@@ -63,6 +63,7 @@ export class PushState {
         pinger: gossip.pinger,
         intervalMs: options.serviceTimeIntervalMs,
         pushedAtMs: () => this.push.current(this.now())?.atMs,
+        utilisation: () => capacity.meter.current(),
       });
     }
     this.gate = capacity.gate;
