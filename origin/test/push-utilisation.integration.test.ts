@@ -227,11 +227,11 @@ describe('a change of utilisation alone', () => {
     await waitFor('the idle peer announced', async () => ((await forwardedUtilisation()) ?? 1) < 0.2, { timeoutMs: 5_000, intervalMs: 100 });
     // Both slots held by a steady stream of requests as long as the first: the same service
     // time, a busy server.
-    const stream = steadyStream(loaded, '/slow', 2, 3_000);
+    const stream = steadyStream(loaded, '/slow', 2, 5_000);
     const busy = await waitFor('the busy share forwarded', async () => {
       const utilisation = await forwardedUtilisation();
       return utilisation !== undefined && utilisation > 0.5 ? utilisation : undefined;
-    }, { timeoutMs: 3_000, intervalMs: 100 });
+    }, { timeoutMs: 5_000, intervalMs: 100 });
     await stream;
     expect(busy).toBeLessThanOrEqual(1);
   });
