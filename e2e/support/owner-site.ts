@@ -15,7 +15,7 @@ const require = createRequire(import.meta.url);
 const FONT_WOFF2 = readFileSync(require.resolve('@fontsource/fraunces/files/fraunces-latin-400-normal.woff2'));
 
 /** A mono 8-bit PCM WAV of a 440 Hz tone: a media file the browser fetches with Range. */
-export function toneWav(seconds: number, sampleRateHz = 8000): Buffer {
+function toneWav(seconds: number, sampleRateHz = 8000): Buffer {
   const samples = sampleRateHz * seconds;
   const header = Buffer.alloc(44);
   header.write('RIFF', 0);
