@@ -59,6 +59,40 @@ declare global {
     }
   };
 
+  // A scope has one service worker. When the site already has its own there, registering
+  // ours would replace it (its offline pages, push handlers…), and the site's own
+  // register() on each page would replace ours back: the scope stays the site's. A site
+  // worker seen installing over ours is remembered, as both register on every page load.
+  const SITE_WORKER_KEY = 'webpp:site-worker';
+  const workerPath = new URL(workerUrl, location.href).pathname;
+  const isOurs = (worker: ServiceWorker | null): boolean => worker === null || new URL(worker.scriptURL).pathname === workerPath;
+  const isSites = (registration: ServiceWorkerRegistration | undefined): boolean =>
+    registration !== undefined && ![registration.installing, registration.waiting, registration.active].every(isOurs);
+  const remember = (value: string | undefined): void => {
+    try {
+      if (value === undefined) localStorage.removeItem(SITE_WORKER_KEY);
+      else localStorage.setItem(SITE_WORKER_KEY, value);
+    } catch {
+      // storage unavailable: decided again on each page
+    }
+  };
+  const watch = (registration: ServiceWorkerRegistration | undefined): void =>
+    registration?.addEventListener('updatefound', () => {
+      if (!isOurs(registration.installing)) remember(registration.installing!.scriptURL);
+    });
+  const siteHoldsScope = (registration: ServiceWorkerRegistration | undefined): boolean => {
+    let remembered: string | null = null;
+    try {
+      remembered = localStorage.getItem(SITE_WORKER_KEY);
+    } catch {
+      // as if nothing was remembered
+    }
+    if (registration === undefined) remember(undefined); // nothing holds the scope (any more)
+    if (!isSites(registration) && (registration === undefined || remembered === null)) return false;
+    console.warn(`webpp: the site's own service worker holds scope ${scope}; webpp stays off (add it to that worker: docs/service-worker.md)`);
+    return true;
+  };
+
   let ready: Promise<ServiceWorkerRegistration | undefined>;
   if (!container) {
     ready = Promise.resolve(undefined);
@@ -66,13 +100,20 @@ declare global {
     // Switched off by the site (webpp-control: off): stay unregistered for a while.
     ready = container
       .getRegistration(scope)
-      .then((registration) => registration?.unregister())
+      .then((registration) => (isSites(registration) ? undefined : registration?.unregister()))
       .then(() => undefined, () => undefined);
   } else {
-    ready = container.register(workerUrl, { scope }).catch((error: unknown) => {
-      console.warn('webpp: service worker registration failed', error);
-      return undefined;
-    });
+    ready = container
+      .getRegistration(scope)
+      .then((registration) => {
+        watch(registration);
+        if (siteHoldsScope(registration)) return undefined;
+        return container.register(workerUrl, { scope }).then((ours) => (registration === undefined && watch(ours), ours));
+      })
+      .catch((error: unknown) => {
+        console.warn('webpp: service worker registration failed', error);
+        return undefined;
+      });
   }
 
   // The worker tells every page when the site switched it off (webpp-control: off). A page
@@ -84,7 +125,7 @@ declare global {
     } catch {
       // storage unavailable: the worker's own marker still applies
     }
-    void container.getRegistration(scope).then((registration) => registration?.unregister());
+    void container.getRegistration(scope).then((registration) => (isSites(registration) ? undefined : registration?.unregister()));
   });
 
   // Live events: the channel is opened only once someone listens, so pages without a
