@@ -98,3 +98,26 @@ test('a signed-in page under a wildcard binding: the visitor stays signed in, an
   expect(state.counters.personalFromOwnOrigin).toBeGreaterThanOrEqual(1);
   for (const name of ['b', 'c']) for (const entry of cluster.replica(name).log) expect(entry.headers.cookie).toBeUndefined();
 });
+
+test('no storage for the site (a quota of 1 byte): the worker installs, binds and serves from memory', async ({ page, context }) => {
+  await startCluster({ a: 100, b: 0, c: 100 });
+  // IndexedDB and Cache Storage writes fail with QuotaExceededError from the first one on.
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('Storage.overrideQuotaForOrigin', { origin: cluster.logicalOrigin, quotaSize: 1 });
+  await warmUp(page, 'b');
+  // The page's own write fails as the worker's do.
+  const write = await page.evaluate(async () =>
+    (await caches.open('quota-check')).put('/quota-check', new Response('x'.repeat(65_536))).then(
+      () => 'stored',
+      (error: unknown) => (error as Error).name,
+    ),
+  );
+  expect(write).toBe('QuotaExceededError');
+  await page.reload();
+  await page.waitForFunction(() => [...document.images].every((image) => image.complete));
+  const images = await page.evaluate(() => ({ srcset: (document.getElementById('srcset') as HTMLImageElement).naturalWidth, title: getComputedStyle(document.getElementById('title')!).color }));
+  expect(images).toEqual({ srcset: 1, title: 'rgb(10, 20, 30)' });
+  const state = await workerState(page);
+  expect(state.counters.internalErrors).toBe(0);
+  expect(state.decisions.filter((d) => d.servedBy === cluster.replica('b').origin).length).toBeGreaterThan(0);
+});
