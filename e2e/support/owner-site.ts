@@ -104,6 +104,16 @@ export function ownerRoutes(app: FastifyInstance, replica: string, cdnOrigin: st
     reply.code(302).header('location', target).header('access-control-allow-origin', '*').send();
   app.route({ method: ['GET', 'HEAD'], url: '/go/pic-elsewhere', handler: offSite(`${cdnOrigin}/pic.png`) });
   app.route({ method: ['GET', 'HEAD'], url: '/go/elsewhere', handler: offSite(`${cdnOrigin}/landing.html`) });
+  // Server-sent events: one now, two more after a 6 s silence (longer than fast's 5 s timeoutCeilingMs).
+  app.get('/events', (request, reply) => {
+    reply.hijack();
+    reply.raw.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store', 'access-control-allow-origin': '*' });
+    let sent = 0;
+    const send = (): void => void reply.raw.write(`data: ${replica}-${sent++}\n\n`);
+    send();
+    const timers = [setTimeout(send, 6_000), setTimeout(send, 6_500)];
+    request.raw.on('close', () => timers.forEach(clearTimeout));
+  });
   app.post('/form', async (request, reply) =>
     reply.code(303).header('location', `/thanks.html?from=${replica}&body=${encodeURIComponent(String(request.body))}`).send(),
   );

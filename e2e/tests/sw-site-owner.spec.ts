@@ -121,3 +121,24 @@ test('no storage for the site (a quota of 1 byte): the worker installs, binds an
   expect(state.counters.internalErrors).toBe(0);
   expect(state.decisions.filter((d) => d.servedBy === cluster.replica('b').origin).length).toBeGreaterThan(0);
 });
+
+test('server-sent events with silences longer than the timeout: one stream, every event, no replica failed', async ({ page }) => {
+  await startCluster({ a: 150, b: 0, c: 150 });
+  await warmUp(page, 'b', '/signin.html');
+  const received = await page.evaluate(
+    () =>
+      new Promise<string[]>((resolve) => {
+        const got: string[] = [];
+        const source = new EventSource('/events');
+        source.onmessage = (event) => got.push(String(event.data));
+        source.onerror = () => got.push('error');
+        setTimeout(() => (source.close(), resolve(got)), 8_000);
+      }),
+  );
+  expect(received).toHaveLength(3);
+  const from = received[0]!.split('-')[0]!;
+  expect(received).toEqual([`${from}-0`, `${from}-1`, `${from}-2`]);
+  const state = await workerState(page);
+  expect(state.events.filter((e) => e.type === 'server-failed' || e.type === 'body-resumed')).toEqual([]);
+  for (const replica of cluster.replicas) for (const entry of replica.requests('/events', 'GET')) expect(entry.headers.range).toBeUndefined();
+});

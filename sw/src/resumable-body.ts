@@ -128,6 +128,10 @@ export function bodyExtent(response: Response): BodyExtent | undefined {
   };
   if (response.status === 200) {
     const totalBytes = encoded ? undefined : nonNegativeInteger(headers.get('content-length'));
+    // Nothing names the entity (no ETag, no Last-Modified, no length): another replica's answer
+    // could not be checked against it, so a resume could splice two entities. Such bodies are
+    // mostly generated streams (server-sent events, long polls), whose silences are normal.
+    if (common.etag === undefined && common.lastModified === undefined && totalBytes === undefined) return undefined;
     return { startByte: 0, endByte: totalBytes === undefined ? undefined : totalBytes - 1, totalBytes, ...common };
   }
   if (response.status === 206) {

@@ -229,6 +229,17 @@ describe('resumableBody', () => {
     expect(response.bodyUsed).toBe(true);
   });
 
+  it('a body that names no entity (no ETag, Last-Modified or length: a generated stream) is passed on untouched', () => {
+    const stream = new Response('data: 1\n\n', { status: 200, headers: { 'content-type': 'text/event-stream' } });
+    stream.headers.delete('content-length');
+    expect(bodyExtent(stream)).toBeUndefined();
+    expect(resumableBody({ response: stream, server: healthy, fetchRest: async () => undefined })).toBe(stream.body);
+    const named = (headers: Record<string, string>) => bodyExtent(new Response(null, { status: 200, headers }));
+    expect(named({ etag: '"v1"' })).toMatchObject({ startByte: 0, totalBytes: undefined, strongEtag: '"v1"' });
+    expect(named({ 'last-modified': 'Mon, 01 Jan 2024 00:00:00 GMT' })).toMatchObject({ startByte: 0 });
+    expect(named({ 'content-length': '10' })).toMatchObject({ totalBytes: 10 });
+  });
+
   it('continuation() accepts only the same entity from the right byte', () => {
     const first = bodyExtent(new Response('x'.repeat(10), { status: 200, headers: { etag: '"a"', 'content-length': '10' } }))!;
     const part = (etag: string, range: string) => new Response('x', { status: 206, headers: { etag, 'content-range': range } });
