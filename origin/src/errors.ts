@@ -27,6 +27,13 @@ export const WEBPP_ERR_DIRECTORY_CORRUPT = createError<'WEBPP_ERR_DIRECTORY_CORR
   500,
 );
 
+/** Another running server uses the data folder (data-dir-lock.ts); start-up stops. */
+export const WEBPP_ERR_DATA_DIR_IN_USE = createError<'WEBPP_ERR_DATA_DIR_IN_USE', [string, string]>(
+  'WEBPP_ERR_DATA_DIR_IN_USE',
+  'Data folder %s is in use by another webpp server (%s): give each server its own dataDir (--data-dir)',
+  500,
+);
+
 /** A request needing credentials came without them (or with a malformed header). */
 export const WEBPP_ERR_UNAUTHORIZED = createError<'WEBPP_ERR_UNAUTHORIZED', [string]>(
   'WEBPP_ERR_UNAUTHORIZED',

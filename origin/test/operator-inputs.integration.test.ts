@@ -4,16 +4,61 @@
  * nothing, or the change the operator meant. Real servers on loopback, real HTTP.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
-import { ADMIN_TOKEN, auth, removeTempDirs } from './helpers.js';
+import { ADMIN_TOKEN, auth, removeTempDirs, tempDir } from './helpers.js';
 
 const R = '/.well-known/webpp/replicas';
+const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
 let server: ReplicaServer | undefined;
+const children = new Set<ChildProcess>();
 afterEach(async () => {
   await server?.close();
   server = undefined;
+  for (const child of children) child.kill('SIGKILL');
+  children.clear();
 });
 afterAll(removeTempDirs);
+
+interface CliRun {
+  child: ChildProcess;
+  /** The address it listens on, or the exit code and stderr if it stopped first. */
+  outcome: Promise<{ listen: string } | { exitCode: number | null; stderr: string }>;
+}
+
+/** Starts `webpp-origin <args>` as README.md shows, in a child process. */
+function startCli(args: string[]): CliRun {
+  const child = spawn(process.execPath, ['--import', 'tsx', CLI, ...args], {
+    env: { ...process.env, WEBPP_ADMIN_TOKEN: ADMIN_TOKEN },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.add(child);
+  let stdout = '';
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const outcome = new Promise<{ listen: string } | { exitCode: number | null; stderr: string }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`neither listening nor exited: ${stdout} ${stderr}`)), 30_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+      const line = stdout.split('\n').find((candidate) => candidate.includes('webpp-origin listening'));
+      if (line === undefined) return;
+      clearTimeout(timer);
+      resolve({ listen: (JSON.parse(line) as { listen: string }).listen });
+    });
+    child.once('exit', (exitCode) => {
+      clearTimeout(timer);
+      resolve({ exitCode, stderr });
+    });
+  });
+  return { child, outcome };
+}
+
+async function listenAddress(run: CliRun): Promise<string> {
+  const outcome = await run.outcome;
+  if (!('listen' in outcome)) throw new Error(`webpp-origin exited ${outcome.exitCode}: ${outcome.stderr}`);
+  return `http://${outcome.listen}`;
+}
 
 async function listing(base: string): Promise<string> {
   const [directory, replicas] = await Promise.all([
@@ -63,5 +108,28 @@ describe('directory edits', () => {
     expect((await edit(['http://mirror.localhost:9/'])).status).toBe(200);
     const resolved = (await (await fetch(`${server.url}/.well-known/webpp/resolve?url=/guide/a.html`)).json()) as { physicalUrls: string[] };
     expect(resolved.physicalUrls).toEqual(['http://mirror.localhost:9/guide/a.html']);
+  });
+});
+
+describe('two servers started on one data folder', () => {
+  it('the second stops with WEBPP_ERR_DATA_DIR_IN_USE and the first keeps its replicas; a lock left by kill -9 is taken over', async () => {
+    // Several `webpp-origin` started in one folder without --data-dir all get .webpp-data.
+    const [root, dataDir] = [await tempDir(), await tempDir()];
+    const first = startCli([root, '--port', '0', '--data-dir', dataDir]);
+    const firstUrl = await listenAddress(first);
+    const created = await fetch(`${firstUrl}${R}/notes.txt`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'first' });
+    expect(created.status).toBe(201);
+
+    const second = await startCli([root, '--port', '0', '--data-dir', dataDir]).outcome;
+    expect(second).toMatchObject({ exitCode: 1, stderr: expect.stringContaining('WEBPP_ERR_DATA_DIR_IN_USE') as unknown });
+    // Without the lock the second started, and the two overwrote each other's directory and replica metadata.
+    const served = await fetch(`${firstUrl}/notes.txt`);
+    expect([served.status, await served.text()]).toEqual([200, 'first']);
+
+    first.child.kill('SIGKILL');
+    await new Promise((resolve) => first.child.once('exit', resolve));
+    const restarted = await listenAddress(startCli([root, '--port', '0', '--data-dir', dataDir]));
+    const again = await fetch(`${restarted}/notes.txt`);
+    expect([again.status, await again.text()]).toEqual([200, 'first']);
   });
 });
