@@ -30,6 +30,7 @@ import type { WebppOriginOptions } from './options.js';
 import { WEBPP_ERR_BAD_OPTIONS } from './errors.js';
 import { StartGate, type GateHandler as StartGateTarget } from './http/start-gate.js';
 import { readTlsCredentials, TlsReloader, type TlsFileOptions } from './http/tls-credentials.js';
+import { InFlightRequests } from './http/drain.js';
 import type { Static } from 'typebox';
 import { serverOptionsSchema } from './options/server-schema.js';
 import { compileOptions, optionPath } from './options/compile-options.js';
@@ -72,6 +73,8 @@ export interface ReplicaServer {
 
 /** Fastify's default http2SessionTimeout. */
 const HTTP2_SESSION_IDLE_MS = 72_000;
+/** close() waits this long for requests in flight before it cuts them. */
+const SHUTDOWN_DRAIN_MS = 5_000;
 
 function listen(server: Server | Http2SecureServer, port: number, host: string): Promise<void> {
   return new Promise((resolvePromise, reject) => {
@@ -110,6 +113,7 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
+  const inFlight = new InFlightRequests(server);
   await listen(server, port, host);
   const boundPort = (server.address() as AddressInfo).port;
   const urlHost = publicHost ?? (host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host);
@@ -133,6 +137,7 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
 
   const close = async (): Promise<void> => {
     reloader?.close();
+    await inFlight.drain(server, SHUTDOWN_DRAIN_MS); // requests in flight finish first (http/drain.ts)
     await app.close();
     for (const socket of sockets) socket.destroy();
     if (server.listening) await new Promise<void>((done) => server.close(() => done()));

@@ -5,6 +5,8 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
 import { ADMIN_TOKEN, auth, removeTempDirs, tempDir } from './helpers.js';
@@ -131,5 +133,29 @@ describe('two servers started on one data folder', () => {
     const restarted = await listenAddress(startCli([root, '--port', '0', '--data-dir', dataDir]));
     const again = await fetch(`${restarted}/notes.txt`);
     expect([again.status, await again.text()]).toEqual([200, 'first']);
+  });
+});
+
+describe('stopping a server', () => {
+  it('SIGTERM lets a download in progress finish before the process exits (status 0)', async () => {
+    const [root, dataDir] = [await tempDir(), await tempDir()];
+    const sizeBytes = 16 * 1024 * 1024; // far more than the socket buffers hold
+    await writeFile(join(root, 'video.bin'), Buffer.alloc(sizeBytes, 7));
+    const run = startCli([root, '--port', '0', '--data-dir', dataDir]);
+    const base = await listenAddress(run);
+    const exited = new Promise<number | null>((resolve) => run.child.once('exit', resolve));
+
+    const response = await fetch(`${base}/video.bin`);
+    expect(response.status).toBe(200);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let received = (await reader.read()).value?.byteLength ?? 0;
+    run.child.kill('SIGTERM'); // a rolling restart, mid-download
+    for (;;) {
+      const chunk = await reader.read(); // before the fix: "terminated" once the buffers ran dry
+      if (chunk.done) break;
+      received += chunk.value.byteLength;
+    }
+    expect(received).toBe(sizeBytes);
+    expect(await exited).toBe(0);
   });
 });
