@@ -27,7 +27,7 @@ import { PeerSync } from './sync/peer-sync.js';
 import { createPeerGossip } from './sync/peer-gossip.js';
 import { LoadTable } from './replication/load-table.js';
 import { ReplicationController } from './replication/controller.js';
-import { Utilisation } from './stats/utilisation.js';
+import { createUtilisation } from './stats/utilisation.js';
 import { webppPeerState } from './http/peer-state-plugin.js';
 import { peerStateRoutes } from './routes/peer-state.js';
 import { createMemoryCache } from './cache/create-memory-cache.js';
@@ -102,8 +102,11 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     rateHalfLifeMs: options.statsRateHalfLifeMs,
     maxResources: options.statsMaxResources,
   });
-  const utilisation = new Utilisation();
-  const loadTable = new LoadTable({ stats, windowMs: options.replicationWindowMs, buckets: 6, utilisation: () => utilisation.sample().utilisation });
+  // One meter of this server's busy share: pushed in Server-Timing `util`, and replication's
+  // `utilisation` metric (0 while the server cannot tell: see stats/utilisation.ts).
+  const capacity = createUtilisation(options);
+  const utilisation = capacity.meter;
+  const loadTable = new LoadTable({ stats, windowMs: options.replicationWindowMs, buckets: 6, utilisation: () => utilisation.current() ?? 0 });
   const gossip = createPeerGossip(options, () => loadTable.ownLoad(HOT_RESOURCES_IN_RECORD), log);
   const replication = gossip === undefined ? undefined : new ReplicationController({ options, directory, loadTable, peerState: gossip.state, log });
   const flushDirectory = (): Promise<void> => directoryStore.flush();
@@ -123,7 +126,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
       : undefined;
 
   const cooperativeCache = createCooperativeCache(options, memoryCache, gossip?.state, log);
-  const push = new PushState(options, gossip);
+  const push = new PushState(options, gossip, capacity);
   const clientAggregate = createClientAggregates(options);
   const killSwitch = new KillSwitch(options.killSwitch);
   const clientScripts = new ClientScripts(options.clientBundleDir);
@@ -217,6 +220,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   await app.register(webppCooperativeCache, { options, parts: cooperativeCache }); // the memory caches of the cluster as one (cache/cluster/)
 
   app.addHook('onReady', async () => {
+    utilisation.start();
     sync?.start();
     gossip?.pinger.start();
     loadTable.start();

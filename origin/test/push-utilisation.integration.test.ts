@@ -1,5 +1,5 @@
 /**
- * The utilisation an origin pushes with its service time (issue 13; push/utilisation.ts), on
+ * The utilisation an origin pushes with its service time (issue 13; stats/utilisation.ts), on
  * real servers on loopback: `Server-Timing: webpp;dur=…;util=…` says how busy the server was
  * over its last full measurement interval — the share of its concurrency slots held, or its
  * event loop's busy share (when it is the only server in its process) — and a loaded peer's
@@ -12,7 +12,7 @@ import { LOAD_HEADER, parseLoadHeader, parseServerTimingUtilisation } from '@web
 import type { FastifyInstance } from 'fastify';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
 import { HEALTH_PATH } from '../src/routes/public.js';
-import { MeteredConcurrencyGate } from '../src/push/utilisation.js';
+import { MeteredConcurrencyGate } from '../src/stats/utilisation.js';
 import { ADMIN_TOKEN, CLUSTER_SECRET, auth, freePort, removeTempDirs, tempDir, waitFor } from './helpers.js';
 
 const servers: ReplicaServer[] = [];
@@ -141,8 +141,8 @@ describe('Server-Timing util: the busy share of the last full interval', () => {
   });
 });
 
-describe("a peer's utilisation travels in webpp-load", () => {
-  it("a loaded peer's util reaches another origin's webpp-load through the signed exchange", async () => {
+describe("a peer's utilisation travels in webpp-load and in its load record", () => {
+  it("a loaded peer's util reaches another origin's webpp-load and replication's load table through the signed exchange", async () => {
     const ports = [await freePort(), await freePort()];
     const [home, loaded] = ports.map((port) => `http://127.0.0.1:${port}`) as [string, string];
     for (const [index, port] of ports.entries()) {
@@ -173,11 +173,66 @@ describe("a peer's utilisation travels in webpp-load", () => {
       },
       { timeoutMs: 3_000, intervalMs: 100 },
     );
+    // Replication's `utilisation` metric reads the same meter: the loaded peer's load record
+    // (DCWS's load table, held by the home origin) says it is busy, although its event loop,
+    // shared with the home origin, is idle while the slot is held on a timer.
+    const record = await waitFor(
+      "the loaded peer's load record with its busy share",
+      () => {
+        const held = servers[0]?.app.webpp.peerState?.record(loaded)?.record;
+        return held !== undefined && held.utilisation > 0.5 ? held : undefined;
+      },
+      { timeoutMs: 3_000, intervalMs: 50 },
+    );
     await stream;
     expect(forwarded.utilisation).toBeLessThanOrEqual(1);
+    expect(record.utilisation).toBeLessThanOrEqual(1);
     // The home origin has no slots, and shares its event loop with the other server: it has no share of its own to push.
     expect(parseServerTimingUtilisation((await fetch(`${home}/a.png`)).headers.get('server-timing'))).toBeUndefined();
     const metrics = await (await fetch(`${home}/.well-known/webpp/metrics`, { headers: auth })).text();
     expect(metrics).toMatch(/^webpp_push_peer_utilisation\{peer="http:\/\/127\.0\.0\.1:\d+"\} /m);
+  });
+});
+
+describe('a change of utilisation alone', () => {
+  it('is announced to the peers at once, although the service time stays the same', async () => {
+    const ports = [await freePort(), await freePort()];
+    const [home, loaded] = ports.map((port) => `http://127.0.0.1:${port}`) as [string, string];
+    for (const [index, port] of ports.entries()) {
+      servers.push(
+        await startReplicaServer({
+          root: await site(),
+          port,
+          adminToken: ADMIN_TOKEN,
+          clusterSecret: CLUSTER_SECRET,
+          peers: [index === 0 ? loaded : home],
+          // No sync or ping for the test's length, and a service time pushed once: only an
+          // announcement of the utilisation can carry its change.
+          syncIntervalMs: 60_000,
+          peerPingIntervalMs: 60_000,
+          serviceTimeIntervalMs: 100,
+          serviceTimeThreshold: 100,
+          serviceTimeThresholdDecay: 0.001,
+          maxConcurrentRequests: index === 1 ? 2 : 0,
+          injectScript: false,
+          routes: routes(100),
+        }),
+      );
+    }
+    const forwardedUtilisation = async (): Promise<number | undefined> =>
+      parseLoadHeader((await fetch(`${home}/a.png`)).headers.get(LOAD_HEADER)).find((row) => row.server === loaded)?.utilisation;
+    // The loaded peer's first service time (one request as long as the later ones), announced;
+    // then it is idle, and says so.
+    await (await fetch(`${loaded}/slow`)).text();
+    await waitFor('the idle peer announced', async () => ((await forwardedUtilisation()) ?? 1) < 0.2, { timeoutMs: 5_000, intervalMs: 100 });
+    // Both slots held by a steady stream of requests as long as the first: the same service
+    // time, a busy server.
+    const stream = steadyStream(loaded, '/slow', 2, 5_000);
+    const busy = await waitFor('the busy share forwarded', async () => {
+      const utilisation = await forwardedUtilisation();
+      return utilisation !== undefined && utilisation > 0.5 ? utilisation : undefined;
+    }, { timeoutMs: 5_000, intervalMs: 100 });
+    await stream;
+    expect(busy).toBeLessThanOrEqual(1);
   });
 });

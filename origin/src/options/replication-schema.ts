@@ -97,7 +97,7 @@ export const replicationOptionProperties = {
     Type.Enum(['requests', 'bytes', 'utilisation'], {
       default: 'requests',
       description:
-        "Load metric compared between servers: requests/s (DCWS's connections per second, best for small resources), bytes/s (large resources), or event-loop utilisation.",
+        "Load metric compared between servers: requests/s (DCWS's connections per second, best for small resources), bytes/s (large resources), or utilisation (the busy share the server pushes in Server-Timing util: event loop and concurrency slots).",
       cli: { group, arg: 'metric' },
     }),
   ),

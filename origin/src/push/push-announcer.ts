@@ -6,6 +6,12 @@
  * per measurement interval I, core's ServiceTimePush) this pings every live peer — one signed
  * ping carries our record and brings back theirs (sync/pinger.ts). No message format or
  * route of its own. At most one ping per peer in flight (the pinger's rule).
+ *
+ * The utilisation pushed with the service time (stats/utilisation.ts) changes on its own: a
+ * server whose slots fill up with requests of the same length keeps its service time and
+ * pushes no new value, while clients spreading by utilisation (core's load-spread.ts) need to
+ * know. So a move of the utilisation by UTILISATION_STEP or more since the last announcement
+ * is announced too (checked once per I, like the service time).
  */
 import type { Pinger } from '../sync/pinger.js';
 import type { PeerState } from '../sync/peer-state.js';
@@ -17,11 +23,20 @@ export interface PushAnnouncerOptions {
   intervalMs: number;
   /** When the value pushed last was pushed (undefined before the first request). */
   pushedAtMs: () => number | undefined;
+  /** The utilisation of the last full interval (undefined while the server cannot tell). */
+  utilisation: () => number | undefined;
 }
+
+/**
+ * A change of utilisation worth a ping: a tenth of the range, as the service time's 10 %
+ * threshold (serviceTimeThreshold), and at least the load spread's floor of 0.2 is two steps.
+ */
+const UTILISATION_STEP = 0.1;
 
 export class PushAnnouncer {
   private timer: NodeJS.Timeout | undefined;
   private announcedAtMs: number | undefined;
+  private announcedUtilisation: number | undefined;
   private readonly inFlight = new Set<Promise<boolean>>();
   /** Pings that announced a new value and were answered with a record, and the others. */
   sent = 0;
@@ -41,11 +56,16 @@ export class PushAnnouncer {
     await Promise.allSettled([...this.inFlight]);
   }
 
-  /** Pings every live peer if a value was pushed since the last announcement. */
+  /** Pings every live peer if a value was pushed, or the utilisation moved a step, since the last announcement. */
   tick(): void {
     const pushedAtMs = this.options.pushedAtMs();
-    if (pushedAtMs === undefined || pushedAtMs === this.announcedAtMs) return;
+    if (pushedAtMs === undefined) return; // nothing to announce before the first request
+    const utilisation = this.options.utilisation();
+    const utilisationMoved =
+      utilisation !== undefined && (this.announcedUtilisation === undefined || Math.abs(utilisation - this.announcedUtilisation) >= UTILISATION_STEP);
+    if (pushedAtMs === this.announcedAtMs && !utilisationMoved) return;
     this.announcedAtMs = pushedAtMs;
+    this.announcedUtilisation = utilisation;
     for (const peer of this.options.state.livePeers()) {
       const ping = this.options.pinger.ping(peer).then((answered) => {
         if (answered) this.sent += 1;

@@ -1,8 +1,9 @@
 /**
  * Server push (issue 13), as one plugin: the Server-Timing and webpp-load headers on every
- * response (push-headers-plugin.ts), the utilisation meter whose value they carry
- * (utilisation.ts), and the announcer that pings the peers when our value changes
- * (push-announcer.ts), started when the server is ready and stopped when it closes.
+ * response (push-headers-plugin.ts), carrying the utilisation meter's value
+ * (stats/utilisation.ts; the origin plugin runs the meter, replication reads it too), and the
+ * announcer that pings the peers when our value changes (push-announcer.ts), started when
+ * the server is ready and stopped when it closes.
  * The values travel in the peer load records (peer-loads.ts), not over a route of their own.
  */
 import fp from 'fastify-plugin';
@@ -20,8 +21,6 @@ async function pushPlugin(app: FastifyInstance, { options, state }: PushPluginOp
   if (!options.pushServiceTime) return;
   const meter = state.utilisation;
   await app.register(webppPushHeaders, { push: state.push, peerLoads: state.peerLoads, peerLoadMaxAgeMs: options.peerLoadMaxAgeMs, utilisation: () => meter.current() });
-  app.addHook('onReady', async () => meter.start());
-  app.addHook('onClose', async () => meter.stop());
   const announcer = state.announcer;
   if (announcer === undefined) return;
   app.addHook('onReady', async () => announcer.start());

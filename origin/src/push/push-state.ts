@@ -3,13 +3,14 @@
  * service time (core's ServiceTimePush), carried to the peers in the peer load record
  * (peer-loads.ts) and announced when it changes (push-announcer.ts), the peers' latest
  * values, the concurrency limit that gives it a finite capacity (http/concurrency-gate.ts),
- * the utilisation pushed with the service time (utilisation.ts), and their statistics.
+ * the utilisation pushed with the service time (stats/utilisation.ts, made by the plugin: replication
+ * reads the same meter), and their statistics.
  */
 import type { ResolvedOptions } from '../options.js';
 import type { PeerGossip } from '../sync/peer-gossip.js';
 import { PushAnnouncer } from './push-announcer.js';
 import { addServiceTimeFields, PeerLoads, type OwnServiceTime } from './peer-loads.js';
-import { MeteredConcurrencyGate, UtilisationMeter } from './utilisation.js';
+import type { MeteredConcurrencyGate, UtilisationMeter } from '../stats/utilisation.js';
 import { ServiceTimePush } from '@webpp/core';
 
 /** The push block of the statistics (`/.well-known/webpp/stats` → origin.push, and /metrics). */
@@ -37,10 +38,14 @@ export class PushState {
   /** Pings the peers when the pushed value changes (undefined without peers or with push off). */
   readonly announcer: PushAnnouncer | undefined;
 
-  /** @param gossip the peer load records and the pinger (undefined without peers or a cluster secret). */
+  /**
+   * @param gossip the peer load records and the pinger (undefined without peers or a cluster secret).
+   * @param capacity the concurrency limit (undefined: none) and the server's utilisation meter.
+   */
   constructor(
     private readonly options: ResolvedOptions,
     gossip: PeerGossip | undefined,
+    capacity: { gate: MeteredConcurrencyGate | undefined; meter: UtilisationMeter },
     private readonly now: () => number = Date.now,
   ) {
     this.push = new ServiceTimePush({
@@ -58,13 +63,11 @@ export class PushState {
         pinger: gossip.pinger,
         intervalMs: options.serviceTimeIntervalMs,
         pushedAtMs: () => this.push.current(this.now())?.atMs,
+        utilisation: () => capacity.meter.current(),
       });
     }
-    this.gate =
-      options.maxConcurrentRequests > 0
-        ? new MeteredConcurrencyGate({ maxConcurrentRequests: options.maxConcurrentRequests, maxQueuedRequests: options.maxQueuedRequests })
-        : undefined;
-    this.utilisation = new UtilisationMeter({ intervalMs: options.serviceTimeIntervalMs, gate: this.gate });
+    this.gate = capacity.gate;
+    this.utilisation = capacity.meter;
   }
 
   /** This server's value as its peers get it (undefined before its first request). */

@@ -44,7 +44,7 @@ export interface LoadTableOptions {
   windowMs: number;
   /** Samples per window (the window slides by windowMs / buckets). */
   buckets: number;
-  /** This server's utilisation in [0, 1] (stats/utilisation.ts). */
+  /** This server's utilisation in [0, 1] (stats/utilisation.ts: the busy share it also pushes). */
   utilisation: () => number;
   clock?: () => number;
 }
