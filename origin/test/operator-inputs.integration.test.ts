@@ -89,6 +89,22 @@ describe('replica paths with non-ASCII characters', () => {
   });
 });
 
+describe('the name service', () => {
+  it('answers a missing, empty or oversized url with 400 WEBPP_ERR_BAD_URL, readable cross-origin', async () => {
+    server = await startReplicaServer({ injectScript: false });
+    for (const query of ['', '?url=', `?url=/${'a'.repeat(9000)}`, '?other=1']) {
+      const response = await fetch(`${server.url}/.well-known/webpp/resolve${query}`, { headers: { origin: 'http://page.localhost' } });
+      const answer = (await response.json()) as { code?: string };
+      expect({ query: query.slice(0, 20), status: response.status, code: answer.code, cors: response.headers.get('access-control-allow-origin') }).toEqual({
+        query: query.slice(0, 20),
+        status: 400,
+        code: 'WEBPP_ERR_BAD_URL',
+        cors: '*',
+      });
+    }
+  });
+});
+
 describe('directory edits', () => {
   it('refuses a "servers" entry with a path instead of placing the replica at the root of that host', async () => {
     server = await startReplicaServer({ adminToken: ADMIN_TOKEN, injectScript: false });
