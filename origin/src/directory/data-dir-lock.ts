@@ -19,7 +19,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { WEBPP_ERR_DATA_DIR_IN_USE } from '../errors.js';
 
-export const DATA_DIR_LOCK_FILE = 'webpp.lock';
+const DATA_DIR_LOCK_FILE = 'webpp.lock';
 
 interface LockRecord {
   pid: number;
