@@ -132,6 +132,13 @@ export const WEBPP_ERR_PREFIX_ENTRY = createError<'WEBPP_ERR_PREFIX_ENTRY', [str
   409,
 );
 
+/** A stored replica's content cannot be read on this server (its blob is missing or unreadable). */
+export const WEBPP_ERR_REPLICA_UNREADABLE = createError<'WEBPP_ERR_REPLICA_UNREADABLE', [string]>(
+  'WEBPP_ERR_REPLICA_UNREADABLE',
+  'The stored replica of %s cannot be read on this server; try another replica',
+  500,
+);
+
 /** A management request body that does not follow the documented format. */
 export const WEBPP_ERR_BAD_BODY = createError<'WEBPP_ERR_BAD_BODY', [string]>('WEBPP_ERR_BAD_BODY', 'Invalid request body: %s', 400);
 

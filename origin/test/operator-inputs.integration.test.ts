@@ -5,7 +5,8 @@
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
@@ -86,6 +87,30 @@ describe('replica paths with non-ASCII characters', () => {
     expect(upper.status).toBe(201);
     const served = await fetch(new URL('/café.txt', server.url));
     expect([served.status, await served.text()]).toEqual([200, 'bonjour']);
+  });
+});
+
+describe('serving stored replicas', () => {
+  it('a suffix range longer than the replica selects all of it (RFC 9110 §14.1.1), not 416', async () => {
+    server = await startReplicaServer({ adminToken: ADMIN_TOKEN, injectScript: false });
+    const body = Buffer.alloc(90_000, 3);
+    expect((await fetch(`${server.url}${R}/clip.bin`, { method: 'POST', headers: auth, body })).status).toBe(201);
+    const whole = await fetch(`${server.url}/clip.bin`, { headers: { range: 'bytes=-100000' } });
+    expect([whole.status, whole.headers.get('content-range'), (await whole.arrayBuffer()).byteLength]).toEqual([206, 'bytes 0-89999/90000', 90_000]);
+    const tail = await fetch(`${server.url}/clip.bin`, { headers: { range: 'bytes=-10' } });
+    expect([tail.status, tail.headers.get('content-range')]).toEqual([206, 'bytes 89990-89999/90000']);
+  });
+
+  it('a replica whose content file is gone answers 500 WEBPP_ERR_REPLICA_UNREADABLE (the worker fails over), without file paths', async () => {
+    const dataDir = await tempDir();
+    server = await startReplicaServer({ adminToken: ADMIN_TOKEN, injectScript: false, dataDir });
+    expect((await fetch(`${server.url}${R}/notes.txt`, { method: 'POST', headers: auth, body: 'kept' })).status).toBe(201);
+    // An operator cleaning the disk, a damaged volume.
+    await rm(join(dataDir, 'replicas', 'blobs', createHash('sha256').update('kept').digest('hex')));
+    const response = await fetch(`${server.url}/notes.txt`);
+    const text = await response.text();
+    expect([response.status, (JSON.parse(text) as { code?: string }).code]).toEqual([500, 'WEBPP_ERR_REPLICA_UNREADABLE']);
+    expect(text).not.toContain(dataDir);
   });
 });
 
