@@ -139,6 +139,13 @@ export const WEBPP_ERR_REPLICA_UNREADABLE = createError<'WEBPP_ERR_REPLICA_UNREA
   500,
 );
 
+/** Proxy mode: the upstream server failed or did not answer (502, or its 503/504). */
+export const WEBPP_ERR_UPSTREAM_FAILED = createError<'WEBPP_ERR_UPSTREAM_FAILED', [string]>(
+  'WEBPP_ERR_UPSTREAM_FAILED',
+  'The upstream server did not answer (%s); try another replica',
+  502,
+);
+
 /** A management request body that does not follow the documented format. */
 export const WEBPP_ERR_BAD_BODY = createError<'WEBPP_ERR_BAD_BODY', [string]>('WEBPP_ERR_BAD_BODY', 'Invalid request body: %s', 400);
 

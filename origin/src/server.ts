@@ -27,7 +27,7 @@ import fastifyStatic from '@fastify/static';
 import httpProxy from '@fastify/http-proxy';
 import { webppOrigin } from './plugin.js';
 import type { WebppOriginOptions } from './options.js';
-import { WEBPP_ERR_BAD_OPTIONS } from './errors.js';
+import { WEBPP_ERR_BAD_OPTIONS, WEBPP_ERR_UPSTREAM_FAILED } from './errors.js';
 import { StartGate, type GateHandler as StartGateTarget } from './http/start-gate.js';
 import { readTlsCredentials, TlsReloader, type TlsFileOptions } from './http/tls-credentials.js';
 import { InFlightRequests } from './http/drain.js';
@@ -160,6 +160,15 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
         replyOptions: {
           // Ask the upstream for an uncompressed body, so that its HTML can be pre-processed.
           rewriteRequestHeaders: (_request, headers) => ({ ...headers, 'accept-encoding': 'identity' }),
+          // An upstream that fails is a 502 (a 503/504 kept) with a code; its address stays in the log.
+          onError: (reply, { error }) => {
+            reply.log.error({ err: error }, 'webpp proxy: the upstream did not answer');
+            const { statusCode, code } = error as Error & { statusCode?: number; code?: string };
+            const status = statusCode === 503 || statusCode === 504 ? statusCode : 502;
+            const failure = new WEBPP_ERR_UPSTREAM_FAILED(code ?? 'error');
+            failure.statusCode = status;
+            void reply.send(failure);
+          },
         },
       });
     }

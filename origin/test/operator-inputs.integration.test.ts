@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
-import { ADMIN_TOKEN, auth, removeTempDirs, tempDir } from './helpers.js';
+import { ADMIN_TOKEN, auth, freePort, removeTempDirs, tempDir } from './helpers.js';
 
 const R = '/.well-known/webpp/replicas';
 const CLI = fileURLToPath(new URL('../src/cli.ts', import.meta.url));
@@ -111,6 +111,17 @@ describe('serving stored replicas', () => {
     const text = await response.text();
     expect([response.status, (JSON.parse(text) as { code?: string }).code]).toEqual([500, 'WEBPP_ERR_REPLICA_UNREADABLE']);
     expect(text).not.toContain(dataDir);
+  });
+});
+
+describe('proxy mode', () => {
+  it('an upstream that does not answer is 502 WEBPP_ERR_UPSTREAM_FAILED, without the upstream\'s address', async () => {
+    const upstreamPort = await freePort(); // nothing listens there
+    server = await startReplicaServer({ proxyUpstream: `http://127.0.0.1:${upstreamPort}`, injectScript: false });
+    const response = await fetch(`${server.url}/index.html`);
+    const text = await response.text();
+    expect([response.status, (JSON.parse(text) as { code?: string }).code]).toEqual([502, 'WEBPP_ERR_UPSTREAM_FAILED']);
+    expect(text).not.toContain(String(upstreamPort));
   });
 });
 
