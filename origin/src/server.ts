@@ -29,7 +29,7 @@ import { webppOrigin } from './plugin.js';
 import type { WebppOriginOptions } from './options.js';
 import { WEBPP_ERR_BAD_OPTIONS, WEBPP_ERR_UPSTREAM_FAILED } from './errors.js';
 import { StartGate, type GateHandler as StartGateTarget } from './http/start-gate.js';
-import { readTlsCredentials, TlsReloader, type TlsFileOptions } from './http/tls-credentials.js';
+import { checkTlsFileOptions, readTlsCredentials, TlsReloader, type TlsFileOptions } from './http/tls-credentials.js';
 import { InFlightRequests } from './http/drain.js';
 import type { Static } from 'typebox';
 import { serverOptionsSchema } from './options/server-schema.js';
@@ -98,7 +98,8 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
     throw new WEBPP_ERR_BAD_OPTIONS('root and proxyUpstream are exclusive: serve a folder or proxy a server, not both');
   }
   const gate = new StartGate();
-  // Fails before binding when the files are missing or do not form a pair.
+  // Fails before binding when the files are missing or do not form a pair, or watchIntervalMs is not a timer's.
+  if (tls !== undefined) checkTlsFileOptions(tls);
   const credentials = tls === undefined ? undefined : readTlsCredentials(tls);
   const server: Server | Http2SecureServer = credentials === undefined
     ? createServer(gate.handler)

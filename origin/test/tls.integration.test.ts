@@ -135,6 +135,16 @@ describe('HTTPS with HTTP/2 and HTTP/1.1', () => {
     await writeFile(files.keyFile, ca.issue(NAMES).keyPem);
     await expect(startReplicaServer({ root, tls: files, dataDir: await tempDir() })).rejects.toMatchObject({ code: 'WEBPP_ERR_TLS_CREDENTIALS' });
   });
+
+  it('refuses a watchIntervalMs that a timer cannot keep (it would read the files every millisecond)', async () => {
+    const files = await writeCertificate(await tempDir(), ca.issue(NAMES));
+    // Node's timers take at most 2^31 - 1 ms and run anything else (Infinity, NaN, 2^31) every 1 ms.
+    for (const watchIntervalMs of [Infinity, Number.NaN, 2 ** 31, -1]) {
+      await expect(startReplicaServer({ root, tls: { ...files, watchIntervalMs }, dataDir: await tempDir() }), String(watchIntervalMs)).rejects.toMatchObject({
+        code: 'WEBPP_ERR_BAD_OPTIONS',
+      });
+    }
+  });
 });
 
 describe('the start gate on an HTTP/2 server', () => {

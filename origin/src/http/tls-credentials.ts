@@ -20,7 +20,7 @@
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
-import { WEBPP_ERR_TLS_CREDENTIALS } from '../errors.js';
+import { WEBPP_ERR_BAD_OPTIONS, WEBPP_ERR_TLS_CREDENTIALS } from '../errors.js';
 
 export interface TlsFileOptions {
   /** PEM certificate chain file (the server's certificate first). */
@@ -49,6 +49,16 @@ interface SecureContextTarget {
 const DEFAULT_WATCH_INTERVAL_MS = 2_000;
 /** Files unchanged for this long after a change are one renewal (certificate and key written in turn). */
 const SETTLE_MS = 300;
+
+/** The longest a Node timer waits; it runs anything else (Infinity, NaN, 2^31) every 1 ms (TimeoutOverflowWarning). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Checks the options a timer will use, before the server binds; throws WEBPP_ERR_BAD_OPTIONS. */
+export function checkTlsFileOptions(files: TlsFileOptions): void {
+  const intervalMs = files.watchIntervalMs;
+  if (intervalMs === undefined || (intervalMs >= 0 && intervalMs <= MAX_TIMER_MS)) return; // false for NaN
+  throw new WEBPP_ERR_BAD_OPTIONS(`tls.watchIntervalMs must be 0 (no watching) or a number of ms up to ${MAX_TIMER_MS}, not ${intervalMs}`);
+}
 
 /** Checks that a certificate and key parse and form a pair; throws WEBPP_ERR_TLS_CREDENTIALS if not. */
 function checkTlsCredentials(files: Pick<TlsFileOptions, 'certFile' | 'keyFile'>, credentials: TlsCredentials): TlsCredentials {

@@ -105,7 +105,7 @@ export const replicationOptionProperties = {
     Type.Number({
       minimum: 0,
       default: 1,
-      description: "A server whose load (in the metric's unit: requests/s, bytes/s, or utilisation in [0, 1]) is below this places nothing, however uneven the cluster.",
+      description: "A server whose load (in the metric's unit: requests/s, bytes/s, or utilisation in [0, 1]) is below this places nothing, however uneven the cluster. With the utilisation metric set it below 1 (e.g. 0.5): at 1 only a server busy all the time places replicas.",
       cli: { group, arg: 'load' },
     }),
   ),

@@ -5,7 +5,9 @@
  * syncIntervalMs / peerPingIntervalMs apart, so when the pushed value changes (at most once
  * per measurement interval I, core's ServiceTimePush) this pings every live peer — one signed
  * ping carries our record and brings back theirs (sync/pinger.ts). No message format or
- * route of its own. At most one ping per peer in flight (the pinger's rule).
+ * route of its own. At most one ping per peer in flight (the pinger's rule): a ping already
+ * in flight carries the record made when it started, without the new value, so that peer
+ * stays owed the announcement and gets its own ping at a later check, once that one is back.
  *
  * The utilisation pushed with the service time (stats/utilisation.ts) changes on its own: a
  * server whose slots fill up with requests of the same length keeps its service time and
@@ -37,6 +39,8 @@ export class PushAnnouncer {
   private timer: NodeJS.Timeout | undefined;
   private announcedAtMs: number | undefined;
   private announcedUtilisation: number | undefined;
+  /** Live peers not yet sent a ping that carries the value announced last. */
+  private readonly owed = new Set<string>();
   private readonly inFlight = new Set<Promise<boolean>>();
   /** Pings that announced a new value and were answered with a record, and the others. */
   sent = 0;
@@ -56,17 +60,28 @@ export class PushAnnouncer {
     await Promise.allSettled([...this.inFlight]);
   }
 
-  /** Pings every live peer if a value was pushed, or the utilisation moved a step, since the last announcement. */
+  /**
+   * Pings every live peer if a value was pushed, or the utilisation moved a step, since the
+   * last announcement; a peer with a ping in flight is pinged at a later check.
+   */
   tick(): void {
     const pushedAtMs = this.options.pushedAtMs();
     if (pushedAtMs === undefined) return; // nothing to announce before the first request
     const utilisation = this.options.utilisation();
     const utilisationMoved =
       utilisation !== undefined && (this.announcedUtilisation === undefined || Math.abs(utilisation - this.announcedUtilisation) >= UTILISATION_STEP);
-    if (pushedAtMs === this.announcedAtMs && !utilisationMoved) return;
-    this.announcedAtMs = pushedAtMs;
-    this.announcedUtilisation = utilisation;
-    for (const peer of this.options.state.livePeers()) {
+    if (pushedAtMs !== this.announcedAtMs || utilisationMoved) {
+      this.announcedAtMs = pushedAtMs;
+      this.announcedUtilisation = utilisation;
+      for (const peer of this.options.state.livePeers()) this.owed.add(peer);
+    }
+    for (const peer of this.owed) {
+      if (!this.options.state.isLive(peer)) {
+        this.owed.delete(peer); // the pinger's own pings bring it back, with a fresh record
+        continue;
+      }
+      if (this.options.pinger.pinging(peer)) continue;
+      this.owed.delete(peer);
       const ping = this.options.pinger.ping(peer).then((answered) => {
         if (answered) this.sent += 1;
         else this.failed += 1;

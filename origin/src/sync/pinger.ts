@@ -60,6 +60,11 @@ export class Pinger {
     }
   }
 
+  /** Whether a ping to the peer is in flight (its record was built when it started). */
+  pinging(peer: string): boolean {
+    return this.inFlight.has(peer);
+  }
+
   /** One ping; resolves true when the peer answered 2xx with a record. Never rejects. */
   ping(peer: string): Promise<boolean> {
     const running = this.inFlight.get(peer);
