@@ -27,6 +27,13 @@ export const WEBPP_ERR_DIRECTORY_CORRUPT = createError<'WEBPP_ERR_DIRECTORY_CORR
   500,
 );
 
+/** Another running server uses the data folder (data-dir-lock.ts); start-up stops. */
+export const WEBPP_ERR_DATA_DIR_IN_USE = createError<'WEBPP_ERR_DATA_DIR_IN_USE', [string, string]>(
+  'WEBPP_ERR_DATA_DIR_IN_USE',
+  'Data folder %s is in use by another webpp server (%s): give each server its own dataDir (--data-dir)',
+  500,
+);
+
 /** A request needing credentials came without them (or with a malformed header). */
 export const WEBPP_ERR_UNAUTHORIZED = createError<'WEBPP_ERR_UNAUTHORIZED', [string]>(
   'WEBPP_ERR_UNAUTHORIZED',
@@ -123,6 +130,20 @@ export const WEBPP_ERR_PREFIX_ENTRY = createError<'WEBPP_ERR_PREFIX_ENTRY', [str
   'WEBPP_ERR_PREFIX_ENTRY',
   '%s is covered by the prefix entry %s; change the directory entry instead',
   409,
+);
+
+/** A stored replica's content cannot be read on this server (its blob is missing or unreadable). */
+export const WEBPP_ERR_REPLICA_UNREADABLE = createError<'WEBPP_ERR_REPLICA_UNREADABLE', [string]>(
+  'WEBPP_ERR_REPLICA_UNREADABLE',
+  'The stored replica of %s cannot be read on this server; try another replica',
+  500,
+);
+
+/** Proxy mode: the upstream server failed or did not answer (502, or its 503/504). */
+export const WEBPP_ERR_UPSTREAM_FAILED = createError<'WEBPP_ERR_UPSTREAM_FAILED', [string]>(
+  'WEBPP_ERR_UPSTREAM_FAILED',
+  'The upstream server did not answer (%s); try another replica',
+  502,
 );
 
 /** A management request body that does not follow the documented format. */

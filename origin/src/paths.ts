@@ -20,6 +20,11 @@ export function assertCanonicalPath(rawPath: string): string {
   if (rawPath.includes('?') || rawPath.includes('#')) reject('it contains a query or a fragment');
   if (/%(?![0-9A-Fa-f]{2})/.test(rawPath)) reject('it contains a malformed percent escape');
   if (/%(2f|5c|00|2e)/i.test(rawPath)) reject('it contains an encoded "/", "\\", "." or NUL');
+  // Browsers percent-encode a path in upper case (WHATWG URL; RFC 3986 §6.2.2.1), and URLs
+  // are compared byte for byte: a replica stored as "/caf%c3%a9" (curl encodes a typed "é"
+  // so) would never be asked for.
+  const upperEscapes = rawPath.replace(/%[0-9A-Fa-f]{2}/g, (escape) => escape.toUpperCase());
+  if (upperEscapes !== rawPath) reject(`its percent escapes must be upper case, as browsers send them (canonical form: ${upperEscapes.slice(0, 200)})`);
   if (rawPath.includes('//')) reject('it contains an empty segment ("//")');
   const segments = rawPath.split('/');
   if (segments.some((segment) => segment === '.' || segment === '..')) reject('it contains a "." or ".." segment');

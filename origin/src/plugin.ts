@@ -57,6 +57,7 @@ import { webppLazyReplicas } from './http/lazy-replicas-plugin.js';
 import { publicRoutes } from './routes/public.js';
 import type { OriginGauges } from './stats/prometheus.js';
 import { webppConcurrencyGate, webppConcurrencyGateRelease } from './http/concurrency-gate.js';
+import { lockDataDir } from './directory/data-dir-lock.js';
 import { PushState } from './push/push-state.js';
 import { webppPush } from './push/push-plugin.js';
 import { createClientAggregates, webppClientAggregate } from './client-aggregate/client-aggregate-plugin.js';
@@ -72,6 +73,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   const temporaryDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'webpp-origin-')));
   const log = app.log.child({ plugin: 'webpp-origin' });
+  const dataDirLock = temporaryDataDir ? undefined : await lockDataDir(dataDir, log); // one server per data folder
 
   const doc = new Y.Doc();
   const directoryStore = new DirectoryStore(join(dataDir, DIRECTORY_STATE_FILE));
@@ -237,6 +239,7 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
     await directoryStore.stop();
     doc.destroy();
     if (temporaryDataDir) await rm(dataDir, { recursive: true, force: true });
+    await dataDirLock?.release();
   });
 }
 

@@ -27,9 +27,10 @@ import fastifyStatic from '@fastify/static';
 import httpProxy from '@fastify/http-proxy';
 import { webppOrigin } from './plugin.js';
 import type { WebppOriginOptions } from './options.js';
-import { WEBPP_ERR_BAD_OPTIONS } from './errors.js';
+import { WEBPP_ERR_BAD_OPTIONS, WEBPP_ERR_UPSTREAM_FAILED } from './errors.js';
 import { StartGate, type GateHandler as StartGateTarget } from './http/start-gate.js';
 import { checkTlsFileOptions, readTlsCredentials, TlsReloader, type TlsFileOptions } from './http/tls-credentials.js';
+import { InFlightRequests } from './http/drain.js';
 import type { Static } from 'typebox';
 import { serverOptionsSchema } from './options/server-schema.js';
 import { compileOptions, optionPath } from './options/compile-options.js';
@@ -72,6 +73,8 @@ export interface ReplicaServer {
 
 /** Fastify's default http2SessionTimeout. */
 const HTTP2_SESSION_IDLE_MS = 72_000;
+/** close() waits this long for requests in flight before it cuts them. */
+const SHUTDOWN_DRAIN_MS = 5_000;
 
 function listen(server: Server | Http2SecureServer, port: number, host: string): Promise<void> {
   return new Promise((resolvePromise, reject) => {
@@ -111,6 +114,7 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
     sockets.add(socket);
     socket.once('close', () => sockets.delete(socket));
   });
+  const inFlight = new InFlightRequests(server);
   await listen(server, port, host);
   const boundPort = (server.address() as AddressInfo).port;
   const urlHost = publicHost ?? (host.includes(':') ? `[${host}]` : host === '0.0.0.0' ? '127.0.0.1' : host);
@@ -134,6 +138,7 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
 
   const close = async (): Promise<void> => {
     reloader?.close();
+    await inFlight.drain(server, SHUTDOWN_DRAIN_MS); // requests in flight finish first (http/drain.ts)
     await app.close();
     for (const socket of sockets) socket.destroy();
     if (server.listening) await new Promise<void>((done) => server.close(() => done()));
@@ -156,6 +161,15 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
         replyOptions: {
           // Ask the upstream for an uncompressed body, so that its HTML can be pre-processed.
           rewriteRequestHeaders: (_request, headers) => ({ ...headers, 'accept-encoding': 'identity' }),
+          // An upstream that fails is a 502 (a 503/504 kept) with a code; its address stays in the log.
+          onError: (reply, { error }) => {
+            reply.log.error({ err: error }, 'webpp proxy: the upstream did not answer');
+            const { statusCode, code } = error as Error & { statusCode?: number; code?: string };
+            const status = statusCode === 503 || statusCode === 504 ? statusCode : 502;
+            const failure = new WEBPP_ERR_UPSTREAM_FAILED(code ?? 'error');
+            failure.statusCode = status;
+            void reply.send(failure);
+          },
         },
       });
     }

@@ -184,7 +184,7 @@ describe('directory file', () => {
         logicalOrigin: A,
         entries: [
           { logical: '/misc/file.txt', physical: [`${B}/files/miscFile.txt`] },
-          { logical: '/images/*', servers: [A, `${B}/ignored/path`] },
+          { logical: '/images/*', servers: [A, `${B}/`] },
           { logical: `${C}/abs.css`, servers: [C] },
         ],
       },
@@ -196,6 +196,8 @@ describe('directory file', () => {
       [`${A}/images/*`, `${B}/images/*`],
       [`${C}/abs.css`, `${C}/abs.css`],
     ]);
+    // A server with a path is refused, not placed at the root of its host.
+    expect(() => directoryPairsFrom({ formatVersion: 1, entries: [{ logical: '/images/*', servers: [`${B}/mirror`] }] }, A)).toThrow(/has a path or a query/);
   });
 
   it('resolves logical paths against the default origin when the file names none', () => {

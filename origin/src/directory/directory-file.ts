@@ -113,7 +113,12 @@ export function directoryPairsFrom(json: unknown, defaultLogicalOrigin: string, 
       if (serverSpec === undefined || serverSpec.prefix) {
         throw new WEBPP_ERR_DIRECTORY_FILE(source, `${where}/servers ${JSON.stringify(server)} is not an http(s) origin`);
       }
-      const origin = new URL(serverSpec.url).origin;
+      const serverUrl = new URL(serverSpec.url);
+      // A path or query would be dropped: "https://cdn.example/mirror" must not silently place the copy at the root.
+      if (serverUrl.pathname !== '/' || serverUrl.search !== '') {
+        throw new WEBPP_ERR_DIRECTORY_FILE(source, `${where}/servers ${JSON.stringify(server)} is not an http(s) origin: it has a path or a query (list full URLs in "physical" instead)`);
+      }
+      const origin = serverUrl.origin;
       const physical = parseUrlSpec(`${origin}${logicalPath}${logical.prefix ? '*' : ''}`);
       if (physical === undefined) throw new WEBPP_ERR_DIRECTORY_FILE(source, `${where}: cannot place ${entry.logical} on ${server}`);
       pairs.push([formatUrlSpec(logical), formatUrlSpec(physical)]);

@@ -14,6 +14,7 @@ import type { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { replicaEtag, type ReplicaStore, type StoredReplica } from '../replicas/replica-store.js';
 import { formatVersion, REPLICA_VERSION_HEADER } from '../replicas/replica-version.js';
+import { WEBPP_ERR_REPLICA_UNREADABLE } from '../errors.js';
 
 /** One range in the form a browser or the worker sends: `bytes=first-last`, `bytes=first-` or `bytes=-suffix`. */
 const SINGLE_RANGE = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i;
@@ -41,12 +42,15 @@ function isNotModified(request: FastifyRequest, etag: string, updatedAtMs: numbe
  * one well-formed range is ignored (RFC 9110 Section 14.2), and so is one whose If-Range
  * names another version.
  */
-function rangeToHonour(request: FastifyRequest, etag: string, updatedAtMs: number): string | undefined {
-  const range = request.headers.range;
+function rangeToHonour(request: FastifyRequest, etag: string, updatedAtMs: number, sizeBytes: number): string | undefined {
+  let range = request.headers.range;
   const match = range === undefined ? null : SINGLE_RANGE.exec(range);
   if (match === null) return undefined;
   const [, first = '', last = ''] = match;
   if ((first === '' && last === '') || (first !== '' && last !== '' && Number(last) < Number(first))) return undefined;
+  // RFC 9110 Section 14.1.1: a suffix longer than the representation selects all of it
+  // (@fastify/send, after range-parser, answers it 416).
+  if (first === '' && sizeBytes > 0 && Number(last) > sizeBytes) range = 'bytes=0-';
   const ifRangeHeader = request.headers['if-range'];
   const ifRange = Array.isArray(ifRangeHeader) ? ifRangeHeader[0] : ifRangeHeader?.trim();
   if (ifRange === undefined) return range;
@@ -79,7 +83,7 @@ export async function serveReplica(request: FastifyRequest, reply: FastifyReply,
   // @fastify/send reads only the method and headers of the request it is given. It sees the
   // range to honour and nothing else: the conditions were decided above, on the replica's
   // validators, which it does not know (its own are derived from the blob file's stat).
-  const range = rangeToHonour(request, etag, modifiedAtMs);
+  const range = rangeToHonour(request, etag, modifiedAtMs, replica.size);
   const sendRequest = { method: request.method, headers: range === undefined ? {} : { range } } as unknown as Readable;
   const file = store.blobFile(replica);
   const result = await send(sendRequest, file.name, {
@@ -95,7 +99,12 @@ export async function serveReplica(request: FastifyRequest, reply: FastifyReply,
   });
   if (result.type === 'error') {
     release();
-    if (result.statusCode !== 416) throw result.metadata.error;
+    if (result.statusCode !== 416) {
+      // The blob is gone or unreadable (a damaged store): a 5xx sends the worker to another
+      // replica; the file system's message, with its paths, stays in the log.
+      request.log.error({ err: result.metadata.error, path: replica.path }, 'webpp stored replica unreadable');
+      throw new WEBPP_ERR_REPLICA_UNREADABLE(replica.logicalUrl);
+    }
     reply.code(416).header('content-range', result.headers['Content-Range'] ?? `bytes */${replica.size}`).header('content-length', '0');
     await reply.send();
     return;

@@ -49,7 +49,7 @@ export const pluginOptionsSchema = Type.Object(
     directoryFile: Type.Optional(
       Type.String({
         minLength: 1,
-        description: '[Directory file](#directory-file) (JSON) seeding the replication directory. Re-applied as a diff when it changes.',
+        description: '[Directory file](#directory-file) (JSON) seeding the replication directory. Re-applied as a diff at every start: edits take effect when the server restarts.',
         cli: { group: 'Replication', flag: 'directory', arg: 'file' },
       }),
     ),

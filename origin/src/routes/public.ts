@@ -59,10 +59,13 @@ export async function publicRoutes(app: FastifyInstance, deps: PublicRoutesOptio
           properties: { url: { type: 'string', minLength: 1, maxLength: 8192 } },
         },
       },
+      // A missing, empty or oversized url is the documented WEBPP_ERR_BAD_URL, with CORS (not FST_ERR_VALIDATION).
+      attachValidation: true,
     },
     async (request, reply) => {
       publicCors(reply);
       reply.header('cache-control', 'no-cache');
+      if (request.validationError !== undefined) throw new WEBPP_ERR_BAD_URL(`the url query parameter is missing, empty or longer than 8192 characters`);
       const url = canonicalUrl(request.query.url, options.logicalOrigin);
       if (url === undefined) throw new WEBPP_ERR_BAD_URL(`${JSON.stringify(request.query.url.slice(0, 200))} is not an http(s) URL or path`);
       const match = directory.lookup(url);
