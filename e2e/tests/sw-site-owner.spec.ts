@@ -142,3 +142,18 @@ test('server-sent events with silences longer than the timeout: one stream, ever
   expect(state.events.filter((e) => e.type === 'server-failed' || e.type === 'body-resumed')).toEqual([]);
   for (const replica of cluster.replicas) for (const entry of replica.requests('/events', 'GET')) expect(entry.headers.range).toBeUndefined();
 });
+
+test("a replica's 404 and 204 are answers: the page gets them, and no replica is marked failed", async ({ page }) => {
+  await startCluster({ a: 150, b: 0, c: 150 });
+  await warmUp(page, 'b');
+  // A missing file under the wildcard binding, and an empty answer, both from b first.
+  const statuses = await page.evaluate(async () => [(await fetch('/nope.json')).status, (await fetch('/api/empty')).status]);
+  expect(statuses).toEqual([404, 204]);
+  const state = await workerState(page);
+  for (const name of ['a', 'b', 'c']) {
+    expect(state.servers.find((server) => server.server === cluster.replica(name).origin)?.state, name).toBe('available');
+  }
+  // b answered them itself (with CORS headers on every status, its 404 is readable).
+  const asked = cluster.replica('b').log.map((entry) => entry.url);
+  expect(asked).toEqual(expect.arrayContaining(['/nope.json', '/api/empty']));
+});

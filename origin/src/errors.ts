@@ -30,7 +30,7 @@ export const WEBPP_ERR_DIRECTORY_CORRUPT = createError<'WEBPP_ERR_DIRECTORY_CORR
 /** Another running server uses the data folder (data-dir-lock.ts); start-up stops. */
 export const WEBPP_ERR_DATA_DIR_IN_USE = createError<'WEBPP_ERR_DATA_DIR_IN_USE', [string, string]>(
   'WEBPP_ERR_DATA_DIR_IN_USE',
-  'Data folder %s is in use by another webpp server (%s): give each server its own dataDir (--data-dir)',
+  'Data folder %s is in use by another webpp server (%s): give each server its own dataDir (--data-dir); if no server runs there, remove its webpp.lock',
   500,
 );
 

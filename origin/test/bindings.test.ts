@@ -147,6 +147,10 @@ describe('bindings on other responses', () => {
     const other = await app.inject('/other.bin');
     expect(other.headers['webpp-bindings']).toBeUndefined();
     expect(other.headers['access-control-allow-origin']).toBeUndefined();
+    // Any status of a replicated resource: the worker must read a 404 (a stale binding), not a network error.
+    const missing = await app.inject('/images/missing.png');
+    expect(missing.statusCode).toBe(404);
+    expect(missing.headers['access-control-allow-origin']).toBe('*');
   });
 
   it('honours cors: "all" and cors: "off"', async () => {

@@ -29,8 +29,10 @@ async function corsPlugin(app: FastifyInstance, { mode, resolutions, isOwnEndpoi
 
   app.addHook('onSend', async (request, reply, payload) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return payload;
-    const status = reply.statusCode;
-    if ((status !== 200 && status !== 206 && status !== 304) || isOwnEndpoint(request.url)) return payload;
+    // Every status: the worker reads a replica's 404 as a stale binding, its 3xx and 204 as
+    // answers; without these headers any of them is a network error in CORS mode, and a live
+    // replica is marked failed. The bodies are as public as the resource (no credentials).
+    if (isOwnEndpoint(request.url)) return payload;
     const resolved = resolutions.resolve(request.url);
     if (resolved !== undefined && (mode === 'all' || resolved.replicated)) setCorsHeaders(reply);
     return payload;
