@@ -4,25 +4,16 @@
  * The precached page never reaches the replica strategy, so its bindings are read from the
  * precache (replicaCacheLearningPlugin): the page's images are bound to the fastest replica.
  */
-import { build } from 'esbuild';
 import { expect, test } from '@playwright/test';
 import { Cluster, demoSite } from '../support/cluster/index.js';
+import { bundleSiteWorker } from '../support/site-worker-bundle.js';
 import { pageRendered, workerStateFromController } from '../support/webpp-page.js';
 
 let cluster: Cluster;
 let workerSource: string;
 
 test.beforeAll(async () => {
-  const result = await build({
-    entryPoints: [new URL('../support/workbox-precache-sw.ts', import.meta.url).pathname],
-    bundle: true,
-    write: false,
-    format: 'iife',
-    target: ['chrome110'],
-    define: { 'process.env.NODE_ENV': '"production"' },
-    logLevel: 'warning',
-  });
-  workerSource = result.outputFiles[0]?.text ?? '';
+  workerSource = await bundleSiteWorker(new URL('../support/workbox-precache-sw.ts', import.meta.url));
 });
 
 test.beforeEach(async () => {

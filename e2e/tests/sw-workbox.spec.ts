@@ -3,26 +3,17 @@
  * replicaRouteMatcher. Binding and failover work as in the bundled worker, and the site's
  * Workbox plugins see every request sent to a replica.
  */
-import { build } from 'esbuild';
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
 import { Cluster, demoSite } from '../support/cluster/index.js';
+import { bundleSiteWorker } from '../support/site-worker-bundle.js';
 import type { WorkerStateSnapshot } from '../support/webpp-page.js';
 
 let cluster: Cluster;
 let workerSource: string;
 
 test.beforeAll(async () => {
-  const result = await build({
-    entryPoints: [new URL('../support/workbox-site-sw.ts', import.meta.url).pathname],
-    bundle: true,
-    write: false,
-    format: 'iife',
-    target: ['chrome110'],
-    define: { 'process.env.NODE_ENV': '"production"' },
-    logLevel: 'warning',
-  });
-  workerSource = result.outputFiles[0]?.text ?? '';
+  workerSource = await bundleSiteWorker(new URL('../support/workbox-site-sw.ts', import.meta.url));
 });
 
 test.beforeEach(async () => {

@@ -3,6 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
+import { startReplicaServer, type ReplicaServer, type ReplicaServerOptions } from '../src/server.js';
 
 export const ADMIN_TOKEN = 'test-admin-token-0123456789';
 export const CLUSTER_SECRET = 'test-cluster-secret-0123456789';
@@ -92,4 +93,35 @@ export async function freePort(): Promise<number> {
       probe.close(() => resolve(port));
     });
   });
+}
+
+/**
+ * `count` replica servers on loopback ports that are each other's peers, with sync and pings
+ * a minute apart (so that only an announcement brings a pushed value in a test's time).
+ * `optionsFor(index)` adds each server's own options (its root at least). Returns their URLs
+ * and the servers, which the caller closes.
+ */
+export async function startQuietPeers(
+  count: number,
+  optionsFor: (index: number) => ReplicaServerOptions | Promise<ReplicaServerOptions>,
+): Promise<{ urls: string[]; servers: ReplicaServer[] }> {
+  const ports: number[] = [];
+  for (let index = 0; index < count; index += 1) ports.push(await freePort());
+  const urls = ports.map((port) => `http://127.0.0.1:${port}`);
+  const servers: ReplicaServer[] = [];
+  for (const [index, port] of ports.entries()) {
+    servers.push(
+      await startReplicaServer({
+        port,
+        adminToken: ADMIN_TOKEN,
+        clusterSecret: CLUSTER_SECRET,
+        peers: urls.filter((_, other) => other !== index),
+        syncIntervalMs: 60_000,
+        peerPingIntervalMs: 60_000,
+        injectScript: false,
+        ...(await optionsFor(index)),
+      }),
+    );
+  }
+  return { urls, servers };
 }

@@ -10,10 +10,10 @@ import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { LOAD_HEADER, parseLoadHeader, parseServerTimingUtilisation } from '@webpp/core';
 import type { FastifyInstance } from 'fastify';
-import { startReplicaServer, type ReplicaServer } from '../src/server.js';
+import { startReplicaServer, type ReplicaServer, type ReplicaServerOptions } from '../src/server.js';
 import { HEALTH_PATH } from '../src/routes/public.js';
 import { MeteredConcurrencyGate } from '../src/stats/utilisation.js';
-import { ADMIN_TOKEN, CLUSTER_SECRET, auth, freePort, removeTempDirs, tempDir, waitFor } from './helpers.js';
+import { ADMIN_TOKEN, auth, removeTempDirs, startQuietPeers, tempDir, waitFor } from './helpers.js';
 
 const servers: ReplicaServer[] = [];
 
@@ -141,28 +141,25 @@ describe('Server-Timing util: the busy share of the last full interval', () => {
   });
 });
 
+/**
+ * Two quiet peers (test helpers' startQuietPeers) with `/slow` and `/spin`: the home origin,
+ * without a concurrency limit, and the loaded one, with `options` (its limit among them).
+ */
+async function homeAndLoaded(options: { serviceTimeIntervalMs: number; maxConcurrentRequests: number } & Partial<ReplicaServerOptions>): Promise<[string, string]> {
+  const { urls, servers: started } = await startQuietPeers(2, async (index) => ({
+    root: await site(),
+    routes: routes(100),
+    ...options,
+    maxConcurrentRequests: index === 1 ? options.maxConcurrentRequests : 0,
+  }));
+  servers.push(...started);
+  return urls as [string, string];
+}
+
 describe("a peer's utilisation travels in webpp-load and in its load record", () => {
   it("a loaded peer's util reaches another origin's webpp-load and replication's load table through the signed exchange", async () => {
-    const ports = [await freePort(), await freePort()];
-    const [home, loaded] = ports.map((port) => `http://127.0.0.1:${port}`) as [string, string];
-    for (const [index, port] of ports.entries()) {
-      servers.push(
-        await startReplicaServer({
-          root: await site(),
-          port,
-          adminToken: ADMIN_TOKEN,
-          clusterSecret: CLUSTER_SECRET,
-          peers: [index === 0 ? loaded : home],
-          // Sync and pings far apart: the value arrives with the announcement of a new pushed value.
-          syncIntervalMs: 60_000,
-          peerPingIntervalMs: 60_000,
-          serviceTimeIntervalMs: 100,
-          maxConcurrentRequests: index === 1 ? 1 : 0,
-          injectScript: false,
-          routes: routes(100),
-        }),
-      );
-    }
+    // Sync and pings far apart: the value arrives with the announcement of a new pushed value.
+    const [home, loaded] = await homeAndLoaded({ serviceTimeIntervalMs: 100, maxConcurrentRequests: 1 });
     // The loaded peer serves a steady stream (bounded: 3 s) while a client reads only the home origin's headers.
     const stream = steadyStream(loaded, '/slow', 2, 3_000);
     const forwarded = await waitFor(
@@ -196,29 +193,9 @@ describe("a peer's utilisation travels in webpp-load and in its load record", ()
 
 describe('a change of utilisation alone', () => {
   it('is announced to the peers at once, although the service time stays the same', async () => {
-    const ports = [await freePort(), await freePort()];
-    const [home, loaded] = ports.map((port) => `http://127.0.0.1:${port}`) as [string, string];
-    for (const [index, port] of ports.entries()) {
-      servers.push(
-        await startReplicaServer({
-          root: await site(),
-          port,
-          adminToken: ADMIN_TOKEN,
-          clusterSecret: CLUSTER_SECRET,
-          peers: [index === 0 ? loaded : home],
-          // No sync or ping for the test's length, and a service time pushed once: only an
-          // announcement of the utilisation can carry its change.
-          syncIntervalMs: 60_000,
-          peerPingIntervalMs: 60_000,
-          serviceTimeIntervalMs: 100,
-          serviceTimeThreshold: 100,
-          serviceTimeThresholdDecay: 0.001,
-          maxConcurrentRequests: index === 1 ? 2 : 0,
-          injectScript: false,
-          routes: routes(100),
-        }),
-      );
-    }
+    // No sync or ping for the test's length, and a service time pushed once: only an
+    // announcement of the utilisation can carry its change.
+    const [home, loaded] = await homeAndLoaded({ serviceTimeIntervalMs: 100, serviceTimeThreshold: 100, serviceTimeThresholdDecay: 0.001, maxConcurrentRequests: 2 });
     const forwardedUtilisation = async (): Promise<number | undefined> =>
       parseLoadHeader((await fetch(`${home}/a.png`)).headers.get(LOAD_HEADER)).find((row) => row.server === loaded)?.utilisation;
     // The loaded peer's first service time (one request as long as the later ones), announced;

@@ -13,7 +13,7 @@ import { startReplicaServer, type ReplicaServer } from '../src/server.js';
 import { signClusterRequest } from '../src/http/auth.js';
 import { PEER_STATE_HEADER, encodeLoadRecord } from '../src/sync/load-record.js';
 import { PING_PATH } from '../src/sync/pinger.js';
-import { ADMIN_TOKEN, CLUSTER_SECRET, auth, freePort, removeTempDirs, tempDir, waitFor } from './helpers.js';
+import { ADMIN_TOKEN, CLUSTER_SECRET, auth, freePort, removeTempDirs, startQuietPeers, tempDir, waitFor } from './helpers.js';
 
 const servers: ReplicaServer[] = [];
 
@@ -124,27 +124,15 @@ describe('peers exchange their pushed values', () => {
     ['off', 0],
     ['on', 4_000_000],
   ])('a client that talks to one server learns the others\' values in webpp-load (memory cache %s)', async (_cache, memoryCacheBytes) => {
-    const ports = [await freePort(), await freePort(), await freePort()];
-    const urls = ports.map((port) => `http://127.0.0.1:${port}`);
     const delays = [5, 80, 160];
-    for (const [index, port] of ports.entries()) {
-      servers.push(
-        await startReplicaServer({
-          root: await site(),
-          port,
-          adminToken: ADMIN_TOKEN,
-          clusterSecret: CLUSTER_SECRET,
-          peers: urls.filter((_, other) => other !== index),
-          // Sync and pings far apart: only the announcement of a new value (a ping at once) can bring it in time.
-          syncIntervalMs: 60_000,
-          peerPingIntervalMs: 60_000,
-          serviceTimeIntervalMs: 100,
-          injectScript: false,
-          routes: slowRoute(delays[index] ?? 0),
-          memoryCacheBytes,
-        }),
-      );
-    }
+    // Sync and pings far apart: only the announcement of a new value (a ping at once) can bring it in time.
+    const { urls, servers: started } = await startQuietPeers(3, async (index) => ({
+      root: await site(),
+      serviceTimeIntervalMs: 100,
+      routes: slowRoute(delays[index] ?? 0),
+      memoryCacheBytes,
+    }));
+    servers.push(...started);
     // Each server gets requests of its own cost; the client only ever reads server 0's headers afterwards.
     await Promise.all(urls.map((url) => fetch(`${url}/slow`).then((response) => response.text())));
     const [first, second, third] = urls as [string, string, string];
