@@ -12,6 +12,8 @@
  *    (served-response.ts), because a Request cannot be built in 'navigate' mode.
  */
 
+import { stripHash } from './_private/strip-hash.js';
+
 /** Headers the browser adds itself; forwarding them cross-origin would only trigger preflights. */
 const CROSS_ORIGIN_DROPPED = new Set([
   'cache-control',
@@ -49,11 +51,6 @@ export interface PhysicalRequestOptions {
 /** Headers a resume request must not carry over from the page's request. */
 const RESUME_REPLACED = new Set(['range', 'if-range', 'if-match', 'if-none-match', 'if-modified-since', 'if-unmodified-since']);
 
-function withoutHash(url: string): string {
-  const hash = url.indexOf('#');
-  return hash === -1 ? url : url.slice(0, hash);
-}
-
 export function isSameOrigin(url: string, origin: string): boolean {
   return url.startsWith(origin) && (url.length === origin.length || url[origin.length] === '/');
 }
@@ -65,7 +62,7 @@ export function buildPhysicalRequest(logical: Request, physicalUrl: string, opti
   // have got without the worker. A redirect to another host is then followed by a no-cors
   // image, or handed back to a navigation (redirect mode 'manual': an opaque redirect the
   // browser follows itself), instead of failing in 'same-origin' mode and marking the origin failed.
-  if (sameOrigin && !options.resume && options.method === undefined && options.cache === undefined && withoutHash(physicalUrl) === withoutHash(logical.url)) {
+  if (sameOrigin && !options.resume && options.method === undefined && options.cache === undefined && stripHash(physicalUrl) === stripHash(logical.url)) {
     return new Request(logical, { signal: options.signal });
   }
   const navigation = logical.mode === 'navigate';

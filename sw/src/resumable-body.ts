@@ -126,6 +126,8 @@ export function bodyExtent(response: Response): BodyExtent | undefined {
     lastModified: headers.get('last-modified')?.trim() || undefined,
     encoded,
   };
+  // A live stream (server-sent events): silences are part of it, and there is no rest to ask another replica for.
+  if (headers.get('content-type')?.trim().toLowerCase().startsWith('text/event-stream') === true) return undefined;
   if (response.status === 200) {
     const totalBytes = encoded ? undefined : nonNegativeInteger(headers.get('content-length'));
     // Nothing names the entity (no ETag, no Last-Modified, no length): another replica's answer

@@ -40,8 +40,6 @@ export class ResumeStage {
     const { request, winner, plan } = served;
     if (request.method !== 'GET' || !response.body || (response.status !== 200 && response.status !== 206)) return response;
     if (response.type === 'opaque' || response.type === 'opaqueredirect') return response;
-    // A live stream: silences are part of it, and there is no rest to ask another replica for.
-    if (response.headers.get('content-type')?.trim().toLowerCase().startsWith('text/event-stream') === true) return response;
     const lengthBytes = Number(response.headers.get('content-length') ?? Number.NaN);
     if (Number.isFinite(lengthBytes) && lengthBytes < this.options.resumeMinBytes) return response;
     let settle!: () => void;

@@ -11,6 +11,7 @@
  * The content type and every header the replica exposes travel along (replicas should send
  * `Access-Control-Expose-Headers: *`, as @webpp/origin does).
  */
+import { stripHash } from './_private/strip-hash.js';
 
 /** Statuses that must not carry a body. */
 const NULL_BODY_STATUS = new Set([101, 103, 204, 205, 304]);
@@ -76,9 +77,4 @@ export function servedResponse(logical: Request, requestedPhysicalUrl: string, r
     return response;
   }
   return rewrap(response, logical.method);
-}
-
-function stripHash(url: string): string {
-  const hash = url.indexOf('#');
-  return hash === -1 ? url : url.slice(0, hash);
 }

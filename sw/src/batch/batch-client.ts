@@ -15,6 +15,7 @@ import { startBatchSession, type BatchSessionResult } from './batch-session.js';
 import { LogicalCache, type CacheLike, type LogicalCacheStats } from './logical-cache.js';
 import { PendingParts } from './pending-parts.js';
 import { OFFLINE_COPY_HEADER } from '../offline-cache.js';
+import { stripHash } from '../_private/strip-hash.js';
 
 export interface BatchClientOptions {
   /** Ask for batches and use the logical cache at all. Default true. */
@@ -103,11 +104,6 @@ export interface BatchSnapshot {
   cache: LogicalCacheStats;
   pending: number;
   lastSession: BatchSessionResult | undefined;
-}
-
-function stripHash(url: string): string {
-  const hash = url.indexOf('#');
-  return hash === -1 ? url : url.slice(0, hash);
 }
 
 function originOf(url: string): string {

@@ -24,6 +24,7 @@ import {
 } from '@webpp/core';
 import { DebouncedTask } from '../_private/debounced-task.js';
 import type { KeyValueStore } from '../storage.js';
+import { stripHash } from '../_private/strip-hash.js';
 
 /** The part of the Cache interface this module uses (Cache Storage in the worker). */
 export interface CacheLike {
@@ -84,11 +85,6 @@ export interface LogicalCacheStats {
   stores: number;
   evictions: number;
   revalidated: number;
-}
-
-function stripHash(url: string): string {
-  const hash = url.indexOf('#');
-  return hash === -1 ? url : url.slice(0, hash);
 }
 
 function ageSeconds(headers: HeaderLookup): number {
