@@ -37,13 +37,26 @@ test("the site's own service worker keeps its scope; webpp stays off and says wh
     if (message.type() === 'warning') warnings.push(message.text());
   });
   const activeScript = (): Promise<string | undefined> => page.evaluate(async () => (await navigator.serviceWorker.getRegistration())?.active?.scriptURL);
+  // The scope's worker once this page's registrations are done: webpp.ready resolves once
+  // its register() job (if it made one) has a worker installing, and a worker installing or
+  // waiting is about to replace the active one.
+  const settledScript = (): Promise<string | undefined> =>
+    page.evaluate(async () => {
+      await (window as unknown as { webpp: { ready: Promise<unknown> } }).webpp.ready;
+      for (let wait = 0; wait < 100; wait++) {
+        const registration = await navigator.serviceWorker.getRegistration();
+        if (!registration?.installing && !registration?.waiting) return registration?.active?.scriptURL;
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      return 'still installing after 5 s';
+    });
   const ownWorker = cluster.logicalUrl('/own-sw.js');
   await page.goto(cluster.logicalUrl('/index.html'));
-  // A first visit may race the two registrations (and a replaced worker finishes its
-  // requests before the next one activates): within a bounded number of loads the site's
-  // worker holds the scope…
-  for (let load = 0; load < 40 && (await activeScript()) !== ownWorker; load++) {
-    await page.waitForTimeout(500);
+  // A first visit races the two registrations: the site's register() and webpp's may both be
+  // queued, and the later one replaces the earlier one's worker. Within a bounded number of
+  // loads the site's worker holds the scope…
+  for (let load = 0; load < 40 && (await settledScript()) !== ownWorker; load++) {
+    await page.waitForTimeout(200);
     await page.reload();
   }
   expect(await activeScript()).toBe(ownWorker);
