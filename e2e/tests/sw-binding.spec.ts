@@ -1,6 +1,13 @@
 /**
  * The worker binds logical URLs to the fastest replica: three real replica servers on
- * distinct *.localhost origins, the primary and one other 150 ms away, one without delay.
+ * distinct *.localhost origins, the primary and one other 400 ms away, one without delay.
+ *
+ * The servers and their link emulators share this test's event loop, so on a loaded machine
+ * the replica in use answers late by whatever the loop queued before its requests (up to
+ * ~370 ms seen per request, ~150 ms on average over a page load, load average 8 on two
+ * cores), while the others keep the estimates of their last samples. With a 150 ms gap the
+ * fast replica's estimate could climb past a slow one's and the page moved there (1 run in 8);
+ * 400 ms keeps "b is the fastest" true through that noise.
  */
 import { expect, test } from '@playwright/test';
 import { Cluster, demoSite } from '../support/cluster/index.js';
@@ -16,7 +23,7 @@ import {
 let cluster: Cluster;
 
 test.beforeEach(async () => {
-  cluster = await Cluster.start({ site: demoSite(4), delaysMs: { a: 150, b: 0, c: 150 } });
+  cluster = await Cluster.start({ site: demoSite(4), delaysMs: { a: 400, b: 0, c: 400 } });
 });
 
 test.afterEach(async () => {
