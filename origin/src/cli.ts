@@ -3,7 +3,7 @@
  * webpp-origin: a Web++ replica server (paper Section 5) over a folder of files, or in
  * front of an existing web server (proxy mode). Run `webpp-origin --help`.
  */
-import { readFileSync, realpathSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { startReplicaServer, type ReplicaServerOptions } from './server.js';
 import { runBuildCommand } from './build/build-cli.js';
@@ -69,6 +69,21 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   return { help: false, options, logLevel: logLevel ?? 'info' };
 }
 
+/**
+ * A root folder that does not exist is a typo, not a site: @fastify/static only logs a
+ * warning and the server would answer 404 to everything, so the command stops first.
+ */
+function checkRootFolder(root: string | undefined): void {
+  if (root === undefined) return;
+  let isFolder = false;
+  try {
+    isFolder = statSync(root).isDirectory();
+  } catch {
+    // missing or unreadable: reported below
+  }
+  if (!isFolder) throw new UsageError(`the root folder ${root} does not exist or is not a folder`);
+}
+
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 /** More uncaught errors than this within UNCAUGHT_WINDOW_MS means the process is broken: exit so a supervisor restarts it. */
 const MAX_UNCAUGHT_PER_WINDOW = 20;
@@ -100,6 +115,7 @@ export async function main(argv: string[]): Promise<void> {
   let parsed;
   try {
     parsed = parseCli(argv);
+    if (!parsed.help) checkRootFolder(parsed.options.root);
   } catch (error) {
     process.stderr.write(`webpp-origin: ${(error as Error).message}\nRun "webpp-origin --help" for usage.\n`);
     process.exitCode = 2;

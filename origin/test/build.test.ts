@@ -4,6 +4,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -159,5 +160,17 @@ describe('webpp-origin build', () => {
     expect((failed as { stderr: string }).stderr).toContain('WEBPP_ERR_DIRECTORY_FILE');
     const { stdout } = await run(process.execPath, [CLI, '--help']);
     expect(stdout).toContain('webpp-origin build');
+  });
+
+  it.each([
+    [['--logical-origin', 'example.org'], /--logical-origin must be an http\(s\) origin/],
+    [['--logical-origin', 'https://example.org/docs/'], /--logical-origin must be an http\(s\) origin/],
+    [['--max-header-bytes', '10'], /--max-header-bytes must be an integer >= 64/],
+  ])('refuses %j as a usage error naming the flag, before it writes anything', async (args, message) => {
+    const { inDir, outDir, directoryFile } = await site(pages, entries);
+    const failed = await run(process.execPath, [CLI, 'build', inDir, '--out', outDir, '--directory', directoryFile, ...args]).catch((error: { stderr: string; code: number }) => error);
+    expect(failed).toMatchObject({ code: 2 });
+    expect((failed as { stderr: string }).stderr).toMatch(message);
+    expect(existsSync(outDir)).toBe(false);
   });
 });

@@ -42,6 +42,14 @@ describe('webpp-origin --help and usage errors', () => {
     expect(result.stderr).toMatch(message);
   });
 
+  it('refuses a root folder that does not exist with exit code 2, before it listens', async () => {
+    const missing = join(await tempDir(), 'no-such-site');
+    const result = runCli([missing, '--port', '0', '--data-dir', await tempDir()]);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(`the root folder ${missing} does not exist`);
+    expect(result.stdout).not.toContain('webpp-origin listening');
+  });
+
   it.each([
     [['--max-replica-bytes', '0'], /--max-replica-bytes must be >= 1/],
     [['--max-replica-bytes', '1e6'], /--max-replica-bytes must be a non-negative integer/],
