@@ -31,6 +31,7 @@ import { WEBPP_ERR_BAD_OPTIONS, WEBPP_ERR_UPSTREAM_FAILED } from './errors.js';
 import { StartGate, type GateHandler as StartGateTarget } from './http/start-gate.js';
 import { checkTlsFileOptions, readTlsCredentials, TlsReloader, type TlsFileOptions } from './http/tls-credentials.js';
 import { InFlightRequests } from './http/drain.js';
+import { forwardedHeaders, rewriteUpstreamLocation } from './http/proxy-headers.js';
 import type { Static } from 'typebox';
 import { serverOptionsSchema } from './options/server-schema.js';
 import { compileOptions, optionPath } from './options/compile-options.js';
@@ -160,7 +161,9 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
         config: { webppCache: { source: 'proxy' } },
         replyOptions: {
           // Ask the upstream for an uncompressed body, so that its HTML can be pre-processed.
-          rewriteRequestHeaders: (_request, headers) => ({ ...headers, 'accept-encoding': 'identity' }),
+          rewriteRequestHeaders: (request, headers) => ({ ...forwardedHeaders(headers, request, url), 'accept-encoding': 'identity' }),
+          // Redirects to the upstream's own address point at this server (http/proxy-headers.ts).
+          rewriteHeaders: (headers) => (typeof headers['location'] === 'string' ? { ...headers, location: rewriteUpstreamLocation(headers['location'], proxyUpstream, url) } : headers),
           // An upstream that fails is a 502 (a 503/504 kept) with a code; its address stays in the log.
           onError: (reply, { error }) => {
             reply.log.error({ err: error }, 'webpp proxy: the upstream did not answer');
