@@ -120,6 +120,17 @@ describe('webpp-origin --help and usage errors', () => {
       delete process.env.WEBPP_CLUSTER_SECRET;
     }
   });
+
+  it('names the variable or the file a bad value came from, not a flag the user never typed', async () => {
+    expect(() => parseCli(['site'], { PORT: 'abc' })).toThrow(/^\$PORT must be a non-negative integer/);
+    expect(() => parseCli(['site'], { WEBPP_ADMIN_TOKEN: 'short' })).toThrow(/^\$WEBPP_ADMIN_TOKEN must NOT have fewer than 16 characters/);
+    const file = join(await tempDir(), 'admin-token');
+    await writeFile(file, 'short\n');
+    expect(() => parseCli(['site', '--admin-token-file', file], {})).toThrow(/^--admin-token-file must NOT have fewer than 16 characters/);
+    await writeFile(file, 'a-long-enough-admin-token\n');
+    expect(parseCli(['site', '--admin-token-file', file], { WEBPP_ADMIN_TOKEN: 'short' })).toMatchObject({ options: { adminToken: 'a-long-enough-admin-token' } });
+    expect(() => parseCli(['site', '--admin-token-file', file, '--admin-token', 'a-long-enough-admin-token'], {})).toThrow(/not both/);
+  });
 });
 
 describe('webpp-origin serving a folder', () => {
