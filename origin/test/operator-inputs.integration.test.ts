@@ -188,6 +188,47 @@ describe('two servers started on one data folder', () => {
   });
 });
 
+describe('two servers in one process on one data folder', () => {
+  it('the second is refused with WEBPP_ERR_DATA_DIR_IN_USE; once the first closes, the folder is free', async () => {
+    const dataDir = await tempDir();
+    const first = await startReplicaServer({ adminToken: ADMIN_TOKEN, injectScript: false, dataDir });
+    try {
+      expect((await fetch(`${first.url}${R}/notes.txt`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'first' })).status).toBe(201);
+      // Before: a lock of this very pid was taken for one left by a dead process, and taken over.
+      await expect(startReplicaServer({ adminToken: ADMIN_TOKEN, injectScript: false, dataDir })).rejects.toMatchObject({
+        code: 'WEBPP_ERR_DATA_DIR_IN_USE',
+        message: expect.stringContaining('another server in this process') as unknown,
+      });
+      const served = await fetch(`${first.url}/notes.txt`);
+      expect([served.status, await served.text()]).toEqual([200, 'first']);
+    } finally {
+      await first.close();
+    }
+    const next = await startReplicaServer({ adminToken: ADMIN_TOKEN, injectScript: false, dataDir });
+    try {
+      const served = await fetch(`${next.url}/notes.txt`);
+      expect([served.status, await served.text()]).toEqual([200, 'first']);
+    } finally {
+      await next.close();
+    }
+  });
+});
+
+describe('a server that fails to start', () => {
+  it('leaves its data folder free: the next start in the same process, once the cause is fixed, runs', async () => {
+    const dataDir = await tempDir();
+    await writeFile(join(dataDir, 'directory.ywebpp'), 'not a directory'); // damaged by hand
+    await expect(startReplicaServer({ adminToken: ADMIN_TOKEN, injectScript: false, dataDir })).rejects.toMatchObject({ code: 'WEBPP_ERR_DIRECTORY_CORRUPT' });
+    await rm(join(dataDir, 'directory.ywebpp'));
+    const server = await startReplicaServer({ adminToken: ADMIN_TOKEN, injectScript: false, dataDir });
+    try {
+      expect((await fetch(`${server.url}/.well-known/webpp/directory`)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('stopping a server', () => {
   it('SIGTERM lets a download in progress finish before the process exits (status 0)', async () => {
     const [root, dataDir] = [await tempDir(), await tempDir()];
