@@ -73,8 +73,6 @@ export interface ReplicaServer {
 
 /** Fastify's default http2SessionTimeout. */
 const HTTP2_SESSION_IDLE_MS = 72_000;
-/** close() waits this long for requests in flight before it cuts them. */
-const SHUTDOWN_DRAIN_MS = 5_000;
 
 function listen(server: Server | Http2SecureServer, port: number, host: string): Promise<void> {
   return new Promise((resolvePromise, reject) => {
@@ -92,7 +90,7 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
   const isServerOption = ([key]: [string, unknown]): boolean => key in serverOptionsSchema.properties;
   const checked = serverOptions.check(Object.fromEntries(Object.entries(rest).filter(isServerOption)), optionPath('options'));
   if (!checked.ok) throw new WEBPP_ERR_BAD_OPTIONS(checked.problems.join('; '));
-  const { root, proxyUpstream, host, port, publicHost } = checked.value;
+  const { root, proxyUpstream, host, port, publicHost, shutdownDrainMs } = checked.value;
   const webpp = Object.fromEntries(Object.entries(rest).filter((entry) => !isServerOption(entry))) as Omit<WebppOriginOptions, 'publicUrl'>;
   if (root !== undefined && proxyUpstream !== undefined) {
     throw new WEBPP_ERR_BAD_OPTIONS('root and proxyUpstream are exclusive: serve a folder or proxy a server, not both');
@@ -138,7 +136,7 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
 
   const close = async (): Promise<void> => {
     reloader?.close();
-    await inFlight.drain(server, SHUTDOWN_DRAIN_MS); // requests in flight finish first (http/drain.ts)
+    await inFlight.drain(server, shutdownDrainMs); // requests in flight finish first (http/drain.ts)
     await app.close();
     for (const socket of sockets) socket.destroy();
     if (server.listening) await new Promise<void>((done) => server.close(() => done()));

@@ -251,4 +251,32 @@ describe('stopping a server', () => {
     expect(received).toBe(sizeBytes);
     expect(await exited).toBe(0);
   });
+
+  it('--shutdown-drain-ms 0 cuts a download in progress at SIGTERM; a negative value is refused before the port binds', async () => {
+    const [root, dataDir] = [await tempDir(), await tempDir()];
+    const sizeBytes = 16 * 1024 * 1024;
+    await writeFile(join(root, 'video.bin'), Buffer.alloc(sizeBytes, 7));
+    const refused = await startCli([root, '--port', '0', '--data-dir', dataDir, '--shutdown-drain-ms=-1']).outcome;
+    expect(refused).toMatchObject({ exitCode: 2, stderr: expect.stringContaining('--shutdown-drain-ms must be >= 0') as unknown }); // a usage error
+
+    const run = startCli([root, '--port', '0', '--data-dir', dataDir, '--shutdown-drain-ms', '0']);
+    const base = await listenAddress(run);
+    const exited = new Promise<number | null>((resolve) => run.child.once('exit', resolve));
+    const response = await fetch(`${base}/video.bin`);
+    expect(response.status).toBe(200);
+    const reader = (response.body as ReadableStream<Uint8Array>).getReader();
+    let received = (await reader.read()).value?.byteLength ?? 0;
+    run.child.kill('SIGTERM');
+    expect(await exited).toBe(0); // without waiting for the client to read on
+    try {
+      for (;;) {
+        const chunk = await reader.read(); // what the socket buffers held, then "terminated"
+        if (chunk.done) break;
+        received += chunk.value.byteLength;
+      }
+    } catch {
+      // cut
+    }
+    expect(received).toBeLessThan(sizeBytes);
+  });
 });
