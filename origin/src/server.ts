@@ -31,6 +31,7 @@ import { WEBPP_ERR_BAD_OPTIONS, WEBPP_ERR_UPSTREAM_FAILED } from './errors.js';
 import { StartGate, type GateHandler as StartGateTarget } from './http/start-gate.js';
 import { checkTlsFileOptions, readTlsCredentials, TlsReloader, type TlsFileOptions } from './http/tls-credentials.js';
 import { InFlightRequests } from './http/drain.js';
+import { HtmlCharsets } from './http/html-charset.js';
 import type { Static } from 'typebox';
 import { serverOptionsSchema } from './options/server-schema.js';
 import { compileOptions, optionPath } from './options/compile-options.js';
@@ -149,7 +150,18 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
       // Static files may be answered from the memory cache (cache/cache-plugin.ts), when it is on.
       await app.register(async (files) => {
         files.addHook('onRoute', (route) => void (route.config = { ...route.config, webppCache: { source: 'static' } }));
-        await files.register(fastifyStatic, { root: resolve(root), index: ['index.html'], redirect: true });
+        const charsets = new HtmlCharsets();
+        await files.register(fastifyStatic, {
+          root: resolve(root),
+          index: ['index.html'],
+          redirect: true,
+          // A page's own <meta charset> instead of the "utf-8" @fastify/static gives every .html file (html-charset.ts).
+          setHeaders: (reply, path, stat) => {
+            if (!String(reply.getHeader('content-type')).startsWith('text/html')) return;
+            const charset = charsets.of(path, stat.size, stat.mtimeMs);
+            if (charset !== undefined) reply.header('content-type', `text/html; charset=${charset}`);
+          },
+        });
       });
     } else if (proxyUpstream !== undefined) {
       await app.register(httpProxy, {
