@@ -31,6 +31,9 @@ import { WEBPP_ERR_BAD_OPTIONS, WEBPP_ERR_UPSTREAM_FAILED } from './errors.js';
 import { StartGate, type GateHandler as StartGateTarget } from './http/start-gate.js';
 import { checkTlsFileOptions, readTlsCredentials, TlsReloader, type TlsFileOptions } from './http/tls-credentials.js';
 import { InFlightRequests } from './http/drain.js';
+import { isHiddenPath } from './http/hidden-paths.js';
+import { forwardedHeaders, rewriteUpstreamLocation } from './http/proxy-headers.js';
+import { HtmlCharsets } from './http/html-charset.js';
 import type { Static } from 'typebox';
 import { serverOptionsSchema } from './options/server-schema.js';
 import { compileOptions, optionPath } from './options/compile-options.js';
@@ -71,10 +74,17 @@ export interface ReplicaServer {
   close(): Promise<void>;
 }
 
+/** A request path as the file system sees it (`/%2Eenv` is `/.env`); undecodable stays as is. */
+function decodePath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
+}
+
 /** Fastify's default http2SessionTimeout. */
 const HTTP2_SESSION_IDLE_MS = 72_000;
-/** close() waits this long for requests in flight before it cuts them. */
-const SHUTDOWN_DRAIN_MS = 5_000;
 
 function listen(server: Server | Http2SecureServer, port: number, host: string): Promise<void> {
   return new Promise((resolvePromise, reject) => {
@@ -92,7 +102,7 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
   const isServerOption = ([key]: [string, unknown]): boolean => key in serverOptionsSchema.properties;
   const checked = serverOptions.check(Object.fromEntries(Object.entries(rest).filter(isServerOption)), optionPath('options'));
   if (!checked.ok) throw new WEBPP_ERR_BAD_OPTIONS(checked.problems.join('; '));
-  const { root, proxyUpstream, host, port, publicHost } = checked.value;
+  const { root, proxyUpstream, host, port, publicHost, shutdownDrainMs } = checked.value;
   const webpp = Object.fromEntries(Object.entries(rest).filter((entry) => !isServerOption(entry))) as Omit<WebppOriginOptions, 'publicUrl'>;
   if (root !== undefined && proxyUpstream !== undefined) {
     throw new WEBPP_ERR_BAD_OPTIONS('root and proxyUpstream are exclusive: serve a folder or proxy a server, not both');
@@ -138,7 +148,7 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
 
   const close = async (): Promise<void> => {
     reloader?.close();
-    await inFlight.drain(server, SHUTDOWN_DRAIN_MS); // requests in flight finish first (http/drain.ts)
+    await inFlight.drain(server, shutdownDrainMs); // requests in flight finish first (http/drain.ts)
     await app.close();
     for (const socket of sockets) socket.destroy();
     if (server.listening) await new Promise<void>((done) => server.close(() => done()));
@@ -151,7 +161,20 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
       // Static files may be answered from the memory cache (cache/cache-plugin.ts), when it is on.
       await app.register(async (files) => {
         files.addHook('onRoute', (route) => void (route.config = { ...route.config, webppCache: { source: 'static' } }));
-        await files.register(fastifyStatic, { root: resolve(root), index: ['index.html'], redirect: true });
+        const charsets = new HtmlCharsets();
+        await files.register(fastifyStatic, {
+          root: resolve(root),
+          index: ['index.html'],
+          redirect: true,
+          // .env, .git/… are not published (.well-known is): http/hidden-paths.ts.
+          allowedPath: (path) => !isHiddenPath(decodePath(path)),
+          // A page's own <meta charset> instead of the "utf-8" @fastify/static gives every .html file (html-charset.ts).
+          setHeaders: (reply, path, stat) => {
+            if (!String(reply.getHeader('content-type')).startsWith('text/html')) return;
+            const charset = charsets.of(path, stat.size, stat.mtimeMs);
+            if (charset !== undefined) reply.header('content-type', `text/html; charset=${charset}`);
+          },
+        });
       });
     } else if (proxyUpstream !== undefined) {
       await app.register(httpProxy, {
@@ -160,7 +183,9 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
         config: { webppCache: { source: 'proxy' } },
         replyOptions: {
           // Ask the upstream for an uncompressed body, so that its HTML can be pre-processed.
-          rewriteRequestHeaders: (_request, headers) => ({ ...headers, 'accept-encoding': 'identity' }),
+          rewriteRequestHeaders: (request, headers) => ({ ...forwardedHeaders(headers, request, url), 'accept-encoding': 'identity' }),
+          // Redirects to the upstream's own address point at this server (http/proxy-headers.ts).
+          rewriteHeaders: (headers) => (typeof headers['location'] === 'string' ? { ...headers, location: rewriteUpstreamLocation(headers['location'], proxyUpstream, url) } : headers),
           // An upstream that fails is a 502 (a 503/504 kept) with a code; its address stays in the log.
           onError: (reply, { error }) => {
             reply.log.error({ err: error }, 'webpp proxy: the upstream did not answer');
