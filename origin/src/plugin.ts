@@ -12,9 +12,9 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fp from 'fastify-plugin';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import * as Y from 'yjs';
-import { resolveOptions, type WebppOriginOptions } from './options.js';
+import { resolveOptions, type ResolvedOptions, type WebppOriginOptions } from './options.js';
 import { ReplicationDirectory } from './directory/replication-directory.js';
 import { DirectoryStore } from './directory/directory-store.js';
 import { applySeed } from './directory/seed.js';
@@ -57,7 +57,7 @@ import { webppLazyReplicas } from './http/lazy-replicas-plugin.js';
 import { publicRoutes } from './routes/public.js';
 import type { OriginGauges } from './stats/prometheus.js';
 import { webppConcurrencyGate, webppConcurrencyGateRelease } from './http/concurrency-gate.js';
-import { lockDataDir } from './directory/data-dir-lock.js';
+import { lockDataDir, type DataDirLock } from './directory/data-dir-lock.js';
 import { PushState } from './push/push-state.js';
 import { webppPush } from './push/push-plugin.js';
 import { createClientAggregates, webppClientAggregate } from './client-aggregate/client-aggregate-plugin.js';
@@ -74,7 +74,23 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'webpp-origin-')));
   const log = app.log.child({ plugin: 'webpp-origin' });
   const dataDirLock = temporaryDataDir ? undefined : await lockDataDir(dataDir, log); // one server per data folder
+  try {
+    await setUpOrigin(app, options, { dataDir, temporaryDataDir, log, dataDirLock });
+  } catch (error) {
+    await dataDirLock?.release(); // a server that failed to start leaves its folder free
+    throw error;
+  }
+}
 
+interface DataFolder {
+  dataDir: string;
+  /** True when dataDir is a temporary folder made for this server (removed at close). */
+  temporaryDataDir: boolean;
+  log: FastifyBaseLogger;
+  dataDirLock: DataDirLock | undefined;
+}
+
+async function setUpOrigin(app: FastifyInstance, options: ResolvedOptions, { dataDir, temporaryDataDir, log, dataDirLock }: DataFolder): Promise<void> {
   const doc = new Y.Doc();
   const directoryStore = new DirectoryStore(join(dataDir, DIRECTORY_STATE_FILE));
   const restored = await directoryStore.load(doc);

@@ -31,6 +31,7 @@ import { WEBPP_ERR_BAD_OPTIONS, WEBPP_ERR_UPSTREAM_FAILED } from './errors.js';
 import { StartGate, type GateHandler as StartGateTarget } from './http/start-gate.js';
 import { checkTlsFileOptions, readTlsCredentials, TlsReloader, type TlsFileOptions } from './http/tls-credentials.js';
 import { InFlightRequests } from './http/drain.js';
+import { HtmlCharsets } from './http/html-charset.js';
 import type { Static } from 'typebox';
 import { serverOptionsSchema } from './options/server-schema.js';
 import { compileOptions, optionPath } from './options/compile-options.js';
@@ -73,8 +74,6 @@ export interface ReplicaServer {
 
 /** Fastify's default http2SessionTimeout. */
 const HTTP2_SESSION_IDLE_MS = 72_000;
-/** close() waits this long for requests in flight before it cuts them. */
-const SHUTDOWN_DRAIN_MS = 5_000;
 
 function listen(server: Server | Http2SecureServer, port: number, host: string): Promise<void> {
   return new Promise((resolvePromise, reject) => {
@@ -92,7 +91,7 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
   const isServerOption = ([key]: [string, unknown]): boolean => key in serverOptionsSchema.properties;
   const checked = serverOptions.check(Object.fromEntries(Object.entries(rest).filter(isServerOption)), optionPath('options'));
   if (!checked.ok) throw new WEBPP_ERR_BAD_OPTIONS(checked.problems.join('; '));
-  const { root, proxyUpstream, host, port, publicHost } = checked.value;
+  const { root, proxyUpstream, host, port, publicHost, shutdownDrainMs } = checked.value;
   const webpp = Object.fromEntries(Object.entries(rest).filter((entry) => !isServerOption(entry))) as Omit<WebppOriginOptions, 'publicUrl'>;
   if (root !== undefined && proxyUpstream !== undefined) {
     throw new WEBPP_ERR_BAD_OPTIONS('root and proxyUpstream are exclusive: serve a folder or proxy a server, not both');
@@ -138,7 +137,7 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
 
   const close = async (): Promise<void> => {
     reloader?.close();
-    await inFlight.drain(server, SHUTDOWN_DRAIN_MS); // requests in flight finish first (http/drain.ts)
+    await inFlight.drain(server, shutdownDrainMs); // requests in flight finish first (http/drain.ts)
     await app.close();
     for (const socket of sockets) socket.destroy();
     if (server.listening) await new Promise<void>((done) => server.close(() => done()));
@@ -151,7 +150,18 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
       // Static files may be answered from the memory cache (cache/cache-plugin.ts), when it is on.
       await app.register(async (files) => {
         files.addHook('onRoute', (route) => void (route.config = { ...route.config, webppCache: { source: 'static' } }));
-        await files.register(fastifyStatic, { root: resolve(root), index: ['index.html'], redirect: true });
+        const charsets = new HtmlCharsets();
+        await files.register(fastifyStatic, {
+          root: resolve(root),
+          index: ['index.html'],
+          redirect: true,
+          // A page's own <meta charset> instead of the "utf-8" @fastify/static gives every .html file (html-charset.ts).
+          setHeaders: (reply, path, stat) => {
+            if (!String(reply.getHeader('content-type')).startsWith('text/html')) return;
+            const charset = charsets.of(path, stat.size, stat.mtimeMs);
+            if (charset !== undefined) reply.header('content-type', `text/html; charset=${charset}`);
+          },
+        });
       });
     } else if (proxyUpstream !== undefined) {
       await app.register(httpProxy, {

@@ -75,6 +75,29 @@ describe('content digests in the bindings header', () => {
     expect(digestsOf(page.headers['webpp-bindings'])).toEqual({ [`${ORIGIN_A}/pic.bin`]: sri('stored bytes') });
   });
 
+  it('gives no digest for a stored HTML replica at a path without .html: its served bytes carry the script tag', async () => {
+    const root = await site({ 'index.html': '<iframe src="/about"></iframe><img src="/pic.bin">' });
+    app = await buildApp({ directory: { formatVersion: 1, entries: [] }, contentRoot: root, contentDigests: true }, { root });
+    for (const [path, contentType, body] of [
+      ['about', 'text/html; charset=utf-8', '<!doctype html><p>About us</p>'],
+      ['pic.bin', 'application/octet-stream', 'stored bytes'],
+    ] as const) {
+      const created = await app.inject({
+        method: 'POST',
+        url: `/.well-known/webpp/replicas/${path}`,
+        headers: { ...auth, 'content-type': contentType },
+        payload: Buffer.from(body),
+      });
+      expect(created.statusCode).toBe(201);
+    }
+    const page = await app.inject('/index.html');
+    expect(digestsOf(page.headers['webpp-bindings'])).toEqual({ [`${ORIGIN_A}/pic.bin`]: sri('stored bytes') });
+    // What a replica would send for /about is not the stored bytes: a digest would fail the check.
+    const about = await app.inject('/about');
+    expect(about.body).not.toBe('<!doctype html><p>About us</p>');
+    expect(about.body).toContain('About us');
+  });
+
   it('sends no digests by default, when contentDigests is false, or for a server without contentRoot', async () => {
     const root = await site({ 'index.html': PAGE, 'style.css': 'body{}', 'img/cat.png': 'x' });
     app = await buildApp({ directory, contentRoot: root, contentDigests: false }, { root });

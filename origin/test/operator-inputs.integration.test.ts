@@ -188,26 +188,91 @@ describe('two servers started on one data folder', () => {
   });
 });
 
+describe('two servers in one process on one data folder', () => {
+  it('the second is refused with WEBPP_ERR_DATA_DIR_IN_USE; once the first closes, the folder is free', async () => {
+    const dataDir = await tempDir();
+    const first = await startReplicaServer({ adminToken: ADMIN_TOKEN, injectScript: false, dataDir });
+    try {
+      expect((await fetch(`${first.url}${R}/notes.txt`, { method: 'POST', headers: { ...auth, 'content-type': 'text/plain' }, body: 'first' })).status).toBe(201);
+      // Before: a lock of this very pid was taken for one left by a dead process, and taken over.
+      await expect(startReplicaServer({ adminToken: ADMIN_TOKEN, injectScript: false, dataDir })).rejects.toMatchObject({
+        code: 'WEBPP_ERR_DATA_DIR_IN_USE',
+        message: expect.stringContaining('another server in this process') as unknown,
+      });
+      const served = await fetch(`${first.url}/notes.txt`);
+      expect([served.status, await served.text()]).toEqual([200, 'first']);
+    } finally {
+      await first.close();
+    }
+    const next = await startReplicaServer({ adminToken: ADMIN_TOKEN, injectScript: false, dataDir });
+    try {
+      const served = await fetch(`${next.url}/notes.txt`);
+      expect([served.status, await served.text()]).toEqual([200, 'first']);
+    } finally {
+      await next.close();
+    }
+  });
+});
+
+describe('a server that fails to start', () => {
+  it('leaves its data folder free: the next start in the same process, once the cause is fixed, runs', async () => {
+    const dataDir = await tempDir();
+    await writeFile(join(dataDir, 'directory.ywebpp'), 'not a directory'); // damaged by hand
+    await expect(startReplicaServer({ adminToken: ADMIN_TOKEN, injectScript: false, dataDir })).rejects.toMatchObject({ code: 'WEBPP_ERR_DIRECTORY_CORRUPT' });
+    await rm(join(dataDir, 'directory.ywebpp'));
+    const server = await startReplicaServer({ adminToken: ADMIN_TOKEN, injectScript: false, dataDir });
+    try {
+      expect((await fetch(`${server.url}/.well-known/webpp/directory`)).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('stopping a server', () => {
-  it('SIGTERM lets a download in progress finish before the process exits (status 0)', async () => {
+  const sizeBytes = 16 * 1024 * 1024; // far more than the socket buffers hold
+
+  /** `webpp-origin` serving a 16 MiB file, and a download of it that has received its first chunk. */
+  async function downloading(flags: string[]): Promise<{ run: CliRun; exited: Promise<number | null>; reader: ReadableStreamDefaultReader<Uint8Array>; firstBytes: number }> {
     const [root, dataDir] = [await tempDir(), await tempDir()];
-    const sizeBytes = 16 * 1024 * 1024; // far more than the socket buffers hold
     await writeFile(join(root, 'video.bin'), Buffer.alloc(sizeBytes, 7));
-    const run = startCli([root, '--port', '0', '--data-dir', dataDir]);
+    const run = startCli([root, '--port', '0', '--data-dir', dataDir, ...flags]);
     const base = await listenAddress(run);
     const exited = new Promise<number | null>((resolve) => run.child.once('exit', resolve));
-
     const response = await fetch(`${base}/video.bin`);
     expect(response.status).toBe(200);
     const reader = (response.body as ReadableStream<Uint8Array>).getReader();
-    let received = (await reader.read()).value?.byteLength ?? 0;
-    run.child.kill('SIGTERM'); // a rolling restart, mid-download
-    for (;;) {
-      const chunk = await reader.read(); // before the fix: "terminated" once the buffers ran dry
-      if (chunk.done) break;
-      received += chunk.value.byteLength;
+    return { run, exited, reader, firstBytes: (await reader.read()).value?.byteLength ?? 0 };
+  }
+
+  /** Bytes read until the end of the body or an error ("terminated"). */
+  async function readRest(reader: ReadableStreamDefaultReader<Uint8Array>): Promise<number> {
+    let received = 0;
+    try {
+      for (;;) {
+        const chunk = await reader.read();
+        if (chunk.done) return received;
+        received += chunk.value.byteLength;
+      }
+    } catch {
+      return received;
     }
-    expect(received).toBe(sizeBytes);
+  }
+
+  it('SIGTERM lets a download in progress finish before the process exits (status 0)', async () => {
+    const { run, exited, reader, firstBytes } = await downloading([]);
+    run.child.kill('SIGTERM'); // a rolling restart, mid-download
+    expect(firstBytes + (await readRest(reader))).toBe(sizeBytes); // before the fix: "terminated" once the buffers ran dry
     expect(await exited).toBe(0);
+  });
+
+  it('--shutdown-drain-ms 0 cuts a download in progress at SIGTERM; a negative value is refused before the port binds', async () => {
+    const refused = await startCli([await tempDir(), '--port', '0', '--data-dir', await tempDir(), '--shutdown-drain-ms=-1']).outcome;
+    expect(refused).toMatchObject({ exitCode: 2, stderr: expect.stringContaining('--shutdown-drain-ms must be >= 0') as unknown }); // a usage error
+
+    const { run, exited, reader, firstBytes } = await downloading(['--shutdown-drain-ms', '0']);
+    run.child.kill('SIGTERM');
+    expect(await exited).toBe(0); // without waiting for the client to read on
+    expect(firstBytes + (await readRest(reader))).toBeLessThan(sizeBytes); // what the socket buffers held
   });
 });

@@ -8,7 +8,8 @@
  *
  * A lock left behind by a process that died (kill -9, a power cut) is taken over: its pid
  * is not alive any more on this host, or is this very process (a container restarted with
- * the same pid). A lock written on another host (a volume moved to a new pod) cannot be
+ * the same pid) but not one of the locks this process holds (two servers started in one
+ * process on one folder are refused like two processes). A lock written on another host (a volume moved to a new pod) cannot be
  * checked and is taken over with a warning. The lock file appears with its content in one
  * step (written to a temporary file, then hard-linked into place, which fails if a lock
  * exists), so a server starting at the same moment never reads it half-written.
@@ -20,6 +21,9 @@ import { randomBytes } from 'node:crypto';
 import { WEBPP_ERR_DATA_DIR_IN_USE } from '../errors.js';
 
 const DATA_DIR_LOCK_FILE = 'webpp.lock';
+
+/** Tokens of the locks the servers of this process hold now. */
+const heldTokens = new Set<string>();
 
 interface LockRecord {
   pid: number;
@@ -78,11 +82,18 @@ export async function lockDataDir(dataDir: string, log: LockLogger): Promise<Dat
   const release = async (): Promise<void> => {
     const held = parseLock(await readFile(path, 'utf8').catch(() => ''));
     if (held?.token === own.token) await unlink(path).catch(() => undefined);
+    heldTokens.delete(own.token);
   };
   // Two attempts: the second follows the removal of a stale lock.
   for (let attempt = 0; attempt < 2; attempt += 1) {
-    if (await createLock(path, own)) return { release };
+    if (await createLock(path, own)) {
+      heldTokens.add(own.token);
+      return { release };
+    }
     const holder = parseLock(await readFile(path, 'utf8').catch(() => ''));
+    if (holder !== undefined && holder.hostname === own.hostname && holder.pid === own.pid && heldTokens.has(holder.token)) {
+      throw new WEBPP_ERR_DATA_DIR_IN_USE(dataDir, 'another server in this process');
+    }
     if (holder !== undefined && holder.hostname === own.hostname && holder.pid !== own.pid && isAlive(holder.pid)) {
       throw new WEBPP_ERR_DATA_DIR_IN_USE(dataDir, `process ${holder.pid}`);
     }

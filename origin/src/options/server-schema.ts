@@ -29,6 +29,16 @@ export const serverOptionsSchema = Type.Object(
         cli: { group: 'Network', default: 8080, env: 'PORT' },
       }),
     ),
+    shutdownDrainMs: defaulted(
+      Type.Integer({
+        minimum: 0,
+        maximum: 600_000,
+        default: 5_000,
+        description:
+          'On SIGTERM / SIGINT / `close()`: how long requests in flight may go on finishing (downloads, uploads) before the server cuts them. 0 cuts them at once.',
+        cli: { group: 'Behaviour', arg: 'ms' },
+      }),
+    ),
     publicHost: Type.Optional(
       Type.String({
         minLength: 1,
