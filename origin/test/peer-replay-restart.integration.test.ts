@@ -3,7 +3,9 @@
  * servers, loopback ports, real HTTP). The cooperative cache's state-changing calls carry a
  * one-time nonce (cache/cluster/replay-guard.ts), but the nonces seen live in memory: a
  * restarted server knew none of them, so a fill captured before an invalidation was accepted
- * once more after the restart and the invalidated copy was served again from memory.
+ * once more after the restart and the invalidated copy was served again from memory. Load
+ * records are kept newest-first in memory too: a dead peer's captured record, replayed after
+ * the restart, was taken (the peer alive and idle again: a co-op for the next placement).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplicaServer, type ReplicaServer, type ReplicaServerOptions } from '../src/server.js';
@@ -76,5 +78,24 @@ describe('a captured peer call replayed after its receiver restarted', () => {
     expect(replay.status).toBe(403);
     expect((await replay.json()) as { code: string }).toMatchObject({ code: 'WEBPP_ERR_FORBIDDEN' });
     expect((await fetch(`${b}${path}`)).status).toBe(404);
+  });
+});
+
+describe('a captured load record replayed after its receiver restarted', () => {
+  it('is not taken: the receiver does not bring back the old record of a dead peer', async () => {
+    const [a, b] = urls as [string, string];
+    const serverB = servers[1] as ReplicaServer;
+    // b's ping to a, as captured on the wire: b's record, signed for a.
+    const url = `${a}/.well-known/webpp/peer/state/ping`;
+    const headers = serverB.app.webpp.peerState?.outgoingHeaders() ?? {};
+    const capture = { ...headers, 'webpp-cluster-auth': signClusterRequest(CLUSTER_SECRET, 'POST', url, new Uint8Array(0), { headers }) };
+    // b dies; a restarts (it holds no record of b); the capture is replayed within the signature window.
+    await serverB.close();
+    servers[1] = undefined;
+    await servers[0]?.close();
+    servers[0] = await startReplicaServer(await optionsOf(0));
+    const replay = await fetch(url, { method: 'POST', headers: capture });
+    expect(replay.status).toBeLessThan(300);
+    expect(servers[0].app.webpp.peerState?.record(b)).toBeUndefined();
   });
 });
