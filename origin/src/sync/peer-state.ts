@@ -114,6 +114,10 @@ export class PeerState {
   /**
    * Takes the record in a (signed, verified) header. `from`: the peer the call went to, when
    * this is its answer; the record must then be that peer's. Returns the record if kept.
+   * An answer to this server's own call is no replay, so it replaces the held record even
+   * when its `atMs` is not newer: a peer whose clock was set back (it ran ahead, within
+   * `maxClockSkewMs`) would otherwise have every record refused until its clock caught up
+   * with the last one (minutes of stale load figures and pushed values).
    */
   receive(header: string | string[] | undefined, from?: string): LoadRecord | undefined {
     if (header === undefined) return undefined;
@@ -127,7 +131,7 @@ export class PeerState {
       (from !== undefined && from !== record.server) ||
       Math.abs(record.atMs - nowMs) > this.options.maxClockSkewMs ||
       record.atMs < this.startedAtMs ||
-      (previous !== undefined && record.atMs <= previous.record.atMs)
+      (from === undefined && previous !== undefined && record.atMs <= previous.record.atMs)
     ) {
       this.recordsRejected += 1;
       return undefined;
