@@ -106,6 +106,10 @@ test('the demo survives stopping its busiest replica, and the dashboard shows it
   await dashboard.goto(demo.dashboardUrl);
   const rows = dashboard.locator('#latency-rows tr[data-server]');
   await expect(rows).toHaveCount(3, { timeout: 45_000 });
+  // Only what the running policy measures: the default policy keeps no standard deviation or
+  // timeout per server, and 0 ms must not pass for a measured value (columns 4 and 6).
+  const deviationsAndTimeouts = await rows.evaluateAll((elements) => elements.flatMap((row) => [3, 5].map((column) => row.children[column]?.textContent ?? '')));
+  expect(deviationsAndTimeouts.filter((text) => /^0(\.0)? ms$/.test(text))).toEqual([]);
   await expect(dashboard.locator('#replica-cards .replica-card')).toHaveCount(3);
   await expect(dashboard.locator('#control-status')).toContainText('3 of 3 replicas running');
 

@@ -3,12 +3,12 @@
  * webpp-origin: a Web++ replica server (paper Section 5) over a folder of files, or in
  * front of an existing web server (proxy mode). Run `webpp-origin --help`.
  */
-import { readFileSync, realpathSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { startReplicaServer, type ReplicaServerOptions } from './server.js';
 import { runBuildCommand } from './build/build-cli.js';
 import { helpSections } from './options/cli-flags.js';
-import { parseFlags, UsageError, type ParsedFlags } from './options/parse-flags.js';
+import { parseFlags, UsageError } from './options/parse-flags.js';
 
 const USAGE = `Usage: webpp-origin [options] [root]
        webpp-origin build <in-dir> --out <out-dir> --directory <file> [--inject]
@@ -36,18 +36,6 @@ The server exits cleanly on SIGINT and SIGTERM; SIGHUP reloads the TLS certifica
 /** The text of `webpp-origin --help`: the flags come from the option schemas (options/cli-flags.ts). */
 export const HELP = `${USAGE}\n${helpSections()}${TRAILER}`;
 
-/** `--admin-token-file` and the like: read the secret from a file; exclusive with the flag itself. */
-function secretFromFile(parsed: ParsedFlags, flag: string, fileKey: 'adminTokenFile' | 'clusterSecretFile'): string | undefined {
-  const file = parsed.cli[fileKey] as string | undefined;
-  if (file === undefined) return undefined;
-  if (parsed.given.has(flag)) throw new UsageError(`give --${flag} or --${flag}-file, not both`);
-  try {
-    return readFileSync(file, 'utf8').trim();
-  } catch (error) {
-    throw new UsageError(`cannot read --${flag}-file ${file}: ${(error as Error).message}`);
-  }
-}
-
 /** Parses argv (without node and script) into server options; throws UsageError on bad input. */
 export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): { help: true } | { help: false; options: ReplicaServerOptions; logLevel: string } {
   const parsed = parseFlags(argv, env);
@@ -62,11 +50,22 @@ export function parseCli(argv: string[], env: NodeJS.ProcessEnv = process.env): 
   const { tlsCert, tlsKey, logLevel } = parsed.cli as { tlsCert?: string; tlsKey?: string; logLevel?: string };
   if ((tlsCert === undefined) !== (tlsKey === undefined)) throw new UsageError('give --tls-cert and --tls-key together');
   if (tlsCert !== undefined && tlsKey !== undefined) options.tls = { certFile: tlsCert, keyFile: tlsKey };
-  const adminToken = secretFromFile(parsed, 'admin-token', 'adminTokenFile');
-  if (adminToken !== undefined) options.adminToken = adminToken;
-  const clusterSecret = secretFromFile(parsed, 'cluster-secret', 'clusterSecretFile');
-  if (clusterSecret !== undefined) options.clusterSecret = clusterSecret;
   return { help: false, options, logLevel: logLevel ?? 'info' };
+}
+
+/**
+ * A root folder that does not exist is a typo, not a site: @fastify/static only logs a
+ * warning and the server would answer 404 to everything, so the command stops first.
+ */
+function checkRootFolder(root: string | undefined): void {
+  if (root === undefined) return;
+  let isFolder = false;
+  try {
+    isFolder = statSync(root).isDirectory();
+  } catch {
+    // missing or unreadable: reported below
+  }
+  if (!isFolder) throw new UsageError(`the root folder ${root} does not exist or is not a folder`);
 }
 
 const SHUTDOWN_TIMEOUT_MS = 10_000;
@@ -100,6 +99,7 @@ export async function main(argv: string[]): Promise<void> {
   let parsed;
   try {
     parsed = parseCli(argv);
+    if (!parsed.help) checkRootFolder(parsed.options.root);
   } catch (error) {
     process.stderr.write(`webpp-origin: ${(error as Error).message}\nRun "webpp-origin --help" for usage.\n`);
     process.exitCode = 2;

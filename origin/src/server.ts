@@ -31,6 +31,8 @@ import { WEBPP_ERR_BAD_OPTIONS, WEBPP_ERR_UPSTREAM_FAILED } from './errors.js';
 import { StartGate, type GateHandler as StartGateTarget } from './http/start-gate.js';
 import { checkTlsFileOptions, readTlsCredentials, TlsReloader, type TlsFileOptions } from './http/tls-credentials.js';
 import { InFlightRequests } from './http/drain.js';
+import { isHiddenPath } from './http/hidden-paths.js';
+import { forwardedHeaders, rewriteUpstreamLocation } from './http/proxy-headers.js';
 import { HtmlCharsets } from './http/html-charset.js';
 import type { Static } from 'typebox';
 import { serverOptionsSchema } from './options/server-schema.js';
@@ -70,6 +72,15 @@ export interface ReplicaServer {
    */
   reloadTls?: (reason?: string) => boolean;
   close(): Promise<void>;
+}
+
+/** A request path as the file system sees it (`/%2Eenv` is `/.env`); undecodable stays as is. */
+function decodePath(path: string): string {
+  try {
+    return decodeURIComponent(path);
+  } catch {
+    return path;
+  }
 }
 
 /** Fastify's default http2SessionTimeout. */
@@ -155,6 +166,8 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
           root: resolve(root),
           index: ['index.html'],
           redirect: true,
+          // .env, .git/… are not published (.well-known is): http/hidden-paths.ts.
+          allowedPath: (path) => !isHiddenPath(decodePath(path)),
           // A page's own <meta charset> instead of the "utf-8" @fastify/static gives every .html file (html-charset.ts).
           setHeaders: (reply, path, stat) => {
             if (!String(reply.getHeader('content-type')).startsWith('text/html')) return;
@@ -170,7 +183,9 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
         config: { webppCache: { source: 'proxy' } },
         replyOptions: {
           // Ask the upstream for an uncompressed body, so that its HTML can be pre-processed.
-          rewriteRequestHeaders: (_request, headers) => ({ ...headers, 'accept-encoding': 'identity' }),
+          rewriteRequestHeaders: (request, headers) => ({ ...forwardedHeaders(headers, request, url), 'accept-encoding': 'identity' }),
+          // Redirects to the upstream's own address point at this server (http/proxy-headers.ts).
+          rewriteHeaders: (headers) => (typeof headers['location'] === 'string' ? { ...headers, location: rewriteUpstreamLocation(headers['location'], proxyUpstream, url) } : headers),
           // An upstream that fails is a 502 (a 503/504 kept) with a code; its address stays in the log.
           onError: (reply, { error }) => {
             reply.log.error({ err: error }, 'webpp proxy: the upstream did not answer');

@@ -4,7 +4,8 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -159,5 +160,31 @@ describe('webpp-origin build', () => {
     expect((failed as { stderr: string }).stderr).toContain('WEBPP_ERR_DIRECTORY_FILE');
     const { stdout } = await run(process.execPath, [CLI, '--help']);
     expect(stdout).toContain('webpp-origin build');
+  });
+
+  it('leaves dotfiles and links out of the folder out of what it deploys, and keeps .well-known', async () => {
+    const { inDir, outDir, directoryFile } = await site({ ...pages, '.env': 'DB_PASSWORD=x', '.git/config': '[core]', '.well-known/security.txt': 'Contact: x' }, entries);
+    const secret = join(await tempDir(), 'secret.txt');
+    await writeFile(secret, 'outside the site');
+    await symlink(secret, join(inDir, 'linked.txt'));
+    await symlink(join(inDir, 'plain.png'), join(inDir, 'alias.png'));
+    await run(process.execPath, [CLI, 'build', inDir, '--out', outDir, '--directory', directoryFile]);
+    expect(existsSync(join(outDir, '.env'))).toBe(false);
+    expect(existsSync(join(outDir, '.git'))).toBe(false);
+    expect(existsSync(join(outDir, 'linked.txt'))).toBe(false);
+    expect(await readFile(join(outDir, 'alias.png'), 'utf8')).toBe('PLAIN');
+    expect(await readFile(join(outDir, '.well-known', 'security.txt'), 'utf8')).toBe('Contact: x');
+  });
+
+  it.each([
+    [['--logical-origin', 'example.org'], /--logical-origin must be an http\(s\) origin/],
+    [['--logical-origin', 'https://example.org/docs/'], /--logical-origin must be an http\(s\) origin/],
+    [['--max-header-bytes', '10'], /--max-header-bytes must be an integer >= 64/],
+  ])('refuses %j as a usage error naming the flag, before it writes anything', async (args, message) => {
+    const { inDir, outDir, directoryFile } = await site(pages, entries);
+    const failed = await run(process.execPath, [CLI, 'build', inDir, '--out', outDir, '--directory', directoryFile, ...args]).catch((error: { stderr: string; code: number }) => error);
+    expect(failed).toMatchObject({ code: 2 });
+    expect((failed as { stderr: string }).stderr).toMatch(message);
+    expect(existsSync(outDir)).toBe(false);
   });
 });

@@ -42,6 +42,14 @@ describe('webpp-origin --help and usage errors', () => {
     expect(result.stderr).toMatch(message);
   });
 
+  it('refuses a root folder that does not exist with exit code 2, before it listens', async () => {
+    const missing = join(await tempDir(), 'no-such-site');
+    const result = runCli([missing, '--port', '0', '--data-dir', await tempDir()]);
+    expect(result.status).toBe(2);
+    expect(result.stderr).toContain(`the root folder ${missing} does not exist`);
+    expect(result.stdout).not.toContain('webpp-origin listening');
+  });
+
   it.each([
     [['--max-replica-bytes', '0'], /--max-replica-bytes must be >= 1/],
     [['--max-replica-bytes', '1e6'], /--max-replica-bytes must be a non-negative integer/],
@@ -111,6 +119,17 @@ describe('webpp-origin --help and usage errors', () => {
     } finally {
       delete process.env.WEBPP_CLUSTER_SECRET;
     }
+  });
+
+  it('names the variable or the file a bad value came from, not a flag the user never typed', async () => {
+    expect(() => parseCli(['site'], { PORT: 'abc' })).toThrow(/^\$PORT must be a non-negative integer/);
+    expect(() => parseCli(['site'], { WEBPP_ADMIN_TOKEN: 'short' })).toThrow(/^\$WEBPP_ADMIN_TOKEN must NOT have fewer than 16 characters/);
+    const file = join(await tempDir(), 'admin-token');
+    await writeFile(file, 'short\n');
+    expect(() => parseCli(['site', '--admin-token-file', file], {})).toThrow(/^--admin-token-file must NOT have fewer than 16 characters/);
+    await writeFile(file, 'a-long-enough-admin-token\n');
+    expect(parseCli(['site', '--admin-token-file', file], { WEBPP_ADMIN_TOKEN: 'short' })).toMatchObject({ options: { adminToken: 'a-long-enough-admin-token' } });
+    expect(() => parseCli(['site', '--admin-token-file', file, '--admin-token', 'a-long-enough-admin-token'], {})).toThrow(/not both/);
   });
 });
 

@@ -101,6 +101,15 @@ describe('injectScriptTag', () => {
     expect(injectScriptTag(already, '/webpp.js')).toBe(already);
     expect(injectScriptTag('<head></head><p>see /webpp.js</p>', '/webpp.js')).toContain('<head><script src="/webpp.js" async></script>');
   });
+
+  it('recognises the tag written with the site\'s origin or relative to the root', () => {
+    for (const src of ['https://example.org/webpp.js', '//example.org/webpp.js?preset=fast', 'http://a.localhost:8081/webpp.js', 'webpp.js?preset=fast']) {
+      const page = `<head><script src="${src}"></script></head><body></body>`;
+      expect(injectScriptTag(page, '/webpp.js')).toBe(page);
+    }
+    // Another script of that name in a folder of its own is not the page script.
+    expect(injectScriptTag('<head><script src="/vendor/webpp.js"></script></head>', '/webpp.js')).toContain('<script src="/webpp.js" async>');
+  });
 });
 
 describe('assertCanonicalPath', () => {

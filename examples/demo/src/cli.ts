@@ -80,7 +80,8 @@ function banner(demo: RunningDemo): string {
     `  Open the dashboard:  ${demo.dashboardUrl}`,
     '',
     `  Replica management (POST, PUT, DELETE): Authorization: Bearer ${demo.adminToken}`,
-    `    e.g. curl -X POST --data-binary @notes.txt -H 'authorization: Bearer ${demo.adminToken}' \\`,
+    // With its content type: without one, curl sends application/x-www-form-urlencoded, and the replica is served as that.
+    `    e.g. curl -X POST --data-binary @notes.txt -H 'content-type: text/plain' -H 'authorization: Bearer ${demo.adminToken}' \\`,
     `         ${demo.replicas[0]?.publicOrigin ?? ''}/.well-known/webpp/replicas/notes.txt`,
     '',
     '  (Chromium, Chrome, Edge and Firefox resolve *.localhost to this machine.)',

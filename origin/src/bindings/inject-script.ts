@@ -24,10 +24,17 @@ export function injectScriptTag(html: string, scriptPath: string): string {
   return tag + html;
 }
 
+/**
+ * The page has a script tag for the page script already: `src` is the path, the same path
+ * on an origin (`https://example.org/webpp.js`, `//example.org/webpp.js`), or, written
+ * relative to the root page, the path without its leading slash (`webpp.js?preset=fast`).
+ * A second tag would register a second worker URL, and the two would replace each other.
+ */
 function alreadyLoads(html: string, scriptPath: string): boolean {
-  if (!html.includes(scriptPath)) return false;
-  const escaped = scriptPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`<script\\b[^>]*\\bsrc\\s*=\\s*["']?${escaped}(?:["'\\s>?#])`, 'i').test(html);
+  const relative = scriptPath.replace(/^\//, '');
+  if (!html.includes(relative)) return false;
+  const escaped = relative.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(`<script\\b[^>]*\\bsrc\\s*=\\s*["']?(?:(?:https?:)?//[^/"'\\s>]+)?/?${escaped}(?:["'\\s>?#])`, 'i').test(html);
 }
 
 function escapeAttribute(value: string): string {

@@ -27,6 +27,19 @@ bindings file /.well-known/webpp/bindings (for hosts that set no headers) and .n
 
 class BuildUsageError extends Error {}
 
+/** The bindings encoder's smallest budget (core's EncodeOptions.maxBytes). */
+const MIN_HEADER_BYTES = 64;
+
+function isHttpOrigin(text: string): boolean {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return false;
+  }
+  return (url.protocol === 'http:' || url.protocol === 'https:') && url.pathname === '/' && url.search === '' && url.hash === '' && url.username === '';
+}
+
 function parseBuildCli(argv: string[]): { help: true } | { help: false; options: StaticBuildOptions } {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -48,14 +61,20 @@ function parseBuildCli(argv: string[]): { help: true } | { help: false; options:
   if (values.out === undefined) throw new BuildUsageError('give --out <dir>');
   if (values.directory === undefined) throw new BuildUsageError('give --directory <directory.json>');
   const maxHeader = values['max-header-bytes'];
-  if (maxHeader !== undefined && !/^\d+$/.test(maxHeader)) throw new BuildUsageError(`--max-header-bytes must be an integer (got ${JSON.stringify(maxHeader)})`);
+  if (maxHeader !== undefined && !(/^\d+$/.test(maxHeader) && Number(maxHeader) >= MIN_HEADER_BYTES)) {
+    throw new BuildUsageError(`--max-header-bytes must be an integer >= ${MIN_HEADER_BYTES} (got ${JSON.stringify(maxHeader)})`);
+  }
+  const logicalOrigin = values['logical-origin'];
+  if (logicalOrigin !== undefined && !isHttpOrigin(logicalOrigin)) {
+    throw new BuildUsageError(`--logical-origin must be an http(s) origin without path, query or fragment, e.g. https://example.org (got ${JSON.stringify(logicalOrigin)})`);
+  }
   const options: StaticBuildOptions = {
     inDir: positionals[0] as string,
     outDir: values.out,
     directoryFile: values.directory,
     inject: values.inject === true,
   };
-  if (values['logical-origin'] !== undefined) options.logicalOrigin = values['logical-origin'];
+  if (logicalOrigin !== undefined) options.logicalOrigin = logicalOrigin;
   if (values['client-bundle-dir'] !== undefined) options.clientBundleDir = values['client-bundle-dir'];
   if (maxHeader !== undefined) options.maxBindingsHeaderBytes = Number(maxHeader);
   const version = values['directory-version'];

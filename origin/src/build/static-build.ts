@@ -6,7 +6,8 @@
  * HTML pages may get the page-script tag; the page script and the worker are copied beside
  * them.
  */
-import { copyFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, realpath, stat, writeFile } from 'node:fs/promises';
+import { isHiddenPath } from '../http/hidden-paths.js';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { encodeBindings, type Binding } from '@webpp/core';
 import { ReplicationDirectory } from '../directory/replication-directory.js';
@@ -131,16 +132,27 @@ function kindOf(urlPath: string): PreprocessKind | undefined {
  * Every file below `root` (symbolic links to files included, as a host serves them), sorted;
  * webpp's own outputs found in the input are left out (they are written afresh).
  */
+/**
+ * The files to publish: not dotfiles (`.git/`, `.env`; `.well-known` is published), as
+ * `webpp-origin` does not serve them (http/hidden-paths.ts), and not links that lead out of
+ * the folder (a link to /etc/passwd would otherwise be deployed as a copy).
+ */
 async function listFiles(root: string): Promise<string[]> {
   const entries = await readdir(root, { recursive: true, withFileTypes: true });
   const own = new Set([HEADERS_FILE, NO_JEKYLL_FILE, join(...STATIC_BINDINGS_PATH.slice(1).split('/'))]);
+  const realRoot = await realpath(root);
   const files: string[] = [];
   for (const entry of entries) {
     const file = join(entry.parentPath, entry.name);
-    const isFile = entry.isFile() || (entry.isSymbolicLink() && (await stat(file).catch(() => undefined))?.isFile() === true);
+    if (isHiddenPath(relative(root, file))) continue;
+    const isFile = entry.isFile() || (entry.isSymbolicLink() && (await stat(file).catch(() => undefined))?.isFile() === true && isInside(realRoot, await realpath(file)));
     if (isFile && !own.has(relative(root, file))) files.push(file);
   }
   return files.sort();
+}
+
+function isInside(root: string, file: string): boolean {
+  return file.startsWith(root + sep);
 }
 
 async function loadDirectory(

@@ -20,7 +20,7 @@ const META_CHARSET = /<meta\s[^>]*?charset\s*=\s*["']?\s*([A-Za-z0-9._:-]+)/i;
 const UTF8_LABELS = new Set(['utf-8', 'utf8', 'unicode-1-1-utf-8', 'unicode11utf8', 'unicode20utf8', 'x-unicode20utf8']);
 
 /** The non-UTF-8 encoding label the bytes declare, or undefined. */
-export function declaredCharset(head: Buffer): string | undefined {
+function declaredCharset(head: Buffer): string | undefined {
   if (head.length >= 2 && ((head[0] === 0xfe && head[1] === 0xff) || (head[0] === 0xff && head[1] === 0xfe))) return head[0] === 0xfe ? 'utf-16be' : 'utf-16le';
   if (head.length >= 3 && head[0] === 0xef && head[1] === 0xbb && head[2] === 0xbf) return undefined;
   const label = META_CHARSET.exec(head.subarray(0, PRESCAN_BYTES).toString('latin1'))?.[1]?.toLowerCase();

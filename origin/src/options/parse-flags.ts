@@ -2,6 +2,7 @@
  * Command-line flags to options objects, typed and checked by the same schemas as the API:
  * a bad value is reported under the flag's name ("--max-replica-bytes must be >= 1").
  */
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { TObject } from 'typebox';
 import { FLAGS, parseArgsOptions, type FlagSpec } from './cli-flags.js';
@@ -26,16 +27,17 @@ export interface ParsedFlags {
   given: Set<string>;
 }
 
-function convert(spec: FlagSpec, raw: string): unknown {
+/** `label`: how the user gave the value (`--port`, or `$PORT` when it came from the environment). */
+function convert(spec: FlagSpec, raw: string, label: string): unknown {
   if (spec.kind === 'integer') {
     if (!/^-?\d+$/.test(raw.trim())) {
-      throw new UsageError(`--${spec.flag} must be a${(spec.schema as { minimum?: number }).minimum === undefined ? 'n' : ' non-negative'} integer (got ${JSON.stringify(raw)})`);
+      throw new UsageError(`${label} must be a${(spec.schema as { minimum?: number }).minimum === undefined ? 'n' : ' non-negative'} integer (got ${JSON.stringify(raw)})`);
     }
     return Number(raw);
   }
   if (spec.kind === 'number') {
     const value = Number(raw);
-    if (raw.trim() === '' || !Number.isFinite(value)) throw new UsageError(`--${spec.flag} must be a number (got ${JSON.stringify(raw)})`);
+    if (raw.trim() === '' || !Number.isFinite(value)) throw new UsageError(`${label} must be a number (got ${JSON.stringify(raw)})`);
     return value;
   }
   return raw;
@@ -52,14 +54,40 @@ function setPath(target: Values, path: string[], value: unknown): void {
   setPath(child, rest, value);
 }
 
-/** Names a JSON path by its flag, for error messages: ["peers", "1"] → "--peer[1]". */
-const flagName: PathNamer = (path) => {
-  for (let length = path.length; length > 0; length--) {
-    const spec = FLAGS.find((candidate) => candidate.path.join('.') === path.slice(0, length).join('.'));
-    if (spec !== undefined) return `--${spec.flag}${path.slice(length).map((part) => `[${part}]`).join('')}`;
+/**
+ * Names a JSON path by how the user gave it, for error messages: ["peers", "1"] →
+ * "--peer[1]"; a value from the environment or a secret file by its variable or file flag
+ * (`labels`: flag → "$WEBPP_ADMIN_TOKEN", "--admin-token-file").
+ */
+function flagNamer(labels: ReadonlyMap<string, string>): PathNamer {
+  return (path) => {
+    for (let length = path.length; length > 0; length--) {
+      const spec = FLAGS.find((candidate) => candidate.path.join('.') === path.slice(0, length).join('.'));
+      if (spec !== undefined) return `${labels.get(spec.flag) ?? `--${spec.flag}`}${path.slice(length).map((part) => `[${part}]`).join('')}`;
+    }
+    return `option ${path.join('.')}`;
+  };
+}
+
+/** `--admin-token-file` and the like: the secret read from a file (trimmed); exclusive with the flag itself. */
+const SECRET_FILES = [
+  { flag: 'admin-token', fileKey: 'adminTokenFile', key: 'adminToken' },
+  { flag: 'cluster-secret', fileKey: 'clusterSecretFile', key: 'clusterSecret' },
+] as const;
+
+function readSecretFiles(result: ParsedFlags, labels: Map<string, string>): void {
+  for (const { flag, fileKey, key } of SECRET_FILES) {
+    const file = result.cli[fileKey] as string | undefined;
+    if (file === undefined) continue;
+    if (result.given.has(flag)) throw new UsageError(`give --${flag} or --${flag}-file, not both`);
+    try {
+      result.server[key] = readFileSync(file, 'utf8').trim();
+    } catch (error) {
+      throw new UsageError(`cannot read --${flag}-file ${file}: ${(error as Error).message}`);
+    }
+    labels.set(flag, `--${flag}-file`);
   }
-  return `option ${path.join('.')}`;
-};
+}
 
 const serverValidator = compileOptions(serverOptionsSchema);
 const cliValidator = compileOptions(cliOnlySchema);
@@ -69,7 +97,7 @@ function pick(values: Values, schema: TObject): Values {
 }
 
 /** Every problem of the options the flags gave, under the flags' names. */
-function problemsOf(result: ParsedFlags): string[] {
+function problemsOf(result: ParsedFlags, flagName: PathNamer): string[] {
   const problems: string[] = [];
   for (const [validator, values] of [[serverValidator, pick(result.server, serverOptionsSchema)], [cliValidator, result.cli]] as const) {
     const checked = validator.check(values, flagName);
@@ -95,6 +123,7 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv): ParsedFlags 
   }
   const values = parsed.values as Record<string, string | string[] | boolean | undefined>;
   const result: ParsedFlags = { help: values.help === true, positionals: parsed.positionals, server: {}, cli: {}, given: new Set() };
+  const labels = new Map<string, string>();
   for (const spec of FLAGS) {
     const target = spec.target === 'server' ? result.server : result.cli;
     const raw = values[spec.flag];
@@ -111,10 +140,12 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv): ParsedFlags 
     }
     const fromEnv = spec.cli.env === undefined ? undefined : env[spec.cli.env];
     const text = (raw as string | undefined) ?? (fromEnv === '' ? undefined : fromEnv);
-    if (text !== undefined) setPath(target, spec.path, convert(spec, text));
+    if (raw === undefined && text !== undefined) labels.set(spec.flag, `$${spec.cli.env ?? ''}`);
+    if (text !== undefined) setPath(target, spec.path, convert(spec, text, labels.get(spec.flag) ?? `--${spec.flag}`));
     else if (spec.cli.default !== undefined) setPath(target, spec.path, spec.cli.default);
   }
-  const problems = problemsOf(result);
+  readSecretFiles(result, labels);
+  const problems = problemsOf(result, flagNamer(labels));
   if (problems.length > 0) throw new UsageError(problems.join('; '));
   return result;
 }

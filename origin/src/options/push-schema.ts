@@ -12,7 +12,7 @@ export const pushOptionProperties = {
     Type.Boolean({
       default: true,
       description:
-        'Send this server\'s smoothed service time on every response (`Server-Timing: webpp;dur=12.5`) and the latest values of its peers (`webpp-load`), see [Server push](#server-push).',
+        'Send this server\'s smoothed service time on every response (`Server-Timing: webpp;dur=12.5`) and the latest values of its peers (`webpp-load`), see [Server push](#server-push-and-capacity).',
       cli: { group: 'Behaviour' },
     }),
   ),

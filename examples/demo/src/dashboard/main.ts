@@ -12,6 +12,7 @@ import { LatencyHistory } from './history.js';
 import { renderLatencyChart } from './latency-chart.js';
 import { REPLICA_COLORS, type ReplicaView, type ServedResourceView } from './model.js';
 import { Timeline, toTimelineEvent } from './timeline.js';
+import { latencyColumns } from './latency-columns.js';
 import { countByServer, eventItem, latencyRow, replicaCard, resourceItem, servedBars, type Palette } from './views.js';
 import { WorkerClient, type WorkerStateSnapshot } from './worker-client.js';
 
@@ -230,14 +231,15 @@ function renderReplicas(): void {
 function renderTable(): void {
   if (!snapshot) return;
   const { config } = snapshot;
-  elements.sPercentileHeading.textContent = `S-percentile (S=${config.selectPercentile})`;
-  elements.tableNote.textContent = `Time to first byte per server (paper eq. 1–3): r = ${config.ewmaWeight}, TTL = ${Math.round(config.ttlMs / 1000)} s, F = ${Math.round(config.probeIntervalMs / 1000)} s, timeout = ${config.timeoutPercentile}th percentile.`;
+  const columns = latencyColumns(snapshot);
+  elements.sPercentileHeading.textContent = columns.estimateHeading;
+  elements.tableNote.textContent = columns.note;
   const order = knownServers();
   const rows = [...snapshot.servers].sort((a, b) => order.indexOf(a.server) - order.indexOf(b.server));
   if (rows.length === 0) return;
   const candidates = rows.filter((row) => row.state === 'available' && row.sPercentileMs !== null);
   const best = candidates.sort((a, b) => (a.sPercentileMs ?? Infinity) - (b.sPercentileMs ?? Infinity))[0]?.server;
-  elements.latencyRows.replaceChildren(...rows.map((row) => latencyRow(row, palette, row.server === best, config.selectPercentile)));
+  elements.latencyRows.replaceChildren(...rows.map((row) => latencyRow(row, palette, row.server === best, config.selectPercentile, columns.paperTable)));
 }
 
 function renderChart(): void {

@@ -60,7 +60,8 @@ export function replicaCard(
 
 // ------------------------------------------------------------------ latency table
 
-export function latencyRow(view: ServerView, palette: Palette, best: boolean, selectPercentile: number): HTMLTableRowElement {
+/** `paperTable` false: the policy reports no standard deviation or timeout (latency-columns.ts), shown as —. */
+export function latencyRow(view: ServerView, palette: Palette, best: boolean, selectPercentile: number, paperTable: boolean): HTMLTableRowElement {
   const statePill = h('span', {
     className: 'pill',
     text: view.state === 'failed' ? 'Failed' : view.expired ? 'Available · expired' : 'Available',
@@ -81,13 +82,13 @@ export function latencyRow(view: ServerView, palette: Palette, best: boolean, se
     ),
     h('td', {}, statePill),
     h('td', { className: 'num', text: view.sampleCount > 0 ? formatMs(view.meanMs) : '—' }),
-    h('td', { className: 'num', text: view.sampleCount > 1 ? formatMs(view.stdDevMs) : '—' }),
+    h('td', { className: 'num', text: paperTable && view.sampleCount > 1 ? formatMs(view.stdDevMs) : '—' }),
     h('td', {
       className: 'num',
       text: view.sPercentileMs === null ? '—' : formatMs(view.sPercentileMs),
-      attrs: { title: `${selectPercentile}th percentile of latency, paper eq. (1)` },
+      attrs: { title: paperTable ? `${selectPercentile}th percentile of latency, paper eq. (1)` : 'the policy\'s estimate of time to first byte' },
     }),
-    h('td', { className: 'num', text: formatMs(view.timeoutMs) }),
+    h('td', { className: 'num', text: paperTable ? formatMs(view.timeoutMs) : '—' }),
     h('td', { className: 'num', text: String(view.sampleCount) }),
     h('td', { className: 'num', text: view.lastSampleAgeMs === null ? 'never' : formatAge(view.lastSampleAgeMs) }),
     h('td', { className: 'num', text: view.nextProbeInMs === null ? '—' : formatDueIn(view.nextProbeInMs) }),
