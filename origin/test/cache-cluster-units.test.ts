@@ -165,7 +165,34 @@ describe('invalidation log', () => {
     expect(log.isCurrent('/news/today.html', 9_900)).toBe(true);
     expect(log.isCurrent('/other.html', 9_700)).toBe(true);
     nowMs = 20_000;
-    expect(log.isCurrent('/other.html', 9_700)).toBe(false); // older than the memory: refused
+    // Forgotten entries still refuse what they covered (a forgotten prefix, conservatively,
+    // every path read before it); later copies are taken.
+    expect(log.isCurrent('/a.html', 9_400)).toBe(false);
+    expect(log.isCurrent('/news/today.html', 9_700)).toBe(false);
+    expect(log.isCurrent('/other.html', 9_700)).toBe(false);
+    expect(log.isCurrent('/a.html', 9_900)).toBe(true);
+  });
+
+  it('keeps taking a long-lived copy when nothing invalidated it (an API put, an answer fresh for an hour)', () => {
+    let nowMs = 1_000_000;
+    const log = new InvalidationLog(300_000, 10_000, () => nowMs);
+    const readAtMs = nowMs;
+    log.record({ path: '/other.html' });
+    nowMs += 3_600_000;
+    log.record({ path: '/another.html' });
+    expect(log.isCurrent('/promo', readAtMs)).toBe(true);
+  });
+
+  it('dates a late invalidation by its issue, refusing copies read before its arrival only for the grace', () => {
+    let nowMs = 50_000;
+    const log = new InvalidationLog(300_000, 10_000, () => nowMs, 1_000);
+    // Issued at 10 000, arrives at 50 000 (the peer was frozen); new content was read at 20 000.
+    log.record({ path: '/promo' }, 10_000);
+    expect(log.isCurrent('/promo', 9_000)).toBe(false);
+    expect(log.isCurrent('/promo', 20_000)).toBe(false); // within the grace: could be in flight from a clock behind
+    nowMs += 1_001;
+    expect(log.isCurrent('/promo', 20_000)).toBe(true);
+    expect(log.isCurrent('/promo', 10_000)).toBe(false);
   });
 });
 

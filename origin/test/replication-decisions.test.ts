@@ -75,7 +75,7 @@ describe('load table', () => {
 });
 
 const policy = { overloadRatio: 0.25, minLoad: 1, hitThreshold: 100, coopIntervalMs: 60_000, homeMs: 300_000, maxPerCoop: 100, maxBytesPerCoop: 1_000_000 };
-const coop = (server: string, load: number, extra: Partial<CoopView> = {}): CoopView => ({ server, load, automaticCount: 0, automaticBytes: 0, lastAcceptedAtMs: 0, ...extra });
+const coop = (server: string, load: number, extra: Partial<CoopView> = {}): CoopView => ({ server, load, automaticCount: 0, automaticBytes: 0, lastAcceptedAtMs: 0, maxReplicaBytes: 50 * 1024 * 1024, ...extra });
 const row = (path: string, hits: number, sizeBytes = 1000) => ({ path, hits, bytes: hits * sizeBytes, sizeBytes, requestsPerSecond: hits / 60 });
 const HOME = 'http://a.localhost:1';
 const B = 'http://b.localhost:2';
@@ -126,6 +126,12 @@ describe('Algorithm 1: what to replicate and where', () => {
     expect(selectMigration(migration({ peers: [coop(B, 5), coop(C, 2, { automaticCount: 100 })] }))).toMatchObject({ coop: B });
     expect(selectMigration(migration({ peers: [coop(B, 5, { automaticBytes: 999_500 }), coop(C, 2, { automaticBytes: 1_000_000 })] }))).toMatchObject({ kind: 'none' });
     expect(selectMigration(migration({ selfLoad: 30, peers: [coop(B, 31), coop(C, 30)] })).kind).toBe('none');
+  });
+
+  it('places a resource only on a co-op that stores replicas that large', () => {
+    // /big.png (1000 bytes, the hottest) does not fit C (900): C gets /app.js, and B, which may store it, /big.png.
+    expect(selectMigration(migration({ peers: [coop(B, 5), coop(C, 2, { maxReplicaBytes: 900 })], resources: [row('/big.png', 400), row('/app.js', 300, 800)] }))).toMatchObject({ path: '/app.js', coop: C });
+    expect(selectMigration(migration({ peers: [coop(B, 5), coop(C, 2, { maxReplicaBytes: 900 })], resources: [row('/big.png', 400)] }))).toMatchObject({ path: '/big.png', coop: B });
   });
 
   it('does not place a resource again on a co-op that gave it back within T_home', () => {

@@ -105,15 +105,21 @@ export class ReplicationDirectory {
   /**
    * Records that `physical` holds a replica of `logical`. Both are absolute URLs, or
    * "…/*" prefixes (then both must be). Returns false when the pair was already there.
+   * Without `automatic` (a replica added by hand), an automatic pair already there is
+   * adopted: its marker goes, so that load-driven replication never withdraws it.
    * Throws TypeError for invalid URLs.
    */
   addReplica(logical: string, physical: string, origin: unknown = 'local', automatic?: AutomaticPlacement): boolean {
     const key = pairKey(logical, physical);
-    if (this.pairs.has(key)) return false;
+    if (this.pairs.has(key) && (automatic !== undefined || !this.isAutomatic(key))) return false;
     this.doc.transact(() => {
       this.pairs.set(key, automatic === undefined ? { addedAtMs: this.clock() } : { addedAtMs: this.clock(), automatic });
     }, origin);
     return true;
+  }
+
+  private isAutomatic(key: string): boolean {
+    return placementOf(this.pairs.get(key)) !== undefined;
   }
 
   /** The marker of an automatic replica; undefined for a replica added by hand or absent. */
@@ -151,7 +157,8 @@ export class ReplicationDirectory {
     const additions = (changes.add ?? []).map(([logical, physical]) => pairKey(logical, physical));
     const removals = (changes.remove ?? []).map(([logical, physical]) => pairKey(logical, physical));
     this.doc.transact(() => {
-      for (const key of additions) if (!this.pairs.has(key)) this.pairs.set(key, { addedAtMs: this.clock() });
+      // Additions are by hand: an automatic pair already there is adopted (addReplica).
+      for (const key of additions) if (!this.pairs.has(key) || this.isAutomatic(key)) this.pairs.set(key, { addedAtMs: this.clock() });
       let removed = false;
       for (const key of removals) {
         if (this.pairs.has(key)) {

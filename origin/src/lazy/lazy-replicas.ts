@@ -165,14 +165,21 @@ export class LazyReplicas {
     await Promise.all([...this.inFlight.values()].map((fetch) => fetch.body.catch(() => undefined)));
   }
 
-  /** Stored copies of automatic replicas placed on this server by another (home) server. */
-  private automaticCopies(): { path: string; logicalUrl: string; listed: boolean }[] {
+  /**
+   * Stored copies of automatic replicas placed on this server by another (home) server:
+   * `listed` while the automatic pair is in the directory; `withdrawn` once it left it;
+   * `adopted` when the pair is still listed but without its marker (an operator added the
+   * replica by hand meanwhile: it is no longer a lazy copy, and is kept).
+   */
+  private automaticCopies(): { path: string; logicalUrl: string; state: 'listed' | 'withdrawn' | 'adopted' }[] {
     const own = this.deps.options.publicUrl;
-    return this.deps.store.list().flatMap((replica): { path: string; logicalUrl: string; listed: boolean }[] => {
+    return this.deps.store.list().flatMap((replica): { path: string; logicalUrl: string; state: 'listed' | 'withdrawn' | 'adopted' }[] => {
       const physical = this.deps.replicas.physicalUrlOf(replica.path);
       const placement = this.deps.directory.placement(replica.logicalUrl, physical);
-      if (placement !== undefined) return placement.home === own ? [] : [{ path: replica.path, logicalUrl: replica.logicalUrl, listed: true }];
-      return this.fetchedHere.has(replica.path) ? [{ path: replica.path, logicalUrl: replica.logicalUrl, listed: false }] : [];
+      const copy = { path: replica.path, logicalUrl: replica.logicalUrl };
+      if (placement !== undefined) return placement.home === own ? [] : [{ ...copy, state: 'listed' }];
+      if (!this.fetchedHere.has(replica.path)) return [];
+      return [{ ...copy, state: this.deps.directory.has(replica.logicalUrl, physical) ? 'adopted' : 'withdrawn' }];
     });
   }
 
@@ -191,11 +198,12 @@ export class LazyReplicas {
   /** Drops the copies whose automatic pair left the directory (withdrawn, recalled). */
   private async sweep(): Promise<void> {
     for (const copy of this.automaticCopies()) {
-      if (copy.listed) {
+      if (copy.state === 'listed') {
         this.fetchedHere.add(copy.path);
         continue;
       }
       this.fetchedHere.delete(copy.path);
+      if (copy.state === 'adopted') continue;
       if (this.inFlight.has(copy.path)) continue;
       await this.deps.store.delete(copy.path);
       this.counters.droppedCopies += 1;
@@ -207,7 +215,7 @@ export class LazyReplicas {
   async revalidateAll(): Promise<void> {
     if (this.revalidating !== undefined) return this.revalidating;
     this.revalidating = (async () => {
-      for (const copy of this.automaticCopies()) if (copy.listed) await this.revalidate(copy.path, copy.logicalUrl);
+      for (const copy of this.automaticCopies()) if (copy.state === 'listed') await this.revalidate(copy.path, copy.logicalUrl);
     })().finally(() => {
       this.revalidating = undefined;
     });

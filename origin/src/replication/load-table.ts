@@ -17,6 +17,8 @@ import type { OwnLoad } from '../sync/peer-state.js';
 interface Counts {
   requests: number;
   bytes: number;
+  /** The resource's size as last answered (LoadStats); undefined until known. */
+  sizeBytes?: number | undefined;
 }
 
 interface Sample {
@@ -53,7 +55,7 @@ function countsOf(stats: LoadStats): { total: Counts; resources: Map<string, Cou
   const snapshot = stats.snapshot();
   return {
     total: { requests: snapshot.total.requests, bytes: snapshot.total.bytes },
-    resources: new Map(snapshot.resources.map((row) => [row.resource, { requests: row.requests, bytes: row.bytes }])),
+    resources: new Map(snapshot.resources.map((row) => [row.resource, { requests: row.requests, bytes: row.bytes, sizeBytes: row.sizeBytes }])),
   };
 }
 
@@ -107,7 +109,8 @@ export class LoadTable {
         path,
         hits: counted.requests,
         bytes: counted.bytes,
-        sizeBytes: Math.round(counted.bytes / counted.requests),
+        // The size last answered; bytes per request only when no answer told it (those understate it).
+        sizeBytes: current.sizeBytes ?? Math.round(counted.bytes / counted.requests),
         requestsPerSecond: (counted.requests * 1000) / spanMs,
       });
     }

@@ -10,8 +10,9 @@
  *    count and byte limits and accepted no automatic replica within T_coop.
  * 3. Candidates (Algorithm 1, steps 1–3): this server's resources with hits in the window,
  *    minus the pinned entry points (step 2), minus those the co-op already holds or gave
- *    back within T_home (no flaps), minus those that do not fit its byte budget; keep those
- *    with hits ≥ T, halving T until some qualify (step 3).
+ *    back within T_home (no flaps), minus those that do not fit its byte budget or exceed
+ *    the largest replica it stores; keep those with hits ≥ T, halving T until some
+ *    qualify (step 3).
  * 4. Steps 4–5 rank by links to rewrite, which Web++ never does; in their place the
  *    candidate with the fewest replicas wins (spreading load over resources), then the
  *    one with the most hits.
@@ -26,6 +27,8 @@ export interface CoopView {
   automaticBytes: number;
   /** When it last accepted an automatic replica (any home); 0: never. */
   lastAcceptedAtMs: number;
+  /** Largest replica it stores (its lazy fetch refuses more). */
+  maxReplicaBytes: number;
 }
 
 interface MigrationPolicy {
@@ -81,7 +84,7 @@ export function selectMigration(input: MigrationInput): MigrationDecision {
   if (coops.length === 0) return { kind: 'none', reason: 'overloaded, but every less-loaded peer is at its limits or within T_coop' };
   const eligible = input.resources.filter((row) => row.hits > 0 && input.eligible(row.path));
   for (const coop of coops) {
-    const budgetBytes = policy.maxBytesPerCoop - coop.automaticBytes;
+    const budgetBytes = Math.min(policy.maxBytesPerCoop - coop.automaticBytes, coop.maxReplicaBytes);
     const candidates = eligible.filter((row) => {
       if (input.holders(row.path).has(coop.server) || row.sizeBytes > budgetBytes) return false;
       const removedAtMs = input.lastRemovedAtMs(row.path, coop.server);

@@ -31,6 +31,8 @@ export interface ResourceLoad {
   bytesPerSecond: number;
   serviceTimeEwmaMs: number;
   lastRequestAtMs: number;
+  /** Size of the whole resource as last answered (a full body, or a range's total); absent until known. */
+  sizeBytes?: number;
 }
 
 export interface LoadSnapshot {
@@ -44,13 +46,15 @@ class LoadCounter {
   bytes = 0;
   serviceTimeEwmaMs = 0;
   lastRequestAtMs = 0;
+  sizeBytes: number | undefined;
   private decayedRequests = 0;
   private decayedBytes = 0;
   private decayedAtMs = 0;
 
   constructor(readonly resource: string) {}
 
-  record(bytes: number, serviceTimeMs: number, nowMs: number, options: LoadStatsOptions): void {
+  record(bytes: number, serviceTimeMs: number, nowMs: number, options: LoadStatsOptions, sizeBytes?: number): void {
+    if (sizeBytes !== undefined) this.sizeBytes = sizeBytes;
     this.decayTo(nowMs, options.rateHalfLifeMs);
     this.decayedRequests += 1;
     this.decayedBytes += bytes;
@@ -72,6 +76,7 @@ class LoadCounter {
       bytesPerSecond: this.decayedBytes * decay * perSecond,
       serviceTimeEwmaMs: this.serviceTimeEwmaMs,
       lastRequestAtMs: this.lastRequestAtMs,
+      ...(this.sizeBytes === undefined ? {} : { sizeBytes: this.sizeBytes }),
     };
   }
 
@@ -96,7 +101,8 @@ export class LoadStats {
     this.clock = options.clock ?? Date.now;
   }
 
-  record(resource: string, bytes: number, serviceTimeMs: number): void {
+  /** `bytes`: body bytes sent; `sizeBytes`: the whole resource's size when the response tells it (HEAD, 206, 304 send fewer bytes). */
+  record(resource: string, bytes: number, serviceTimeMs: number, sizeBytes?: number): void {
     const nowMs = this.clock();
     this.total.record(bytes, serviceTimeMs, nowMs, this.options);
     let counter = this.resources.get(resource);
@@ -110,7 +116,7 @@ export class LoadStats {
       this.resources.delete(resource); // re-inserted below: most recently requested last
     }
     this.resources.set(resource, counter);
-    counter.record(bytes, serviceTimeMs, nowMs, this.options);
+    counter.record(bytes, serviceTimeMs, nowMs, this.options, sizeBytes);
   }
 
   /** Load of one resource, or undefined if it was never requested (or was evicted). */

@@ -10,7 +10,10 @@
  * each transition once (`onPeerDown`, `onPeerUp`).
  *
  * Replay guard: a record is kept only if it is newer (sender's `atMs`) than the one held
- * for that sender, and within `maxClockSkewMs` of this server's clock.
+ * for that sender, and within `maxClockSkewMs` of this server's clock. The records held live
+ * in memory only, so one made before this server started is refused too: a call captured
+ * before a restart, replayed after it, would otherwise bring back a dead peer's old record
+ * (alive, fresh, lightly loaded: a co-op for the next placement).
  *
  * Extra fields: other features add named figures to this server's record with
  * `registerField(name, provider)`; peers read them in `record(peer).record.fields[name]`.
@@ -59,10 +62,13 @@ export class PeerState {
   private readonly upListeners = new Set<PeerListener>();
   private readonly recordListeners = new Set<(peer: string, record: LoadRecord) => void>();
   private lastOwnAtMs = 0;
+  /** Records made before this (on their sender's clock) are refused: see the replay guard above. */
+  private readonly startedAtMs: number;
   recordsRejected = 0;
 
   constructor(private readonly options: PeerStateOptions) {
     this.clock = options.clock ?? Date.now;
+    this.startedAtMs = this.clock();
     for (const peer of options.peers) {
       this.liveness.set(peer, { peer, live: true, lastHeardAtMs: 0, missedPings: 0, downSinceMs: 0, recordsReceived: 0 });
     }
@@ -108,6 +114,10 @@ export class PeerState {
   /**
    * Takes the record in a (signed, verified) header. `from`: the peer the call went to, when
    * this is its answer; the record must then be that peer's. Returns the record if kept.
+   * An answer to this server's own call is no replay, so it replaces the held record even
+   * when its `atMs` is not newer: a peer whose clock was set back (it ran ahead, within
+   * `maxClockSkewMs`) would otherwise have every record refused until its clock caught up
+   * with the last one (minutes of stale load figures and pushed values).
    */
   receive(header: string | string[] | undefined, from?: string): LoadRecord | undefined {
     if (header === undefined) return undefined;
@@ -120,7 +130,8 @@ export class PeerState {
       state === undefined ||
       (from !== undefined && from !== record.server) ||
       Math.abs(record.atMs - nowMs) > this.options.maxClockSkewMs ||
-      (previous !== undefined && record.atMs <= previous.record.atMs)
+      record.atMs < this.startedAtMs ||
+      (from === undefined && previous !== undefined && record.atMs <= previous.record.atMs)
     ) {
       this.recordsRejected += 1;
       return undefined;

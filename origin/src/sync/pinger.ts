@@ -5,7 +5,11 @@
  * been quiet (nothing heard, no ping sent) for `intervalMs` (the paper's T_pi): a signed
  * POST to PING_PATH carrying this server's load record, answered with the peer's. A ping
  * that gets no answer (network error, timeout) is a miss (PeerState decides when a peer
- * is down); any HTTP answer means the peer is alive.
+ * is down), and so is one the peer refuses with 401 or 403: it does not accept this
+ * server's signature (another cluster secret, clocks further apart than maxClockSkewMs, no
+ * secret at all), so it can neither sync, nor take pushes, nor serve lazy fetches, and its
+ * automatic replicas must be recalled as if it were down. Any other HTTP answer means the
+ * peer is alive.
  */
 import { clusterRequest } from './cluster-client.js';
 import { PEER_STATE_HEADER } from './load-record.js';
@@ -32,6 +36,8 @@ export class Pinger {
   private timer: NodeJS.Timeout | undefined;
   private readonly lastPingAtMs = new Map<string, number>();
   private readonly inFlight = new Map<string, Promise<boolean>>();
+  /** Peers whose last ping was refused (401/403), so that the warning is logged once. */
+  private readonly refusedBy = new Set<string>();
   pingsSent = 0;
   pingsMissed = 0;
 
@@ -60,6 +66,18 @@ export class Pinger {
     }
   }
 
+  /** A ping the peer refused (401/403): a miss, logged at warn once until it accepts one again. */
+  private refused(peer: string, status: number, answer: string): void {
+    this.pingsMissed += 1;
+    this.options.state.missedPing(peer);
+    if (this.refusedBy.has(peer)) return;
+    this.refusedBy.add(peer);
+    this.options.log.warn(
+      { peer, status, answer },
+      'webpp peer refuses this server\'s signed calls: give every server the same cluster secret and keep their clocks within maxClockSkewMs',
+    );
+  }
+
   /** Whether a ping to the peer is in flight (its record was built when it started). */
   pinging(peer: string): boolean {
     return this.inFlight.has(peer);
@@ -74,6 +92,11 @@ export class Pinger {
     const { state, secret, timeoutMs } = this.options;
     const attempt = clusterRequest(secret, new URL(PING_PATH, peer).href, { method: 'POST', headers: state.outgoingHeaders(), timeoutMs, maxResponseBytes: 4096 })
       .then((response) => {
+        if (response.status === 401 || response.status === 403) {
+          this.refused(peer, response.status, new TextDecoder().decode(response.body).slice(0, 300));
+          return false;
+        }
+        this.refusedBy.delete(peer);
         state.heard(peer);
         if (response.status >= 300) {
           this.options.log.debug({ peer, status: response.status }, 'webpp ping answered without a load record');

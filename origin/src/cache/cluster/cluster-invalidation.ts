@@ -82,8 +82,9 @@ export class ClusterInvalidation {
   }
 
   private applyLocally(target: InvalidationTarget, atMs: number): number {
-    // Recorded first: a copy arriving from now on that was read before `atMs` is refused.
-    this.cache.invalidations.record(target, Math.max(atMs, Date.now()));
+    // Recorded first: a copy arriving from now on that was read before `atMs` is refused
+    // (and, for a short grace, one read before this arrival: invalidation-log.ts).
+    this.cache.invalidations.record(target, atMs);
     this.cache.counts.forgetCopies((key) => matchesTarget(key, target));
     return this.cache.localCache?.remove(target) ?? 0;
   }

@@ -100,7 +100,8 @@ export class CooperativeCache {
     this.counts = new AccessCounts({ self: options.self, reportThreshold: options.reportThreshold, agingIntervalMs: options.agingIntervalMs, maxObjects: 100_000, now: this.now });
     this.client = new PeerClient({ secret: options.secret, timeoutMs: options.peerTimeoutMs, membership: this.membership, maxObjectBytes: options.maxObjectBytes });
     this.replayGuard = new ReplayGuard(options.maxClockSkewMs, 200_000, this.now);
-    this.invalidations = new InvalidationLog(Math.max(options.maxClockSkewMs, 60_000), 10_000, this.now);
+    // Grace: a copy in flight when an invalidation arrives is at most one peer call old.
+    this.invalidations = new InvalidationLog(Math.max(options.maxClockSkewMs, 60_000), 10_000, this.now, options.peerTimeoutMs);
     this.reporter = new CountReporter(this, options.reportIntervalMs);
     this.hotThreshold = new HotThreshold({ share: options.hotShare, minCount: MIN_HOT_COUNT, recomputeMs: HOT_RECOMPUTE_MS, now: this.now });
     // A dead server's copies are no longer hinted; when membership changes, homes move:

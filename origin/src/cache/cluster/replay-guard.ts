@@ -9,6 +9,13 @@
  * Bounded: at most `maxNonces` are remembered; when full, the oldest are forgotten early,
  * and a call whose nonce is older than the oldest remembered one is refused (so an
  * early-forgotten nonce cannot be replayed either).
+ *
+ * The nonces seen live in memory only, so a restarted server knows none of those its last
+ * run accepted: a nonce stamped before this guard was made is refused too. Without that, a
+ * call captured before a restart could be replayed once after it (a fill read before an
+ * invalidation would put the old copy back in memory). The cost: for as long as a peer's
+ * clock is behind this server's, its first state-changing calls after the restart are
+ * refused (it sends the next ones with new nonces).
  */
 import { randomBytes } from 'node:crypto';
 
@@ -24,12 +31,16 @@ export class ReplayGuard {
   private readonly seen = new Map<string, number>();
   /** Nonces with a timestamp at or before this were forgotten early: refused. */
   private floorMs = -Infinity;
+  /** Nonces stamped before this were made for an earlier run of this server: refused. */
+  private readonly startedAtMs: number;
 
   constructor(
     private readonly windowMs: number,
     private readonly maxNonces: number,
     private readonly now: () => number = Date.now,
-  ) {}
+  ) {
+    this.startedAtMs = now();
+  }
 
   /** True the first time a well-formed, recent `nonce` is seen; false for a repeat or a bad one. */
   accept(nonce: string | undefined): boolean {
@@ -38,7 +49,7 @@ export class ReplayGuard {
     if (match === null) return false;
     const stampMs = Number(match[1]);
     const nowMs = this.now();
-    if (Math.abs(nowMs - stampMs) > this.windowMs || stampMs <= this.floorMs) return false;
+    if (Math.abs(nowMs - stampMs) > this.windowMs || stampMs <= this.floorMs || stampMs < this.startedAtMs) return false;
     this.expire(nowMs);
     if (this.seen.has(nonce)) return false;
     this.seen.set(nonce, stampMs);
