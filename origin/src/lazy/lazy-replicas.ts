@@ -58,6 +58,9 @@ export class LazyReplicas {
   private unsubscribe: (() => void) | undefined;
   private sweepQueued = false;
   private revalidating: Promise<void> | undefined;
+  /** Copies being stored and sweeps running: stop() waits for them, so nothing writes the data folder after close. */
+  private readonly writing = new Set<Promise<void>>();
+  private stopped = false;
   private readonly counters: Omit<LazyReplicationStats, 'inFlight'> = {
     fetches: 0,
     fetchFailures: 0,
@@ -117,7 +120,7 @@ export class LazyReplicas {
     );
     this.counters.fetches += 1;
     this.inFlight.set(path, fetch);
-    void this.store(path, target, fetch).finally(() => this.inFlight.delete(path));
+    this.track(this.store(path, target, fetch).finally(() => this.inFlight.delete(path)));
     return fetch;
   }
 
@@ -158,11 +161,19 @@ export class LazyReplicas {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
     clearInterval(this.revalidateTimer);
     this.revalidateTimer = undefined;
     this.unsubscribe?.();
     await this.revalidating;
-    await Promise.all([...this.inFlight.values()].map((fetch) => fetch.body.catch(() => undefined)));
+    // The copies whose bodies are arriving are stored first (a write after close raced the
+    // removal of the folder, and could land after the data folder's lock was released).
+    while (this.writing.size > 0) await Promise.all(this.writing);
+  }
+
+  private track(work: Promise<void>): void {
+    const tracked = work.catch(() => undefined).finally(() => this.writing.delete(tracked));
+    this.writing.add(tracked);
   }
 
   /**
@@ -187,11 +198,11 @@ export class LazyReplicas {
   private readonly fetchedHere = new Set<string>();
 
   private queueSweep(): void {
-    if (this.sweepQueued) return;
+    if (this.sweepQueued || this.stopped) return;
     this.sweepQueued = true;
     setImmediate(() => {
       this.sweepQueued = false;
-      void this.sweep();
+      if (!this.stopped) this.track(this.sweep());
     });
   }
 
