@@ -125,3 +125,44 @@ export async function startQuietPeers(
   }
   return { urls, servers };
 }
+
+/** The three servers of a home-and-co-ops test cluster; a is the home (the logical origin). */
+export const TRIO = ['a', 'b', 'c'] as const;
+export type TrioName = (typeof TRIO)[number];
+
+/** Free loopback ports for a, b and c, and their public URLs `http://<name>.localhost:<port>`. */
+export async function trioAddresses(): Promise<{ ports: Record<TrioName, number>; urls: Record<TrioName, string> }> {
+  const ports = {} as Record<TrioName, number>;
+  const urls = {} as Record<TrioName, string>;
+  for (const name of TRIO) {
+    ports[name] = await freePort();
+    urls[name] = `http://${name}.localhost:${ports[name]}`;
+  }
+  return { ports, urls };
+}
+
+/** What each server of a trio is: its port and URL, a's logical origin, the credentials, the other two as peers. */
+export function trioMember(name: TrioName, ports: Record<TrioName, number>, urls: Record<TrioName, string>): ReplicaServerOptions {
+  return {
+    port: ports[name],
+    publicUrl: urls[name],
+    logicalOrigin: urls.a,
+    adminToken: ADMIN_TOKEN,
+    clusterSecret: CLUSTER_SECRET,
+    peers: TRIO.filter((other) => other !== name).map((other) => urls[other]),
+  };
+}
+
+/** Load-driven replication at test speed: decisions every 150 ms, 50 hits make a resource hot, peers pinged every 100 ms. */
+export const FAST_REPLICATION = {
+  syncIntervalMs: 200,
+  peerTimeoutMs: 1000,
+  peerPingIntervalMs: 100,
+  injectScript: false,
+  autoReplicate: true,
+  replicationIntervalMs: 150,
+  replicationCoopIntervalMs: 60_000,
+  replicationHitThreshold: 50,
+  replicationMinLoad: 0.5,
+  replicationPeerMaxAgeMs: 2000,
+} satisfies ReplicaServerOptions;

@@ -9,15 +9,13 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
-import { ADMIN_TOKEN, CLUSTER_SECRET, auth, freePort, removeTempDirs, tempDir, waitFor } from './helpers.js';
+import { FAST_REPLICATION, TRIO as NAMES, type TrioName as Name, auth, removeTempDirs, tempDir, trioAddresses, trioMember, waitFor } from './helpers.js';
 
-const NAMES = ['a', 'b', 'c'] as const;
-type Name = (typeof NAMES)[number];
 const T_HOME_MS = 1500;
 const WINDOW_MS = 2000;
 
-const ports = {} as Record<Name, number>;
-const urls = {} as Record<Name, string>;
+let ports: Record<Name, number>;
+let urls: Record<Name, string>;
 const servers = {} as Record<Name, ReplicaServer | undefined>;
 
 function server(name: Name): ReplicaServer {
@@ -30,30 +28,13 @@ beforeAll(async () => {
   const homeRoot = await tempDir('webpp-by-hand-site-');
   await mkdir(`${homeRoot}/img`);
   await writeFile(`${homeRoot}/img/hot.png`, Buffer.alloc(4000, 1));
-  for (const name of NAMES) {
-    ports[name] = await freePort();
-    urls[name] = `http://${name}.localhost:${ports[name]}`;
-  }
+  ({ ports, urls } = await trioAddresses());
   for (const name of NAMES) {
     servers[name] = await startReplicaServer({
+      ...trioMember(name, ports, urls),
+      ...FAST_REPLICATION,
       root: name === 'a' ? homeRoot : await tempDir(`webpp-by-hand-empty-${name}-`),
-      port: ports[name],
-      publicUrl: urls[name],
-      logicalOrigin: urls.a,
-      adminToken: ADMIN_TOKEN,
-      clusterSecret: CLUSTER_SECRET,
-      peers: NAMES.filter((other) => other !== name).map((other) => urls[other]),
       dataDir: await tempDir(`webpp-by-hand-${name}-`),
-      syncIntervalMs: 200,
-      peerTimeoutMs: 1000,
-      peerPingIntervalMs: 100,
-      injectScript: false,
-      autoReplicate: true,
-      replicationIntervalMs: 150,
-      replicationCoopIntervalMs: 60_000,
-      replicationHitThreshold: 50,
-      replicationMinLoad: 0.5,
-      replicationPeerMaxAgeMs: 2000,
       replicationWindowMs: WINDOW_MS,
       replicationHomeMs: T_HOME_MS,
     });

@@ -11,15 +11,13 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
 import type { WebppOriginOptions } from '../src/options.js';
-import { ADMIN_TOKEN, CLUSTER_SECRET, auth, bindingMap, freePort, removeTempDirs, tempDir, waitFor } from './helpers.js';
+import { FAST_REPLICATION, TRIO as NAMES, type TrioName as Name, auth, bindingMap, removeTempDirs, tempDir, trioAddresses, trioMember, waitFor } from './helpers.js';
 
-const NAMES = ['a', 'b', 'c'] as const;
-type Name = (typeof NAMES)[number];
 const T_ST_MS = 150;
 const T_COOP_MS = 1200;
 
-const ports = {} as Record<Name, number>;
-const urls = {} as Record<Name, string>;
+let ports: Record<Name, number>;
+let urls: Record<Name, string>;
 const servers = {} as Record<Name, ReplicaServer | undefined>;
 let root: string;
 
@@ -34,32 +32,17 @@ async function get(name: Name, path: string, times: number): Promise<void> {
 }
 
 async function startCluster(prefix: string, tuning: Partial<WebppOriginOptions>): Promise<void> {
-  for (const name of NAMES) {
-    ports[name] = await freePort();
-    urls[name] = `http://${name}.localhost:${ports[name]}`;
-  }
+  ({ ports, urls } = await trioAddresses());
   for (const name of NAMES) {
     servers[name] = await startReplicaServer({
+      ...trioMember(name, ports, urls),
+      ...FAST_REPLICATION,
       root,
-      port: ports[name],
-      publicUrl: urls[name],
-      logicalOrigin: urls.a,
-      adminToken: ADMIN_TOKEN,
-      clusterSecret: CLUSTER_SECRET,
-      peers: NAMES.filter((other) => other !== name).map((other) => urls[other]),
       dataDir: await tempDir(`${prefix}-${name}-`),
-      syncIntervalMs: 200,
-      peerTimeoutMs: 1000,
-      peerPingIntervalMs: 100,
       peerMissedPingsForDown: 3,
-      injectScript: false,
-      autoReplicate: true,
       autoReplicatePinned: ['/', '/pinned.js'],
       replicationIntervalMs: T_ST_MS,
       replicationCoopIntervalMs: T_COOP_MS,
-      replicationHitThreshold: 50,
-      replicationMinLoad: 0.5,
-      replicationPeerMaxAgeMs: 2000,
       ...tuning,
     });
   }
