@@ -51,6 +51,13 @@ export interface LazyReplicationStats {
   inFlight: number;
 }
 
+/** A stored copy of an automatic replica this server holds for another (home) server. */
+interface AutomaticCopy {
+  path: string;
+  logicalUrl: string;
+  state: 'listed' | 'withdrawn' | 'adopted';
+}
+
 export class LazyReplicas {
   private readonly inFlight = new Map<string, SharedFetch>();
   private readonly contentRoot: string | undefined;
@@ -182,9 +189,9 @@ export class LazyReplicas {
    * `adopted` when the pair is still listed but without its marker (an operator added the
    * replica by hand meanwhile: it is no longer a lazy copy, and is kept).
    */
-  private automaticCopies(): { path: string; logicalUrl: string; state: 'listed' | 'withdrawn' | 'adopted' }[] {
+  private automaticCopies(): AutomaticCopy[] {
     const own = this.deps.options.publicUrl;
-    return this.deps.store.list().flatMap((replica): { path: string; logicalUrl: string; state: 'listed' | 'withdrawn' | 'adopted' }[] => {
+    return this.deps.store.list().flatMap((replica): AutomaticCopy[] => {
       const physical = this.deps.replicas.physicalUrlOf(replica.path);
       const placement = this.deps.directory.placement(replica.logicalUrl, physical);
       const copy = { path: replica.path, logicalUrl: replica.logicalUrl };

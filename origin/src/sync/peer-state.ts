@@ -117,7 +117,8 @@ export class PeerState {
    * An answer to this server's own call is no replay, so it replaces the held record even
    * when its `atMs` is not newer: a peer whose clock was set back (it ran ahead, within
    * `maxClockSkewMs`) would otherwise have every record refused until its clock caught up
-   * with the last one (minutes of stale load figures and pushed values).
+   * with the last one (minutes of stale load figures and pushed values). Nor is it held to
+   * this server's start: a peer whose clock is behind ours would be refused for that long.
    */
   receive(header: string | string[] | undefined, from?: string): LoadRecord | undefined {
     if (header === undefined) return undefined;
@@ -130,8 +131,7 @@ export class PeerState {
       state === undefined ||
       (from !== undefined && from !== record.server) ||
       Math.abs(record.atMs - nowMs) > this.options.maxClockSkewMs ||
-      record.atMs < this.startedAtMs ||
-      (from === undefined && previous !== undefined && record.atMs <= previous.record.atMs)
+      (from === undefined && (record.atMs < this.startedAtMs || (previous !== undefined && record.atMs <= previous.record.atMs)))
     ) {
       this.recordsRejected += 1;
       return undefined;
