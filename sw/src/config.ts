@@ -4,7 +4,7 @@
  * worker's URL (`/webpp-sw.js?preset=fast&ttlMs=5000`), so a site configures the worker
  * from its script tag; a Workbox site passes them to `new ReplicaStrategy({ ... })`.
  */
-import { FAST_PRESET, PAPER_DEFAULTS, WEBPP_DEFAULTS, resolveSelectionConfig } from '@webpp/core';
+import { FAST_PRESET, PAPER_DEFAULTS, WEBPP_DEFAULTS, resolveSelectionConfig, resolveWebppOptions } from '@webpp/core';
 import type { SelectionConfig } from '@webpp/core';
 
 export type PresetName = 'paper' | 'fast';
@@ -180,4 +180,29 @@ export function parseWorkerOptions(params: URLSearchParams): ParsedWorkerOptions
   }
   const parsed = resolveWorkerOptions(input);
   return { options: parsed.options, errors: [...errors, ...parsed.errors] };
+}
+
+/** The timeouts the worker applies itself: background requests, the own-origin check, the page script's network wait. */
+export interface WorkerTimeouts {
+  /** The longest any one request may wait for its answer. */
+  timeoutCeilingMs: number;
+  /** The wait before anything is measured. */
+  initialTimeoutMs: number;
+}
+
+/**
+ * The timeouts of the policy in force: the webpp policy's own (core's webpp/options.ts, 5 s
+ * and 2 s by default, with the site's overrides) under `webpp`; the selection parameters
+ * (the preset's) under every other policy.
+ */
+export function workerTimeouts(options: WorkerOptions): WorkerTimeouts {
+  if (options.policy === 'webpp') {
+    try {
+      const webpp = resolveWebppOptions(options.webpp);
+      return { timeoutCeilingMs: webpp.timeoutCeilingMs, initialTimeoutMs: webpp.initialTimeoutMs };
+    } catch {
+      // Bad webpp options: namedPolicy reports them and runs "refresh" over the selection parameters.
+    }
+  }
+  return { timeoutCeilingMs: options.selection.timeoutCeilingMs, initialTimeoutMs: options.selection.initialTimeoutMs };
 }

@@ -6,6 +6,7 @@
 import type { ServerId } from '@webpp/core';
 import type { CacheLike } from './batch/logical-cache.js';
 import type { BindingsStore } from './bindings-store.js';
+import { workerTimeouts } from './config.js';
 import type { WorkerOptions } from './config.js';
 import { ControlCheck } from './control-check.js';
 import type { DigestStore } from './digest-store.js';
@@ -56,7 +57,7 @@ export function headerStages(wiring: HeaderWiring): { headers: HeaderLearning; c
     intervalMs: options.controlCheckMs,
     now: () => performance.now(),
     head: (url, signal) => plainFetch(buildProbeRequest(url, selfOrigin, signal, undefined, 'follow')), // the page's own headers
-    timeoutMs: () => options.selection.timeoutCeilingMs,
+    timeoutMs: () => workerTimeouts(options).timeoutCeilingMs,
     answered: (response, url) => {
       const started: Promise<unknown>[] = [];
       headers.learnFrom(response, url, (promise) => void started.push(promise));

@@ -4,7 +4,7 @@
  * whose logical URL has bindings, and lets every other request pass untouched: for those it
  * does not even call respondWith. Options come from its URL: /webpp-sw.js?preset=fast.
  */
-import { parseWorkerOptions } from './config.js';
+import { parseWorkerOptions, workerTimeouts } from './config.js';
 import { ReplicaClient } from './replica-client.js';
 import { PageScriptCache } from './page-script-cache.js';
 
@@ -17,7 +17,7 @@ client.enableBatching(self); // batch transmission + logical-URL cache (docs/bat
 // A copy of /webpp.js, for pages that a replica serves while the site's own origin is down.
 const pageScript = new PageScriptCache({
   scriptUrl: new URL('/webpp.js', self.location.href).href,
-  networkTimeoutMs: client.options.selection.initialTimeoutMs,
+  networkTimeoutMs: workerTimeouts(client.options).initialTimeoutMs,
   onServedFromCache: () => client.reporter.count('pageScriptFromCache'),
 });
 

@@ -6,6 +6,7 @@
  */
 import { ClientEngine, combineHooks, createPolicy } from '@webpp/core';
 import type { ClientPolicy, RandomSource } from '@webpp/core';
+import { workerTimeouts } from './config.js';
 import type { WorkerOptions } from './config.js';
 import type { ConnectionQueue } from './connection-queue.js';
 import { fetchIO } from './fetch-io.js';
@@ -64,7 +65,7 @@ export function workerEngine(init: WorkerEngineOptions): { engine: WorkerEngine;
     policy,
     io: fetchIO(background),
     backgroundTarget: backgroundTarget(probeUrls, random),
-    backgroundTimeoutMs: options.selection.timeoutCeilingMs,
+    backgroundTimeoutMs: workerTimeouts(options).timeoutCeilingMs,
     hooks: combineHooks(
       { sampleWillBeObserved: (sample) => samples.noteEngineSample(sample), sampleObserved: () => void store.changed() },
       telemetryHooks(reporter, policy),
