@@ -1,5 +1,6 @@
 /** The options of a ReplicaClient (replica-client.ts): what a worker script or a Workbox site passes. */
 import type { ClientPolicy, RandomSource } from '@webpp/core';
+import type { PolicyResolver } from './addons.js';
 import type { CacheLike } from './batch/logical-cache.js';
 import type { ParsedWorkerOptions, resolveWorkerOptions } from './config.js';
 import type { PageNotifier } from './kill-switch.js';
@@ -15,6 +16,12 @@ export interface ReplicaClientOptions {
   storage?: KeyValueStore;
   /** Overrides the policy named in the options (any @webpp/core ClientPolicy). */
   policy?: ClientPolicy;
+  /**
+   * Where the policy named in the options comes from. Default: `webpp` only (the bundled
+   * worker's, whose other policies are an add-on); pass @webpp/core's `createPolicy` for
+   * every policy of core's registry (the Workbox strategy does).
+   */
+  policies?: PolicyResolver;
   /** Fetch used for refreshes and probes (default: global fetch). */
   fetch?: (request: Request) => Promise<Response>;
   random?: RandomSource;

@@ -14,8 +14,6 @@
 import type { ClientPolicy, ServerId } from '@webpp/core';
 import { BindStage } from './bind.js';
 import type { RespondIO } from './bind.js';
-import { BatchStage } from './batch/batch-stage.js';
-import type { BatchClientOptions } from './batch/batch-client.js';
 import { BindingsStore } from './bindings-store.js';
 import type { ReplicaClientOptions } from './client-options.js';
 import { resolveWorkerOptions } from './config.js';
@@ -55,6 +53,12 @@ export type { ReplicaClientOptions } from './client-options.js';
 
 export type { Route } from './route.js';
 
+/** A stage that may answer a fetch event before route and respond (batch transmission). */
+export interface FrontStage {
+  /** Answers the event (respondWith) and returns true when it handles it. Never throws. */
+  handleFetch(event: FetchEvent): boolean;
+}
+
 export class ReplicaClient {
   readonly options: WorkerOptions;
   readonly configErrors: string[];
@@ -80,14 +84,14 @@ export class ReplicaClient {
   private readonly startedAtMs = Date.now();
   private readonly router: Router;
   private messageListenerAttached = false;
-  private batching: BatchStage | undefined;
+  private batching: FrontStage | undefined;
 
   constructor(init: ReplicaClientOptions = {}) {
     const parsed = init.parsed ?? resolveWorkerOptions(init.settings);
     this.options = parsed.options;
     this.configErrors = [...parsed.errors];
     const random = init.random ?? Math.random;
-    this.policy = init.policy ?? namedPolicy(this.options, random, this.configErrors);
+    this.policy = init.policy ?? namedPolicy(this.options, random, this.configErrors, init.policies);
     const location = (globalThis as { location?: { origin: string; pathname: string } }).location;
     this.selfOrigin = init.selfOrigin ?? location?.origin ?? '';
     const ownPaths = init.ownScriptPaths ?? ['/webpp.js', ...(location?.pathname ? [location.pathname] : [])];
@@ -244,25 +248,12 @@ export class ReplicaClient {
   }
 
   /**
-   * Puts batch transmission and the logical-URL cache in front of the bind and observe
-   * stages (docs/batching.md). Idempotent: the first call's options hold.
+   * Puts a stage in front of the bind and observe stages: batch transmission and the
+   * logical-URL cache (batch/batch-stage.ts, installBatching; docs/batching.md). The first
+   * stage installed holds.
    */
-  enableBatching(scope: Pick<ServiceWorkerGlobalScope, 'addEventListener'>, options: BatchClientOptions = {}): BatchStage {
-    this.batching ??= new BatchStage(
-      scope,
-      {
-        offline: this.offline,
-        validatorOf: (url) => {
-          const resolved = this.bindings.resolve(url);
-          return resolved !== undefined && !resolved.binding.prefix ? resolved.binding.validator : undefined;
-        },
-        isEnabled: () => this.isEnabled,
-        routes: (request) => this.route(request) !== 'pass',
-        respond: (logical, io) => this.respond(logical, io),
-      },
-      options,
-    );
-    return this.batching;
+  useFrontStage(stage: FrontStage): void {
+    this.batching ??= stage;
   }
 
   /**
