@@ -20,6 +20,7 @@ if (existsSync(`${here}src/webpp.ts`)) {
 const entries = [
   { in: 'src/webpp-sw.ts', out: 'webpp-sw' },
   { in: 'src/webpp-sw-batch.ts', out: 'webpp-sw-batch' },
+  { in: 'src/webpp-sw-offline.ts', out: 'webpp-sw-offline' },
   { in: 'src/webpp-sw-policies.ts', out: 'webpp-sw-policies' },
   { in: 'src/webpp.ts', out: 'webpp' },
 ].filter((entry) => existsSync(`${here}${entry.in}`));

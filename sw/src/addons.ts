@@ -5,17 +5,20 @@
  * seen fetches only during the worker's first evaluation. So the default bundle
  * (webpp-sw.js) carries what a script-tag site uses by default, and each opt-in feature is
  * its own script beside it (webpp-sw-<name>.js), imported during the first evaluation when
- * the registration's options ask for it: `features=batch` (data-features="batch") loads
- * batch transmission; a policy other than `webpp` (the evaluation's baselines, the paper's
+ * the registration's options ask for it: `features=batch,offline` (data-features="…")
+ * loads batch transmission and offline copies; a policy other than `webpp` (the evaluation's baselines, the paper's
  * policies) loads `policies`. An add-on script registers itself in `self.webppAddons`.
  */
 import type { ClientPolicy, PolicyDeps } from '@webpp/core';
+import type { OfflineCopiesFactory } from './offline-copies.js';
 import type { ReplicaClient } from './replica-client.js';
 
 /** Makes the policy named `name` with the options given, or undefined for a name it does not know. */
 export type PolicyResolver = (name: string, deps: PolicyDeps, options?: Record<string, unknown>) => ClientPolicy | undefined;
 
 export interface WorkerAddon {
+  /** Offline copies (the offline add-on). */
+  offlineCopies?: OfflineCopiesFactory;
   /** Policies this add-on adds (the evaluation's). */
   policies?: PolicyResolver;
   /** Installs the add-on's stage in front of the client (batch transmission). */
@@ -23,7 +26,7 @@ export interface WorkerAddon {
 }
 
 /** The opt-in features a site names in `features`, each a script `webpp-sw-<name>.js`. */
-export const FEATURE_NAMES = ['batch'] as const;
+export const FEATURE_NAMES = ['batch', 'offline'] as const;
 export type FeatureName = (typeof FEATURE_NAMES)[number];
 
 /** The add-on of the policies beside `webpp`. */

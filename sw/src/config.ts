@@ -37,8 +37,8 @@ export interface WorkerOptions {
   webpp: Record<string, number>;
   /**
    * Opt-in features, each an add-on script beside the worker that it imports at start-up
-   * (addons.ts): `batch` (batch transmission and the logical-URL cache, docs/batching.md).
-   * On the script tag: `data-features="batch"`.
+   * (addons.ts): `batch` (batch transmission and the logical-URL cache, docs/batching.md),
+   * `offline` (offline copies, offline-cache.ts). On the script tag: `data-features="batch,offline"`.
    */
   features: FeatureName[];
   /** Latency-table updates are written to IndexedDB at most this often (batched, never on the hot path). */

@@ -34,9 +34,10 @@ import type { Route } from './route.js';
 import { PolicyStore } from './policy-store.js';
 import { policyServerViews, policyTableJSON } from './policy-views.js';
 import { ResumeStage } from './resume.js';
-import { headerStages, integrityStage, offlineStage } from './stage-wiring.js';
+import { headerStages, integrityStage } from './stage-wiring.js';
 import type { HeaderLearning } from './header-learning.js';
-import type { OfflineCache } from './offline-cache.js';
+import { NO_OFFLINE_COPIES } from './offline-copies.js';
+import type { OfflineCopies } from './offline-copies.js';
 import { ProbeUrls, StaleBindings } from './server-memory.js';
 import { PersonalUrls } from './personal-answers.js';
 import { isSameOrigin } from './physical-request.js';
@@ -67,7 +68,7 @@ export class ReplicaClient {
   readonly store: PolicyStore;
   readonly bindings: BindingsStore;
   readonly reporter: StateReporter;
-  readonly offline: OfflineCache;
+  readonly offline: OfflineCopies;
   readonly digests: DigestStore;
   /** Resolves when the stored state and bindings are loaded (never rejects). */
   readonly ready: Promise<void>;
@@ -150,7 +151,8 @@ export class ReplicaClient {
       aggregate: this.aggregate,
     });
     this.headers = headers;
-    this.offline = offlineStage(options, storage, selfOrigin, reporter, init.openOfflineCache);
+    // Offline copies only when given (the webpp-sw-offline.js add-on, or a Workbox worker).
+    this.offline = init.offlineCopies?.({ options, storage, selfOrigin, reporter, ...(init.openOfflineCache ? { openCache: init.openOfflineCache } : {}) }) ?? NO_OFFLINE_COPIES;
     this.bindStage = new BindStage({
       engine: this.engine,
       selfOrigin,

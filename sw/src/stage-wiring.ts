@@ -4,7 +4,6 @@
  * lives in its own module.
  */
 import type { ServerId } from '@webpp/core';
-import type { CacheLike } from './batch/logical-cache.js';
 import type { BindingsStore } from './bindings-store.js';
 import { workerTimeouts } from './config.js';
 import type { WorkerOptions } from './config.js';
@@ -15,7 +14,6 @@ import { IntegrityGuard } from './integrity-guard.js';
 import type { KillSwitch } from './kill-switch.js';
 import type { PushedLoad } from './pushed-load.js';
 import type { ClientAggregate } from './client-aggregate.js';
-import { OfflineCache } from './offline-cache.js';
 import { buildProbeRequest } from './physical-request.js';
 import type { StateReporter } from './state-reporter.js';
 import { StaticBindings } from './static-bindings.js';
@@ -65,29 +63,6 @@ export function headerStages(wiring: HeaderWiring): { headers: HeaderLearning; c
     },
   });
   return { headers, controlCheck };
-}
-
-export function offlineStage(
-  options: WorkerOptions,
-  storage: KeyValueStore,
-  selfOrigin: string,
-  reporter: StateReporter,
-  openCache?: () => Promise<CacheLike>,
-): OfflineCache {
-  return new OfflineCache({
-    storage,
-    selfOrigin,
-    maxBytes: options.offlineMaxBytes,
-    maxEntries: options.offlineMaxEntries,
-    maxEntryBytes: options.offlineMaxEntryBytes,
-    maxAgeMs: options.offlineMaxAgeMs,
-    flushDelayMs: options.flushDelayMs,
-    ...(openCache ? { openCache } : {}),
-    onServed: (logicalUrl, savedAtMs) => {
-      reporter.count('offlineCopies');
-      reporter.event({ type: 'offline-copy', atMs: Date.now(), logicalUrl, savedAtMs });
-    },
-  });
 }
 
 /** Integrity checks; a replica with wrong bytes is a failed server (`failed`). */

@@ -17,7 +17,8 @@ const parsed = parseWorkerOptions(new URL(self.location.href).searchParams);
 const wanted = [...parsed.options.features, ...(parsed.options.policy === 'webpp' ? [] : [POLICIES_ADDON])];
 const addons = loadAddons(wanted, self.location.href, (url) => self.importScripts(url), parsed.errors);
 const policies = addons[POLICIES_ADDON]?.policies;
-const client = new ReplicaClient({ parsed, ...(policies ? { policies } : {}) });
+const offlineCopies = addons['offline']?.offlineCopies;
+const client = new ReplicaClient({ parsed, ...(policies ? { policies } : {}), ...(offlineCopies ? { offlineCopies } : {}) });
 client.attachMessageListener(self);
 for (const addon of Object.values(addons)) addon.install?.(client, self);
 

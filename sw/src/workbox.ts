@@ -18,6 +18,7 @@ import { Strategy } from 'workbox-strategies';
 import type { StrategyHandler, StrategyOptions } from 'workbox-strategies';
 import type { RouteMatchCallback, WorkboxPlugin } from 'workbox-core/types.js';
 import type { WorkerOptionsInput } from './config.js';
+import { createOfflineCopies } from './offline-cache.js';
 import { ReplicaClient } from './replica-client.js';
 import type { ReplicaClientOptions } from './replica-client.js';
 
@@ -35,6 +36,7 @@ export function getReplicaClient(settings?: WorkerOptionsInput, extra: ReplicaCl
     sharedClient = new ReplicaClient({
       // A site bundles its own worker: every policy of core's registry is there.
       policies: createPolicy,
+      offlineCopies: createOfflineCopies,
       ...(settings ? { settings } : {}),
       ...(unregisterOnSwitchOff ? {} : { unregister: () => Promise.resolve() }),
       ...rest,

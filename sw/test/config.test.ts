@@ -67,7 +67,7 @@ describe('worker options', () => {
     expect(batch.options.features).toEqual(['batch']);
     const odd = parseWorkerOptions(new URLSearchParams('features=batch, teleport,batch'));
     expect(odd.options.features).toEqual(['batch']);
-    expect(odd.errors).toEqual(['features: unknown feature "teleport" (known: batch)']);
-    expect(resolveWorkerOptions({ features: ['batch'] }).options.features).toEqual(['batch']);
+    expect(odd.errors).toEqual(['features: unknown feature "teleport" (known: batch, offline)']);
+    expect(resolveWorkerOptions({ features: ['offline', 'batch'] }).options.features).toEqual(['offline', 'batch']);
   });
 });

@@ -9,7 +9,7 @@
  */
 import type { RespondIO } from '../bind.js';
 import type { BindingsStore } from '../bindings-store.js';
-import type { OfflineCache } from '../offline-cache.js';
+import type { OfflineCopies } from '../offline-copies.js';
 import { BatchClient, type BatchClientOptions } from './batch-client.js';
 
 export const BATCH_STATE_REQUEST = 'webpp:batch-state';
@@ -17,7 +17,7 @@ export const BATCH_STATE_REQUEST = 'webpp:batch-state';
 /** What the stage needs from the rest of the pipeline, given once. */
 export interface BatchStageDeps {
   /** Offline copies: pages from batches are kept, and batch parts serve when every replica fails. */
-  offline: OfflineCache;
+  offline: OfflineCopies;
   /** The validator of the exact binding of a URL, if any (what the batch's digest names). */
   validatorOf(url: string): string | undefined;
   /** False once the site switched the worker off: the stage steps aside. */
@@ -79,7 +79,7 @@ export class BatchStage implements InstalledBatching {
 
 /** The parts of a ReplicaClient the batch stage stands in front of. */
 export interface BatchableClient {
-  readonly offline: OfflineCache;
+  readonly offline: OfflineCopies;
   readonly bindings: Pick<BindingsStore, 'resolve'>;
   readonly isEnabled: boolean;
   route(request: Request): string;
