@@ -188,6 +188,7 @@ async function setUpOrigin(app: FastifyInstance, options: ResolvedOptions, { dat
     flushDirectory,
     async syncNow() {
       await Promise.all([sync?.syncAll(), replicas.retryPendingPushes()]);
+      await replicas.reconcile();
     },
     gauges,
   };
@@ -254,7 +255,7 @@ async function setUpOrigin(app: FastifyInstance, options: ResolvedOptions, { dat
     lazyReplicas.start();
   });
   app.addHook('onClose', async () => {
-    replicas.stop();
+    await replicas.stop();
     await lazyReplicas.stop();
     replication?.stop();
     loadTable.stop();
