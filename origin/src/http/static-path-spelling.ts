@@ -15,7 +15,7 @@ import type { RouteHandlerMethod, RouteOptions } from 'fastify';
 const RESERVED_ESCAPE = /%(?:2[46BC]|3[ABD]|40)/gi;
 
 /** `url` with the escapes of `$ & + , : ; = @` in its path decoded (its query untouched). */
-export function decodeReservedEscapes(url: string): string {
+function decodeReservedEscapes(url: string): string {
   const queryStart = url.indexOf('?');
   const path = queryStart < 0 ? url : url.slice(0, queryStart);
   if (!path.includes('%')) return url;

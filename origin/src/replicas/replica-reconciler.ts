@@ -26,7 +26,7 @@ import { compareVersions, formatVersion, parseVersion, REPLICA_VERSION_HEADER, t
 
 const MAX_CHECKS_PER_ROUND = 32;
 
-export interface ReconcilerTarget {
+interface ReconcilerTarget {
   /** Pushes `replica`'s bytes to `physicalUrl` as a PUT does; true when the holder has it (or newer). */
   pushTo(physicalUrl: string, replica: StoredReplica): Promise<boolean>;
   /** Stores a holder's greater version here, as a peer's push (refused when not newer, or not listed). */
