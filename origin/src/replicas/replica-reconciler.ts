@@ -15,6 +15,8 @@
  * version reaches every holder whatever the order of the writes (a holder that answers
  * with a greater version than both pushes its own in its round). At most
  * MAX_CHECKS_PER_ROUND checks per round, so a restart (nothing known) spreads its checks.
+ * Automatic copies placed by load-driven replication are left out, on either side: they
+ * follow the copy they were taken from by their own revalidation (lazy/lazy-replicas.ts).
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { ReplicationDirectory } from '../directory/replication-directory.js';
@@ -67,10 +69,13 @@ export class ReplicaReconciler {
     if (this.deps.options.clusterSecret === undefined) return;
     const live = new Set<string>();
     const due: { replica: StoredReplica; holder: string; key: string }[] = [];
+    const { directory } = this.deps;
     for (const replica of this.deps.store.list()) {
       const self = this.deps.target.physicalUrlOf(replica.path);
-      for (const holder of this.deps.directory.lookup(replica.logicalUrl)?.physicalUrls ?? []) {
-        if (holder === self) continue;
+      // Automatic copies (load-driven replication) follow their source by their own revalidation.
+      if (directory.placement(replica.logicalUrl, self) !== undefined) continue;
+      for (const holder of directory.lookup(replica.logicalUrl)?.physicalUrls ?? []) {
+        if (holder === self || directory.placement(replica.logicalUrl, holder) !== undefined) continue;
         const key = `${holder}\n${replica.path}`;
         live.add(key);
         if (this.settled.get(key) !== formatVersion(replica.version)) due.push({ replica, holder, key });
