@@ -16,6 +16,7 @@
  *   npm run bench page-cost                 # one run: docs/benchmarks/page-cost.json
  *   npm run bench page-cost -- --runs 3     # medians and ranges over three runs
  *   npm run bench page-cost -- --quick      # 3 rounds, fewer requests; writes to the temp folder
+ *   npm run bench page-cost -- --profile    # where the warm worker's time goes: docs/benchmarks/page-cost-profile.json
  *
  * docs/service-worker.md ("What the worker costs a page") reads the figures.
  */
@@ -23,7 +24,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { runOnce, type RunOptions, type RunResult } from './page-cost/run.js';
+import { profileOnce, runOnce, type RunOptions, type RunResult } from './page-cost/run.js';
 import { PAGES } from './page-cost/site.js';
 import { goals, median, pageRows, requestRows, summary } from './page-cost/stats.js';
 
@@ -47,14 +48,35 @@ const runOptions: RunOptions = {
 
 const round1 = (value: number): number => Math.round(value * 10) / 10;
 
-function startupSummary(runs: readonly RunResult[], worker: 'webpp' | 'bare'): { evaluate_ms: number; compile_ms: number; startup_ms: number; traces: number } {
+function startupSummary(
+  runs: readonly RunResult[],
+  worker: 'webpp' | 'bare',
+): { evaluate_ms: number; compile_ms: number; startup_ms: number; first_request_after_dispatch_ms: number; traces: number } {
   const all = runs.flatMap((run) => run.startup[worker]);
   return {
     evaluate_ms: round1(median(all.map((trace) => trace.evaluateMs))),
     compile_ms: round1(median(all.map((trace) => trace.compileMs))),
     startup_ms: round1(median(all.map((trace) => trace.startupMs))),
+    first_request_after_dispatch_ms: round1(median(all.map((trace) => trace.firstRequestAfterDispatchMs))),
     traces: all.length,
   };
+}
+
+async function profile(): Promise<void> {
+  const reports = await profileOnce({ loads: quick ? 2 : 5, fetches: quick ? 30 : 100, log: runOptions.log });
+  const out = quick ? join(tmpdir(), 'page-cost-profile-quick.json') : join(repoRoot, 'docs/benchmarks/page-cost-profile.json');
+  const report = { bench: 'page-cost --profile', issue: 26, date: new Date().toISOString(), load_average: loadavg().map(round1), reports };
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  for (const entry of reports) {
+    console.log(`\n${entry.what}: ${entry.fetchEvents} fetch events; worker thread busy ${entry.busyPerFetchEventMs} ms and in the worker script ${entry.scriptPerFetchEventMs} ms per fetch event`);
+    console.log(`  requests the worker sent per fetch event: ${entry.workerRequestsPerFetchEvent}; to URLs the page did not ask for: ${JSON.stringify(entry.workerOnlyRequests)}`);
+    if (entry.phases) console.log(`  phases (median ms): page request → worker's request ${entry.phases.pageToWorkerRequestMs}, worker's request → response ${entry.phases.workerRequestToResponseMs}, worker's response → page's response ${entry.phases.workerResponseToPageResponseMs}, worker's last byte → page's last byte ${entry.phases.workerFinishToPageFinishMs}, page total ${entry.phases.pageTotalMs} (${entry.phases.requests} requests)`);
+    console.log('  inclusive by source (ms per fetch event):');
+    for (const [source, ms] of entry.bySourceInclusiveMs) console.log(`    ${String(ms).padStart(7)}  ${source}`);
+    console.log('  self by function (ms per fetch event):');
+    for (const [label, ms] of entry.byFunctionSelfMs) console.log(`    ${String(ms).padStart(7)}  ${label}`);
+  }
+  console.log(`wrote ${out}`);
 }
 
 async function main(): Promise<void> {
@@ -114,7 +136,7 @@ async function main(): Promise<void> {
   console.log(`wrote ${OUT}`);
 }
 
-main().catch((error: unknown) => {
+(args.includes('--profile') ? profile() : main()).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });

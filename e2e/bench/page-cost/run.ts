@@ -24,6 +24,7 @@ import {
 } from './measure.js';
 import { startServers } from './servers.js';
 import { PAGES, REQUEST_SIZES_BYTES, requestPath, writeSite, type Variant } from './site.js';
+import { profileWarmWorker, type ProfileReport } from './profile.js';
 import { measureWorkerStartup, type WorkerStartup } from './startup-trace.js';
 
 export interface RunOptions {
@@ -143,4 +144,37 @@ async function requestRow(tabs: Record<Variant, VariantTab>, logical: string, op
     }
   }
   return [...records.values()];
+}
+
+/**
+ * `--profile`: the warm webpp worker under V8's CPU profiler (profile.ts), on the pages with
+ * the most resources and on the per-request row's 50 KB URL.
+ */
+export async function profileOnce(options: { loads: number; fetches: number; log: (line: string) => void }): Promise<ProfileReport[]> {
+  const workDir = mkdtempSync(join(tmpdir(), 'webpp-page-cost-'));
+  const siteRoot = join(workDir, 'site');
+  writeSite(siteRoot);
+  const servers = await startServers(siteRoot, workDir);
+  const logical = servers.origins[0] as string;
+  let browser: Browser | undefined;
+  try {
+    browser = await chromium.launch(chromiumLaunchOptions);
+    const reports: ProfileReport[] = [];
+    const fetchUrl = `${logical}${requestPath(REQUEST_SIZES_BYTES[1])}`;
+    for (const variant of ['webpp', 'bare'] as const) {
+      const tab = await openTab(browser);
+      const pageUrls = ['/demo/index.html', '/bootstrap-creative/index.html', '/mdn/javascript/building-blocks/gallery/index.html'].map((path) => `${logical}/${variant}${path}`);
+      await installWorker(tab, pageUrls[0] as string);
+      for (let load = 0; load < 2; load++) for (const url of pageUrls) await measureLoad(tab.page, url);
+      await fetchTimes(tab.page, fetchUrl, 5);
+      options.log(`${variant}: warmed up; profiling`);
+      reports.push(...(await profileWarmWorker(browser, tab, { worker: variant, pageUrls, loads: options.loads, fetchUrl, fetches: options.fetches })));
+      await tab.context.close();
+    }
+    return reports;
+  } finally {
+    await browser?.close();
+    await servers.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  }
 }

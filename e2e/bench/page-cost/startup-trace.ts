@@ -14,6 +14,11 @@ export interface WorkerStartup {
   compileMs: number;
   /** The navigation's fetchStart − workerStart, in the traced load. */
   startupMs: number;
+  /**
+   * The first fetch event's dispatch → the worker's first own request: what the worker does
+   * before it asks the network for the navigation (webpp: reading its state from IndexedDB).
+   */
+  firstRequestAfterDispatchMs: number;
 }
 
 interface TraceEvent {
@@ -21,18 +26,27 @@ interface TraceEvent {
   ph: string;
   pid: number;
   tid: number;
+  ts: number;
   dur?: number;
   args?: { name?: string; data?: { url?: string }; fileName?: string };
 }
 
-const CATEGORIES = ['devtools.timeline', 'v8', 'disabled-by-default-devtools.timeline'];
+const CATEGORIES = ['devtools.timeline', 'v8', 'disabled-by-default-devtools.timeline', 'ServiceWorker'];
 
 /** EvaluateScript and v8.compile of the script whose URL ends with `scriptSuffix`, on the ServiceWorker thread (ms). */
-export function workerScriptTimes(events: readonly TraceEvent[], scriptSuffix: string): { evaluateMs: number; compileMs: number } {
+export function workerScriptTimes(events: readonly TraceEvent[], scriptSuffix: string): Omit<WorkerStartup, 'startupMs'> {
   const swThreads = new Set(events.filter((event) => event.ph === 'M' && event.name === 'thread_name' && event.args?.name === 'ServiceWorker thread').map((event) => `${event.pid}:${event.tid}`));
-  const onWorker = events.filter((event) => event.ph === 'X' && swThreads.has(`${event.pid}:${event.tid}`) && (event.args?.data?.url ?? '').endsWith(scriptSuffix));
-  const sumMs = (name: string): number => onWorker.filter((event) => event.name === name).reduce((total, event) => total + (event.dur ?? 0) / 1000, 0);
-  return { evaluateMs: sumMs('EvaluateScript'), compileMs: sumMs('v8.compile') };
+  const onThread = events.filter((event) => swThreads.has(`${event.pid}:${event.tid}`));
+  const ofScript = onThread.filter((event) => event.ph === 'X' && (event.args?.data?.url ?? '').endsWith(scriptSuffix));
+  const sumMs = (name: string): number => ofScript.filter((event) => event.name === name).reduce((total, event) => total + (event.dur ?? 0) / 1000, 0);
+  const firstTs = (name: string): number => Math.min(...onThread.filter((event) => event.name === name).map((event) => event.ts));
+  const dispatchTs = firstTs('ServiceWorkerGlobalScope::DispatchFetchEventInternal');
+  const requestTs = firstTs('ResourceSendRequest');
+  return {
+    evaluateMs: sumMs('EvaluateScript'),
+    compileMs: sumMs('v8.compile'),
+    firstRequestAfterDispatchMs: Number.isFinite(dispatchTs) && Number.isFinite(requestTs) ? (requestTs - dispatchTs) / 1000 : Number.NaN,
+  };
 }
 
 export async function measureWorkerStartup(
