@@ -58,6 +58,8 @@ export interface RunResult {
   requests: RequestRecord[];
   /** Which replica served the per-request row's URLs through webpp, counted from the worker's decisions. */
   requestServedBy: Record<string, number>;
+  /** Which replica served the navigations the worker still remembers (its recent decisions), by replica name. */
+  navigationServedBy: Record<string, number>;
   startup: { webpp: WorkerStartup[]; bare: WorkerStartup[] };
 }
 
@@ -97,6 +99,13 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       options.log(`round ${round + 1}/${options.rounds} done`);
     }
 
+    // Before the request row fills the worker's recent decisions with its own.
+    const navigationServedBy: Record<string, number> = {};
+    const nameOf = (origin: string | undefined): string => (origin === undefined ? 'none' : (new URL(origin).hostname.split('.')[0] ?? origin));
+    for (const decision of (await workerStateFromController(tabs.webpp.page)).decisions) {
+      if (decision.navigation) navigationServedBy[nameOf(decision.servedBy)] = (navigationServedBy[nameOf(decision.servedBy)] ?? 0) + 1;
+    }
+
     const requests = await requestRow(tabs, logical, options);
     const state = await workerStateFromController(tabs.webpp.page);
     const requestServedBy: Record<string, number> = {};
@@ -111,7 +120,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       bare: url('bare', '/h5bp-9.0.1/index.html'),
       traces: options.startupTraces,
     });
-    return { loads, requests, requestServedBy, startup };
+    return { loads, requests, requestServedBy, navigationServedBy, startup };
   } finally {
     await browser?.close();
     await servers.stop();
