@@ -47,7 +47,7 @@ export interface LoadRecord extends LoadSample {
 }
 
 export type RequestPath = 'direct' | 'bare-worker' | 'webpp';
-export interface RequestRecord {
+interface RequestRecord {
   bytes: number;
   path: RequestPath;
   durationsMs: number[];

@@ -20,7 +20,7 @@ const repoRoot = new URL('../../../', import.meta.url).pathname;
 const FIXTURES = join(repoRoot, 'e2e/fixtures/page-cost');
 const DEMO_SITE = join(repoRoot, 'examples/demo/site');
 
-export const VARIANTS = ['plain', 'bare', 'webpp'] as const;
+const VARIANTS = ['plain', 'bare', 'webpp'] as const;
 export type Variant = (typeof VARIANTS)[number];
 
 /** The pages measured: a short name and the page's path inside a variant. */
