@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { profileOnce, runOnce, type RunOptions, type RunResult } from './page-cost/run.js';
 import { PAGES } from './page-cost/site.js';
-import { goals, median, pageRows, requestRows, summary } from './page-cost/stats.js';
+import { goals, median, pageRows, requestRows, signedMs, summary } from './page-cost/stats.js';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
 const args = process.argv.slice(2);
@@ -128,7 +128,7 @@ async function main(): Promise<void> {
     );
   }
   console.log('\nper request (sequential, median ms): size  direct  bare  webpp  webpp−direct');
-  for (const row of requests) console.log(`  ${row.bytes / 1024} KB  ${row.direct_ms}  ${row.bare_worker_ms}  ${row.webpp_ms}  +${row.webpp_minus_direct_ms}`);
+  for (const row of requests) console.log(`  ${row.bytes / 1024} KB  ${row.direct_ms}  ${row.bare_worker_ms}  ${row.webpp_ms}  ${signedMs(row.webpp_minus_direct_ms)}`);
   console.log(`served by (webpp, per run): ${JSON.stringify(report.per_request_served_by)}`);
   console.log(`navigations served by (webpp, recent decisions, per run): ${JSON.stringify(report.navigations_served_by)}`);
   console.log(`worker start-up: webpp ${JSON.stringify(report.worker_startup.webpp)}, bare ${JSON.stringify(report.worker_startup.bare)}`);

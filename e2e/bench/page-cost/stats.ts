@@ -156,6 +156,9 @@ export function summary(rows: readonly PageRow[]): Summary {
   };
 }
 
+/** "+2.7 ms", "−0.4 ms". */
+export const signedMs = (ms: number): string => `${ms < 0 ? '−' : '+'}${Math.abs(ms)} ms`;
+
 export interface Goal {
   goal: string;
   target: string;
@@ -182,7 +185,7 @@ export function goals(sum: Summary, requests: readonly RequestRow[], bundleGzipB
     {
       goal: 'per request, through webpp − direct, same replica',
       target: '≤ +1 ms',
-      value: requests.map((row) => `${row.bytes / 1024} KB: +${row.webpp_minus_direct_ms} ms`).join(', '),
+      value: requests.map((row) => `${row.bytes / 1024} KB: ${signedMs(row.webpp_minus_direct_ms)}`).join(', '),
       met: worstRequest <= 1,
     },
     {
