@@ -106,6 +106,8 @@ export async function runBuildCommand(argv: string[]): Promise<void> {
   } catch (error) {
     const code = (error as { code?: string }).code;
     process.stderr.write(`webpp-origin build: ${code !== undefined ? `${code}: ` : ''}${(error as Error).message}\n`);
-    process.exitCode = 1;
+    // Options the command line should not have allowed (--out inside the input folder, a
+    // missing input folder) are usage errors, as documented: 2. A failed build is 1.
+    process.exitCode = code === 'WEBPP_ERR_BAD_OPTIONS' ? 2 : 1;
   }
 }

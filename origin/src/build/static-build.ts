@@ -11,7 +11,8 @@ import { isHiddenPath } from '../http/hidden-paths.js';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { encodeBindings, type Binding } from '@webpp/core';
 import { ReplicationDirectory } from '../directory/replication-directory.js';
-import { directoryPairsFrom } from '../directory/directory-file.js';
+import { directoryPairsFrom, parseDirectoryJson } from '../directory/directory-file.js';
+import { withDirectoryLogicalOrigin } from '../directory/logical-origin.js';
 import { reservedPairReason } from '../reserved-paths.js';
 import { preprocessBody, type PreprocessKind, type PreprocessSettings } from '../bindings/preprocess.js';
 import { ClientScripts, PAGE_SCRIPT_FILE, WORKER_SCRIPT_FILE } from '../client-scripts.js';
@@ -160,14 +161,15 @@ async function loadDirectory(
   explicitOrigin: string | undefined,
   paths: { scriptPath: string; workerPath: string },
 ): Promise<{ directory: ReplicationDirectory; logicalOrigin: string }> {
-  let json: unknown;
+  let text: string;
   try {
-    json = JSON.parse(await readFile(path, 'utf8'));
+    text = await readFile(path, 'utf8');
   } catch (error) {
     throw new WEBPP_ERR_DIRECTORY_FILE(path, (error as Error).message);
   }
-  const fromFile = (json as { logicalOrigin?: unknown } | null)?.logicalOrigin;
-  const base = explicitOrigin ?? (typeof fromFile === 'string' ? fromFile : undefined);
+  const json = parseDirectoryJson(text, path);
+  // The file's logicalOrigin, or --logical-origin; both must agree (as for the server, directory/logical-origin.ts).
+  const { logicalOrigin: base } = await withDirectoryLogicalOrigin({ directoryFile: path, ...(explicitOrigin === undefined ? {} : { logicalOrigin: explicitOrigin }) });
   if (base === undefined) throw new WEBPP_ERR_DIRECTORY_FILE(path, 'no logicalOrigin: give it in the file or with --logical-origin');
   const pairs = directoryPairsFrom(json, base, path);
   for (const pair of pairs) {
