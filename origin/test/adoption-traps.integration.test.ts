@@ -10,6 +10,8 @@ import { createServer, type Server } from 'node:net';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { HELP } from '../src/cli.js';
+import { FLAGS } from '../src/options/cli-flags.js';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
 import { ADMIN_TOKEN, CLUSTER_SECRET, auth, bindingMap, freePort, removeTempDirs, tempDir, waitFor } from './helpers.js';
 
@@ -114,4 +116,33 @@ describe('start-up errors an operator reads', () => {
     expect(result.status).toBe(2);
     expect(result.stderr).toContain('must not be inside the input folder');
   }, 40_000);
+});
+
+describe('webpp-origin --help', () => {
+  const lines = HELP.split('\n');
+  const lineOf = (text: string): number => lines.findIndex((line) => line.includes(text));
+  /** The line of a flag's own entry (not a mention in the example or another entry). */
+  const entryOf = (flag: string): number => lines.findIndex((line) => new RegExp(`^  (\\[\\w+\\], )?${flag}( |$)`).test(line));
+
+  it('starts with an example and the essentials, the credentials right after them', () => {
+    expect(lineOf('Example:')).toBeGreaterThan(0);
+    expect(lineOf('Example:')).toBeLessThan(15);
+    expect(lineOf('Essentials')).toBeLessThan(lineOf('Credentials'));
+    for (const flag of ['--root', '--port', '--public-host', '--directory', '--data-dir', '--peer', '--logical-origin']) {
+      expect(entryOf(flag)).toBeGreaterThan(lineOf('Essentials'));
+      expect(entryOf(flag)).toBeLessThan(lineOf('Credentials'));
+    }
+    // Before: the credentials came after 60 lines of automatic replication tuning.
+    expect(entryOf('--admin-token')).toBeLessThan(60);
+    expect(entryOf('--admin-token')).toBeLessThan(entryOf('--auto-replicate'));
+  });
+
+  it('lists every flag once, in a section per feature', () => {
+    for (const spec of FLAGS) expect(lines.filter((line) => new RegExp(`^  (\\[\\w+\\], )?--${spec.flag}( |$)`).test(line))).toHaveLength(1);
+    for (const heading of ['HTTPS and HTTP/2', 'Automatic replication', 'Memory cache', 'Batch transmission', 'Checking a deployment', 'Static hosting']) {
+      expect(lines.some((line) => line.startsWith(heading))).toBe(true);
+    }
+    expect(entryOf('--memory-cache-bytes')).toBeGreaterThan(lineOf('Memory cache'));
+    expect(entryOf('--auto-replicate')).toBeGreaterThan(lineOf('Automatic replication'));
+  });
 });
