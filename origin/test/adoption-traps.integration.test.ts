@@ -118,6 +118,23 @@ describe('start-up errors an operator reads', () => {
   }, 40_000);
 });
 
+describe('webpp-origin build and pages without a replica', () => {
+  it('warns, naming them, when pages are not replicated; says nothing once they are', async () => {
+    const root = await site();
+    const directoryFile = join(await tempDir(), 'd.json');
+    const origin = 'https://example.github.io';
+    const mirror = 'https://mirror.example.net';
+    await writeFile(directoryFile, JSON.stringify({ formatVersion: 1, logicalOrigin: origin, entries: [{ logical: '/img/*', servers: [origin, mirror] }] }));
+    const imagesOnly = runCli(['build', root, '--out', join(await tempDir(), 'dist'), '--directory', directoryFile]);
+    expect(imagesOnly.status).toBe(0);
+    expect(imagesOnly.stderr).toContain('warning: 1 of 1 pages have no replica on another host (/guide/install.html)');
+    await writeFile(directoryFile, JSON.stringify({ formatVersion: 1, logicalOrigin: origin, entries: [{ logical: '/*', servers: [origin, mirror] }] }));
+    const everything = runCli(['build', root, '--out', join(await tempDir(), 'dist'), '--directory', directoryFile]);
+    expect(everything.status).toBe(0);
+    expect(everything.stderr).toBe('');
+  }, 60_000);
+});
+
 describe('webpp-origin --help', () => {
   const lines = HELP.split('\n');
   const lineOf = (text: string): number => lines.findIndex((line) => line.includes(text));

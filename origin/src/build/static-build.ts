@@ -55,6 +55,11 @@ export interface StaticBuildReport {
   /** Distinct bindings in the static bindings file, and its lines. */
   bindings: number;
   bindingLines: number;
+  /**
+   * Pages (their paths) with no replica on another host: while the own origin is down,
+   * visitors cannot open them, whatever mirror is up (docs/static-hosting.md, "What to replicate").
+   */
+  pagesWithoutReplica: string[];
 }
 
 export async function buildStaticSite(options: StaticBuildOptions): Promise<StaticBuildReport> {
@@ -78,7 +83,7 @@ export async function buildStaticSite(options: StaticBuildOptions): Promise<Stat
 
   const rules = siteWideRules(workerPath);
   const learned: Binding[][] = [];
-  const report: StaticBuildReport = { files: 0, pages: 0, stylesheets: 0, bound: 0, bindings: 0, bindingLines: 0 };
+  const report: StaticBuildReport = { files: 0, pages: 0, stylesheets: 0, bound: 0, bindings: 0, bindingLines: 0, pagesWithoutReplica: [] };
   for (const file of await listFiles(inDir)) {
     const urlPath = `/${relative(inDir, file).split(sep).map(encodeURIComponent).join('/')}`;
     const target = join(outDir, relative(inDir, file));
@@ -89,8 +94,11 @@ export async function buildStaticSite(options: StaticBuildOptions): Promise<Stat
       await copyFile(file, target);
       continue;
     }
-    if (kind === 'html') report.pages += 1;
-    else report.stylesheets += 1;
+    if (kind === 'html') {
+      report.pages += 1;
+      const replicas = settings.directory.lookup(`${logicalOrigin}${urlPath}`)?.physicalUrls ?? [];
+      if (!replicas.some((url) => new URL(url).origin !== logicalOrigin)) report.pagesWithoutReplica.push(urlPath);
+    } else report.stylesheets += 1;
     const body = await readFile(file);
     // A folder's index.html is also served at the folder's own URL: both get their header.
     const urls = urlPath.endsWith('/index.html') ? [urlPath, urlPath.slice(0, -'index.html'.length)] : [urlPath];
