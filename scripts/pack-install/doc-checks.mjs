@@ -60,6 +60,8 @@ export async function runDocSnippets({ root, project, env, timeoutMs, installedD
     return built.code === 0 ? [] : [`esbuild could not bundle ${file}: ${built.stderr.slice(-800)}`];
   };
   const results = [];
+  const startedMs = performance.now();
+  const seconds = () => `${Math.round((performance.now() - startedMs) / 1000)} s`;
 
   // The README: a Fastify app, a three-server cluster, proxy mode, check, static build.
   const readme = join(project, 'readme');
@@ -89,12 +91,13 @@ export async function runDocSnippets({ root, project, env, timeoutMs, installedD
     };
     const blocks = extractBlocks(join(root, 'README.md'), '## Add it to your site');
     const outcome = await runDocument({ blocks, cwd: readme, env: docEnv, ports, installed, timeoutMs, hooks: { afterServe, bundle: (file) => bundle(readme, file) } });
-    results.push({ label: `README "Add it to your site": ${blocks.length} blocks run verbatim${outcome.skipped.length > 0 ? ` (skipped: ${outcome.skipped.join(', ')})` : ''}`, problems: outcome.problems });
+    results.push({ label: `README "Add it to your site": ${blocks.length} blocks run verbatim in ${seconds()}${outcome.skipped.length > 0 ? ` (skipped: ${outcome.skipped.join(', ')})` : ''}`, problems: outcome.problems });
   } finally {
     await new Promise((resolve) => upstream.close(resolve));
   }
 
   // docs/static-hosting.md: build, then a mirror served by `serve` with the guide's headers.
+  const staticStartedMs = performance.now();
   const staticDir = join(project, 'static-hosting');
   writeFiles(staticDir, { 'site/index.html': PAGE, 'site/about.html': PAGE, 'site/img/a.png': 'png' });
   const staticBlocks = extractBlocks(join(root, 'docs', 'static-hosting.md'));
@@ -117,6 +120,6 @@ export async function runDocSnippets({ root, project, env, timeoutMs, installedD
       },
     },
   });
-  results.push({ label: `docs/static-hosting.md: ${staticBlocks.length} blocks run verbatim${staticOutcome.skipped.length > 0 ? ` (skipped: ${staticOutcome.skipped.join(', ')})` : ''}`, problems: staticOutcome.problems });
+  results.push({ label: `docs/static-hosting.md: ${staticBlocks.length} blocks run verbatim in ${Math.round((performance.now() - staticStartedMs) / 1000)} s${staticOutcome.skipped.length > 0 ? ` (skipped: ${staticOutcome.skipped.join(', ')})` : ''}`, problems: staticOutcome.problems });
   return results;
 }

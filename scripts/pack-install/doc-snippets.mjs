@@ -172,7 +172,7 @@ export async function runDocument({ blocks, cwd, env, ports, hooks, installed, t
       } else if (verb === 'served') {
         served.push(code.trim());
       } else if (verb === 'skip') {
-        skipped.push(`${where} (${block.marker.slice('skip'.length).trim()})`);
+        skipped.push(`${where} ${block.marker.slice('skip'.length).trim()}`);
       } else if (verb === 'serve') {
         await stopServers();
         for (const command of await exportsFirst()) {
