@@ -55,12 +55,12 @@ export function extractBlocks(path, from) {
 }
 
 /** The block with each documented port replaced by its ephemeral stand-in. */
-export function withPorts(code, ports) {
+function withPorts(code, ports) {
   return code.replace(new RegExp(`\\b(${DOC_PORTS.join('|')})\\b`, 'g'), (port) => String(ports.get(Number(port))));
 }
 
 /** Shell commands of a block: continuation lines joined, comments and blank lines dropped. */
-export function commandsOf(code) {
+function commandsOf(code) {
   return code
     .replace(/\\\n\s*/g, '')
     .split('\n')
@@ -69,7 +69,7 @@ export function commandsOf(code) {
 }
 
 /** Runs an `export …` line once in bash and returns the variables it set. */
-export async function evaluateExports(line, { cwd, env, timeoutMs }) {
+async function evaluateExports(line, { cwd, env, timeoutMs }) {
   const result = await run('bash', ['-c', `${line}\nnode -e 'process.stdout.write(JSON.stringify(process.env))'`], { cwd, env, timeoutMs });
   if (result.code !== 0) throw new Error(`"${line}" failed: ${result.stderr}`);
   const after = JSON.parse(result.stdout);
@@ -77,7 +77,7 @@ export async function evaluateExports(line, { cwd, env, timeoutMs }) {
 }
 
 /** Starts `command` with bash; resolves once its output says it listens. `stop()` kills its group. */
-export function startServer(command, { cwd, env, timeoutMs, ready = /listening|accepting connections/i }) {
+function startServer(command, { cwd, env, timeoutMs, ready = /listening|accepting connections/i }) {
   const child = spawn('bash', ['-c', `exec ${command}`], { cwd, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   const exited = new Promise((resolve) => child.once('close', resolve));
@@ -116,7 +116,7 @@ export function startServer(command, { cwd, env, timeoutMs, ready = /listening|a
 }
 
 /** The package names of an `npm install` line (versions and flags dropped). */
-export function installedNames(line) {
+function installedNames(line) {
   const words = line.split(/\s+/);
   if (words[0] !== 'npm' || !['install', 'i', 'add'].includes(words[1])) throw new Error(`not an npm install line: ${line}`);
   return words.slice(2).filter((word) => !word.startsWith('-')).map((word) => word.replace(/(.)@[^/]*$/, '$1'));

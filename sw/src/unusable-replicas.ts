@@ -17,7 +17,7 @@
 import { REPLICA_UNUSABLE_MESSAGE, type ReplicaUnusableMessage as UnusableReplicaReport } from './messages.js';
 import type { StateReporter } from './state-reporter.js';
 
-export interface UnusableReplicasOptions {
+interface UnusableReplicasOptions {
   selfOrigin: string;
   reporter: Pick<StateReporter, 'event'>;
   /** The diagnostic request (default: fetch). */

@@ -16,7 +16,7 @@ import { STATIC_BINDINGS_PATH } from '../build/static-bindings-file.js';
 import { loopbackAwareLookup } from '../sync/cluster-client.js';
 import { replicaFindings, type Finding } from './replica-findings.js';
 
-export interface CheckOptions {
+interface CheckOptions {
   pageUrl: string;
   /** Per request. Default 10 s. */
   timeoutMs?: number;
@@ -28,13 +28,13 @@ export interface CheckOptions {
   workerPath?: string;
 }
 
-export interface FileCheck {
+interface FileCheck {
   logicalUrl: string;
   physicalUrl: string;
   findings: Finding[];
 }
 
-export interface ReplicaReport {
+interface ReplicaReport {
   /** The replica server's origin. */
   server: string;
   usable: boolean;

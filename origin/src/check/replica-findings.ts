@@ -8,7 +8,7 @@
  * fails, or the answer is refused); `warning` findings leave it usable but worse.
  */
 
-export type Severity = 'unusable' | 'warning';
+type Severity = 'unusable' | 'warning';
 
 export interface Finding {
   severity: Severity;
@@ -16,7 +16,7 @@ export interface Finding {
   message: string;
 }
 
-export interface ReplicaAnswer {
+interface ReplicaAnswer {
   /** The page's origin: the worker's own. */
   pageOrigin: string;
   physicalUrl: string;
