@@ -63,6 +63,7 @@ import { lockDataDir, type DataDirLock } from './directory/data-dir-lock.js';
 import { PushState } from './push/push-state.js';
 import { webppPush } from './push/push-plugin.js';
 import { createClientAggregates, webppClientAggregate } from './client-aggregate/client-aggregate-plugin.js';
+import { withDirectoryLogicalOrigin } from './directory/logical-origin.js';
 
 const DIRECTORY_STATE_FILE = 'directory.ywebpp';
 const REPLICA_STORE_FOLDER = 'replicas';
@@ -71,7 +72,8 @@ const TOMBSTONES_FOLDER = 'replicas/tombstones';
 const HOT_RESOURCES_IN_RECORD = 16;
 
 async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOptions): Promise<void> {
-  const options = resolveOptions(rawOptions);
+  // Without logicalOrigin, the directory file's (directory/logical-origin.ts).
+  const options = resolveOptions(await withDirectoryLogicalOrigin(rawOptions));
   const temporaryDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'webpp-origin-')));
   const log = app.log.child({ plugin: 'webpp-origin' });
