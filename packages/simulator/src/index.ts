@@ -82,3 +82,4 @@ export {
   type PolicySummary,
   type RatioSummary,
 } from './generalization.js';
+export { ratioCdfSvg, type CdfSeries } from './generalization-plot.js';

@@ -198,7 +198,8 @@ function drawRequest(random: RandomSource, site: Site, repeatShare: number): Gen
   if (chance(random, repeatShare)) return site.catalogue[Math.floor(site.catalogue.length * Math.pow(random(), 2))]!;
   if (chance(random, 0.5)) {
     const base = pick(random, site.catalogue);
-    const sizeBytes = Math.max(GENERATED_RANGES.fileBytes[0], Math.round(base.sizeBytes * uniform(random, 0.8, 1.25)));
+    const [low, high] = GENERATED_RANGES.fileBytes;
+    const sizeBytes = Math.min(high, Math.max(low, Math.round(base.sizeBytes * uniform(random, 0.8, 1.25))));
     site.fresh++;
     return { url: `${base.url.split('?')[0]}?v=${site.fresh}`, kind: base.kind, sizeBytes };
   }
