@@ -96,3 +96,16 @@ describe('generateWorld', () => {
     expect(cacheBusted).toBeGreaterThan(500);
   });
 });
+
+describe('generateWorld outages', () => {
+  it('never takes every replica down at once', () => {
+    for (const world of worlds) {
+      const windows = Object.values(world.scenario.servers).map((server) => server.outages ?? []);
+      const edges = windows.flat().flatMap((window) => [window.fromMs, (window.fromMs + window.toMs) / 2]);
+      for (const tMs of edges) {
+        const up = windows.filter((own) => !own.some((window) => window.fromMs <= tMs && tMs < window.toMs));
+        expect(up.length, `seed ${world.seed} at ${tMs} ms`).toBeGreaterThan(0);
+      }
+    }
+  });
+});

@@ -7,17 +7,19 @@
  *   npm run bench generalization -- --seeds 40       # a stratified subset (evenly spaced, half from each range)
  *   npm run bench generalization -- --training-only  # tuning: never look at the held-out seeds
  *   npm run bench generalization -- --workers 2      # processes (default 2)
+ *   npm run bench generalization -- --report-only    # rewrite generalization.md and the plot from generalization.json
  *
  * Writes docs/benchmarks/generalization.json (one row per seed and policy, the worlds, and a
- * summary of each ratio for training and held-out seeds apart) and generalization-cdf.svg
- * (the CDF of relative_to_best_single over held-out seeds). A subset or a training-only
+ * summary of each ratio for training and held-out seeds apart), generalization.md (its
+ * tables, the goals and the worst held-out seeds) and generalization-cdf.svg (the CDF of
+ * relative_to_best_single over held-out seeds). A subset or a training-only
  * run writes generalization-partial.json instead, so the committed figures stay whole.
  */
 import { fork } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { GENERATOR_VERSION, HELD_OUT_SEEDS, TRAINING_SEEDS, seedsOf } from '@webpp/netem/model';
-import { ratioCdfSvg, runSeed, summarizeRows, type GeneralizationRow, type GeneralizationWorld } from '@webpp/simulator';
+import { generalizationMarkdown, ratioCdfSvg, runSeed, summarizeRows, type GeneralizationDocument, type GeneralizationRow, type GeneralizationWorld } from '@webpp/simulator';
 import { Progress } from '../../../e2e/bench/support/progress.js';
 
 interface SeedResult {
@@ -32,13 +34,27 @@ const option = (name: string): string | undefined => {
 };
 
 // A shard: run the seeds it is sent, one message per seed back to the parent.
+const outDir = new URL('../../../docs/benchmarks/', import.meta.url);
+
 if (process.send && args.includes('--shard')) {
   process.on('message', (seeds: number[]) => {
     for (const seed of seeds) process.send!(runSeed(seed));
     process.exit(0);
   });
+} else if (args.includes('--report-only')) {
+  const document = JSON.parse(readFileSync(new URL('generalization.json', outDir), 'utf8')) as GeneralizationDocument & { rows: GeneralizationRow[] };
+  writeReport(document, document.rows, '');
 } else {
   await main();
+}
+
+/** generalization.md and the held-out CDF, from the document. */
+function writeReport(document: GeneralizationDocument, rows: readonly GeneralizationRow[], suffix: string): void {
+  writeFileSync(new URL(`generalization${suffix}.md`, outDir), generalizationMarkdown(document));
+  if (document.seeds_run.held_out === 0) return;
+  const series = ['webpp', 'webpp-paper', 'freecdn'].map((policy) => ({ policy, values: rows.filter((row) => row.held_out && row.policy === policy).map((row) => row.relative_to_best_single) }));
+  const title = `Held-out seeds (${document.seeds_run.held_out}): mean response time relative to the best single replica`;
+  writeFileSync(new URL(`generalization${suffix}-cdf.svg`, outDir), ratioCdfSvg(series, title, 'mean ÷ best single replica\'s mean (log scale; left of the dashed line: better than the best single)'));
 }
 
 /** n seeds spread evenly over a range. */
@@ -93,7 +109,6 @@ async function main(): Promise<void> {
       });
   const elapsedS = Math.round((performance.now() - startedMs) / 1000);
   const whole = subset === undefined && !trainingOnly;
-  const outDir = new URL('../../../docs/benchmarks/', import.meta.url);
   mkdirSync(outDir, { recursive: true });
   const document = {
     description:
@@ -110,12 +125,9 @@ async function main(): Promise<void> {
     worlds,
     rows,
   };
-  writeFileSync(new URL(whole ? 'generalization.json' : 'generalization-partial.json', outDir), `${JSON.stringify(document, null, 1)}\n`);
-  if (heldOut.length > 0) {
-    const series = ['webpp', 'webpp-paper', 'freecdn'].map((policy) => ({ policy, values: rows.filter((row) => row.held_out && row.policy === policy).map((row) => row.relative_to_best_single) }));
-    const svg = ratioCdfSvg(series, `Held-out seeds (${heldOut.length}): mean response time relative to the best single replica`, 'mean ÷ best single replica\'s mean (log scale; left of the dashed line: better than the best single)');
-    writeFileSync(new URL(whole ? 'generalization-cdf.svg' : 'generalization-partial-cdf.svg', outDir), svg);
-  }
+  const suffix = whole ? '' : '-partial';
+  writeFileSync(new URL(`generalization${suffix}.json`, outDir), `${JSON.stringify(document, null, 1)}\n`);
+  writeReport(document as unknown as GeneralizationDocument, rows, suffix);
   console.log(`${seeds.length} seeds in ${elapsedS} s (${workers} processes)`);
   for (const [set, policies] of Object.entries(summary)) {
     for (const [policy, s] of Object.entries(policies)) {

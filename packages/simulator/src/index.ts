@@ -83,3 +83,4 @@ export {
   type RatioSummary,
 } from './generalization.js';
 export { ratioCdfSvg, type CdfSeries } from './generalization-plot.js';
+export { generalizationMarkdown, type GeneralizationDocument, type WorstSeed } from './generalization-report.js';
