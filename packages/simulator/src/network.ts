@@ -15,9 +15,10 @@
  * (shared-link.ts); with `connectionsPerHost` the browser queues requests beyond that many
  * per host (connection-pool.ts); a brownout answers a share of requests with a quick 5xx.
  */
-import { createRandom, meanOf, planRequest, responseTiming, type RequestPlan, type ServerTimeline } from '@webpp/netem/model';
-import type { EventQueue, TimerHandle } from './event-queue.js';
+import { createRandom, meanOf, planRequest, type ServerTimeline } from '@webpp/netem/model';
+import type { EventQueue } from './event-queue.js';
 import { ConnectionPool } from './connection-pool.js';
+import { deliverAlone, deliverShared, ExchangeLife, type Delivery } from './delivery.js';
 import { SharedLink } from './shared-link.js';
 import type { ClientDelay } from './client-delay.js';
 import type { PushedValue, ServerQueues } from './server-queue.js';
@@ -80,30 +81,6 @@ export interface SimulatedNetworkOptions {
   clientDelay?: ClientDelay;
   /** The browser's connections per host (HTTP/1.1: 6); default unlimited (HTTP/2, or the paper's clients). */
   connectionsPerHost?: number;
-}
-
-/** The timers and clean-ups of one exchange, all dropped when it is cancelled. */
-class ExchangeLife {
-  cancelled = false;
-  private readonly timers: TimerHandle[] = [];
-  private readonly stops: Array<() => void> = [];
-
-  constructor(private readonly queue: EventQueue) {}
-
-  schedule(atMs: number, run: () => void): void {
-    if (!this.cancelled) this.timers.push(this.queue.at(atMs, run));
-  }
-
-  onCancel(stop: () => void): void {
-    this.stops.push(stop);
-  }
-
-  cancel(): void {
-    if (this.cancelled) return;
-    this.cancelled = true;
-    for (const timer of this.timers) this.queue.cancel(timer);
-    for (const stop of this.stops) stop();
-  }
 }
 
 export class SimulatedNetwork {
@@ -198,9 +175,9 @@ export class SimulatedNetwork {
     const clientBodyMs = exchange.method === 'HEAD' ? 0 : client.bodyMs;
     const serverQueue = this.queues?.get(exchange.server);
     const deliver = (serviceMs: number, pushed: readonly PushedValue[] | undefined): void => {
-      const delivery: Delivery = { exchange, handlers, timeline, plan, sentAtMs, serviceMs, clientBodyMs, pushed, life };
-      if (timeline.linkSharing === 'shared') this.deliverShared(delivery);
-      else this.deliver(delivery);
+      const delivery: Delivery = { queue, addBytes: (bytes) => void (this.bytesDelivered += bytes), exchange, handlers, timeline, plan, sentAtMs, serviceMs, clientBodyMs, pushed, life };
+      if (timeline.linkSharing === 'shared') deliverShared(delivery, this.linkOf(exchange.server, timeline));
+      else deliverAlone(delivery);
     };
     if (serverQueue === undefined) {
       deliver(this.serviceMs + client.firstByteMs, undefined);
@@ -213,109 +190,6 @@ export class SimulatedNetwork {
     });
   }
 
-  /** An outage that starts before the head: reset at its start, or frozen until its end. */
-  private cutBeforeHead(delivery: Delivery, firstByteAtMs: number): boolean {
-    const { timeline, sentAtMs, life, handlers } = delivery;
-    const cut = timeline.outageStartingIn(sentAtMs, firstByteAtMs);
-    if (!cut) return false;
-    if (cut.mode === 'hang') {
-      life.schedule(cut.fromMs, () => handlers.onStall?.(this.queue.now(), null));
-      life.schedule(cut.toMs, () => handlers.onError?.(this.queue.now()));
-    } else {
-      life.schedule(cut.fromMs, () => handlers.onError?.(this.queue.now()));
-    }
-    return true;
-  }
-
-  /**
-   * Each body has the whole bandwidth (the paper's model). Schedules the head, the body,
-   * stalls and cuts of an exchange. `serviceMs` delays the head; `clientBodyMs` delays only
-   * the completion the client sees (the last byte has left the link, so an outage starting
-   * meanwhile does not cut it).
-   */
-  private deliver(delivery: Delivery): void {
-    const { exchange, handlers, timeline, plan, sentAtMs, serviceMs, clientBodyMs, pushed, life } = delivery;
-    const queue = this.queue;
-    const bodyBytes = exchange.method === 'HEAD' ? 0 : exchange.bodyBytes;
-    const timing = responseTiming(plan, bodyBytes, serviceMs);
-    const firstByteAtMs = sentAtMs + timing.firstByteMs;
-    const completeAtMs = sentAtMs + timing.completeMs;
-    if (this.cutBeforeHead(delivery, firstByteAtMs)) return;
-    const cut = timeline.outageStartingIn(sentAtMs, completeAtMs);
-    // Bytes delivered by tMs, at the plan's pace (stalls ignored): for cancelled and cut bodies.
-    const bytesBy = (tMs: number): number =>
-      plan.bandwidthBytesPerSec === null ? bodyBytes : Math.min(bodyBytes, Math.max(0, ((tMs - firstByteAtMs) * plan.bandwidthBytesPerSec) / 1000));
-    let counted = false;
-    const count = (bytes: number): void => {
-      if (counted) return;
-      counted = true;
-      this.bytesDelivered += bytes;
-    };
-    life.onCancel(() => count(bytesBy(Math.min(queue.now(), cut?.fromMs ?? Number.POSITIVE_INFINITY))));
-    life.schedule(firstByteAtMs, () => handlers.onFirstByte?.(queue.now(), pushed));
-    const bodyStallAtMs = firstByteAtMs + (completeAtMs - firstByteAtMs - (plan.stallPhase === 'body' ? plan.stallMs : 0)) * plan.stallAfterFraction;
-    if (plan.stallPhase === 'body' && plan.stallMs > 0 && (!cut || bodyStallAtMs < cut.fromMs)) {
-      life.schedule(bodyStallAtMs, () => handlers.onStall?.(queue.now(), bodyStallAtMs + plan.stallMs));
-    }
-    if (cut) {
-      // Cut off in the middle of the body: reset at once, or frozen until the outage ends.
-      life.schedule(cut.fromMs, () => count(bytesBy(cut.fromMs)));
-      if (cut.mode === 'hang') {
-        life.schedule(cut.fromMs, () => handlers.onStall?.(queue.now(), null));
-        life.schedule(cut.toMs, () => handlers.onError?.(queue.now()));
-      } else {
-        life.schedule(cut.fromMs, () => handlers.onError?.(queue.now()));
-      }
-    } else {
-      life.schedule(completeAtMs, () => count(bodyBytes));
-      life.schedule(completeAtMs + clientBodyMs, () => handlers.onComplete?.(queue.now()));
-    }
-  }
-
-  /** The body shares the server's link with the others in flight (shared-link.ts). */
-  private deliverShared(delivery: Delivery): void {
-    const { exchange, handlers, timeline, plan, sentAtMs, serviceMs, clientBodyMs, pushed, life } = delivery;
-    const queue = this.queue;
-    const bodyBytes = exchange.method === 'HEAD' ? 0 : exchange.bodyBytes;
-    const firstByteAtMs = sentAtMs + responseTiming(plan, 0, serviceMs).firstByteMs;
-    if (this.cutBeforeHead(delivery, firstByteAtMs)) return;
-    life.schedule(firstByteAtMs, () => {
-      handlers.onFirstByte?.(queue.now(), pushed);
-      if (life.cancelled) return;
-      let ended = false;
-      const bodyStalls = plan.stallPhase === 'body' && plan.stallMs > 0;
-      const transfer = this.linkOf(exchange.server, timeline).start({
-        bodyBytes,
-        stallAfterBytes: bodyStalls ? plan.stallAfterFraction * bodyBytes : bodyBytes,
-        stallMs: bodyStalls ? plan.stallMs : 0,
-        onStall: (atMs, resumesAtMs) => handlers.onStall?.(atMs, resumesAtMs),
-        onComplete: (atMs) => {
-          ended = true;
-          this.bytesDelivered += bodyBytes;
-          life.schedule(atMs + clientBodyMs, () => handlers.onComplete?.(queue.now()));
-        },
-      });
-      const stop = (): void => {
-        if (ended) return;
-        ended = true;
-        this.bytesDelivered += transfer.stop();
-      };
-      life.onCancel(stop);
-      const cut = timeline.outageStartingIn(queue.now(), Number.POSITIVE_INFINITY);
-      if (!cut) return;
-      life.schedule(cut.fromMs, () => {
-        if (ended) return;
-        stop();
-        if (cut.mode === 'hang') {
-          handlers.onStall?.(queue.now(), null);
-          life.schedule(cut.toMs, () => handlers.onError?.(queue.now()));
-        } else {
-          handlers.onError?.(queue.now());
-        }
-      });
-    });
-  }
-
   private linkOf(server: string, timeline: ServerTimeline): SharedLink {
     let link = this.links.get(server);
     if (!link) {
@@ -324,19 +198,6 @@ export class SimulatedNetwork {
     }
     return link;
   }
-}
-
-interface Delivery {
-  exchange: Exchange;
-  handlers: ExchangeHandlers;
-  timeline: ServerTimeline;
-  plan: RequestPlan;
-  sentAtMs: number;
-  /** Delay of the head beyond the round trip: the server's time and the client's own. */
-  serviceMs: number;
-  clientBodyMs: number;
-  pushed: readonly PushedValue[] | undefined;
-  life: ExchangeLife;
 }
 
 /** The handlers, releasing the exchange's connection when it ends (complete or error). */
