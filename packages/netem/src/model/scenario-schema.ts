@@ -126,13 +126,13 @@ export const ServerScenarioSchema = Type.Object(
     linkSharing: Type.Optional(
       Type.Enum([...LINK_SHARINGS], {
         default: 'per-response',
-        description: '`"per-response"`: every response gets the whole bandwidth; `"shared"`: concurrent responses share it equally (simulator only; the emulator paces each response alone).',
+        description: '`"per-response"`: every response gets the whole bandwidth; `"shared"`: concurrent responses share it equally (the emulator interleaves their 20 ms slices on one link).',
       }),
     ),
     schedule: Type.Optional(Type.Array(ScheduleEntrySchema, { default: [], description: 'Changes of the link over time.' })),
     outages: Type.Optional(Type.Array(OutageWindowSchema, { default: [], description: 'Outage windows.' })),
     brownouts: Type.Optional(
-      Type.Array(BrownoutWindowSchema, { default: [], description: 'Windows of quick 5xx answers to a share of requests (simulator only).' }),
+      Type.Array(BrownoutWindowSchema, { default: [], description: 'Windows of quick 5xx answers to a share of requests.' }),
     ),
   },
   { additionalProperties: false, description: 'One replica server: its link at t = 0, changes over time, outages.' },
