@@ -24,6 +24,7 @@ import type { EquivalentSet } from './equivalent-set.js';
 import { keepDrawn, spreadWeights, type SpreadStates } from './load-spread.js';
 import type { PushedLoads } from './pushed-load.js';
 import { seedOrder, type Aggregates } from './seed.js';
+import { queueAhead } from './queue-ahead.js';
 
 /** What push, the equivalent-server set and first-visit seeding add to planning (issue 13). */
 export interface HerdContext {
@@ -54,13 +55,26 @@ export function planAttempts(
   herd: HerdContext,
 ): PlannedAttempt[] {
   const candidates = [...new Set(input.candidates)];
-  const attempt = (server: ServerId, reason: string, extra: Partial<PlannedAttempt> = {}): PlannedAttempt => ({
-    server,
-    timeoutMs: timeoutMsOf(records.get(server), options),
-    deadlineMs: options.timeoutCeilingMs,
-    reason,
-    ...extra,
-  });
+  const sizeBytes = input.method.toUpperCase() === 'HEAD' ? 0 : Math.max(0, input.sizeBytes ?? 0);
+  // The client's own queue on a server (queue-ahead.ts) delays the head: the timeout and the
+  // deadline start when the request could start, not when it joined the queue.
+  const queueWaitMs = (server: ServerId): number => {
+    if (input.inFlight === undefined) return 0;
+    const record = records.get(server);
+    const ttfbMeanMs = record?.measured === true ? record.ttfb.meanMs() : options.initialTimeoutMs / options.timeoutQuantileMultiple;
+    const queue = queueAhead(server, input.inFlight, sizeBytes, ttfbMeanMs, record?.throughput.bytesPerMs(), input.nowMs);
+    return queue.connectionWaitMs + queue.sharedLinkMs;
+  };
+  const attempt = (server: ServerId, reason: string, extra: Partial<PlannedAttempt> = {}): PlannedAttempt => {
+    const waitMs = queueWaitMs(server);
+    return {
+      server,
+      timeoutMs: timeoutMsOf(records.get(server), options) + waitMs,
+      deadlineMs: options.timeoutCeilingMs + waitMs,
+      reason,
+      ...extra,
+    };
+  };
   const failed = candidates.filter((server) => records.get(server)?.state === 'failed');
   const available = candidates.filter((server) => records.get(server)?.state !== 'failed');
   const measured = available.filter((server) => records.get(server)?.measured === true);
@@ -79,6 +93,10 @@ export function planAttempts(
     const pushed = herd.pushed.get(scored.server);
     const shiftMs = pushed === undefined ? 0 : pushed.queueShiftMs(input.nowMs, options);
     scored.expectedMs = pushedMs === undefined ? Math.max(0, agedExpectedMs(scored, input.nowMs, options) + shiftMs) : pushedMs + scored.bodyMs;
+    // Bursts: the wait behind this client's own exchanges there (queue-ahead.ts).
+    scored.expectedMs += queueWaitMs(scored.server);
+    // Brownouts: the expected time of trying until an answer, E / (1 − p) for its 5xx share p (brownout.ts).
+    scored.expectedMs = scored.record.errors.penalisedMs(scored.expectedMs);
   }
   if (hedgeAffordable) addHedges(ranked, options);
   const effective = (s: Scored): number => s.hedge?.expectedMs ?? s.expectedMs;
