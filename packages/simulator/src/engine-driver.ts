@@ -133,13 +133,13 @@ class SimulatedExchange implements ExchangeHandlers {
     private readonly policy: ClientPolicy,
   ) {}
 
-  onFirstByte(atMs: number, pushed?: readonly PushedValue[]): void {
+  onFirstByte(atMs: number, pushed?: readonly PushedValue[], status = 200): void {
     this.headAtMs = atMs;
     // Server push (issue 13): the head's Server-Timing and webpp-load reach the policy before its sample, as in the worker.
     if (pushed !== undefined && this.policy.learnPushedServiceTime) {
       for (const value of pushed) this.policy.learnPushedServiceTime(value.server, value.serviceMs, ENGINE_EPOCH_MS + value.atMs, value.utilisation);
     }
-    this.events.head({ status: 200, ttfbMs: atMs - this.sentAtMs, response: undefined });
+    this.events.head({ status, ttfbMs: atMs - this.sentAtMs, response: undefined });
   }
 
   onComplete(atMs: number): void {
@@ -205,7 +205,7 @@ class EngineClient implements PolicyClient {
     const candidates = environment.servers;
     if (!this.pageLoaded) this.loadPage();
     const sizeBytes = request.sizeKnown === false ? {} : { sizeBytes: request.sizeBytes };
-    const logicalUrl = `sim:${request.sizeBytes}`;
+    const logicalUrl = request.url ?? `sim:${request.sizeBytes}`;
     const plan = engine.plan({ logicalUrl, method: 'GET', candidates, ...sizeBytes }, (server) => server);
     const broken = new Set<string>();
     let finished = false;
