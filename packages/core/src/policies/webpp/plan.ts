@@ -82,9 +82,13 @@ export function planAttempts(
   const lastResort = failed
     .sort((a, b) => (records.get(a)?.nextProbeAtMs ?? 0) - (records.get(b)?.nextProbeAtMs ?? 0))
     .map((server) => attempt(server, 'last-resort-failed'));
-  const seeded = seedOrder(unmeasured, herd.pushed, herd.aggregates, input.nowMs, options);
+  const seeded = coldSpread(seedOrder(unmeasured, herd.pushed, herd.aggregates, input.nowMs, options), input.inFlight);
   if (measured.length === 0) {
-    return [...seeded.map((seed) => attempt(seed.server, seed.reason)), ...lastResort];
+    const race = coldRace(seeded, input.inFlight, input.sizeBytes, options);
+    return [
+      ...seeded.map((seed, index) => attempt(seed.server, index > 0 && index < race ? 'cold-start-race' : seed.reason, index > 0 && index < race ? { hedgeAfterMs: 0 } : {})),
+      ...lastResort,
+    ];
   }
 
   const ranked = score(measured, candidates, records, options, input);
@@ -118,6 +122,42 @@ export function planAttempts(
   }
   attempts.push(...seeded.map((seed) => attempt(seed.server, seed.reason === 'cold-start-origin-order' ? 'unmeasured-origin-order' : seed.reason)), ...lastResort);
   return attempts;
+}
+
+/**
+ * Cold start, bursts: with nothing measured, every replica is a priori alike but for the
+ * origin's order, so a burst planned before any answer joins the shortest queue of this
+ * client's own exchanges (stable in the seed order). Join-the-shortest-queue is optimal for
+ * identical servers (Winston, "Optimality of the shortest line discipline", J. Appl. Prob.
+ * 1977); without it a first page's whole burst went to the origin's first replica.
+ */
+function coldSpread<T extends { server: ServerId }>(seeded: T[], inFlight: PlanInput['inFlight']): T[] {
+  if (inFlight === undefined || inFlight.length === 0 || seeded.length < 2) return seeded;
+  const queued = new Map<ServerId, number>();
+  for (const exchange of inFlight) queued.set(exchange.server, (queued.get(exchange.server) ?? 0) + 1);
+  return seeded
+    .map((seed, order) => ({ seed, order, queued: queued.get(seed.server) ?? 0 }))
+    .sort((a, b) => a.queued - b.queued || a.order - b.order)
+    .map((entry) => entry.seed);
+}
+
+/**
+ * The very first request, with nothing measured and nothing in flight, and a body not known
+ * to be small (under rangeRefreshBytes, where only the first byte is at stake), races the first
+ * COLD_RACE_SERVERS replicas at once (the first head wins, the others are cancelled at it):
+ * one unlucky pick (a thin link for a 1 MB first resource) would otherwise cost the whole
+ * visit, and the race measures three replicas' first bytes in one round trip. Paid from the
+ * extra budget's floor (budget-options.ts), which exists for a cold start's measurements;
+ * it replaces the cold start's free refreshes of those servers. Dean and Barroso's
+ * "tied requests" at the one moment the client knows nothing to choose by.
+ */
+const COLD_RACE_SERVERS = 3;
+
+function coldRace(seeded: readonly { server: ServerId }[], inFlight: PlanInput['inFlight'], sizeBytes: number | undefined, options: WebppOptions): number {
+  if (inFlight !== undefined && inFlight.length > 0) return 0;
+  // A body known to be small cannot be ruined by a thin link: only its first byte is at stake.
+  if (sizeBytes !== undefined && sizeBytes < options.rangeRefreshBytes) return 0;
+  return Math.min(COLD_RACE_SERVERS, seeded.length);
 }
 
 function score(

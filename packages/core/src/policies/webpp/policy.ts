@@ -59,6 +59,8 @@ export class WebppPolicy implements ClientPolicy {
   private lastChangeRefreshAtMs = 0;
   /** Push, equivalent-server set and first-visit seeding (issue 13). */
   private readonly herd: HerdContext;
+  /** Servers a cold-start race was planned to (plan.ts, coldRace): their hedge is admitted from the extra budget. */
+  private readonly coldRace = new Set<ServerId>();
   /** Unknown sizes: what the sizes learnt say of a URL never fetched (size-estimate.ts). */
   private readonly sizes = new SizeEstimates();
 
@@ -85,6 +87,7 @@ export class WebppPolicy implements ClientPolicy {
     // Unknown sizes (issue 22 §2): ranked by the size the site's sizes predict, not by first byte alone.
     const sized = input.sizeBytes === undefined ? { ...input, sizeBytes: this.sizes.estimate(input.logicalUrl) } : input;
     const attempts = planAttempts(sized, this.records, this.options, this.hedgeBucket.canSpend(), this.herd);
+    for (const attempt of attempts) if (attempt.reason === 'cold-start-race') this.coldRace.add(attempt.server);
     const first = attempts[0] === undefined ? undefined : this.records.get(attempts[0].server);
     if (first !== undefined) first.requestedAtMs = input.nowMs;
     return attempts;
@@ -95,7 +98,10 @@ export class WebppPolicy implements ClientPolicy {
    * the bucket's capacity in debt) as failovers may: the tail comes first, background
    * measurements wait until the debt is paid back.
    */
-  admitHedge(_server: ServerId, _nowMs: number): boolean {
+  admitHedge(server: ServerId, _nowMs: number): boolean {
+    // The cold start's race (plan.ts, coldRace) is one per client, outside the budget as the
+    // cold start's measurements are (maintenance.ts: a server never measured is measured at once).
+    if (this.coldRace.delete(server)) return true;
     if (!this.hedgeBucket.canSpend() || !this.extraBudget.borrow()) return false;
     return this.hedgeBucket.trySpend();
   }
