@@ -48,7 +48,8 @@ describe('webpp hedge budget', () => {
           let hedges = 0;
           for (const step of steps) {
             if (step === 'plan') {
-              policy.plan({ logicalUrl: '/x', method: 'GET', candidates: [A, B], nowMs: T0 });
+              // A small body: no cold-start race (plan.ts, coldRace), which is not a hedge.
+              policy.plan({ logicalUrl: '/x', method: 'GET', candidates: [A, B], sizeBytes: 1_000, nowMs: T0 });
               plans++;
             } else if (policy.admitHedge(B, T0)) {
               hedges++;

@@ -53,6 +53,7 @@ export function planAttempts(
   options: WebppOptions,
   hedgeAffordable: boolean,
   herd: HerdContext,
+  coldRaceAllowed = false,
 ): PlannedAttempt[] {
   const candidates = [...new Set(input.candidates)];
   const sizeBytes = input.method.toUpperCase() === 'HEAD' ? 0 : Math.max(0, input.sizeBytes ?? 0);
@@ -84,7 +85,8 @@ export function planAttempts(
     .map((server) => attempt(server, 'last-resort-failed'));
   const seeded = coldSpread(seedOrder(unmeasured, herd.pushed, herd.aggregates, input.nowMs, options), input.inFlight);
   if (measured.length === 0) {
-    const race = coldRace(seeded, input.inFlight, input.sizeBytes, options);
+    const pushedKnown = seeded.some((seed) => herd.pushed.get(seed.server)?.serviceMs !== undefined);
+    const race = coldRaceAllowed && !pushedKnown ? coldRace(seeded, input.inFlight, input.sizeBytes, options) : 0;
     return [
       ...seeded.map((seed, index) => attempt(seed.server, index > 0 && index < race ? 'cold-start-race' : seed.reason, index > 0 && index < race ? { hedgeAfterMs: 0 } : {})),
       ...lastResort,
@@ -142,19 +144,22 @@ function coldSpread<T extends { server: ServerId }>(seeded: T[], inFlight: PlanI
 }
 
 /**
- * The very first request, with nothing measured and nothing in flight, and a body not known
+ * The client's very first request, with nothing measured, nothing in flight, no aggregate or
+ * pushed load to seed the order (seed.ts), and a body not known
  * to be small (under rangeRefreshBytes, where only the first byte is at stake), races the first
  * COLD_RACE_SERVERS replicas at once (the first head wins, the others are cancelled at it):
  * one unlucky pick (a thin link for a 1 MB first resource) would otherwise cost the whole
- * visit, and the race measures three replicas' first bytes in one round trip. Paid from the
- * extra budget's floor (budget-options.ts), which exists for a cold start's measurements;
- * it replaces the cold start's free refreshes of those servers. Dean and Barroso's
+ * visit, and the race measures three replicas' first bytes in one round trip. Two extra
+ * requests once per client, outside the budget as the cold start's first measurements are.
+ * Dean and Barroso's
  * "tied requests" at the one moment the client knows nothing to choose by.
  */
 const COLD_RACE_SERVERS = 3;
 
-function coldRace(seeded: readonly { server: ServerId }[], inFlight: PlanInput['inFlight'], sizeBytes: number | undefined, options: WebppOptions): number {
+function coldRace(seeded: readonly { server: ServerId; reason: string }[], inFlight: PlanInput['inFlight'], sizeBytes: number | undefined, options: WebppOptions): number {
   if (inFlight !== undefined && inFlight.length > 0) return 0;
+  // An aggregate of other clients already tells which to pick (as pushed service times do: the caller).
+  if (seeded.some((seed) => seed.reason !== 'cold-start-origin-order')) return 0;
   // A body known to be small cannot be ruined by a thin link: only its first byte is at stake.
   if (sizeBytes !== undefined && sizeBytes < options.rangeRefreshBytes) return 0;
   return Math.min(COLD_RACE_SERVERS, seeded.length);

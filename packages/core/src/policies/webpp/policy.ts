@@ -61,6 +61,8 @@ export class WebppPolicy implements ClientPolicy {
   private readonly herd: HerdContext;
   /** Servers a cold-start race was planned to (plan.ts, coldRace): their hedge is admitted from the extra budget. */
   private readonly coldRace = new Set<ServerId>();
+  /** The cold-start race is run once per client (its first request). */
+  private coldRaced = false;
   /** Unknown sizes: what the sizes learnt say of a URL never fetched (size-estimate.ts). */
   private readonly sizes = new SizeEstimates();
 
@@ -86,8 +88,13 @@ export class WebppPolicy implements ClientPolicy {
     for (const server of input.candidates) this.recordOf(server);
     // Unknown sizes (issue 22 §2): ranked by the size the site's sizes predict, not by first byte alone.
     const sized = input.sizeBytes === undefined ? { ...input, sizeBytes: this.sizes.estimate(input.logicalUrl) } : input;
-    const attempts = planAttempts(sized, this.records, this.options, this.hedgeBucket.canSpend(), this.herd);
-    for (const attempt of attempts) if (attempt.reason === 'cold-start-race') this.coldRace.add(attempt.server);
+    this.coldRace.clear();
+    const attempts = planAttempts(sized, this.records, this.options, this.hedgeBucket.canSpend(), this.herd, !this.coldRaced);
+    for (const attempt of attempts) {
+      if (attempt.reason !== 'cold-start-race') continue;
+      this.coldRace.add(attempt.server);
+      this.coldRaced = true;
+    }
     const first = attempts[0] === undefined ? undefined : this.records.get(attempts[0].server);
     if (first !== undefined) first.requestedAtMs = input.nowMs;
     return attempts;
@@ -99,8 +106,9 @@ export class WebppPolicy implements ClientPolicy {
    * measurements wait until the debt is paid back.
    */
   admitHedge(server: ServerId, _nowMs: number): boolean {
-    // The cold start's race (plan.ts, coldRace) is one per client, outside the budget as the
-    // cold start's measurements are (maintenance.ts: a server never measured is measured at once).
+    // The cold start's race (plan.ts, coldRace): once per client, outside the budget as the
+    // cold start's first measurements are (maintenance.ts: a server never measured is measured
+    // at once); it leaves the floor's tokens to the throughput measurements that follow.
     if (this.coldRace.delete(server)) return true;
     if (!this.hedgeBucket.canSpend() || !this.extraBudget.borrow()) return false;
     return this.hedgeBucket.trySpend();
