@@ -84,10 +84,11 @@ export class WebppPolicy implements ClientPolicy {
     this.hedgeBucket.earn();
     this.refreshBucket.earn();
     this.extraBudget.earn();
-    if ((input.sizeBytes ?? 0) >= this.options.rangeRefreshBytes) this.lastLargeSizeAtMs = input.nowMs;
-    for (const server of input.candidates) this.recordOf(server);
     // Unknown sizes (issue 22 §2): ranked by the size the site's sizes predict, not by first byte alone.
-    const sized = input.sizeBytes === undefined ? { ...input, sizeBytes: this.sizes.estimate(input.logicalUrl) } : input;
+    const sizeBytes = input.sizeBytes ?? this.sizes.estimate(input.logicalUrl);
+    if ((sizeBytes ?? 0) >= this.options.rangeRefreshBytes) this.lastLargeSizeAtMs = input.nowMs;
+    for (const server of input.candidates) this.recordOf(server);
+    const sized = input.sizeBytes === undefined ? { ...input, sizeBytes } : input;
     this.coldRace.clear();
     const attempts = planAttempts(sized, this.records, this.options, this.hedgeBucket.canSpend(), this.herd, !this.coldRaced);
     for (const attempt of attempts) {
