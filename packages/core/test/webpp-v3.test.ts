@@ -175,3 +175,28 @@ describe('the engine\'s in-flight ledger (in-flight.ts)', () => {
     expect(engine.inFlight.count(A)).toBe(1);
   });
 });
+
+describe('cold start (plan.ts: coldSpread, coldRace)', () => {
+  const C = 'http://c.localhost:8083';
+
+  it('races the very first request (size unknown) on three replicas, once', () => {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    const first = policy.plan({ logicalUrl: '/big.jpg', method: 'GET', candidates: [A, B, C], nowMs: T0 });
+    expect(first.map((attempt) => attempt.hedgeAfterMs)).toEqual([undefined, 0, 0]);
+    expect(policy.admitHedge(B, T0)).toBe(true);
+    const second = policy.plan({ logicalUrl: '/big2.jpg', method: 'GET', candidates: [A, B, C], nowMs: T0 });
+    expect(second.every((attempt) => attempt.hedgeAfterMs === undefined)).toBe(true);
+  });
+
+  it('spreads a burst planned before any answer over the replicas, shortest own queue first', () => {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    const inFlight: InFlightExchange[] = [];
+    const firsts: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const plan = policy.plan({ logicalUrl: `/r${i}.css`, method: 'GET', candidates: [A, B, C], sizeBytes: 1_000, nowMs: T0, inFlight: [...inFlight] });
+      firsts.push(plan[0]!.server);
+      inFlight.push({ server: plan[0]!.server, sizeBytes: 1_000, sentAtMs: T0 });
+    }
+    expect(firsts).toEqual([A, B, C, A, B, C]);
+  });
+});
