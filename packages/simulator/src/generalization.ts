@@ -41,6 +41,9 @@ export interface GeneralizationRow {
   /** Page-shaped workloads only: mean page time, and its ratio to the best single's (by page time). */
   page_mean_ms?: number;
   page_relative_to_best_single?: number;
+  /** Not for single replicas: successful requests per server, and times a server was marked failed. */
+  served_by?: Record<string, number>;
+  marked_failed?: number;
 }
 
 /** What one seed's world holds, for reading the rows. */
@@ -90,6 +93,7 @@ export function runSeed(seed: number, policiesFor: (servers: readonly string[]) 
       failed_requests: result.failed,
       requests: result.requests,
     };
+    if (!result.policy.startsWith('single-')) Object.assign(row, { served_by: result.servedBy, marked_failed: result.markedFailed });
     if (result.pageMeanMs !== null) {
       row.page_mean_ms = round(result.pageMeanMs);
       if (bestPage?.pageMeanMs) row.page_relative_to_best_single = round(result.pageMeanMs / bestPage.pageMeanMs, 3);

@@ -82,3 +82,5 @@ export {
   type PolicySummary,
   type RatioSummary,
 } from './generalization.js';
+export { ratioCdfSvg, type CdfSeries } from './generalization-plot.js';
+export { generalizationMarkdown, type GeneralizationDocument, type WorstSeed } from './generalization-report.js';

@@ -24,8 +24,9 @@ export interface TransferHandle {
   stop(): number;
 }
 
-/** Below this many bytes a body counts as delivered (floating point). */
+/** Below this many bytes, or this many ms of the link's time, a body counts as at its milestone (floating point). */
 const EPSILON_BYTES = 1e-6;
+const EPSILON_MS = 1e-6;
 
 class Transfer {
   deliveredBytes = 0;
@@ -100,12 +101,16 @@ export class SharedLink {
     if (this.timer) this.queue.cancel(this.timer);
     this.timer = undefined;
     const nowMs = this.queue.now();
+    const capacityNow = this.capacityAt(nowMs);
+    // A milestone less than EPSILON_MS away counts as reached: the clock could not advance to it.
+    const closeBytes = Math.max(EPSILON_BYTES, capacityNow === null ? 0 : (capacityNow / 1000) * EPSILON_MS);
     for (const transfer of [...this.moving]) {
-      if (transfer.bytesToMilestone() > EPSILON_BYTES) continue;
+      if (transfer.bytesToMilestone() > closeBytes) continue;
       this.moving.delete(transfer);
       if (!transfer.stallDone) {
         transfer.stallDone = true;
         transfer.moving = false;
+        transfer.deliveredBytes = transfer.spec.stallAfterBytes;
         const resumesAtMs = nowMs + transfer.spec.stallMs;
         transfer.resumeTimer = this.queue.at(resumesAtMs, () => {
           transfer.resumeTimer = undefined;
@@ -121,9 +126,8 @@ export class SharedLink {
       }
     }
     if (this.moving.size === 0) return;
-    const capacity = this.capacityAt(nowMs);
     // Processor sharing: n bodies each get capacity / n.
-    this.rateBytesPerMs = capacity === null ? Number.POSITIVE_INFINITY : capacity / 1000 / this.moving.size;
+    this.rateBytesPerMs = capacityNow === null ? Number.POSITIVE_INFINITY : capacityNow / 1000 / this.moving.size;
     let nextMs = Number.POSITIVE_INFINITY;
     for (const transfer of this.moving) nextMs = Math.min(nextMs, transfer.bytesToMilestone() / this.rateBytesPerMs);
     this.timer = this.queue.at(nowMs + (Number.isFinite(nextMs) ? nextMs : 0), () => {

@@ -124,7 +124,9 @@ export function runWorld(world: GeneratedWorld, policy: Policy, options: WorldRu
   });
   const maxEvents = options.maxEvents ?? 5_000_000;
   queue.run(() => {
-    if (queue.eventsRun > maxEvents) throw new RangeError(`world ${seed}: simulation exceeded ${maxEvents} events`);
+    if (queue.eventsRun > maxEvents) {
+      throw new RangeError(`world ${seed}, ${policy.name}: simulation exceeded ${maxEvents} events at ${Math.round(queue.now())} ms (${requests} requests, exchanges ${JSON.stringify(network.counts)})`);
+    }
     return activeClients === 0;
   });
 

@@ -15,7 +15,7 @@ import type { BrownoutWindow, OutageWindow, Scenario, ScheduleEntry, ServerScena
 import { SCENARIO_FORMAT_VERSION } from './scenario-schema.js';
 
 /** Bump when a draw changes, so that figures name the worlds they ran on. */
-export const GENERATOR_VERSION = 1;
+export const GENERATOR_VERSION = 2;
 
 /**
  * The seeds to tune on, and the held-out seeds reported beside them. Fixed on 2026-11-28,
@@ -198,7 +198,8 @@ function drawRequest(random: RandomSource, site: Site, repeatShare: number): Gen
   if (chance(random, repeatShare)) return site.catalogue[Math.floor(site.catalogue.length * Math.pow(random(), 2))]!;
   if (chance(random, 0.5)) {
     const base = pick(random, site.catalogue);
-    const sizeBytes = Math.max(GENERATED_RANGES.fileBytes[0], Math.round(base.sizeBytes * uniform(random, 0.8, 1.25)));
+    const [low, high] = GENERATED_RANGES.fileBytes;
+    const sizeBytes = Math.min(high, Math.max(low, Math.round(base.sizeBytes * uniform(random, 0.8, 1.25))));
     site.fresh++;
     return { url: `${base.url.split('?')[0]}?v=${site.fresh}`, kind: base.kind, sizeBytes };
   }
@@ -250,13 +251,16 @@ function estimateHorizonMs(servers: Record<string, ServerScenario>, workload: Ge
 
 const DYNAMICS = ['outage', 'brownout', 'drift', 'rotation', 'flap', 'bandwidth-step'] as const;
 
-/** 0–3 kinds of trouble, each at a time inside the run. */
+/** 0–3 kinds of trouble, each at a time inside the run; at any time at least one replica is up. */
 function drawDynamics(random: RandomSource, servers: Record<string, ServerScenario>, horizonMs: number, traits: string[]): void {
   const names = Object.keys(servers);
   const count = pick(random, [0, 1, 1, 2, 2, 3]);
   const at = (from: number, to: number): number => Math.round(horizonMs * uniform(random, from, to));
   const outagesOf = (name: string): OutageWindow[] => (servers[name]!.outages ??= []);
-  const free = (name: string, fromMs: number, toMs: number): boolean => outagesOf(name).every((window) => toMs <= window.fromMs || fromMs >= window.toMs);
+  const clear = (name: string, fromMs: number, toMs: number): boolean => outagesOf(name).every((window) => toMs <= window.fromMs || fromMs >= window.toMs);
+  // A window may go on a server that has none there, and while another replica stays up all through it:
+  // a world with every replica down at once has no right answer, and every policy would fail alike.
+  const free = (name: string, fromMs: number, toMs: number): boolean => clear(name, fromMs, toMs) && names.some((other) => other !== name && clear(other, fromMs, toMs));
   for (let i = 0; i < count; i++) {
     const kind = pick(random, DYNAMICS);
     const name = pick(random, names);
