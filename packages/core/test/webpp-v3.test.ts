@@ -30,8 +30,8 @@ function teach(policy: Policy, server: string, ttfbMs: number, bytesPerMs: numbe
 /** A: a fast first byte on a thin link; B: slower first byte, fat link. */
 function thinAndFat(): { policy: Policy; nowMs: number } {
   const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
-  let nowMs = teach(policy, A, 10, 1_000, 12); // 10 ms, 1 MB/s
-  nowMs = teach(policy, B, 60, 10_000, 12, T0); // 60 ms, 10 MB/s
+  teach(policy, A, 10, 1_000, 12); // 10 ms, 1 MB/s
+  const nowMs = teach(policy, B, 60, 10_000, 12, T0); // 60 ms, 10 MB/s
   return { policy, nowMs };
 }
 
@@ -112,8 +112,8 @@ describe('deciding again at the response head (head-redecision.ts)', () => {
 describe('brownouts and recovery (brownout.ts, backoff cap)', () => {
   it('a replica with occasional quick 5xx stays in use, ranked by what its errors cost; five in a row eject it', () => {
     const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
-    let nowMs = teach(policy, A, 20, 2_000, 12);
-    nowMs = teach(policy, B, 22, 2_000, 12, T0);
+    teach(policy, A, 20, 2_000, 12);
+    let nowMs = teach(policy, B, 22, 2_000, 12, T0);
     // One 5xx in two on A, after a good record.
     for (let i = 0; i < 8; i++) {
       nowMs += 10;

@@ -240,7 +240,7 @@ class EngineClient implements PolicyClient {
       });
       const attempt = decision && plan.find((candidate) => candidate.server === decision.server);
       if (attempt === undefined) return;
-      const cancel = engine.run([{ ...attempt, hedgeAfterMs: undefined, reason: 'head-redecision' } as (typeof plan)[number]], () => undefined, {
+      const cancel = engine.run([{ ...attempt, hedgeAfterMs: undefined, reason: 'head-redecision' }], () => undefined, {
         purpose: 'resume',
         context: { request, resume: 1 },
         sizeBytes: request.sizeBytes,

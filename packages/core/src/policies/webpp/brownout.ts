@@ -20,7 +20,7 @@
  */
 
 /** 5xx in a row that eject a server (Envoy's consecutive_5xx default). */
-export const CONSECUTIVE_5XX_TO_EJECT = 5;
+const CONSECUTIVE_5XX_TO_EJECT = 5;
 /** A decayed 5xx share at or above this ejects (a server failing most of what it is sent). */
 const FAILURE_SHARE_TO_EJECT = 0.5;
 /** ... once its decayed request count is at least this (Envoy's request_volume, client-sized). */

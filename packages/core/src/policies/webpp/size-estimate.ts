@@ -34,7 +34,7 @@ interface Mean {
 const meanOf = (mean: Mean): number => mean.sumBytes / mean.count;
 
 /** The path without query or fragment, and its extension ('' when none), from a logical URL. */
-export function pathAndType(logicalUrl: string): { path: string; type: string } {
+function pathAndType(logicalUrl: string): { path: string; type: string } {
   const end = logicalUrl.search(/[?#]/);
   const path = end < 0 ? logicalUrl : logicalUrl.slice(0, end);
   const name = path.slice(path.lastIndexOf('/') + 1);
