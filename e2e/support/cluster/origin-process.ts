@@ -56,6 +56,8 @@ export interface OriginProcessOptions {
   adminToken: string;
   /** The server's own log (stdout and stderr) is appended here. */
   logFile: string;
+  /** Further CLI flags (e.g. `--no-inject`). */
+  extraArgs?: string[];
 }
 
 /** How a run of the process ended, when it was not by our hand. */
@@ -99,6 +101,7 @@ export class OriginProcess {
       ...(options.peers.length > 0 ? ['--peer', options.peers.join(',')] : []),
       '--sync-interval-ms', '2000',
       '--log-level', 'warn',
+      ...(options.extraArgs ?? []),
     ];
     const child = spawn(process.execPath, args, {
       detached: true,

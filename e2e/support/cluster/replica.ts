@@ -263,7 +263,7 @@ export class ClusterReplica {
 }
 
 /** A free loopback port, for a server process that must keep its port across restarts. */
-async function reservePort(): Promise<number> {
+export async function reservePort(): Promise<number> {
   const server = createNetServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -1,0 +1,144 @@
+/**
+ * What the worker costs a page where it has nothing to gain (issue 26 §1): real pages with
+ * their assets (e2e/fixtures/page-cost: MDN learning-area examples, HTML5 Boilerplate 5.3.0
+ * and 9.0.1, the Start Bootstrap "Creative" site) and the demo gallery, served by three
+ * `webpp-origin` CLI processes on loopback with no emulated distance, in real Chromium.
+ *
+ * Configurations per page: `no-worker`, `bare-worker` (respondWith(fetch(event.request))),
+ * `webpp-warm` (the worker running) and `webpp-cold` (stopped through the DevTools protocol,
+ * ServiceWorker.stopAllWorkers, before the navigation). Loads are interleaved: each round
+ * loads every page once under each configuration, in an order that rotates. Measures: the
+ * `load` event, Largest Contentful Paint and the last resource's responseEnd (medians), the
+ * worker's start-up (Navigation Timing) and its script's evaluation (a Chromium trace).
+ * Then the per-request row: one URL fetched sequentially from an uncontrolled page, through
+ * a bare worker and through webpp, bound to the same server (5 KB and 50 KB).
+ *
+ *   npm run bench page-cost                 # one run: docs/benchmarks/page-cost.json
+ *   npm run bench page-cost -- --runs 3     # medians and ranges over three runs
+ *   npm run bench page-cost -- --quick      # 3 rounds, fewer requests; writes to the temp folder
+ *   npm run bench page-cost -- --profile    # where the warm worker's time goes: docs/benchmarks/page-cost-profile.json
+ *
+ * docs/service-worker.md ("What the worker costs a page") reads the figures.
+ */
+import { readFileSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { profileOnce, runOnce, type RunOptions, type RunResult } from './page-cost/run.js';
+import { PAGES } from './page-cost/site.js';
+import { goals, median, pageRows, requestRows, signedMs, summary } from './page-cost/stats.js';
+
+const repoRoot = new URL('../../', import.meta.url).pathname;
+const args = process.argv.slice(2);
+const quick = args.includes('--quick');
+const runsFlag = args.indexOf('--runs');
+const RUNS = runsFlag < 0 ? 1 : Math.max(1, Number(args[runsFlag + 1]) || 1);
+/** A safety bound: one run takes about 3–5 minutes on a shared 2-core machine. */
+const BENCH_DEADLINE_MS = RUNS * 15 * 60_000;
+const OUT = quick ? join(tmpdir(), 'page-cost-quick.json') : join(repoRoot, 'docs/benchmarks/page-cost.json');
+
+const runOptions: RunOptions = {
+  rounds: quick ? 3 : 7,
+  warmupLoads: quick ? 1 : 2,
+  requestRounds: quick ? 3 : 6,
+  requestsPerRound: quick ? 10 : 20,
+  startupTraces: quick ? 1 : 3,
+  log: (line) => console.log(`  ${line}`),
+};
+
+const round1 = (value: number): number => Math.round(value * 10) / 10;
+
+function startupSummary(
+  runs: readonly RunResult[],
+  worker: 'webpp' | 'bare',
+): { evaluate_ms: number; compile_ms: number; startup_ms: number; first_request_after_dispatch_ms: number; traces: number } {
+  const all = runs.flatMap((run) => run.startup[worker]);
+  return {
+    evaluate_ms: round1(median(all.map((trace) => trace.evaluateMs))),
+    compile_ms: round1(median(all.map((trace) => trace.compileMs))),
+    startup_ms: round1(median(all.map((trace) => trace.startupMs))),
+    first_request_after_dispatch_ms: round1(median(all.map((trace) => trace.firstRequestAfterDispatchMs))),
+    traces: all.length,
+  };
+}
+
+async function profile(): Promise<void> {
+  const reports = await profileOnce({ loads: quick ? 2 : 5, fetches: quick ? 30 : 100, log: runOptions.log });
+  const out = quick ? join(tmpdir(), 'page-cost-profile-quick.json') : join(repoRoot, 'docs/benchmarks/page-cost-profile.json');
+  const report = { bench: 'page-cost --profile', issue: 26, date: new Date().toISOString(), load_average: loadavg().map(round1), reports };
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  for (const entry of reports) {
+    console.log(`\n${entry.what}: ${entry.fetchEvents} fetch events; worker thread busy ${entry.busyPerFetchEventMs} ms and in the worker script ${entry.scriptPerFetchEventMs} ms per fetch event`);
+    console.log(`  requests the worker sent per fetch event: ${entry.workerRequestsPerFetchEvent}; to URLs the page did not ask for: ${JSON.stringify(entry.workerOnlyRequests)}`);
+    if (entry.phases) console.log(`  phases (median ms): page request → worker's request ${entry.phases.pageToWorkerRequestMs}, worker's request → response ${entry.phases.workerRequestToResponseMs}, worker's response → page's response ${entry.phases.workerResponseToPageResponseMs}, worker's last byte → page's last byte ${entry.phases.workerFinishToPageFinishMs}, page total ${entry.phases.pageTotalMs} (${entry.phases.requests} requests)`);
+    console.log('  inclusive by source (ms per fetch event):');
+    for (const [source, ms] of entry.bySourceInclusiveMs) console.log(`    ${String(ms).padStart(7)}  ${source}`);
+    console.log('  self by function (ms per fetch event):');
+    for (const [label, ms] of entry.byFunctionSelfMs) console.log(`    ${String(ms).padStart(7)}  ${label}`);
+  }
+  console.log(`wrote ${out}`);
+}
+
+async function main(): Promise<void> {
+  const deadline = setTimeout(() => {
+    console.error(`page-cost bench: over ${BENCH_DEADLINE_MS / 60_000} min, stopping`);
+    process.exit(2);
+  }, BENCH_DEADLINE_MS);
+  deadline.unref();
+  const startedAt = new Date();
+  const loadBefore = loadavg();
+  const runs: RunResult[] = [];
+  for (let run = 0; run < RUNS; run++) {
+    console.log(`run ${run + 1}/${RUNS} (load average ${loadavg().map(round1).join(' ')})`);
+    runs.push(await runOnce(runOptions));
+  }
+  const loadAfter = loadavg();
+  const rows = pageRows(runs);
+  const requests = requestRows(runs);
+  const sum = summary(rows);
+  const bundle = readFileSync(join(repoRoot, 'sw/bundle/webpp-sw.js'));
+  const bundleGzipBytes = gzipSync(bundle, { level: 9 }).length;
+  const goalRows = goals(sum, requests, bundleGzipBytes);
+  const report = {
+    bench: 'page-cost',
+    issue: 26,
+    date: startedAt.toISOString(),
+    command: `npm run bench page-cost -- ${args.join(' ')}`.trim(),
+    runs: RUNS,
+    rounds_per_run: runOptions.rounds,
+    cpus: cpus().length,
+    load_average: { before: loadBefore.map(round1), after: loadAfter.map(round1) },
+    pages: PAGES.map((page) => page.page),
+    rows,
+    per_request: requests,
+    per_request_served_by: runs.map((run) => run.requestServedBy),
+    navigations_served_by: runs.map((run) => run.navigationServedBy),
+    worker_startup: { webpp: startupSummary(runs, 'webpp'), bare: startupSummary(runs, 'bare') },
+    bundle: { webpp_sw_bytes: bundle.length, webpp_sw_gzip_bytes: bundleGzipBytes },
+    summary: sum,
+    goals: goalRows,
+    runs_summary: runs.map((run) => summary(pageRows([run]))),
+  };
+  writeFileSync(OUT, `${JSON.stringify(report, null, 2)}\n`);
+
+  console.log('\npage                       configuration  load ms   LCP ms  last res ms  ÷no-worker  ÷bare');
+  for (const row of rows) {
+    console.log(
+      `${row.page.padEnd(27)}${row.configuration.padEnd(15)}${String(row.load_ms).padStart(7)}${String(row.lcp_ms).padStart(9)}${String(row.last_resource_ms).padStart(13)}${String(row.ratio_to_no_worker).padStart(12)}${String(row.ratio_to_bare_worker).padStart(7)}`,
+    );
+  }
+  console.log('\nper request (sequential, median ms): size  direct  bare  webpp  webpp−direct');
+  for (const row of requests) console.log(`  ${row.bytes / 1024} KB  ${row.direct_ms}  ${row.bare_worker_ms}  ${row.webpp_ms}  ${signedMs(row.webpp_minus_direct_ms)}`);
+  console.log(`served by (webpp, per run): ${JSON.stringify(report.per_request_served_by)}`);
+  console.log(`navigations served by (webpp, recent decisions, per run): ${JSON.stringify(report.navigations_served_by)}`);
+  console.log(`worker start-up: webpp ${JSON.stringify(report.worker_startup.webpp)}, bare ${JSON.stringify(report.worker_startup.bare)}`);
+  console.log(`\nsummary: ${JSON.stringify(sum)}`);
+  for (const goal of goalRows) console.log(`${goal.met ? 'met   ' : 'MISSED'}  ${goal.goal}: ${goal.value} (target ${goal.target})`);
+  console.log(`load average before ${report.load_average.before.join(' ')}, after ${report.load_average.after.join(' ')}`);
+  console.log(`wrote ${OUT}`);
+}
+
+(args.includes('--profile') ? profile() : main()).catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

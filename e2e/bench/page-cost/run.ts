@@ -1,0 +1,189 @@
+/**
+ * One run of the page-cost bench: fresh servers, a fresh browser, the pages loaded in
+ * interleaved rounds under every configuration, then the per-request row. Returns every
+ * sample; stats.ts turns them into rows.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser } from '@playwright/test';
+import { chromiumLaunchOptions } from '../../support/chromium.js';
+import { workerStateFromController } from '../../support/webpp-page.js';
+import {
+  CONFIGURATIONS,
+  fetchTimes,
+  installWorker,
+  measureLoad,
+  openTab,
+  stopAllWorkers,
+  variantOf,
+  wakeWorker,
+  type Configuration,
+  type LoadSample,
+  type VariantTab,
+} from './measure.js';
+import { startServers } from './servers.js';
+import { PAGES, REQUEST_SIZES_BYTES, requestPath, writeSite, type Variant } from './site.js';
+import { profileWarmWorker, type ProfileReport } from './profile.js';
+import { measureWorkerStartup, type WorkerStartup } from './startup-trace.js';
+
+export interface RunOptions {
+  /** Interleaved rounds of page loads (each page once per configuration per round). */
+  rounds: number;
+  /** Unmeasured loads of every page per variant first (caches, bindings). */
+  warmupLoads: number;
+  /** Per-request row: rounds, and sequential fetches per (size, path) in a round. */
+  requestRounds: number;
+  requestsPerRound: number;
+  /** Cold starts traced for the worker's evaluation time, per worker. */
+  startupTraces: number;
+  log: (line: string) => void;
+}
+
+export interface LoadRecord extends LoadSample {
+  page: string;
+  configuration: Configuration;
+  round: number;
+}
+
+export type RequestPath = 'direct' | 'bare-worker' | 'webpp';
+interface RequestRecord {
+  bytes: number;
+  path: RequestPath;
+  durationsMs: number[];
+}
+
+export interface RunResult {
+  loads: LoadRecord[];
+  requests: RequestRecord[];
+  /** Which replica served the per-request row's URLs through webpp, counted from the worker's decisions. */
+  requestServedBy: Record<string, number>;
+  /** Which replica served the navigations the worker still remembers (its recent decisions), by replica name. */
+  navigationServedBy: Record<string, number>;
+  startup: { webpp: WorkerStartup[]; bare: WorkerStartup[] };
+}
+
+/** Round r starts at a different configuration, so none always follows another. */
+const rotate = <T>(items: readonly T[], by: number): T[] => items.map((_, index) => items[(index + by) % items.length] as T);
+
+export async function runOnce(options: RunOptions): Promise<RunResult> {
+  const workDir = mkdtempSync(join(tmpdir(), 'webpp-page-cost-'));
+  const siteRoot = join(workDir, 'site');
+  writeSite(siteRoot);
+  const servers = await startServers(siteRoot, workDir);
+  const logical = servers.origins[0] as string;
+  const url = (variant: Variant, path: string): string => `${logical}/${variant}${path}`;
+  let browser: Browser | undefined;
+  try {
+    browser = await chromium.launch(chromiumLaunchOptions);
+    const tabs: Record<Variant, VariantTab> = { plain: await openTab(browser), bare: await openTab(browser), webpp: await openTab(browser) };
+    const firstPage = PAGES[0]?.path as string;
+    await installWorker(tabs.bare, url('bare', firstPage));
+    await installWorker(tabs.webpp, url('webpp', firstPage));
+    for (let load = 0; load < options.warmupLoads; load++) {
+      for (const { path } of PAGES) for (const variant of ['plain', 'bare', 'webpp'] as const) await measureLoad(tabs[variant].page, url(variant, path));
+    }
+    options.log(`warmed up: ${options.warmupLoads} load(s) of ${PAGES.length} pages per variant`);
+
+    const loads: LoadRecord[] = [];
+    for (let round = 0; round < options.rounds; round++) {
+      for (const [pageIndex, { page, path }] of PAGES.entries()) {
+        for (const configuration of rotate(CONFIGURATIONS, round + pageIndex)) {
+          const tab = tabs[variantOf(configuration)];
+          if (configuration === 'webpp-cold') await stopAllWorkers(tab.cdp);
+          else if (configuration !== 'no-worker') await wakeWorker(tab);
+          const sample = await measureLoad(tab.page, url(variantOf(configuration), path));
+          loads.push({ ...sample, page, configuration, round });
+        }
+      }
+      options.log(`round ${round + 1}/${options.rounds} done`);
+    }
+
+    // Before the request row fills the worker's recent decisions with its own.
+    const navigationServedBy: Record<string, number> = {};
+    const nameOf = (origin: string | undefined): string => (origin === undefined ? 'none' : (new URL(origin).hostname.split('.')[0] ?? origin));
+    for (const decision of (await workerStateFromController(tabs.webpp.page)).decisions) {
+      if (decision.navigation) navigationServedBy[nameOf(decision.servedBy)] = (navigationServedBy[nameOf(decision.servedBy)] ?? 0) + 1;
+    }
+
+    const requests = await requestRow(tabs, logical, options);
+    const state = await workerStateFromController(tabs.webpp.page);
+    const requestServedBy: Record<string, number> = {};
+    for (const decision of state.decisions) {
+      if (!new URL(decision.logicalUrl).pathname.startsWith('/r/')) continue;
+      const key = `${decision.outcome}:${decision.servedBy ?? 'none'}`;
+      requestServedBy[key] = (requestServedBy[key] ?? 0) + 1;
+    }
+
+    const startup = await measureWorkerStartup(browser, tabs, {
+      webpp: url('webpp', '/h5bp-9.0.1/index.html'),
+      bare: url('bare', '/h5bp-9.0.1/index.html'),
+      traces: options.startupTraces,
+    });
+    return { loads, requests, requestServedBy, navigationServedBy, startup };
+  } finally {
+    await browser?.close();
+    await servers.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * The same resource fetched directly from an uncontrolled page, and from controlled pages
+ * through a bare worker and through webpp (bound, by the directory, to the logical
+ * origin's server alone: the URL a direct fetch reaches). Sequential, no HTTP cache.
+ */
+async function requestRow(tabs: Record<Variant, VariantTab>, logical: string, options: RunOptions): Promise<RequestRecord[]> {
+  const paths: Record<RequestPath, VariantTab> = { direct: tabs.plain, 'bare-worker': tabs.bare, webpp: tabs.webpp };
+  const records = new Map<string, RequestRecord>();
+  for (const tab of [tabs.bare, tabs.webpp]) await wakeWorker(tab);
+  // Unmeasured: the worker learns the bindings of /r/… from the first answers.
+  for (const bytes of REQUEST_SIZES_BYTES) for (const tab of Object.values(paths)) await fetchTimes(tab.page, `${logical}${requestPath(bytes)}`, 3);
+  for (let round = 0; round < options.requestRounds; round++) {
+    for (const bytes of REQUEST_SIZES_BYTES) {
+      for (const path of rotate(Object.keys(paths) as RequestPath[], round)) {
+        const tab = paths[path];
+        if (path !== 'direct') await wakeWorker(tab);
+        const durations = await fetchTimes(tab.page, `${logical}${requestPath(bytes)}`, options.requestsPerRound);
+        const key = `${bytes}:${path}`;
+        const record = records.get(key) ?? { bytes, path, durationsMs: [] };
+        record.durationsMs.push(...durations);
+        records.set(key, record);
+      }
+    }
+  }
+  return [...records.values()];
+}
+
+/**
+ * `--profile`: the warm webpp worker under V8's CPU profiler (profile.ts), on the pages with
+ * the most resources and on the per-request row's 50 KB URL.
+ */
+export async function profileOnce(options: { loads: number; fetches: number; log: (line: string) => void }): Promise<ProfileReport[]> {
+  const workDir = mkdtempSync(join(tmpdir(), 'webpp-page-cost-'));
+  const siteRoot = join(workDir, 'site');
+  writeSite(siteRoot);
+  const servers = await startServers(siteRoot, workDir);
+  const logical = servers.origins[0] as string;
+  let browser: Browser | undefined;
+  try {
+    browser = await chromium.launch(chromiumLaunchOptions);
+    const reports: ProfileReport[] = [];
+    const fetchUrl = `${logical}${requestPath(REQUEST_SIZES_BYTES[1])}`;
+    for (const variant of ['webpp', 'bare'] as const) {
+      const tab = await openTab(browser);
+      const pageUrls = ['/demo/index.html', '/bootstrap-creative/index.html', '/mdn/javascript/building-blocks/gallery/index.html'].map((path) => `${logical}/${variant}${path}`);
+      await installWorker(tab, pageUrls[0] as string);
+      for (let load = 0; load < 2; load++) for (const url of pageUrls) await measureLoad(tab.page, url);
+      await fetchTimes(tab.page, fetchUrl, 5);
+      options.log(`${variant}: warmed up; profiling`);
+      reports.push(...(await profileWarmWorker(browser, tab, { worker: variant, pageUrls, loads: options.loads, fetchUrl, fetches: options.fetches })));
+      await tab.context.close();
+    }
+    return reports;
+  } finally {
+    await browser?.close();
+    await servers.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
