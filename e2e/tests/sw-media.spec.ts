@@ -51,14 +51,15 @@ test.beforeAll(() => {
 
 test.afterAll(() => rmSync(root, { recursive: true, force: true }));
 
-test.beforeEach(async ({}, testInfo) => {
-  // The page's own origin is the fastest: it serves the media (b and c are far away); or b is.
-  const delaysMs = testInfo.title.includes('serving the media dies') ? { a: 300, b: 0, c: 100 } : { a: 0, b: 300, c: 300 };
+/** The page's own origin is the fastest: it serves the media (b and c are far away). */
+const OWN_ORIGIN_FASTEST = { a: 0, b: 300, c: 300 };
+
+async function startCluster(delaysMs: Record<string, number> = OWN_ORIGIN_FASTEST): Promise<void> {
   cluster = await Cluster.start({ root, delaysMs, workerParams: { preset: 'fast', probeIntervalMs: 300 } });
-});
+}
 
 test.afterEach(async () => {
-  await cluster.stop();
+  await cluster?.stop();
 });
 
 type Buffered = Record<'audio' | 'video', { duration: number; ranges: [number, number][] }>;
@@ -92,6 +93,7 @@ async function openThroughWorker(page: Page): Promise<void> {
 }
 
 test('media buffers through the worker as without it: the same buffered ranges at idle', async ({ page, browser }) => {
+  await startCluster();
   const plainContext = await browser.newContext({ serviceWorkers: 'block' });
   const plain = await plainContext.newPage();
   await plain.goto(cluster.logicalUrl('/index.html'));
@@ -115,6 +117,7 @@ test('media buffers through the worker as without it: the same buffered ranges a
 });
 
 test("the element's range requests, a seek's too, reach the replica as ranges, not as whole-file requests", async ({ page }) => {
+  await startCluster();
   await openThroughWorker(page);
   const before = cluster.replicas.flatMap((replica) => replica.log).length;
   for (const replica of cluster.replicas) replica.clearLog();
@@ -134,6 +137,7 @@ test("the element's range requests, a seek's too, reach the replica as ranges, n
 });
 
 test('when the replica serving the media dies, a seek plays on from another replica', async ({ page }) => {
+  await startCluster({ a: 300, b: 0, c: 100 });
   const serving = cluster.replica('b');
   await openControlled(page, cluster.logicalUrl('/index.html'));
   await waitForState(page, (state) => state.decisions.filter((decision) => decision.logicalUrl.endsWith('/sweep.wav')).at(-1)?.servedBy === serving.origin, {
