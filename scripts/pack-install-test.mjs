@@ -9,7 +9,9 @@
 //      and the page script and worker the origin serves from the installed @webpp/sw;
 //   3. bundles a Workbox worker that imports @webpp/sw with esbuild;
 //   4. type-checks a TypeScript file that imports the three (types resolved through exports);
-//   5. runs `npx webpp-origin build` (static hosting mode) on a small folder.
+//   5. runs `npx webpp-origin build` (static hosting mode) on a small folder;
+//   6. runs the code blocks of the README's "Add it to your site" section and of
+//      docs/static-hosting.md verbatim (ports aside), as a reader would (pack-install/doc-snippets.mjs).
 // The install uses the versions of package-lock.json, so a warm npm cache serves it; without
 // the registry or the cache it fails with a message, never hangs. WEBPP_KEEP_PACK_TEST=1
 // keeps the temporary folder.
@@ -21,6 +23,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { brokenReadmeLinks, contentProblems, sourceMapProblems } from './pack-install/contents.mjs';
 import * as fixtures from './pack-install/fixtures.mjs';
 import { run, start } from './pack-install/run.mjs';
+import { runDocSnippets } from './pack-install/doc-checks.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
@@ -35,7 +38,7 @@ const PACKAGES = [
   { dir: 'origin', name: '@webpp/origin', promised: ['dist/index.js', 'dist/index.d.ts', 'dist/cli.js'] },
 ];
 /** Installed beside the tarballs, at the versions the monorepo locks. */
-const PEERS = ['fastify', 'esbuild', 'workbox-routing', 'typescript', '@types/node'];
+const PEERS = ['fastify', '@fastify/static', 'esbuild', 'workbox-routing', 'typescript', '@types/node', 'serve'];
 
 const startedMs = performance.now();
 let failed = 0;
@@ -208,6 +211,9 @@ try {
   writeFileSync(join(project, fixtures.TSCONFIG_FILE), fixtures.tsconfigSource);
   const typed = await run(npx, ['--no-install', 'tsc', '-p', fixtures.TSCONFIG_FILE], { cwd: project, timeoutMs: STEP_TIMEOUT_MS, env });
   report('TypeScript finds the types of the three packages (NodeNext resolution)', typed.code === 0 ? [] : [`tsc ${typed.timedOut ? 'timed out' : `exit ${typed.code}`}: ${typed.stdout}${typed.stderr}`.trim()]);
+
+  // 7. The docs are the test: README and static-hosting snippets, verbatim.
+  for (const { label, problems } of await runDocSnippets({ root, project, env, timeoutMs: STEP_TIMEOUT_MS, installedDir })) report(label, problems);
 } catch (error) {
   if (!(error instanceof Fatal)) throw error;
   console.error(`pack-and-install test: ${error.message}`);

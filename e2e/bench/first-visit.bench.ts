@@ -139,6 +139,10 @@ async function main(): Promise<void> {
       names: Object.keys(DELAYS_MS),
       delaysMs: DELAYS_MS,
       peers: true,
+      // The reporters are other hosts of one network: k counts distinct reporters (issue 25 §1).
+      // Each browser connection gets its own address, so a reporter that reconnects between
+      // intervals may count twice: n here is an upper bound on the reporters.
+      distinctClientAddresses: aggregate,
       origin: aggregate ? { syncIntervalMs: 2_000, clientAggregate: true, clientAggregateMinReports: REPORTERS, clientReportIntervalMs: REPORT_INTERVAL_MS } : { syncIntervalMs: 2_000 },
       configure: { a: loadA },
     });

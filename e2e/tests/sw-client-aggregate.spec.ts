@@ -5,7 +5,8 @@
  * for the images: a fresh visitor with neither its own measurements nor a useful push binds
  * its first image to b. Then three warmed-up visitors (browser contexts at once) load images,
  * measure both replicas and report their own smoothed times to the site's origin; once k = 3
- * reports are in, the origin sends the aggregate of this network class to the next fresh
+ * reports from distinct addresses are in (the emulators forward each browser connection from
+ * its own loopback address of one /16), the origin sends the aggregate of this network class to the next fresh
  * visitor, which binds its first image to c — around b, which it never measured.
  */
 import { expect, test, type Browser, type Page } from '@playwright/test';
@@ -74,6 +75,8 @@ test('a fresh visitor is bound from the aggregate of warmed-up visitors on its n
     site: demoSite(4),
     delaysMs: { a: 5, b: 250, c: 20 },
     peers: true,
+    // The visitors are other hosts of one network: k counts distinct reporters (issue 25 §1).
+    distinctClientAddresses: true,
     origin: { syncIntervalMs: 1_000, clientAggregate: true, clientAggregateMinReports: WARM_VISITORS, clientReportIntervalMs: REPORT_INTERVAL_MS },
     entries: (origins) => [
       { logical: '/img/*', servers: [origins['b'] ?? '', origins['c'] ?? ''] },

@@ -7,19 +7,37 @@ import { realpathSync, statSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { startReplicaServer, type ReplicaServerOptions } from './server.js';
 import { runBuildCommand } from './build/build-cli.js';
+import { runCheckCommand } from './check/check-cli.js';
 import { helpSections } from './options/cli-flags.js';
 import { parseFlags, UsageError } from './options/parse-flags.js';
 
 const USAGE = `Usage: webpp-origin [options] [root]
+       webpp-origin check <page url>
        webpp-origin build <in-dir> --out <out-dir> --directory <file> [--inject]
 
 Runs a webpp (Web++) replica server: serves a folder (or proxies a web server),
 adds replica bindings to every response, keeps the replication directory in sync
 with its peers, and accepts replica management calls.
+
+Example: one site on two servers, a (where visitors go) and b (a replica)
+  export WEBPP_ADMIN_TOKEN=… WEBPP_CLUSTER_SECRET=…
+  webpp-origin ./site --port 8081 --public-host a.localhost --directory directory.json \\
+    --data-dir .webpp-data/a --peer http://b.localhost:8082
+  webpp-origin ./site --port 8082 --public-host b.localhost --directory directory.json \\
+    --data-dir .webpp-data/b --peer http://a.localhost:8081
+  webpp-origin check http://a.localhost:8081/
+directory.json names the logical origin ("logicalOrigin": "http://a.localhost:8081") and
+which files live where (docs/origin.md, "Directory file").
 `;
 
 const TRAILER = `
   -h, --help                    Show this help.
+
+Checking a deployment
+  check <page url>              Fetch the page and its bindings, request every replica as the
+                                browser's worker would, and say per replica what stops it being
+                                used (CORS, Timing-Allow-Origin, status, digest, redirect, clock,
+                                cache headers). Exit 1 when a replica is unusable.
 
 Static hosting
   build <in-dir> --out <dir> --directory <file> [--inject]
@@ -68,6 +86,17 @@ function checkRootFolder(root: string | undefined): void {
   if (!isFolder) throw new UsageError(`the root folder ${root} does not exist or is not a folder`);
 }
 
+/** One line for an error that stopped the start: its code once, and for a taken port what to do. */
+function startFailureMessage(error: unknown): string {
+  const { code, port, address } = error as { code?: string; port?: number; address?: string };
+  if (code === 'EADDRINUSE') {
+    const where = address === undefined ? `port ${port ?? '?'}` : `${address}:${port ?? '?'}`;
+    return `EADDRINUSE: ${where} is already in use by another process. Stop that process, or choose another --port (--port 0 picks a free one).`;
+  }
+  const message = (error as Error).message;
+  return code !== undefined && !message.startsWith(code) ? `${code}: ${message}` : message;
+}
+
 const SHUTDOWN_TIMEOUT_MS = 10_000;
 /** More uncaught errors than this within UNCAUGHT_WINDOW_MS means the process is broken: exit so a supervisor restarts it. */
 const MAX_UNCAUGHT_PER_WINDOW = 20;
@@ -96,6 +125,7 @@ function keepRunningOnUncaughtErrors(log: { error(object: object, message: strin
 
 export async function main(argv: string[]): Promise<void> {
   if (argv[0] === 'build') return runBuildCommand(argv.slice(1));
+  if (argv[0] === 'check') return runCheckCommand(argv.slice(1));
   let parsed;
   try {
     parsed = parseCli(argv);
@@ -113,8 +143,7 @@ export async function main(argv: string[]): Promise<void> {
   try {
     server = await startReplicaServer({ ...parsed.options, logger: { level: parsed.logLevel } });
   } catch (error) {
-    const code = (error as { code?: string }).code;
-    process.stderr.write(`webpp-origin: ${code !== undefined ? `${code}: ` : ''}${(error as Error).message}\n`);
+    process.stderr.write(`webpp-origin: ${startFailureMessage(error)}\n`);
     process.exitCode = 1;
     return;
   }

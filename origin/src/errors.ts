@@ -178,3 +178,6 @@ export const WEBPP_ERR_OVERLOADED = createError<'WEBPP_ERR_OVERLOADED', [number]
 
 /** A client sent more than a rate limit allows (e.g. `clientReportsPerMinute`). */
 export const WEBPP_ERR_RATE_LIMITED = createError<'WEBPP_ERR_RATE_LIMITED', [string]>('WEBPP_ERR_RATE_LIMITED', 'Too many requests: %s; retry later', 429);
+
+/** The server is listening but not ready yet (http/start-gate.ts answers it itself, with Retry-After). */
+export const WEBPP_ERR_STARTING = createError<'WEBPP_ERR_STARTING', []>('WEBPP_ERR_STARTING', 'webpp-origin is starting; retry shortly', 503);

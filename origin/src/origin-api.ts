@@ -56,7 +56,7 @@ export interface WebppOrigin {
   killSwitch: boolean;
   /** Resolves once the directory as it is now is on disk. */
   flushDirectory(): Promise<void>;
-  /** Runs one anti-entropy round with every peer now (and retries pending update pushes). */
+  /** Runs one anti-entropy round with every peer now (retries pending update pushes, then reconciles the replicas' versions). */
   syncNow(): Promise<void>;
   gauges(): OriginGauges;
 }

@@ -41,3 +41,25 @@ export function assertCanonicalPath(rawPath: string): string {
   if (canonical !== rawPath) reject(`it is not normalised (canonical form: ${canonical})`);
   return rawPath;
 }
+
+/**
+ * A directory entry's URL or path ("/x", "/img/*", "https://b.example/x"), held to the same
+ * rule as a management URL's path: returned unchanged when its path is canonical, else
+ * WEBPP_ERR_BAD_PATH (400), so that a directory edit can never store a name other than the
+ * one it was given (a CR/LF, a space, a dot segment would otherwise be silently rewritten).
+ * The query, when there is one, may hold no control character, space or backslash either.
+ */
+export function assertCanonicalUrlSpec(raw: string): string {
+  const origin = /^https?:\/\/[^/?#]*/i.exec(raw)?.[0] ?? '';
+  const rest = raw.slice(origin.length);
+  const queryStart = rest.indexOf('?');
+  const path = queryStart < 0 ? rest : rest.slice(0, queryStart);
+  const query = queryStart < 0 ? '' : rest.slice(queryStart);
+  // eslint-disable-next-line no-control-regex -- control characters are what it rejects
+  if (/[\u0000-\u0020\u007f\\]/.test(origin + query)) {
+    throw new WEBPP_ERR_BAD_PATH(JSON.stringify(raw.slice(0, 200)), 'it contains a control character, a space or a backslash');
+  }
+  if (origin !== '' && path === '') return raw;
+  assertCanonicalPath(path.endsWith('/*') ? path.slice(0, -1) : path);
+  return raw;
+}

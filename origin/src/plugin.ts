@@ -10,7 +10,7 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import fp from 'fastify-plugin';
 import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
 import * as Y from 'yjs';
@@ -37,6 +37,8 @@ import { createCooperativeCache, webppCooperativeCache } from './cache/cluster/c
 import { ClientScripts } from './client-scripts.js';
 import { batchSourceFromOrigin, registerBatching } from './batch/index.js';
 import { ContentDigests } from './bindings/content-digests.js';
+import { FileDigests } from './bindings/file-digests.js';
+import { staticFileOf } from './bindings/local-resource.js';
 import { ResourceSizes } from './bindings/resource-sizes.js';
 import { BindingsHeaders } from './http/bindings-headers.js';
 import { webppBindingsHeader } from './http/bindings-header-plugin.js';
@@ -61,6 +63,7 @@ import { lockDataDir, type DataDirLock } from './directory/data-dir-lock.js';
 import { PushState } from './push/push-state.js';
 import { webppPush } from './push/push-plugin.js';
 import { createClientAggregates, webppClientAggregate } from './client-aggregate/client-aggregate-plugin.js';
+import { withDirectoryLogicalOrigin } from './directory/logical-origin.js';
 
 const DIRECTORY_STATE_FILE = 'directory.ywebpp';
 const REPLICA_STORE_FOLDER = 'replicas';
@@ -69,7 +72,8 @@ const TOMBSTONES_FOLDER = 'replicas/tombstones';
 const HOT_RESOURCES_IN_RECORD = 16;
 
 async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOptions): Promise<void> {
-  const options = resolveOptions(rawOptions);
+  // Without logicalOrigin, the directory file's (directory/logical-origin.ts).
+  const options = resolveOptions(await withDirectoryLogicalOrigin(rawOptions));
   const temporaryDataDir = options.dataDir === undefined;
   const dataDir = options.dataDir ?? (await mkdtemp(join(tmpdir(), 'webpp-origin-')));
   const log = app.log.child({ plugin: 'webpp-origin' });
@@ -186,6 +190,7 @@ async function setUpOrigin(app: FastifyInstance, options: ResolvedOptions, { dat
     flushDirectory,
     async syncNow() {
       await Promise.all([sync?.syncAll(), replicas.retryPendingPushes()]);
+      await replicas.reconcile();
     },
     gauges,
   };
@@ -197,6 +202,13 @@ async function setUpOrigin(app: FastifyInstance, options: ResolvedOptions, { dat
   const resolutions = new UrlResolutions(directory, options.publicUrl);
   const isOwnEndpoint = ownEndpointTest(options);
   const injecting = options.injectScript;
+  // The files as they are now: what content digests announce and static copies in memory follow (issue 25 §2).
+  const fileDigests = new FileDigests();
+  const contentRoot = options.contentRoot === undefined ? undefined : resolve(options.contentRoot);
+  const staticFileDigest = contentRoot === undefined || !options.contentDigests ? undefined : async (url: string): Promise<string | undefined> => {
+    const file = staticFileOf(contentRoot, url);
+    return file === undefined ? undefined : fileDigests.digestOf(file);
+  };
   const headers = new BindingsHeaders({
     cache,
     settings: {
@@ -207,7 +219,7 @@ async function setUpOrigin(app: FastifyInstance, options: ResolvedOptions, { dat
       sizes: new ResourceSizes({ publicUrl: options.publicUrl, contentRoot: options.contentRoot, directory, store }),
     },
     digests: options.contentDigests
-      ? new ContentDigests({ publicUrl: options.publicUrl, contentRoot: options.contentRoot, directory, store })
+      ? new ContentDigests({ publicUrl: options.publicUrl, contentRoot: options.contentRoot, directory, store, files: fileDigests })
       : undefined,
   });
   await app.register(webppConcurrencyGate, { gate: push.gate }); // onRequest, first: a finite capacity (maxConcurrentRequests)
@@ -216,7 +228,7 @@ async function setUpOrigin(app: FastifyInstance, options: ResolvedOptions, { dat
   await app.register(webppInjectedEtag, { injecting }); // onRequest: validators of injected pages
   await app.register(webppStripRange, { injecting }); // onRequest: no byte ranges of rewritten pages
   await app.register(webppStoredReplicas, { store }); // onRequest: stored replicas answer before any route
-  await app.register(webppMemoryCache, { api: memoryCache, isOwnEndpoint, defaultTtlMs: options.memoryCacheTtlMs, maxEntryBytes: options.memoryCacheMaxEntryBytes }); // onRequest: memory hits; onSend: fills, before the body is rewritten
+  await app.register(webppMemoryCache, { api: memoryCache, isOwnEndpoint, defaultTtlMs: options.memoryCacheTtlMs, maxEntryBytes: options.memoryCacheMaxEntryBytes, staticFileDigest }); // onRequest: memory hits; onSend: fills, before the body is rewritten
   await app.register(webppLazyReplicas, { lazy: lazyReplicas }); // onRequest: automatic replicas not stored yet (lazy fetch)
   await app.register(webppKillSwitch, { killSwitch }); // onSend: webpp-control: off
   await app.register(webppBindingsHeader, { headers, resolutions, killSwitch, isOwnEndpoint, maxPreprocessBytes: options.maxPreprocessBytes }); // onSend
@@ -245,7 +257,7 @@ async function setUpOrigin(app: FastifyInstance, options: ResolvedOptions, { dat
     lazyReplicas.start();
   });
   app.addHook('onClose', async () => {
-    replicas.stop();
+    await replicas.stop();
     await lazyReplicas.stop();
     replication?.stop();
     loadTable.stop();

@@ -32,6 +32,7 @@ import { StartGate, type GateHandler as StartGateTarget } from './http/start-gat
 import { checkTlsFileOptions, readTlsCredentials, TlsReloader, type TlsFileOptions } from './http/tls-credentials.js';
 import { InFlightRequests } from './http/drain.js';
 import { isHiddenPath } from './http/hidden-paths.js';
+import { decodeReservedEscapesForStatic } from './http/static-path-spelling.js';
 import { forwardedHeaders, rewriteUpstreamLocation } from './http/proxy-headers.js';
 import { HtmlCharsets } from './http/html-charset.js';
 import type { Static } from 'typebox';
@@ -161,6 +162,8 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
       // Static files may be answered from the memory cache (cache/cache-plugin.ts), when it is on.
       await app.register(async (files) => {
         files.addHook('onRoute', (route) => void (route.config = { ...route.config, webppCache: { source: 'static' } }));
+        // `/img/b%402x.jpg` is the file `b@2x.jpg`, as for a plain static server (http/static-path-spelling.ts).
+        files.addHook('onRoute', decodeReservedEscapesForStatic);
         const charsets = new HtmlCharsets();
         await files.register(fastifyStatic, {
           root: resolve(root),

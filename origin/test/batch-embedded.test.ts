@@ -18,7 +18,8 @@ describe('embedded resources of a page', () => {
       <div style="background-image:url('img/c.png')"></div><input type="image" src="go.png">
       <video src="/movie.mp4" poster="poster.jpg"><source src="/movie.webm"></video><audio src="/a.mp3"></audio>
       <iframe src="/frame.html"></iframe><a href="/other.html">x</a><img src="data:image/png;base64,AAAA">
-      <object data="chart.svg" type="image/svg+xml"></object><object data="doc.pdf" type="application/pdf"></object>
+      <object data="chart.svg" type="image/svg+xml"></object><object data="doc.pdf" type="application/pdf"></object><object data="o.png"></object>
+      <embed src="e.png" type="image/png"><embed src="doc.pdf">
       <noscript><img src="img/noscript.png"></noscript><template><img src="img/template.png"></template>
       <svg><image href="/img/svg.png"/></svg><img src="${PAGE}"></body></html>`;
     // Responsive images and what <style> loads are decided per request (embedded-plan.ts).
@@ -30,7 +31,6 @@ describe('embedded resources of a page', () => {
       'http://a.localhost:8081/docs/img/c.png',
       'http://a.localhost:8081/docs/go.png',
       'http://a.localhost:8081/docs/poster.jpg',
-      'http://a.localhost:8081/docs/chart.svg',
       'http://a.localhost:8081/img/svg.png',
     ]);
   });

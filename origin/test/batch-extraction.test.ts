@@ -86,9 +86,11 @@ describe('a batch carries what the browser will fetch', () => {
       [
         '/css/site.css', '/css/inline-import.css', '/css/level2.css', '/css/level3.css', '/css/level4.css', '/css/level5.css',
         '/fonts/title.woff2', '/fonts/title-cyrillic.woff2',
-        '/img/promo.png', '/img/home-bg.png', '/img/level2.png', '/img/level3.png', '/img/level4.png', '/img/chart.svg',
+        '/img/promo.png', '/img/home-bg.png', '/img/level2.png', '/img/level3.png', '/img/level4.png',
       ].sort(),
     );
+    // Not what <object data> shows: Chromium fetches it past the worker, so a batched copy would be sent twice (issue 25 §4).
+    expect(paths(manifest.parts)).not.toContain('/img/chart.svg');
     // Every announced part arrives, the style sheets included (read once, while planning).
     expect(paths(parts.slice(1).map((part) => part.url))).toEqual(paths(manifest.parts));
     const sheet = parts.find((part) => part.url.endsWith('/css/site.css'));

@@ -1,11 +1,12 @@
 /**
  * The client aggregate for first visits (issue 13 §6) with a real server on loopback: off by
  * default; reports from the site's own pages are folded into per-(network class, replica)
- * aggregates that are sent to visitors only once they rest on k reports; nothing per visitor
+ * aggregates that are sent to visitors only once they rest on k distinct reporters; nothing per visitor
  * is kept (the whole state is inspected); bad, oversized, cross-origin and too frequent
  * reports are refused with WEBPP_ERR_* codes.
  */
 import { writeFile } from 'node:fs/promises';
+import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { AGGREGATE_HEADER, CLIENT_REPORT_PATH, parseAggregateHeader } from '@webpp/core';
@@ -53,6 +54,28 @@ async function aggregateOf(url: string): Promise<ReturnType<typeof parseAggregat
   return { ...parseAggregateHeader(raw), raw };
 }
 
+/** A request sent from the loopback address `from` (all of 127/8 is local), as another client would. */
+function requestFrom(from: string, url: string, method: string, headers: Record<string, string> = {}, body?: string): Promise<{ status: number; headers: Record<string, string | string[] | undefined> }> {
+  return new Promise((resolve, reject) => {
+    const outgoing = httpRequest(url, { method, headers, localAddress: from }, (response) => {
+      response.resume();
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, headers: response.headers }));
+    });
+    outgoing.on('error', reject);
+    outgoing.end(body);
+  });
+}
+
+function reportFrom(from: string, url: string, rows: { server: string; responseMs: number }[]): Promise<{ status: number }> {
+  return requestFrom(from, `${url}${CLIENT_REPORT_PATH}`, 'POST', { 'content-type': 'application/json', origin: url }, JSON.stringify({ rows }));
+}
+
+async function rowsSeenFrom(from: string, url: string): Promise<ReturnType<typeof parseAggregateHeader>['rows']> {
+  const response = await requestFrom(from, `${url}/index.html`, 'GET');
+  const raw = response.headers[AGGREGATE_HEADER];
+  return parseAggregateHeader(typeof raw === 'string' ? raw : null).rows;
+}
+
 describe('the client aggregate', () => {
   it('is off by default: no header, no endpoint', async () => {
     const { url } = await start();
@@ -64,11 +87,12 @@ describe('the client aggregate', () => {
     const { server, url } = await start({ clientAggregate: true, clientAggregateMinReports: 3, clientReportIntervalMs: 60_000 });
     // On: the header tells workers to report, with no rows yet.
     expect(await aggregateOf(url)).toMatchObject({ reportIntervalMs: 60_000, rows: [] });
-    expect((await report(url, { rows: [{ server: B, responseMs: 200 }, { server: C, responseMs: 20 }] })).status).toBe(204);
-    expect((await report(url, { rows: [{ server: B, responseMs: 180 }, { server: C, responseMs: 25 }] })).status).toBe(204);
-    // Two reports: below k = 3, nothing leaves.
+    // Each report from another client (another address of the same network class, 127.0/16).
+    expect((await reportFrom('127.0.2.1', url, [{ server: B, responseMs: 200 }, { server: C, responseMs: 20 }])).status).toBe(204);
+    expect((await reportFrom('127.0.2.2', url, [{ server: B, responseMs: 180 }, { server: C, responseMs: 25 }])).status).toBe(204);
+    // Two reporters: below k = 3, nothing leaves.
     expect((await aggregateOf(url)).rows).toEqual([]);
-    expect((await report(url, { rows: [{ server: B, responseMs: 220 }] })).status).toBe(204);
+    expect((await reportFrom('127.0.2.3', url, [{ server: B, responseMs: 220 }])).status).toBe(204);
     // Three for B: its row is sent (geometric mean of 200, 180, 220); C still has two.
     const { rows } = await aggregateOf(url);
     expect(rows).toHaveLength(1);
@@ -76,7 +100,7 @@ describe('the client aggregate', () => {
     expect(rows[0]?.sampleCount).toBe(3);
     expect(rows[0]?.responseMs).toBeCloseTo(Math.cbrt(200 * 180 * 220), 0);
     // A server the site does not use is not kept.
-    expect((await report(url, { rows: [{ server: 'http://elsewhere.example', responseMs: 1 }] })).status).toBe(204);
+    expect((await reportFrom('127.0.2.4', url, [{ server: 'http://elsewhere.example', responseMs: 1 }])).status).toBe(204);
     // The whole state: one network class (an opaque id, not the address), one cell per replica,
     // a handful of numbers each, however many reports came in.
     const dump = server.app.webpp.clientAggregate?.dump() ?? [];
@@ -86,7 +110,7 @@ describe('the client aggregate', () => {
     const text = JSON.stringify(dump);
     expect(text).not.toContain('127.0');
     expect(text).not.toContain('elsewhere');
-    for (const cell of dump[0]?.cells ?? []) expect(Object.keys(cell).sort()).toEqual(['current', 'logSum', 'previous', 'server', 'updatedAtMs', 'weight', 'window']);
+    for (const cell of dump[0]?.cells ?? []) expect(Object.keys(cell).sort()).toEqual(['current', 'currentNew', 'logSum', 'previous', 'server', 'updatedAtMs', 'weight', 'window']);
     // Statistics and metrics show counts only.
     const stats = (await (await fetch(`${url}/.well-known/webpp/stats`, { headers: auth })).json()) as { origin: { clientAggregate: Record<string, number> } };
     expect(stats.origin.clientAggregate).toMatchObject({ classes: 1, cells: 2, publishedCells: 1, reportsAccepted: 4, rowsIgnored: 1 });
@@ -120,5 +144,32 @@ describe('the client aggregate', () => {
     const refused = await report(url, { rows: [{ server: B, responseMs: 10 }] });
     expect(refused.headers.get('retry-after')).toBe('60');
     expect(((await refused.json()) as { code: string }).code).toBe('WEBPP_ERR_RATE_LIMITED');
+  });
+
+  it('counts distinct reporters: one client alone never publishes, however many reports it sends (issue 25 §1)', async () => {
+    const { server, url } = await start({ clientAggregate: true }); // k = 20, 120 reports a minute per class
+    // The issue's reproduction: 20 reports from one address, C said fast, B said very slow.
+    for (let i = 0; i < 20; i += 1) {
+      expect((await reportFrom('127.0.0.1', url, [{ server: C, responseMs: 1 }, { server: B, responseMs: 9000 }])).status).toBe(204);
+    }
+    // A new visitor of the same network class (127.0/16) gets no rows: they rest on one reporter.
+    expect(await rowsSeenFrom('127.0.9.9', url)).toEqual([]);
+    expect(server.app.webpp.clientAggregate?.gauges(Date.now())).toMatchObject({ reportsAccepted: 1, reportsRepeated: 19, publishedCells: 0 });
+  });
+
+  it('publishes once k distinct clients reported, says n of them, and caps one reporter\'s weight (issue 25 §1)', async () => {
+    const { url } = await start({ clientAggregate: true, clientAggregateMinReports: 5 });
+    for (let i = 1; i <= 4; i += 1) expect((await reportFrom(`127.0.1.${i}`, url, [{ server: B, responseMs: 100 }])).status).toBe(204);
+    expect(await rowsSeenFrom('127.0.9.9', url)).toEqual([]);
+    expect((await reportFrom('127.0.1.5', url, [{ server: B, responseMs: 100 }])).status).toBe(204);
+    const rows = await rowsSeenFrom('127.0.9.9', url);
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ server: B, sampleCount: 5 });
+    expect(rows[0]?.responseMs).toBeCloseTo(100, 0);
+    // One of them, reporting again and again that B is slow, moves nothing.
+    for (let i = 0; i < 30; i += 1) await reportFrom('127.0.1.1', url, [{ server: B, responseMs: 60_000 }]);
+    const after = await rowsSeenFrom('127.0.9.9', url);
+    expect(after[0]).toMatchObject({ server: B, sampleCount: 5 });
+    expect(after[0]?.responseMs).toBeCloseTo(100, 0);
   });
 });

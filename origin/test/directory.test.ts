@@ -211,7 +211,7 @@ describe('directory file', () => {
     [{ formatVersion: 1, entries: [{ logical: '/a', physical: ['not a url'] }] }, /entries\/0\/physical/],
     [{ formatVersion: 1, entries: [{ logical: '/a/*', physical: [`${B}/a`] }] }, /"\/\*"/],
     [{ formatVersion: 1, entries: [{ logical: '/a', servers: ['mailto:x@y'] }] }, /servers/],
-    [{ formatVersion: 1, entries: [], extra: true }, /additional/],
+    [{ formatVersion: 1, entries: [], extra: true }, /unknown property "extra"/],
   ])('rejects %j with a message naming the problem', (json, message) => {
     expect(() => directoryPairsFrom(json, A, 'test.json')).toThrow(message);
     try {

@@ -205,6 +205,35 @@ describe('POST, PUT, DELETE on one server', () => {
     expect(bad.statusCode).toBe(400);
     expect((await app.inject({ method: 'POST', url: '/.well-known/webpp/directory', payload: { add: [] } })).statusCode).toBe(401);
   });
+
+  it('refuses non-canonical paths in a directory edit with 400, as the replica API does (issue 25 §6)', async () => {
+    app = await buildApp();
+    const before = JSON.stringify(app.webpp.directory.toJSON());
+    const edits: unknown[] = [
+      { add: [{ logical: '/crlf\r\nSet-Cookie: x=1', physical: [`${ORIGIN_B}/crlf`] }] },
+      { add: [{ logical: '/ok', physical: [`${ORIGIN_B}/crlf\r\nSet-Cookie: x=1`] }] },
+      { add: [{ logical: '/a b', servers: [ORIGIN_B] }] },
+      { add: [{ logical: '/a/../etc', servers: [ORIGIN_B] }] },
+      { add: [{ logical: '/a%2fb', servers: [ORIGIN_B] }] },
+      { add: [{ logical: '/a//b', servers: [ORIGIN_B] }] },
+      { add: [{ logical: '/tab\there/*', servers: [ORIGIN_B] }] },
+      { add: [{ logical: `${ORIGIN_A}/x/./y`, physical: [`${ORIGIN_B}/x/y`] }] },
+      { remove: [{ logical: '/crlf\nx', servers: [ORIGIN_B] }] },
+    ];
+    for (const payload of edits) {
+      const response = await app.inject({ method: 'POST', url: '/.well-known/webpp/directory', headers: auth, payload: payload as object });
+      expect([response.statusCode, response.json<{ code: string }>().code], JSON.stringify(payload)).toEqual([400, 'WEBPP_ERR_BAD_PATH']);
+    }
+    expect(JSON.stringify(app.webpp.directory.toJSON())).toBe(before);
+    // Canonical spellings still go through: a prefix, an absolute URL, an upper-case escape.
+    const good = await app.inject({
+      method: 'POST',
+      url: '/.well-known/webpp/directory',
+      headers: auth,
+      payload: { add: [{ logical: '/img/*', servers: [ORIGIN_B] }, { logical: `${ORIGIN_A}/caf%C3%A9`, physical: [`${ORIGIN_B}/caf%C3%A9`] }] },
+    });
+    expect(good.statusCode).toBe(200);
+  });
 });
 
 describe('pre-filters and post-filters', () => {

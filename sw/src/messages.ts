@@ -19,6 +19,18 @@ export const RELOCATE_REQUEST = 'webpp:relocate';
 /** Sent by the worker to every open page (client.postMessage) when the site switched it off. */
 export const CONTROL_OFF_MESSAGE = 'webpp:control-off';
 
+/** Sent by the worker to every open page once per session for a replica it cannot use (unusable-replicas.ts). */
+export const REPLICA_UNUSABLE_MESSAGE = 'webpp:replica-unusable';
+
+/** The message of REPLICA_UNUSABLE_MESSAGE: the replica, the request that showed it, why, and the header it lacks. */
+export interface ReplicaUnusableMessage {
+  type: typeof REPLICA_UNUSABLE_MESSAGE;
+  server: string;
+  url: string;
+  reason: string;
+  missingHeader?: string;
+}
+
 
 /**
  * How one attempt of a bound request ended: the engine's outcomes (packages/core,
@@ -213,6 +225,8 @@ export type WebppEvent =
    * of a large body (the page's read failed).
    */
   | (EventBase & { type: 'integrity-failure'; server: ServerId; logicalUrl: string; expected: string; actual: string; streamed: boolean })
+  /** A replica the worker cannot use (no CORS header, an opaque or redirected answer), once per worker session. */
+  | (EventBase & { type: 'replica-unusable'; server: ServerId; url: string; reason: string; missingHeader?: string })
   /** Every replica failed and the page got the copy of `logicalUrl` saved at savedAtMs. */
   | (EventBase & { type: 'offline-copy'; logicalUrl: string; savedAtMs: number });
 

@@ -45,6 +45,7 @@ import type { OfflineCache } from './offline-cache.js';
 import { ProbeUrls, StaleBindings } from './server-memory.js';
 import { PersonalUrls } from './personal-answers.js';
 import { isSameOrigin } from './physical-request.js';
+import { UnusableReplicas } from './unusable-replicas.js';
 import { StateReporter, broadcastPublisher } from './state-reporter.js';
 import { CONTROL_KEY, idbKeyValueStore } from './storage.js';
 import type { KeyValueStore } from './storage.js';
@@ -152,6 +153,8 @@ export class ReplicaClient {
     });
     this.headers = headers;
     this.offline = offlineStage(options, storage, selfOrigin, reporter, init.openOfflineCache);
+    // In a worker only: its diagnostic request and its messages to pages are the browser's.
+    const unusable = 'registration' in globalThis ? new UnusableReplicas({ selfOrigin, reporter }) : undefined;
     this.bindStage = new BindStage({
       engine: this.engine,
       selfOrigin,
@@ -166,7 +169,8 @@ export class ReplicaClient {
       probeUrls,
       staleBindings: new StaleBindings(),
       personal,
-      track: (fetcher) => connections.track(fetcher),
+      // Replicas the worker cannot use (CORS, opaque, redirected) are reported once (unusable-replicas.ts).
+      track: (fetcher) => connections.track(unusable === undefined ? fetcher : unusable.watch(fetcher)),
       afterRequest: (candidates) => this.afterRequest(candidates),
       decisionMade: reportDecision(reporter),
     });

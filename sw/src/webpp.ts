@@ -13,7 +13,7 @@
  * worker (e.g. data-preset="fast" data-ttl-ms="5000"); data-sw and data-scope choose the
  * worker URL and scope.
  */
-import type { WebppEvent, WorkerStateSnapshot } from './messages.js';
+import { REPLICA_UNUSABLE_MESSAGE, type ReplicaUnusableMessage, type WebppEvent, type WorkerStateSnapshot } from './messages.js';
 
 interface WebppApi {
   version: string;
@@ -126,6 +126,22 @@ declare global {
       // storage unavailable: the worker's own marker still applies
     }
     void container.getRegistration(scope).then((registration) => (isSites(registration) ? undefined : registration?.unregister()));
+  });
+
+  // A replica the worker cannot use (unusable-replicas.ts): one console warning per replica
+  // and browsing session, naming it and the header it lacks.
+  container?.addEventListener('message', (message: MessageEvent<ReplicaUnusableMessage | null>) => {
+    const report = message.data;
+    if (report?.type !== REPLICA_UNUSABLE_MESSAGE || typeof report.server !== 'string') return;
+    const key = `webpp-unusable:${report.server}`;
+    try {
+      if (sessionStorage.getItem(key) !== null) return;
+      sessionStorage.setItem(key, '1');
+    } catch {
+      // storage unavailable: warn anyway
+    }
+    const fix = report.missingHeader === undefined ? '' : ` It lacks the ${report.missingHeader} header: send "${report.missingHeader}: *" (and "Timing-Allow-Origin: *") from it.`;
+    console.warn(`webpp: the replica ${report.server} cannot be used: ${report.reason} (seen on ${report.url}).${fix} Requests go to the other replicas; "webpp-origin check ${location.href}" lists what each replica lacks.`);
   });
 
   // Live events: the channel is opened only once someone listens, so pages without a

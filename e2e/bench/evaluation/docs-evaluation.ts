@@ -8,30 +8,49 @@
  *
  * Blocks: the per-policy cells and the goals table of docs/evaluation.md ("Results of issue
  * 11"), and the README's summary of the goals. The tables are made by
- * docs-tables.ts, the same code that writes them into results.md.
+ * docs-tables.ts, the same code that writes them into results.md. `outOfDate()` names the
+ * files whose blocks differ from the committed results (docs-evaluation.test.ts fails then).
  */
 import { readFileSync, writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { goalsTableMarkdown, policyCellsMarkdown, readmeSummaryMarkdown } from './docs-tables.js';
 import type { ResultRow } from './rows.js';
 
-const ROOT = new URL('../../../', import.meta.url).pathname;
-const rows = JSON.parse(readFileSync(`${ROOT}/docs/benchmarks/results.json`, 'utf8')) as ResultRow[];
-const scenarios = [...new Set(rows.map((row) => row.scenario))];
+const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
-const BLOCKS: { file: string; id: string; lines: string[] }[] = [
-  { file: 'docs/evaluation.md', id: 'evaluation-cells', lines: policyCellsMarkdown(rows, scenarios) },
-  { file: 'docs/evaluation.md', id: 'evaluation-goals', lines: goalsTableMarkdown(rows) },
-  { file: 'README.md', id: 'evaluation-summary', lines: readmeSummaryMarkdown(rows) },
-];
+function blocks(): { file: string; id: string; lines: string[] }[] {
+  const rows = JSON.parse(readFileSync(`${ROOT}/docs/benchmarks/results.json`, 'utf8')) as ResultRow[];
+  const scenarios = [...new Set(rows.map((row) => row.scenario))];
+  return [
+    { file: 'docs/evaluation.md', id: 'evaluation-cells', lines: policyCellsMarkdown(rows, scenarios) },
+    { file: 'docs/evaluation.md', id: 'evaluation-goals', lines: goalsTableMarkdown(rows) },
+    { file: 'README.md', id: 'evaluation-summary', lines: readmeSummaryMarkdown(rows) },
+  ];
+}
 
-for (const file of [...new Set(BLOCKS.map((block) => block.file))]) {
-  const before = readFileSync(`${ROOT}/${file}`, 'utf8');
-  let text = before;
-  for (const { id, lines } of BLOCKS.filter((block) => block.file === file)) {
-    const pattern = new RegExp(`(<!-- generated:${id} \\(npm run docs:evaluation\\) -->\\n)[\\s\\S]*?(<!-- /generated:${id} -->)`);
-    if (!pattern.test(text)) throw new Error(`${file}: no block ${id} (markers <!-- generated:${id} (npm run docs:evaluation) --> … <!-- /generated:${id} -->)`);
-    text = text.replace(pattern, (_match, start: string, end: string) => `${start}${lines.join('\n')}\n${end}`);
+/** Each file with its generated blocks: its text now, and with the blocks regenerated. */
+function regenerated(): { file: string; before: string; after: string }[] {
+  const all = blocks();
+  return [...new Set(all.map((block) => block.file))].map((file) => {
+    const before = readFileSync(`${ROOT}/${file}`, 'utf8');
+    let after = before;
+    for (const { id, lines } of all.filter((block) => block.file === file)) {
+      const pattern = new RegExp(`(<!-- generated:${id} \\(npm run docs:evaluation\\) -->\\n)[\\s\\S]*?(<!-- /generated:${id} -->)`);
+      if (!pattern.test(after)) throw new Error(`${file}: no block ${id} (markers <!-- generated:${id} (npm run docs:evaluation) --> … <!-- /generated:${id} -->)`);
+      after = after.replace(pattern, (_match, start: string, end: string) => `${start}${lines.join('\n')}\n${end}`);
+    }
+    return { file, before, after };
+  });
+}
+
+/** Files whose generated blocks differ from docs/benchmarks/results.json. */
+export function outOfDate(): string[] {
+  return regenerated().filter(({ before, after }) => before !== after).map(({ file }) => file);
+}
+
+if (process.argv[1] !== undefined && fileURLToPath(import.meta.url) === process.argv[1]) {
+  for (const { file, before, after } of regenerated()) {
+    if (after !== before) writeFileSync(`${ROOT}/${file}`, after);
+    process.stdout.write(`${file}: ${after === before ? 'up to date' : 'updated'}\n`);
   }
-  if (text !== before) writeFileSync(`${ROOT}/${file}`, text);
-  process.stdout.write(`${file}: ${text === before ? 'up to date' : 'updated'}\n`);
 }

@@ -57,6 +57,7 @@ export class Cluster {
           ...(scenario ? { scenario: { scenario, server: name } } : {}),
           ...(options.tls ? { tls: options.tls } : {}),
           ...(options.tcpLink ? { tcp: true } : {}),
+          ...(options.distinctClientAddresses ? { distinctClientAddresses: true } : {}),
         }),
     );
   }

@@ -44,6 +44,8 @@ export interface ClusterOptions {
   tls?: TlsPem;
   /** Plain HTTP through a TCP delay line too, instead of the link emulator (per-packet round trips). */
   tcpLink?: boolean;
+  /** Each browser connection reaches the origins from its own loopback address (127.0.x.y), as another host of one network would. */
+  distinctClientAddresses?: boolean;
   /** Real peers: every server names the others, with a shared cluster secret and an admin token. */
   peers?: boolean;
   /** Further plugin options for every replica (batch, contentDigests, cors…). */

@@ -62,6 +62,8 @@ export interface ReplicaLink {
   tls?: TlsPem;
   /** Plain HTTP through a TCP delay line too (round trips per packet and per handshake, not per request). */
   tcp?: boolean;
+  /** The emulator forwards each client connection from its own loopback address (netem's distinctClientAddresses). */
+  distinctClientAddresses?: boolean;
 }
 
 export class ClusterReplica {
@@ -185,7 +187,12 @@ export class ClusterReplica {
       return;
     }
     const { timeline, seed, scenario } = this.link;
-    const common = { upstream: `http://127.0.0.1:${this.upstreamPort}`, timeline, ...(seed === undefined ? {} : { seed }) };
+    const common = {
+      upstream: `http://127.0.0.1:${this.upstreamPort}`,
+      timeline,
+      ...(seed === undefined ? {} : { seed }),
+      ...(this.link.distinctClientAddresses === true ? { distinctClientAddresses: true } : {}),
+    };
     this.emulator = scenario
       ? await startLinkEmulator({ ...common, ...scenario })
       : await startLinkEmulator({ ...common, profile: this.link.profile ?? { delayMs: this.directDelayMs }, server: this.name });

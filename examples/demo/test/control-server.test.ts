@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearerMatches, startControlServer, type ControlServer, type ReplicaAction } from '../src/cluster/control-server.js';
-import type { ReplicaView } from '../src/dashboard/model.js';
+import type { MachineLoadView, ReplicaView } from '../src/dashboard/model.js';
 
 const ALLOWED_ORIGIN = 'http://a.localhost:8081';
 const actions: [string, ReplicaAction][] = [];
@@ -78,6 +78,11 @@ describe('demo control endpoint', () => {
     expect(stop.status).toBe(200);
     expect(((await stop.json()) as { replica: ReplicaView }).replica.running).toBe(false);
     expect(actions.at(-1)).toEqual(['a', 'stop']);
+  });
+
+  it('tells the dashboard how late its timers run (machine-load.ts)', async () => {
+    const body = (await (await fetch(`${control.url}/api/replicas`, { headers: bearer(control.token) })).json()) as { machine: MachineLoadView };
+    expect(body.machine).toMatchObject({ timerLagP95Ms: expect.any(Number) as unknown, cores: expect.any(Number) as unknown, overloaded: expect.any(Boolean) as unknown });
   });
 
   it('rejects unknown replicas and actions', async () => {

@@ -29,8 +29,8 @@
  *     wins everywhere it is pushed.)
  *  2. Deletes stick. For every acknowledged DELETE d of p on S: F(R) is absent, unless a
  *     POST p on S that was not refused is not known to precede d (a later create).
- *  3. No phantom content. A present F(R) holds the bytes of a POST p on S or of a PUT p
- *     (sent anywhere) that was not refused; its version's writer is the server that write
+ *  3. No phantom content. A present F(R) holds the bytes of a POST p or of a PUT p (sent
+ *     anywhere: a POST converges like a PUT, issue 25 §10) that was not refused; its version's writer is the server that write
  *     was sent to, and if that write was acknowledged, F(R)'s version is the acknowledged one.
  * The same invariants 1 and 2 are also checked on a killed server right after its restart,
  * before it takes writes again, against the writes answered until then: a write lost by
@@ -152,11 +152,11 @@ export function checkInvariants(writes: WriteRecord[], final: FinalState, server
   for (const [server, replicas] of onlyServer === undefined ? final : new Map()) {
     for (const [path, replica] of replicas) {
       const source = possible.find(
-        (w) => w.digest === replica.digest && w.path === path && (w.method === 'PUT' || (w.method === 'POST' && w.server === server)),
+        (w) => w.digest === replica.digest && w.path === path && w.method !== 'DELETE',
       );
       const writer = parseVersion(replica.version)?.writer;
       let detail: string | undefined;
-      if (source === undefined) detail = `serves bytes (sha256 ${replica.digest.slice(0, 12)}…) that no write to ${path} on ${server} sent`;
+      if (source === undefined) detail = `serves bytes (sha256 ${replica.digest.slice(0, 12)}…) that no write to ${path} sent`;
       else if (writer !== serverUrls.get(source.server)) detail = `version ${replica.version} names another writer than ${source.server}, where write ${source.id} was sent`;
       else if (source.version !== undefined && source.version !== replica.version) detail = `holds write ${source.id} under version ${replica.version}, acknowledged as ${source.version}`;
       if (detail !== undefined) violations.push({ invariant: 'no-phantom', phase, server, path, ...(source ? { writeId: source.id } : {}), detail });

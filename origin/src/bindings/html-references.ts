@@ -13,8 +13,10 @@
  * The same walk also collects the page's embedded resources, i.e. what a browser fetches
  * to render it (paper Section 3.4: "all resources embedded in it"), which batch
  * transmission sends along with the page. That set is narrower: links to other pages
- * (<a>, <area>, <link rel=next>), frames (navigations of their own) and audio/video
- * streams (fetched by byte range, and large) are not embedded resources. Responsive
+ * (<a>, <area>, <link rel=next>), frames (navigations of their own), audio/video
+ * streams (fetched by byte range, and large) and <object data> / <embed src> (Chromium
+ * fetches them past the service worker, so a batched copy would be fetched twice, issue
+ * 25 §4) are not embedded resources. Responsive
  * images (srcset, <picture>) and what inline style sheets load are not in it either: the
  * browser fetches one candidate of each image and only the CSS resources the page uses,
  * so batching decides those with `page` facts (page-facts.ts).
@@ -80,9 +82,6 @@ function embeddedValues(name: string, attribs: Record<string, string>, inPicture
       const href = attribs.href ?? attribs['xlink:href'];
       return href !== undefined && !href.trim().startsWith('#') ? [href] : [];
     }
-    case 'object':
-      // An image shown by <object data> (no type, or an image type).
-      return attribs.type === undefined || /^\s*image\//i.test(attribs.type) ? optional(attribs.data) : [];
     case 'link': {
       const rels = (attribs.rel ?? '').toLowerCase().split(/\s+/);
       const fetched = rels.some((rel) => FETCHED_LINK_RELS.has(rel)) && !rels.includes('alternate');

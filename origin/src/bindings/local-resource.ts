@@ -34,3 +34,14 @@ export function fileUnderRoot(root: string | undefined, path: string): string | 
   const file = resolve(root, `.${decoded}`);
   return file.startsWith(root + sep) ? file : undefined;
 }
+
+/** The file the static route serves for a request URL (`/dir/` is its index.html), or undefined. */
+export function staticFileOf(root: string | undefined, url: string): string | undefined {
+  let path: string;
+  try {
+    path = new URL(url, 'http://webpp.invalid').pathname;
+  } catch {
+    return undefined;
+  }
+  return fileUnderRoot(root, path.endsWith('/') ? `${path}index.html` : path);
+}

@@ -103,9 +103,19 @@ export async function runBuildCommand(argv: string[]): Promise<void> {
       `webpp-origin build: ${report.files} files (${report.pages} pages, ${report.stylesheets} stylesheets, ${report.bound} with bindings) -> ${parsed.options.outDir}\n` +
         `  ${report.bindings} bindings in ${report.bindingLines} lines of /.well-known/webpp/bindings; _headers written\n`,
     );
+    const orphans = report.pagesWithoutReplica;
+    if (orphans.length > 0) {
+      process.stderr.write(
+        `webpp-origin build: warning: ${orphans.length} of ${report.pages} pages have no replica on another host (${orphans.slice(0, 3).join(', ')}${orphans.length > 3 ? ', …' : ''}): ` +
+          `while the site's own origin is down, visitors cannot open them, even with a mirror up. ` +
+          `Replicate the pages too, e.g. { "logical": "/*", "servers": [...] } in the directory file (docs/static-hosting.md, "What to replicate").\n`,
+      );
+    }
   } catch (error) {
     const code = (error as { code?: string }).code;
     process.stderr.write(`webpp-origin build: ${code !== undefined ? `${code}: ` : ''}${(error as Error).message}\n`);
-    process.exitCode = 1;
+    // Options the command line should not have allowed (--out inside the input folder, a
+    // missing input folder) are usage errors, as documented: 2. A failed build is 1.
+    process.exitCode = code === 'WEBPP_ERR_BAD_OPTIONS' ? 2 : 1;
   }
 }

@@ -11,7 +11,8 @@ import { isHiddenPath } from '../http/hidden-paths.js';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { encodeBindings, type Binding } from '@webpp/core';
 import { ReplicationDirectory } from '../directory/replication-directory.js';
-import { directoryPairsFrom } from '../directory/directory-file.js';
+import { directoryPairsFrom, parseDirectoryJson } from '../directory/directory-file.js';
+import { withDirectoryLogicalOrigin } from '../directory/logical-origin.js';
 import { reservedPairReason } from '../reserved-paths.js';
 import { preprocessBody, type PreprocessKind, type PreprocessSettings } from '../bindings/preprocess.js';
 import { ClientScripts, PAGE_SCRIPT_FILE, WORKER_SCRIPT_FILE } from '../client-scripts.js';
@@ -54,6 +55,11 @@ export interface StaticBuildReport {
   /** Distinct bindings in the static bindings file, and its lines. */
   bindings: number;
   bindingLines: number;
+  /**
+   * Pages (their paths) with no replica on another host: while the own origin is down,
+   * visitors cannot open them, whatever mirror is up (docs/static-hosting.md, "What to replicate").
+   */
+  pagesWithoutReplica: string[];
 }
 
 export async function buildStaticSite(options: StaticBuildOptions): Promise<StaticBuildReport> {
@@ -77,7 +83,7 @@ export async function buildStaticSite(options: StaticBuildOptions): Promise<Stat
 
   const rules = siteWideRules(workerPath);
   const learned: Binding[][] = [];
-  const report: StaticBuildReport = { files: 0, pages: 0, stylesheets: 0, bound: 0, bindings: 0, bindingLines: 0 };
+  const report: StaticBuildReport = { files: 0, pages: 0, stylesheets: 0, bound: 0, bindings: 0, bindingLines: 0, pagesWithoutReplica: [] };
   for (const file of await listFiles(inDir)) {
     const urlPath = `/${relative(inDir, file).split(sep).map(encodeURIComponent).join('/')}`;
     const target = join(outDir, relative(inDir, file));
@@ -88,8 +94,11 @@ export async function buildStaticSite(options: StaticBuildOptions): Promise<Stat
       await copyFile(file, target);
       continue;
     }
-    if (kind === 'html') report.pages += 1;
-    else report.stylesheets += 1;
+    if (kind === 'html') {
+      report.pages += 1;
+      const replicas = settings.directory.lookup(`${logicalOrigin}${urlPath}`)?.physicalUrls ?? [];
+      if (!replicas.some((url) => new URL(url).origin !== logicalOrigin)) report.pagesWithoutReplica.push(urlPath);
+    } else report.stylesheets += 1;
     const body = await readFile(file);
     // A folder's index.html is also served at the folder's own URL: both get their header.
     const urls = urlPath.endsWith('/index.html') ? [urlPath, urlPath.slice(0, -'index.html'.length)] : [urlPath];
@@ -160,14 +169,15 @@ async function loadDirectory(
   explicitOrigin: string | undefined,
   paths: { scriptPath: string; workerPath: string },
 ): Promise<{ directory: ReplicationDirectory; logicalOrigin: string }> {
-  let json: unknown;
+  let text: string;
   try {
-    json = JSON.parse(await readFile(path, 'utf8'));
+    text = await readFile(path, 'utf8');
   } catch (error) {
     throw new WEBPP_ERR_DIRECTORY_FILE(path, (error as Error).message);
   }
-  const fromFile = (json as { logicalOrigin?: unknown } | null)?.logicalOrigin;
-  const base = explicitOrigin ?? (typeof fromFile === 'string' ? fromFile : undefined);
+  const json = parseDirectoryJson(text, path);
+  // The file's logicalOrigin, or --logical-origin; both must agree (as for the server, directory/logical-origin.ts).
+  const { logicalOrigin: base } = await withDirectoryLogicalOrigin({ directoryFile: path, ...(explicitOrigin === undefined ? {} : { logicalOrigin: explicitOrigin }) });
   if (base === undefined) throw new WEBPP_ERR_DIRECTORY_FILE(path, 'no logicalOrigin: give it in the file or with --logical-origin');
   const pairs = directoryPairsFrom(json, base, path);
   for (const pair of pairs) {

@@ -16,6 +16,10 @@
  * - An expired proxy entry with a validator is revalidated (revalidation.ts): the upstream
  *   gets a conditional request, and its 304 refreshes the entry and is answered with the
  *   body from memory (RFC 9111 Section 4.3).
+ * - With content digests on, a copy of a static file (this server's, or a peer's) is served
+ *   only while it holds the bytes the file holds now (`staticFileDigest`, the view the
+ *   digests follow): an edited file is read again at once, instead of the old bytes being
+ *   served under the new digest the bindings header announces (issue 25 §2).
  * Hits still run the onSend hooks registered after this plugin: the bindings header (from
  * the pre-processing cache, keyed by the validator), script injection, kill switch, CORS.
  * Requests with Range or Authorization never touch the cache.
@@ -31,6 +35,7 @@ import { serveEntry } from './serve-entry.js';
 import { SingleFlight, type SharedResponse } from './single-flight.js';
 import type { CacheEntry, CacheSource, CachedResponse } from './types.js';
 import { bufferPayload, discardPayload } from '../http/payload.js';
+import { bytesDigest } from '../bindings/file-digests.js';
 
 /** A route's cache declaration: `true` (default lifetime) or a lifetime and/or source. */
 export type RouteCacheConfig = true | { ttlMs?: number; source?: Extract<CacheSource, 'static' | 'route' | 'proxy'> };
@@ -71,6 +76,12 @@ export interface MemoryCachePluginOptions {
   /** Lifetime of static files and of routes declared without one (memoryCacheTtlMs). */
   defaultTtlMs: number;
   maxEntryBytes: number;
+  /**
+   * The digest of the file the static route serves for a URL as it is now (undefined: no
+   * file); given when a folder is served with content digests on. A static copy whose bytes
+   * differ is not served.
+   */
+  staticFileDigest?: (url: string) => Promise<string | undefined>;
 }
 
 function declaration(request: FastifyRequest, defaultTtlMs: number): { source: CacheSource; ttlMs: number | undefined } | undefined {
@@ -84,8 +95,26 @@ async function memoryCachePlugin(app: FastifyInstance, options: MemoryCachePlugi
   const local: MemoryCache | undefined = options.api.local;
   if (local === undefined) return;
   const cache: MemoryCache = local;
-  const { api, isOwnEndpoint, defaultTtlMs, maxEntryBytes } = options;
+  const { api, isOwnEndpoint, defaultTtlMs, maxEntryBytes, staticFileDigest } = options;
   const flights = new SingleFlight(MAX_FLIGHT_WAIT_MS);
+  /** Digests of the bodies held, computed once per body. */
+  const bodyDigests = new WeakMap<Buffer, string>();
+  /**
+   * Whether a copy (this server's fill of a static file, or a peer's) may answer a request
+   * for a static file: not when the file now holds other bytes. Without a file (none, too
+   * large, being written) no digest is announced, and the copy answers as before.
+   */
+  const holdsFileAsItIs = async (url: string, declared: { source: CacheSource } | undefined, source: CacheSource, response: CachedResponse): Promise<boolean> => {
+    if (staticFileDigest === undefined || declared?.source !== 'static' || (source !== 'static' && source !== 'peer')) return true;
+    const current = await staticFileDigest(url).catch(() => undefined);
+    if (current === undefined) return true;
+    let held = bodyDigests.get(response.body);
+    if (held === undefined) {
+      held = bytesDigest(response.body);
+      bodyDigests.set(response.body, held);
+    }
+    return current === held;
+  };
   const answerFromMemory = (request: FastifyRequest, reply: FastifyReply, key: string, shared: SharedResponse): FastifyReply => {
     const answer: CacheEntry = { key, response: shared.response, sizeBytes: 0, storedAtMs: Date.now(), expiresAtMs: Infinity, initialAgeS: shared.initialAgeS, source: 'peer', hits: 0, lastAccessTick: 0, recirculations: 0 };
     cache.counters.bytesServed += serveEntry(request, reply, answer, Date.now());
@@ -98,7 +127,9 @@ async function memoryCachePlugin(app: FastifyInstance, options: MemoryCachePlugi
     const key = requestCacheKey(request.url);
     if (key === undefined) return;
     const declared = declaration(request, defaultTtlMs);
-    const entry = cache.get(key);
+    const held = cache.get(key);
+    // An edited file is read again (its fill replaces the old copy).
+    const entry = held !== undefined && (await holdsFileAsItIs(request.url, declared, held.source, held.response)) ? held : undefined;
     if (entry === undefined && declared === undefined) return;
     cache.recordAccess(key);
     if (entry !== undefined) {
@@ -119,7 +150,8 @@ async function memoryCachePlugin(app: FastifyInstance, options: MemoryCachePlugi
       flights.lead(key);
     }
     const leads = waiting === undefined;
-    const copy = leads ? await api.clusterHooks.peerLookup?.(key).catch(() => undefined) : undefined;
+    const offered = leads ? await api.clusterHooks.peerLookup?.(key).catch(() => undefined) : undefined;
+    const copy = offered !== undefined && (await holdsFileAsItIs(request.url, declared, 'peer', offered.response)) ? offered : undefined;
     if (copy !== undefined) {
       cache.counters.peerHits += 1;
       const shared = { response: copy.response, ttlMs: copy.ttlMs, initialAgeS: copy.initialAgeS ?? 0 };

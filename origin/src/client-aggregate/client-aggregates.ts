@@ -6,16 +6,19 @@
  * - a decayed geometric mean of the reported times: Σw·ln(ms) / Σw, every weight halving each
  *   `halfLifeMs` (the geometric mean, as the policy's A = R/S factor, so that one outlier does
  *   not move it far; response times are heavy-tailed);
- * - how many reports arrived in the current and in the previous report interval (tumbling
- *   windows of `intervalMs`). An honest worker reports at most once per interval (the header
- *   tells it the interval), so it adds at most 2 to that count; a row is published only when
- *   the count reaches `minReports` (k ≥ 3), so no single worker's figures leave as an
- *   "aggregate" (k-anonymity in the style of Sweeney 2002; a client that lies about its
- *   interval is bounded by the rate limit instead).
+ * - how many DISTINCT reporters (reporter ids, network-class.ts: an IPv4 address or an IPv6
+ *   /64) reported it in the current report interval (tumbling windows of `intervalMs`), and
+ *   in the previous one. A row is published only when it rests on `minReports` (k ≥ 3)
+ *   distinct reporters, so no single client's figures leave as an "aggregate" however many
+ *   reports it sends (k-anonymity in the style of Sweeney 2002), and `n` says how many.
  *
- * Reports are taken per class through a token bucket (`reportsPerMinute`, same burst). The
- * classes are opaque ids (network-class.ts), at most MAX_CLASSES of them (least recently used
- * dropped), at most MAX_SERVERS_PER_CLASS replicas each. Memory only: a restart forgets it.
+ * One reporter's weight is capped: a class takes at most one report per reporter and interval
+ * (what an honest worker sends; the header tells it the interval); a second one is ignored
+ * (`reportsRepeated`). The reporters seen are kept per class for the current and the previous
+ * interval only, as opaque keyed-hash numbers, at most MAX_REPORTERS_PER_WINDOW each.
+ * Reports are also taken per class through a token bucket (`reportsPerMinute`, same burst).
+ * The classes are opaque ids (network-class.ts), at most MAX_CLASSES of them (least recently
+ * used dropped), at most MAX_SERVERS_PER_CLASS replicas each. Memory only: a restart forgets it.
  */
 import { LRUCache } from 'lru-cache';
 import type { AggregateResponseTime, ClientReportRow } from '@webpp/core';
@@ -32,14 +35,27 @@ interface Cell {
   weight: number;
   logSum: number;
   updatedAtMs: number;
-  /** Reports in interval number `window` (floor(t / intervalMs)), and in the one before. */
+  /**
+   * Distinct reporters of this replica in interval number `window` (floor(t / intervalMs)),
+   * of which `currentNew` did not report to the class in the interval before, and the count
+   * of the interval before. n = previous + currentNew (never more than the distinct reporters).
+   */
   window: number;
   current: number;
+  currentNew: number;
   previous: number;
+}
+
+/** The reporters a class took a report from in interval `window`, and in the one before. */
+interface ReporterWindows {
+  window: number;
+  current: Set<number>;
+  previous: Set<number>;
 }
 
 interface NetworkClassEntry {
   cells: Map<string, Cell>;
+  reporters: ReporterWindows;
   /** Token bucket of the rate limit. */
   tokens: number;
   refilledAtMs: number;
@@ -52,12 +68,15 @@ export interface ClientAggregateGauges {
   publishedCells: number;
   reportsAccepted: number;
   reportsRateLimited: number;
+  reportsRepeated: number;
   rowsIgnored: number;
   headersWithRows: number;
 }
 
 const MAX_CLASSES = 4096;
 const MAX_SERVERS_PER_CLASS = 64;
+/** Reporters remembered per class and interval; reports from further ones are ignored as repeats. */
+const MAX_REPORTERS_PER_WINDOW = 1024;
 /** Reported times are clamped to [1 ms, 60 s] before the logarithm. */
 const MIN_MS = 1;
 const MAX_MS = 60_000;
@@ -66,17 +85,26 @@ export class ClientAggregates {
   private readonly classes = new LRUCache<string, NetworkClassEntry>({ max: MAX_CLASSES });
   private reportsAccepted = 0;
   private reportsRateLimited = 0;
+  private reportsRepeated = 0;
   private rowsIgnored = 0;
   headersWithRows = 0;
 
   constructor(private readonly options: ClientAggregatesOptions) {}
 
   /**
-   * Folds one report of network class `classId` into its cells. `isKnownServer`: only
-   * replicas the site uses are kept. Returns false when the class's rate limit refused it.
+   * Folds one report of network class `classId`, sent by reporter `reporterId`, into its
+   * cells. `isKnownServer`: only replicas the site uses are kept. Returns false when the
+   * class's rate limit refused it; a reporter's second report in one interval is taken
+   * (true) but ignored.
    */
-  take(classId: string, rows: readonly ClientReportRow[], isKnownServer: (server: string) => boolean, nowMs: number): boolean {
-    const entry = this.classes.get(classId) ?? { cells: new Map<string, Cell>(), tokens: this.options.reportsPerMinute, refilledAtMs: nowMs };
+  take(classId: string, reporterId: number, rows: readonly ClientReportRow[], isKnownServer: (server: string) => boolean, nowMs: number): boolean {
+    const window = this.windowOf(nowMs);
+    const entry = this.classes.get(classId) ?? {
+      cells: new Map<string, Cell>(),
+      reporters: { window, current: new Set<number>(), previous: new Set<number>() },
+      tokens: this.options.reportsPerMinute,
+      refilledAtMs: nowMs,
+    };
     entry.tokens = Math.min(this.options.reportsPerMinute, entry.tokens + ((nowMs - entry.refilledAtMs) * this.options.reportsPerMinute) / 60_000);
     entry.refilledAtMs = nowMs;
     this.classes.set(classId, entry);
@@ -85,6 +113,13 @@ export class ClientAggregates {
       return false;
     }
     entry.tokens -= 1;
+    const reporters = rollReporters(entry.reporters, window);
+    if (reporters.current.has(reporterId) || reporters.current.size >= MAX_REPORTERS_PER_WINDOW) {
+      this.reportsRepeated += 1;
+      return true;
+    }
+    reporters.current.add(reporterId);
+    const isNew = !reporters.previous.has(reporterId);
     this.reportsAccepted += 1;
     const seen = new Set<string>();
     for (const row of rows) {
@@ -99,18 +134,19 @@ export class ClientAggregates {
           this.rowsIgnored += 1;
           continue;
         }
-        cell = { weight: 0, logSum: 0, updatedAtMs: nowMs, window: this.windowOf(nowMs), current: 0, previous: 0 };
+        cell = { weight: 0, logSum: 0, updatedAtMs: nowMs, window, current: 0, currentNew: 0, previous: 0 };
         entry.cells.set(row.server, cell);
       }
       this.advance(cell, nowMs);
       cell.weight += 1;
       cell.logSum += Math.log(Math.min(MAX_MS, Math.max(MIN_MS, row.responseMs)));
       cell.current += 1;
+      if (isNew) cell.currentNew += 1;
     }
     return true;
   }
 
-  /** The rows of `classId` that rest on at least minReports reports (none for an unknown class). */
+  /** The rows of `classId` that rest on at least minReports distinct reporters (none for an unknown class). */
   published(classId: string | undefined, nowMs: number): AggregateResponseTime[] {
     const entry = classId === undefined ? undefined : this.classes.peek(classId);
     if (entry === undefined) return [];
@@ -129,23 +165,31 @@ export class ClientAggregates {
       cells += entry.cells.size;
       for (const cell of entry.cells.values()) if (this.reportsOf(cell, nowMs) >= this.options.minReports) publishedCells += 1;
     }
-    const { reportsAccepted, reportsRateLimited, rowsIgnored, headersWithRows } = this;
-    return { classes: this.classes.size, cells, publishedCells, reportsAccepted, reportsRateLimited, rowsIgnored, headersWithRows };
+    const { reportsAccepted, reportsRateLimited, reportsRepeated, rowsIgnored, headersWithRows } = this;
+    return { classes: this.classes.size, cells, publishedCells, reportsAccepted, reportsRateLimited, reportsRepeated, rowsIgnored, headersWithRows };
   }
 
-  /** Everything held, as plain JSON (for inspection: class ids, and per cell its numbers). */
-  dump(): { classId: string; tokens: number; cells: ({ server: string } & Cell)[] }[] {
-    return [...this.classes.entries()].map(([classId, entry]) => ({ classId, tokens: entry.tokens, cells: [...entry.cells].map(([server, cell]) => ({ server, ...cell })) }));
+  /**
+   * Everything held, as plain JSON (for inspection: class ids, per class how many reporters it
+   * remembers — opaque numbers, not shown — and per cell its numbers).
+   */
+  dump(): { classId: string; tokens: number; reporters: number; cells: ({ server: string } & Cell)[] }[] {
+    return [...this.classes.entries()].map(([classId, entry]) => ({
+      classId,
+      tokens: entry.tokens,
+      reporters: entry.reporters.current.size + entry.reporters.previous.size,
+      cells: [...entry.cells].map(([server, cell]) => ({ server, ...cell })),
+    }));
   }
 
   private windowOf(nowMs: number): number {
     return Math.floor(nowMs / this.options.intervalMs);
   }
 
-  /** Reports of the current and the previous interval. */
+  /** Distinct reporters of the current and the previous interval (a lower bound: see Cell). */
   private reportsOf(cell: Cell, nowMs: number): number {
     const window = this.windowOf(nowMs);
-    if (window === cell.window) return cell.current + cell.previous;
+    if (window === cell.window) return cell.previous + cell.currentNew;
     return window === cell.window + 1 ? cell.current : 0;
   }
 
@@ -159,9 +203,19 @@ export class ClientAggregates {
     if (window !== cell.window) {
       cell.previous = window === cell.window + 1 ? cell.current : 0;
       cell.current = 0;
+      cell.currentNew = 0;
       cell.window = window;
     }
   }
+}
+
+/** The class's reporter sets rolled to interval `window`. */
+function rollReporters(reporters: ReporterWindows, window: number): ReporterWindows {
+  if (window === reporters.window) return reporters;
+  reporters.previous = window === reporters.window + 1 ? reporters.current : new Set<number>();
+  reporters.current = new Set<number>();
+  reporters.window = window;
+  return reporters;
 }
 
 type MetricWriter = (name: string, type: 'counter' | 'gauge', help: string, samples: [Record<string, string>, number][]) => void;
@@ -177,6 +231,7 @@ export function writeClientAggregateMetrics(metric: MetricWriter, gauges: Client
   metric('webpp_client_reports_total', 'counter', 'Client reports, by result.', [
     [{ result: 'accepted' }, gauges.reportsAccepted],
     [{ result: 'rate-limited' }, gauges.reportsRateLimited],
+    [{ result: 'repeated' }, gauges.reportsRepeated],
   ]);
   metric('webpp_client_report_rows_ignored_total', 'counter', 'Report rows ignored (a server the site does not use, a repeated or one too many).', [[{}, gauges.rowsIgnored]]);
   metric('webpp_client_aggregate_headers_total', 'counter', 'Responses that carried aggregate rows.', [[{}, gauges.headersWithRows]]);

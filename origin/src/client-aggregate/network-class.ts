@@ -8,6 +8,12 @@
  * statistics and its logs: without the secret (never written, never sent) a class id cannot
  * be traced back to a block, and a restart gives every block a new id (the aggregates start
  * over). IPv4-mapped IPv6 addresses (::ffff:a.b.c.d) count as IPv4.
+ *
+ * The reporter id, which k counts distinct (client-aggregates.ts), is made the same way from
+ * the whole IPv4 address or the IPv6 /64 (one site's subnet, RFC 6177; a host picks any
+ * address inside its /64 freely, so a finer id would let one host count many times), as a
+ * 48-bit number. Clients behind one NAT address count as one reporter (an undercount, which
+ * only delays publication).
  */
 import { createHmac, randomBytes } from 'node:crypto';
 import { isIPv4, isIPv6 } from 'node:net';
@@ -20,16 +26,36 @@ export class NetworkClasses {
     const prefix = prefixOf(ip);
     return prefix === undefined ? undefined : createHmac('sha256', this.secret).update(prefix).digest('hex').slice(0, 16);
   }
+
+  /** The opaque reporter id of `ip` (a 48-bit number), or undefined for an address that is not one. */
+  reporterOf(ip: string): number | undefined {
+    const prefix = reporterPrefixOf(ip);
+    return prefix === undefined ? undefined : createHmac('sha256', this.secret).update(prefix).digest().readUIntBE(0, 6);
+  }
 }
 
 /** "v4:a.b" or "v6:xxxx:xxxx" (the first 16 or 32 bits). */
 export function prefixOf(ip: string): string | undefined {
+  const address = parseAddress(ip);
+  if (address === undefined) return undefined;
+  return 'v4' in address ? `v4:${address.v4.slice(0, 2).join('.')}` : `v6:${address.v6.slice(0, 2).join(':')}`;
+}
+
+/** "r4:a.b.c.d" (the whole address) or "r6:xxxx:xxxx:xxxx:xxxx" (the /64). */
+export function reporterPrefixOf(ip: string): string | undefined {
+  const address = parseAddress(ip);
+  if (address === undefined) return undefined;
+  return 'v4' in address ? `r4:${address.v4.join('.')}` : `r6:${address.v6.slice(0, 4).join(':')}`;
+}
+
+/** The four IPv4 parts (IPv4-mapped IPv6 counts as IPv4) or the eight IPv6 groups of `ip`. */
+function parseAddress(ip: string): { v4: string[] } | { v6: string[] } | undefined {
   const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(ip);
   const v4 = mapped?.[1] ?? ip;
-  if (isIPv4(v4)) return `v4:${v4.split('.').slice(0, 2).join('.')}`;
+  if (isIPv4(v4)) return { v4: v4.split('.') };
   if (!isIPv6(ip)) return undefined;
   const groups = expandIPv6(ip.split('%')[0] ?? ip);
-  return groups === undefined ? undefined : `v6:${groups.slice(0, 2).join(':')}`;
+  return groups === undefined ? undefined : { v6: groups };
 }
 
 /** The eight 16-bit groups of an IPv6 address, as 4-digit hex (a trailing dotted IPv4 part counts as two). */

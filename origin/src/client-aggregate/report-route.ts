@@ -9,7 +9,7 @@
  * WEBPP_ERR_FORBIDDEN). The body is validated against a schema (else 400 WEBPP_ERR_BAD_BODY,
  * also for malformed JSON, another content type or a body over the size limit); a network
  * class over its rate limit gets 429 WEBPP_ERR_RATE_LIMITED with Retry-After. What is kept of
- * a report: client-aggregates.ts. Nothing of the request itself is logged or stored.
+ * a report: client-aggregates.ts (one report per reporter and interval counts). Nothing of the request itself is logged or stored.
  */
 import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
@@ -79,7 +79,8 @@ export async function clientReportRoute(app: FastifyInstance, options: ReportRou
     if (!isReport(body)) throw new WEBPP_ERR_BAD_BODY(ajv.errorsText(isReport.errors, { dataVar: 'report' }));
     reply.header('cache-control', 'no-store');
     const classId = classes.classOf(request.ip);
-    if (classId !== undefined && !aggregates.take(classId, body.rows, isKnownServer, now())) {
+    const reporterId = classes.reporterOf(request.ip);
+    if (classId !== undefined && reporterId !== undefined && !aggregates.take(classId, reporterId, body.rows, isKnownServer, now())) {
       reply.header('retry-after', '60');
       throw new WEBPP_ERR_RATE_LIMITED('client reports from this network');
     }

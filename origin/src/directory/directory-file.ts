@@ -73,22 +73,65 @@ export async function readDirectoryFile(path: string, defaultLogicalOrigin: stri
   } catch (error) {
     throw new WEBPP_ERR_DIRECTORY_FILE(path, (error as Error).message);
   }
-  let json: unknown;
+  return directoryPairsFrom(parseDirectoryJson(text, path), defaultLogicalOrigin, path);
+}
+
+/**
+ * JSON.parse with a WEBPP_ERR_DIRECTORY_FILE on one line: V8's message quotes the text
+ * around the error, line breaks included, which would split the operator's error in two.
+ */
+export function parseDirectoryJson(text: string, path: string): unknown {
   try {
-    json = JSON.parse(text);
+    return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new WEBPP_ERR_DIRECTORY_FILE(path, `not JSON (${(error as Error).message})`);
+    throw new WEBPP_ERR_DIRECTORY_FILE(path, `not JSON (${(error as Error).message.replace(/\s*[\r\n]+\s*/g, ' ')})`);
   }
-  return directoryPairsFrom(json, defaultLogicalOrigin, path);
+}
+
+/** A property that is a known one mistyped: "server" for "servers". */
+const KNOWN_ENTRY_PROPERTIES = ['logical', 'physical', 'servers'];
+const KNOWN_FILE_PROPERTIES = ['$schema', 'formatVersion', 'logicalOrigin', 'entries'];
+
+function closest(name: string, known: string[]): string | undefined {
+  const lower = name.toLowerCase();
+  return known.find((candidate) => {
+    const other = candidate.toLowerCase();
+    return other === lower || other === `${lower}s` || `${other}s` === lower || (Math.abs(other.length - lower.length) <= 1 && (other.startsWith(lower) || lower.startsWith(other)));
+  });
+}
+
+/**
+ * Ajv's errors as one readable line. An unknown property is named (with the known one it
+ * resembles), and then the "must match a schema in anyOf" noise it causes is left out: a
+ * `server` for `servers` typo said four times that something was missing, never what.
+ */
+function describeSchemaErrors(errors: NonNullable<typeof validateFile.errors>): string {
+  const unknown = errors.filter((error) => error.keyword === 'additionalProperties');
+  const withUnknown = new Set(unknown.map((error) => error.instancePath));
+  const isAnyOfNoise = (error: (typeof errors)[number]): boolean =>
+    error.keyword === 'anyOf' || (error.keyword === 'required' && ['physical', 'servers'].includes(String((error.params as { missingProperty?: unknown }).missingProperty)));
+  const shown = errors.filter((error) => !(withUnknown.has(error.instancePath) && isAnyOfNoise(error)));
+  // Without an unknown property, the anyOf's two "required" errors say the same as its own one.
+  const deduplicated = shown.filter((error) => !(error.keyword === 'required' && isAnyOfNoise(error) && shown.some((other) => other.keyword === 'anyOf' && other.instancePath === error.instancePath)));
+  return deduplicated
+    .map((error) => {
+      const where = error.instancePath || '/';
+      if (error.keyword === 'additionalProperties') {
+        const property = String((error.params as { additionalProperty?: unknown }).additionalProperty);
+        const known = where.startsWith('/entries/') ? KNOWN_ENTRY_PROPERTIES : KNOWN_FILE_PROPERTIES;
+        const guess = closest(property, known);
+        return `${where} has an unknown property "${property}"${guess === undefined ? '' : ` (did you mean "${guess}"?)`}; known: ${known.join(', ')}`;
+      }
+      if (error.keyword === 'anyOf') return `${where} needs "physical" or "servers"`;
+      return `${where} ${error.message ?? 'is invalid'}`;
+    })
+    .join('; ');
 }
 
 /** Validates a parsed directory file and expands it into pairs. */
 export function directoryPairsFrom(json: unknown, defaultLogicalOrigin: string, source = '<inline>'): DirectoryPair[] {
   if (!validateFile(json)) {
-    const detail = (validateFile.errors ?? [])
-      .map((error) => `${error.instancePath || '/'} ${error.message ?? 'is invalid'}`)
-      .join('; ');
-    throw new WEBPP_ERR_DIRECTORY_FILE(source, detail);
+    throw new WEBPP_ERR_DIRECTORY_FILE(source, describeSchemaErrors(validateFile.errors ?? []));
   }
   const base = json.logicalOrigin ?? defaultLogicalOrigin;
   if (parseUrlSpec(base) === undefined) throw new WEBPP_ERR_DIRECTORY_FILE(source, `logicalOrigin ${base} is not an http(s) URL`);

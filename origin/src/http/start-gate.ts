@@ -21,6 +21,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { WEBPP_ERR_STARTING } from '../errors.js';
 
 const STARTING_RETRY_AFTER_S = 1;
 
@@ -32,11 +33,12 @@ interface GateLogger {
   error(object: object, message: string): void;
 }
 
+const starting = new WEBPP_ERR_STARTING();
 const STARTING_BODY = JSON.stringify({
-  statusCode: 503,
-  code: 'WEBPP_ERR_STARTING',
+  statusCode: starting.statusCode,
+  code: starting.code,
   error: 'Service Unavailable',
-  message: 'webpp-origin is starting; retry shortly',
+  message: starting.message,
 });
 
 export class StartGate {

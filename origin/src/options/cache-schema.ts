@@ -34,7 +34,7 @@ export const cacheOptionProperties = {
       minimum: 1,
       default: 60_000,
       description:
-        'Lifetime in memory of static files and of routes declaring `webppCache` without a `ttlMs`: how long a file changed on disk may still be answered from memory (unless invalidated through the API).',
+        'Lifetime in memory of static files and of routes declaring `webppCache` without a `ttlMs`: how long a file changed on disk may still be answered from memory (unless invalidated through the API; with `contentDigests`, a changed file is read again within a second).',
       cli: { group: 'Limits and tuning' },
     }),
   ),

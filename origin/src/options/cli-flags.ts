@@ -113,13 +113,40 @@ function helpEntry(spec: FlagSpec): string {
   return wrap(left, parts.join(' '));
 }
 
-/** The flags of --help, in sections. */
+/**
+ * The flags an operator needs first, in this order (issue 23: the credentials came after
+ * 60 lines of replication tuning). Everything else follows in one section per feature.
+ */
+const ESSENTIALS = ['root', 'proxy-upstream', 'port', 'public-host', 'public-url', 'logical-origin', 'directory', 'data-dir', 'peer'];
+const CREDENTIALS_HEADING = 'Credentials (prefer the environment variables: arguments are visible in ps)';
+
+/** Feature sections after the essentials and credentials; a flag in none stays in its schema group. */
+const FEATURES: { heading: string; has: (flag: string) => boolean }[] = [
+  { heading: 'HTTPS and HTTP/2', has: (flag) => flag.startsWith('tls-') },
+  { heading: 'Peers and directory sync', has: (flag) => ['host', 'alias-url', 'sync-interval-ms', 'peer-timeout-ms', 'max-clock-skew-ms', 'peer-ping-interval-ms', 'peer-missed-pings-for-down'].includes(flag) },
+  { heading: 'Page script and worker', has: (flag) => ['no-inject', 'no-serve-client-scripts', 'script-path', 'worker-path', 'client-bundle-dir', 'cors', 'kill-switch', 'content-digests'].includes(flag) },
+  { heading: 'Automatic replication (off by default)', has: (flag) => /^(no-)?(auto-replicate|replication-)/.test(flag) },
+  { heading: 'Memory cache (off by default)', has: (flag) => /^(no-)?memory-cache-/.test(flag) },
+  { heading: 'Batch transmission (off by default)', has: (flag) => flag === 'batch' || flag.startsWith('batch-') },
+  { heading: 'Service time and peer load', has: (flag) => /^(no-push-service-time|service-time-|peer-load-)/.test(flag) },
+  { heading: 'Client reports (off by default)', has: (flag) => /^client-(aggregate|report)/.test(flag) },
+];
+
+function sectionOf(spec: FlagSpec): string {
+  if (ESSENTIALS.includes(spec.flag)) return 'Essentials';
+  if (spec.cli.group === 'Credentials') return CREDENTIALS_HEADING;
+  return FEATURES.find((feature) => feature.has(spec.flag))?.heading ?? spec.cli.group;
+}
+
+/** The flags of --help, in sections: essentials, credentials, then one per feature, then the schema groups left. */
 export function helpSections(): string {
-  return CLI_GROUPS.map((group) => {
-    const entries = FLAGS.filter((spec) => spec.cli.group === group).map(helpEntry);
-    const heading = group === 'Credentials' ? 'Credentials (prefer the environment variables: arguments are visible in ps)' : group;
-    return entries.length === 0 ? '' : `${heading}\n${entries.join('\n')}\n`;
-  })
+  const essentials = ESSENTIALS.map((flag) => FLAGS.find((spec) => spec.flag === flag)).filter((spec): spec is FlagSpec => spec !== undefined);
+  const headings = ['Essentials', CREDENTIALS_HEADING, ...FEATURES.map((feature) => feature.heading), ...CLI_GROUPS];
+  return [...new Set(headings)]
+    .map((heading) => {
+      const specs = heading === 'Essentials' ? essentials : FLAGS.filter((spec) => sectionOf(spec) === heading);
+      return specs.length === 0 ? '' : `${heading}\n${specs.map(helpEntry).join('\n')}\n`;
+    })
     .filter((section) => section !== '')
     .join('\n');
 }

@@ -31,9 +31,9 @@ export const pluginOptionsSchema = Type.Object(
     logicalOrigin: Type.Optional(
       Type.String({
         ...originUrl,
-        defaultText: '`publicUrl`',
+        defaultText: "the directory file's `logicalOrigin`, else `publicUrl`",
         description:
-          "Origin of logical URLs written as paths: in the management API and the directory file. In a cluster, give every server the primary's origin (the logical URL of a resource is by default the primary copy's URL).",
+          "Origin of logical URLs written as paths: in the management API and the directory file. In a cluster, every server needs the primary's origin (the logical URL of a resource is by default the primary copy's URL): put it in the shared directory file, or give it here. The server does not start when this and the directory's `logicalOrigin` differ.",
         cli: { group: 'Network', arg: 'url' },
       }),
     ),

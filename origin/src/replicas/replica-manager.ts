@@ -16,6 +16,8 @@
  *   tombstone, and only when the directory lists this server as a replica of the pushed
  *   logical URL; so a captured push replayed after a DELETE, or to a server that never
  *   held the replica, changes nothing.
+ * - converge: a POST issues a version too; of the versions of one logical URL the greatest
+ *   wins on every holder, as for a PUT (replica-reconciler.ts, each syncIntervalMs).
  * Operations on one path run one at a time (KeyedMutex); a veto or an error leaves
  * everything as it was.
  */
@@ -37,6 +39,7 @@ import { KeyedMutex } from './keyed-mutex.js';
 import { replicaEtag, type ReplicaStore, type StoredReplica } from './replica-store.js';
 import { compareVersions, formatVersion, nextVersion, REPLICA_VERSION_HEADER, type ReplicaVersion } from './replica-version.js';
 import type { Tombstones } from './tombstones.js';
+import { ReplicaReconciler } from './replica-reconciler.js';
 
 export const PEER_REPLICAS_PATH = '/.well-known/webpp/peer/replicas';
 export const LOGICAL_URL_HEADER = 'webpp-logical-url';
@@ -98,8 +101,33 @@ export class ReplicaManager {
   private retriesInFlight = 0;
   private retryTimer: ReturnType<typeof setInterval> | undefined;
 
+  private readonly reconciler: ReplicaReconciler;
+
   constructor(private readonly deps: ReplicaManagerDependencies) {
     this.clock = deps.clock ?? Date.now;
+    this.reconciler = new ReplicaReconciler({
+      options: deps.options,
+      directory: deps.directory,
+      store: deps.store,
+      log: deps.log,
+      target: {
+        physicalUrlOf: (path) => this.physicalUrlOf(path),
+        pushTo: async (physicalUrl, replica) => {
+          const release = deps.store.hold(replica);
+          let content: Buffer;
+          try {
+            content = await deps.store.readAll(replica);
+          } finally {
+            release();
+          }
+          const { logicalUrl, contentType, version } = replica;
+          return (await this.push({ physicalUrl, logicalUrl, content, contentType, version, attempts: 0 })).ok;
+        },
+        adopt: async (replica, content, contentType, version) => {
+          await this.receive(replica.path, content, contentType, version, replica.logicalUrl, { source: 'peer' });
+        },
+      },
+    });
   }
 
   logicalUrlOf(path: string): string {
@@ -221,16 +249,26 @@ export class ReplicaManager {
     return this.deps.directory.lookup(logicalUrl)?.physicalUrls.includes(this.physicalUrlOf(path)) === true;
   }
 
-  /** Starts retrying failed update pushes every syncIntervalMs, until stop(). */
+  /** Starts retrying failed update pushes, and reconciling the holders' versions, every syncIntervalMs, until stop(). */
   start(): void {
     if (this.retryTimer !== undefined) return;
-    this.retryTimer = setInterval(() => void this.retryPendingPushes(), this.deps.options.syncIntervalMs);
+    this.retryTimer = setInterval(() => {
+      void this.retryPendingPushes();
+      void this.reconciler.run();
+    }, this.deps.options.syncIntervalMs);
     this.retryTimer.unref();
   }
 
-  stop(): void {
+  /** Stops the timer; resolves once a reconciliation round under way has finished (nothing is stored after). */
+  async stop(): Promise<void> {
     clearInterval(this.retryTimer);
     this.retryTimer = undefined;
+    await this.reconciler.idle();
+  }
+
+  /** One reconciliation round now (syncNow). */
+  reconcile(): Promise<void> {
+    return this.reconciler.run();
   }
 
   /** Retries failed update pushes once each (every syncIntervalMs, and on syncNow); targets no longer listed are dropped. */

@@ -15,7 +15,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkBearer } from '../http/auth.js';
-import { assertCanonicalPath } from '../paths.js';
+import { assertCanonicalPath, assertCanonicalUrlSpec } from '../paths.js';
 import { reservedPairReason, reservedPathReason } from '../reserved-paths.js';
 import { WEBPP_ERR_BAD_BODY, WEBPP_ERR_BAD_PATH, WEBPP_ERR_DISABLED, WEBPP_ERR_FORBIDDEN, WEBPP_ERR_UNAUTHORIZED } from '../errors.js';
 import { replicaEtag, type StoredReplica } from '../replicas/replica-store.js';
@@ -70,6 +70,16 @@ function contentTypeOf(request: FastifyRequest): string {
 
 function bodyOf(request: FastifyRequest): Buffer {
   return Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+}
+
+/** Every logical and physical URL of the entries given, checked as the replica API checks paths (400 otherwise). */
+function assertCanonicalEntries(entries: unknown): void {
+  if (!Array.isArray(entries)) return; // the schema (directoryPairsFrom) says what is wrong
+  for (const entry of entries as unknown[]) {
+    if (entry === null || typeof entry !== 'object') continue;
+    const { logical, physical } = entry as { logical?: unknown; physical?: unknown };
+    for (const url of [logical, ...(Array.isArray(physical) ? (physical as unknown[]) : [])]) if (typeof url === 'string') assertCanonicalUrlSpec(url);
+  }
 }
 
 export interface ManagementRoutesOptions {
@@ -138,6 +148,7 @@ export async function managementRoutes(app: FastifyInstance, deps: ManagementRou
     }
     if (json === null || typeof json !== 'object') throw new WEBPP_ERR_BAD_BODY('expected {"add": [...], "remove": [...]}');
     const asFile = (entries: unknown, field: string) => {
+      assertCanonicalEntries(entries);
       try {
         return directoryPairsFrom({ formatVersion: 1, entries: entries ?? [] }, options.logicalOrigin, field);
       } catch (error) {

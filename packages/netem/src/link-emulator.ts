@@ -49,6 +49,13 @@ export interface LinkEmulatorOptions {
   preserveHost?: boolean;
   /** Idle keep-alive connections close after this long. Default 5000. */
   keepAliveTimeoutMs?: number;
+  /**
+   * Forward each client connection from a loopback address of its own (127.0.x.y, one /16),
+   * so that the upstream sees every browser connection as another host of one network — for
+   * tests of per-client rules (the client aggregate's distinct reporters) behind one link.
+   * Default false: every request comes from 127.0.0.1.
+   */
+  distinctClientAddresses?: boolean;
 }
 
 export type RequestOutcome = 'ok' | 'reset' | 'refused' | 'hung' | 'upstream-error' | 'client-aborted';
@@ -190,6 +197,7 @@ export async function startLinkEmulator(options: LinkEmulatorOptions): Promise<L
     timeline: options.timeline ?? new Timeline(),
     preserveHost: options.preserveHost ?? true,
     keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 5000,
+    distinctClientAddresses: options.distinctClientAddresses ?? false,
   });
   await emulator.start(requestedPort);
   return emulator;
@@ -203,6 +211,7 @@ interface EmulatorParts {
   timeline: Timeline;
   preserveHost: boolean;
   keepAliveTimeoutMs: number;
+  distinctClientAddresses: boolean;
 }
 
 class HttpLinkEmulator implements LinkEmulator {
@@ -216,6 +225,9 @@ class HttpLinkEmulator implements LinkEmulator {
   private readonly schedule: ServerTimeline;
   private readonly random: RandomSource;
   private readonly preserveHost: boolean;
+  /** With distinctClientAddresses: the source address each client connection is forwarded from. */
+  private readonly clientAddresses: WeakMap<Socket, string> | undefined;
+  private clientCount = 0;
   private readonly agent = new http.Agent({ keepAlive: true, maxSockets: 256 });
   private readonly httpServer: http.Server;
   private listener: net.Server | undefined;
@@ -242,6 +254,7 @@ class HttpLinkEmulator implements LinkEmulator {
     this.random = parts.random;
     this.timeline = parts.timeline;
     this.preserveHost = parts.preserveHost;
+    this.clientAddresses = parts.distinctClientAddresses ? new WeakMap() : undefined;
     this.httpServer = http.createServer((req, res) => this.onRequest(req, res));
     this.httpServer.keepAliveTimeout = parts.keepAliveTimeoutMs;
     this.httpServer.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.onUpgrade(req, socket, head));
@@ -555,6 +568,18 @@ class HttpLinkEmulator implements LinkEmulator {
     }
   }
 
+  /** The address to forward a client connection's requests from (distinctClientAddresses), else nothing. */
+  private sourceAddressOf(socket: Socket): { localAddress?: string } {
+    if (this.clientAddresses === undefined) return {};
+    let address = this.clientAddresses.get(socket);
+    if (address === undefined) {
+      const n = this.clientCount++ % (250 * 250);
+      address = `127.0.${1 + Math.floor(n / 250)}.${1 + (n % 250)}`;
+      this.clientAddresses.set(socket, address);
+    }
+    return { localAddress: address };
+  }
+
   /**
    * Sends the request upstream and resolves with the response head. A bodiless request
    * that fails on a reused keep-alive connection (the upstream closed it just as it was
@@ -570,6 +595,7 @@ class HttpLinkEmulator implements LinkEmulator {
         headers: forwardRequestHeaders(req.headers, this.upstream.host, this.preserveHost),
         agent: this.agent,
         signal,
+        ...this.sourceAddressOf(req.socket),
       });
       upstreamReq.once('response', resolve);
       upstreamReq.once('error', (error: NodeJS.ErrnoException) => {

@@ -26,6 +26,9 @@ export async function startUpstream(): Promise<Upstream> {
     } else if (route === 'chunked') {
       res.writeHead(200, { 'content-type': 'application/octet-stream' });
       res.end(Buffer.alloc(bytes, 'y'));
+    } else if (route === 'peer') {
+      res.writeHead(200, { 'content-type': 'text/plain' });
+      res.end(req.socket.remoteAddress ?? '');
     } else if (route === 'host') {
       res.writeHead(200, { 'content-type': 'text/plain' });
       res.end(req.headers.host ?? '');

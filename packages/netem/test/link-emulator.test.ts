@@ -36,6 +36,43 @@ afterEach(async () => {
   await upstream.close();
 });
 
+describe('client addresses', () => {
+  /** The address the upstream saw, for `count` requests each on a connection of its own. */
+  async function peersSeen(emulator: LinkEmulator, count: number): Promise<string[]> {
+    const seen: string[] = [];
+    for (let i = 0; i < count; i += 1) {
+      const agent = new http.Agent({ keepAlive: false });
+      try {
+        seen.push((await timedGet(`${emulator.url}/peer`, { agent })).body.toString());
+      } finally {
+        agent.destroy();
+      }
+    }
+    return seen;
+  }
+
+  it('forwards every request from 127.0.0.1 by default', async () => {
+    expect(await peersSeen(await emulate({ profile: { delayMs: 0 } }), 3)).toEqual(['127.0.0.1', '127.0.0.1', '127.0.0.1']);
+  });
+
+  it('with distinctClientAddresses, forwards each client connection from its own address of 127.0/16', async () => {
+    const emulator = await emulate({ profile: { delayMs: 0 }, distinctClientAddresses: true });
+    const seen = await peersSeen(emulator, 3);
+    expect(new Set(seen).size).toBe(3);
+    for (const address of seen) expect(address).toMatch(/^127\.0\.\d+\.\d+$/);
+    // Requests of one kept-alive connection keep its address.
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    try {
+      const first = await timedGet(`${emulator.url}/peer`, { agent });
+      const second = await timedGet(`${emulator.url}/peer`, { agent });
+      expect(second.reusedSocket).toBe(true);
+      expect(second.body.toString()).toBe(first.body.toString());
+    } finally {
+      agent.destroy();
+    }
+  });
+});
+
 describe('delay', () => {
   it('holds every response head back by at least the configured round-trip delay', async () => {
     const emulator = await emulate({ profile: { delayMs: 300 } });

@@ -6,6 +6,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { ReplicaView } from '../dashboard/model.js';
+import { MachineLoad } from './machine-load.js';
 
 export type ReplicaAction = 'stop' | 'start' | 'slow' | 'restore';
 
@@ -39,6 +40,9 @@ export function bearerMatches(header: string | undefined, token: string): boolea
 export async function startControlServer(target: ControlTarget, options: { port?: number; token?: string } = {}): Promise<ControlServer> {
   const token = options.token ?? randomBytes(18).toString('base64url');
   const app: FastifyInstance = Fastify({ logger: false, bodyLimit: 1024 });
+  // The emulator and the replicas run in this process: how late its timers fire tells whether the machine is the bottleneck.
+  const machine = new MachineLoad();
+  app.addHook('onClose', async () => machine.close());
 
   app.addHook('onRequest', async (request, reply) => {
     const origin = request.headers.origin;
@@ -61,7 +65,7 @@ export async function startControlServer(target: ControlTarget, options: { port?
     return undefined;
   });
 
-  app.get('/api/replicas', async () => ({ replicas: target.replicas() }));
+  app.get('/api/replicas', async () => ({ replicas: target.replicas(), machine: machine.view() }));
 
   app.post<{ Params: { id: string; action: string } }>(
     '/api/replicas/:id/:action',

@@ -4,7 +4,7 @@
  * dashboard URL with `#control=<endpoint>&token=<token>`; the fragment never reaches a
  * server, and the dashboard keeps it in sessionStorage for later visits in this tab.
  */
-import type { ReplicaView } from './model.js';
+import type { MachineLoadView, ReplicaView } from './model.js';
 
 export interface ControlAccess {
   endpoint: string;
@@ -55,11 +55,16 @@ function isLoopbackHttpUrl(value: string): boolean {
 }
 
 export class ControlClient {
+  /** The demo machine's load with the last replica list (undefined from an older launcher). */
+  machine: MachineLoadView | undefined;
+
   constructor(private readonly access: ControlAccess) {}
 
   async replicas(signal?: AbortSignal): Promise<ReplicaView[]> {
     const body = await this.request('GET', '/api/replicas', signal);
     const replicas = (body as { replicas?: unknown }).replicas;
+    const machine = (body as { machine?: MachineLoadView }).machine;
+    this.machine = typeof machine?.timerLagP95Ms === 'number' ? machine : undefined;
     if (!Array.isArray(replicas)) throw new Error('control endpoint: malformed replica list');
     return replicas as ReplicaView[];
   }

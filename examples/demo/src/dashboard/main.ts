@@ -10,7 +10,7 @@ import { hostOf } from './format.js';
 import { attributeLoad, collectLoadedUrls, type GalleryLoad } from './gallery-load.js';
 import { LatencyHistory } from './history.js';
 import { renderLatencyChart } from './latency-chart.js';
-import { REPLICA_COLORS, type ReplicaView, type ServedResourceView } from './model.js';
+import { REPLICA_COLORS, type MachineLoadView, type ReplicaView, type ServedResourceView } from './model.js';
 import { Timeline, toTimelineEvent } from './timeline.js';
 import { latencyColumns } from './latency-columns.js';
 import { countByServer, eventItem, latencyRow, replicaCard, resourceItem, servedBars, type Palette } from './views.js';
@@ -133,6 +133,14 @@ async function refreshWorker(): Promise<void> {
 
 // ------------------------------------------------------------------ control endpoint
 
+/** What the dashboard says when this machine, not a replica, makes the figures slow. */
+function machineBottleneckText(machine: MachineLoadView): string {
+  return (
+    `This machine is the bottleneck: the emulator's timers run ${machine.timerLagP95Ms} ms late (95th percentile over ${Math.round(machine.windowMs / 1000)} s; ` +
+    `load average ${machine.loadAverage} on ${machine.cores} cores), so every replica looks slower and less steady than its link.`
+  );
+}
+
 async function refreshReplicas(): Promise<void> {
   if (!control) {
     setPill(elements.controlStatus, 'muted', 'Demo control: open the dashboard link printed by npm start');
@@ -141,7 +149,11 @@ async function refreshReplicas(): Promise<void> {
   }
   try {
     replicas = await control.replicas(AbortSignal.timeout(2000));
-    setPill(elements.controlStatus, 'ok', `Demo control: ${replicas.filter((replica) => replica.running).length} of ${replicas.length} replicas running`);
+    const running = `Demo control: ${replicas.filter((replica) => replica.running).length} of ${replicas.length} replicas running`;
+    const machine = control.machine;
+    // The machine as the bottleneck (cluster/machine-load.ts): say it, or the latencies contradict the README.
+    if (machine?.overloaded === true) setPill(elements.controlStatus, 'warn', `${running}. ${machineBottleneckText(machine)}`);
+    else setPill(elements.controlStatus, 'ok', running);
   } catch (error) {
     setPill(elements.controlStatus, 'bad', `Demo control unreachable: ${error instanceof Error ? error.message : String(error)}`);
   }

@@ -41,3 +41,16 @@ export interface TimelineEventView {
 
 /** A colour slot per replica, in order: blue, orange, green (dashboard.css --a/--b/--c). */
 export const REPLICA_COLORS = ['var(--a)', 'var(--b)', 'var(--c)', '#7a5af8', '#c026d3', '#0891b2'] as const;
+
+/** How late the demo process's timers run (cluster/machine-load.ts): the machine as the bottleneck. */
+export interface MachineLoadView {
+  /** 95th percentile and maximum of how late timers fired over the last window, in ms. */
+  timerLagP95Ms: number;
+  timerLagMaxMs: number;
+  windowMs: number;
+  /** 1-minute load average and the cores it is shared by. */
+  loadAverage: number;
+  cores: number;
+  /** True when the timers run late enough to distort the emulated links. */
+  overloaded: boolean;
+}

@@ -47,6 +47,8 @@ export function toTimelineEvent(event: WebppEvent): TimelineEventView | undefine
       return { ...base, id: `${event.atMs}|rejected|${event.from}`, kind: 'error', detail: `bindings header from ${shortUrl(event.from)} rejected: ${event.code}` };
     case 'control-off':
       return { ...base, id: `${event.atMs}|off|${event.from}`, kind: 'error', detail: `the site switched the worker off (${shortUrl(event.from)})` };
+    case 'replica-unusable':
+      return { ...base, id: `${event.atMs}|unusable|${event.server}`, kind: 'error', server: event.server, detail: `cannot be used: ${event.reason}${event.missingHeader === undefined ? '' : ` (missing ${event.missingHeader})`}; requests go to the other replicas` };
     case 'internal-error':
       return { ...base, id: `${event.atMs}|internal|${event.url}`, kind: 'error', detail: `worker fell back to a plain fetch for ${shortUrl(event.url)}: ${event.message}` };
     default:

@@ -1,0 +1,120 @@
+/**
+ * Says why a replica is never used (issue 23, trap 3). A mirror served without
+ * `Access-Control-Allow-Origin` (`python3 -m http.server`) fails every CORS request with a
+ * bare TypeError, and the worker quietly falls back to the origin. This wraps the fetch of
+ * replica requests; it changes no answer and no decision. When a request to another origin
+ *  - fails, it sends one `no-cors` HEAD to the same URL: an answer there means the server is
+ *    up and refused CORS, so the replica lacks `Access-Control-Allow-Origin`;
+ *  - comes back opaque, or redirected to another host, the replica is unusable for that.
+ * Each replica server is reported once per worker session: a `replica-unusable` event (the
+ * dashboard) and a message to the site's pages, whose page script prints a console warning
+ * once per browsing session (webpp.ts). A server that is merely down is not reported, and
+ * is probed again at most once a minute.
+ *
+ * Carried by the worker through one call: ReplicaClient wraps every replica fetch with
+ * `watch` (replica-client.ts, the `track` option of the bind stage).
+ */
+import { REPLICA_UNUSABLE_MESSAGE, type ReplicaUnusableMessage as UnusableReplicaReport } from './messages.js';
+import type { StateReporter } from './state-reporter.js';
+
+interface UnusableReplicasOptions {
+  selfOrigin: string;
+  reporter: Pick<StateReporter, 'event'>;
+  /** The diagnostic request (default: fetch). */
+  fetch?: (request: Request) => Promise<Response>;
+  /** Tells the site's pages (default: clients.matchAll + postMessage). */
+  tellPages?: (report: UnusableReplicaReport) => void;
+  now?: () => number;
+}
+
+/** A server whose CORS failure did not prove a CORS problem (it was down) is probed again after this. */
+const REPROBE_AFTER_MS = 60_000;
+
+function tellAllPages(report: UnusableReplicaReport): void {
+  const scope = globalThis as unknown as { clients?: Clients };
+  void scope.clients
+    ?.matchAll({ type: 'window', includeUncontrolled: true })
+    .then((windows) => windows.forEach((client) => client.postMessage(report)))
+    .catch(() => undefined);
+}
+
+export class UnusableReplicas {
+  private readonly reported = new Set<string>();
+  private readonly probedAtMs = new Map<string, number>();
+  private readonly fetch: (request: Request) => Promise<Response>;
+  private readonly tellPages: (report: UnusableReplicaReport) => void;
+  private readonly now: () => number;
+
+  constructor(private readonly options: UnusableReplicasOptions) {
+    this.fetch = options.fetch ?? ((request) => fetch(request));
+    this.tellPages = options.tellPages ?? tellAllPages;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** `fetcher`, reporting the replicas it cannot use. */
+  watch(fetcher: (request: Request) => Promise<Response>): (request: Request) => Promise<Response> {
+    return (request) =>
+      fetcher(request).then(
+        (response) => {
+          this.inspect(request, response);
+          return response;
+        },
+        (error: unknown) => {
+          if (this.mayDiagnose(request, error)) void this.diagnose(request);
+          throw error;
+        },
+      );
+  }
+
+  private server(request: Request): string | undefined {
+    let origin: string;
+    try {
+      origin = new URL(request.url).origin;
+    } catch {
+      return undefined;
+    }
+    return origin === this.options.selfOrigin || this.reported.has(origin) ? undefined : origin;
+  }
+
+  private inspect(request: Request, response: Response): void {
+    const server = this.server(request);
+    if (server === undefined) return;
+    if (response.type === 'opaque') {
+      this.report(server, request.url, 'its answer is opaque: it sends no Access-Control-Allow-Origin header', 'Access-Control-Allow-Origin');
+    } else if (response.type === 'opaqueredirect') {
+      this.report(server, request.url, 'it answers with a redirect, which the worker cannot follow to another replica');
+    } else if (response.redirected && response.url !== '' && new URL(response.url).origin !== server) {
+      this.report(server, request.url, `it redirects to another host (${new URL(response.url).origin})`);
+    }
+  }
+
+  private mayDiagnose(request: Request, error: unknown): boolean {
+    const server = this.server(request);
+    if (server === undefined || request.mode !== 'cors' || request.signal.aborted) return false;
+    if (error instanceof DOMException && error.name === 'AbortError') return false;
+    const lastMs = this.probedAtMs.get(server);
+    if (lastMs !== undefined && this.now() - lastMs < REPROBE_AFTER_MS) return false;
+    this.probedAtMs.set(server, this.now());
+    return true;
+  }
+
+  /** The failed CORS request's URL once more in no-cors mode: an answer proves the server is up and refuses CORS. */
+  private async diagnose(request: Request): Promise<void> {
+    const server = this.server(request);
+    if (server === undefined) return;
+    try {
+      await this.fetch(new Request(request.url, { method: 'HEAD', mode: 'no-cors', credentials: 'omit', cache: 'no-store', signal: AbortSignal.timeout(10_000) }));
+    } catch {
+      return; // down, not misconfigured: failover is the right answer, nothing to report
+    }
+    this.report(server, request.url, 'its answers carry no Access-Control-Allow-Origin header, so every CORS request to it fails', 'Access-Control-Allow-Origin');
+  }
+
+  private report(server: string, url: string, reason: string, missingHeader?: string): void {
+    if (this.reported.has(server)) return;
+    this.reported.add(server);
+    const header = missingHeader === undefined ? {} : { missingHeader };
+    this.options.reporter.event({ type: 'replica-unusable', atMs: this.now(), server, url, reason, ...header });
+    this.tellPages({ type: REPLICA_UNUSABLE_MESSAGE, server, url, reason, ...header });
+  }
+}
