@@ -18,6 +18,7 @@ import { batchOptionsSchema } from '../origin/src/batch/batch-options.js';
 import { defaultMarkdown, type AnnotatedSchema } from '../origin/src/options/describe.js';
 import { HELP } from '../origin/src/cli.js';
 import {
+  BrownoutWindowSchema,
   DistributionSchema,
   LinkSchema,
   OutageWindowSchema,
@@ -55,6 +56,7 @@ export function scenarioTable(): string {
     ['servers.<name>.link.stall.', StallSchema],
     ['servers.<name>.schedule[].', ScheduleEntrySchema],
     ['servers.<name>.outages[].', OutageWindowSchema],
+    ['servers.<name>.brownouts[].', BrownoutWindowSchema],
     ['workload.', WorkloadSchema],
     ['<duration>.', DistributionSchema],
   ];

@@ -15,8 +15,13 @@ if (existsSync(`${here}src/webpp.ts`)) {
   if (check.status !== 0) process.exit(check.status ?? 1);
 }
 
+// The default worker, its opt-in add-ons (src/addons.ts: imported by the worker at start-up
+// when the options ask for them) and the page script.
 const entries = [
   { in: 'src/webpp-sw.ts', out: 'webpp-sw' },
+  { in: 'src/webpp-sw-batch.ts', out: 'webpp-sw-batch' },
+  { in: 'src/webpp-sw-offline.ts', out: 'webpp-sw-offline' },
+  { in: 'src/webpp-sw-policies.ts', out: 'webpp-sw-policies' },
   { in: 'src/webpp.ts', out: 'webpp' },
 ].filter((entry) => existsSync(`${here}${entry.in}`));
 

@@ -112,6 +112,10 @@ test('round-robin takes the replicas in turn', async ({ page }) => {
   expect(new Set(servedBy.slice(0, 3)).size).toBe(3);
   for (let i = 3; i < 9; i++) expect(servedBy[i]).toBe(servedBy[i - 3]);
   for (const replica of cluster.replicas) expect(fileRequests(replica)).toHaveLength(3);
+  // The policy comes from the policies add-on (another bundle than the worker's): its latency
+  // table still shows in the state, with every replica it measured.
+  const { table } = await workerState(page);
+  expect(Object.keys(table.servers).sort()).toEqual(cluster.replicas.map((replica) => replica.origin).sort());
 });
 
 test('random asks exactly one replica per request, and spreads over them', async ({ page }) => {

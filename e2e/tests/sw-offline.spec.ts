@@ -32,7 +32,9 @@ let cluster: Cluster;
 function page(title: string, images: number[]): string {
   return (
     `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title>` +
-    `<script src="/webpp.js" data-preset="fast" async></script><link rel="stylesheet" href="/style.css"></head>` +
+    // Offline copies are opt-in. The batch add-on is on in both runs, as before it was always there: without the origin's
+    // batching it asks once and is told no.
+    `<script src="/webpp.js" data-preset="fast" data-features="batch,offline" async></script><link rel="stylesheet" href="/style.css"></head>` +
     `<body><h1 id="title">${title}</h1>${images.map((i) => `<img src="img/${i}.png" alt="" width="1" height="1">`).join('')}` +
     `<a id="next" href="about.html">about</a><script src="/app.js"></script></body></html>`
   );

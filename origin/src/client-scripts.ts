@@ -15,6 +15,16 @@ import { fileURLToPath } from 'node:url';
 
 export const PAGE_SCRIPT_FILE = 'webpp.js';
 export const WORKER_SCRIPT_FILE = 'webpp-sw.js';
+/**
+ * The worker's opt-in add-ons (@webpp/sw src/addons.ts), served beside the worker script:
+ * the worker imports one at start-up when the site's options ask for it.
+ */
+export const WORKER_ADDON_FILES = ['webpp-sw-batch.js', 'webpp-sw-offline.js', 'webpp-sw-policies.js'] as const;
+
+/** Where an add-on is served: the folder of the worker script's path. */
+export function workerAddonPath(workerPath: string, file: string): string {
+  return `${workerPath.slice(0, workerPath.lastIndexOf('/') + 1)}${file}`;
+}
 
 interface CachedFile {
   mtimeMs: number;

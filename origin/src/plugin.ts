@@ -214,7 +214,8 @@ async function setUpOrigin(app: FastifyInstance, options: ResolvedOptions, { dat
     settings: {
       directory,
       maxBindingsHeaderBytes: options.maxBindingsHeaderBytes,
-      injectScriptPath: injecting ? options.scriptPath : undefined,
+      // With batch transmission on, injected tags turn on the worker's batch add-on (@webpp/sw addons.ts).
+      injectScriptPath: injecting ? `${options.scriptPath}${options.batch === false ? '' : '?features=batch'}` : undefined,
       // Body sizes of exact bindings (docs/protocol.md, "Binding sizes").
       sizes: new ResourceSizes({ publicUrl: options.publicUrl, contentRoot: options.contentRoot, directory, store }),
     },

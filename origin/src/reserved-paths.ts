@@ -1,10 +1,12 @@
 /**
  * Paths the origin answers itself, which no replica and no directory entry may take: the
  * whole /.well-known/webpp/ tree (management, peers, name service, health, statistics),
- * the page script and the Service Worker (scriptPath, workerPath) and their source maps.
+ * the page script and the Service Worker (scriptPath, workerPath), the worker's add-ons
+ * beside it, and their source maps.
  * A replica there would be shadowed by the origin's own route, or would replace the
  * worker's code on the servers that bind it.
  */
+import { WORKER_ADDON_FILES, workerAddonPath } from './client-scripts.js';
 import type { ResolvedOptions } from './options.js';
 
 /** The tree of the origin's own endpoints (management, peers, name service, health, statistics). */
@@ -13,7 +15,8 @@ export const WELL_KNOWN_PREFIX = '/.well-known/webpp/';
 /** Why `path` is reserved, or undefined when it is free. */
 export function reservedPathReason(path: string, options: Pick<ResolvedOptions, 'scriptPath' | 'workerPath'>): string | undefined {
   if (path.startsWith(WELL_KNOWN_PREFIX) || `${path}/` === WELL_KNOWN_PREFIX) return `it is under ${WELL_KNOWN_PREFIX}, reserved for webpp itself`;
-  const own = [options.scriptPath, options.workerPath, `${options.scriptPath}.map`, `${options.workerPath}.map`];
+  const addons = WORKER_ADDON_FILES.map((file) => workerAddonPath(options.workerPath, file));
+  const own = [options.scriptPath, options.workerPath, ...addons].flatMap((script) => [script, `${script}.map`]);
   if (own.includes(path)) return 'it is served by webpp itself (client scripts and their source maps)';
   return undefined;
 }

@@ -1,6 +1,6 @@
 /**
  * Cost of offline copies (sw/src/offline-cache.ts) per request: the same bound requests with
- * offline copies on (the default) and off (`offlineMaxBytes=0`), in one run, interleaved
+ * offline copies on (`features=offline`) and off (`offlineMaxBytes=0`), in one run, interleaved
  * round by round, in real Chromium against real servers on loopback.
  *   unchanged  the resource has the ETag of the kept copy: the worker only touches the
  *              copy's LRU position (the steady state of a site being browsed)
@@ -48,7 +48,7 @@ const stateOf = (page: Page): Promise<OfflineState> =>
 
 async function main(): Promise<void> {
   const shared = site(); // both clusters serve the same (changing) files
-  const on = await Cluster.start({ site: shared, names: ['on'] });
+  const on = await Cluster.start({ site: shared, names: ['on'], workerParams: { preset: 'fast', features: 'offline' } });
   const off = await Cluster.start({ site: shared, names: ['off'], workerParams: { preset: 'fast', offlineMaxBytes: 0 } });
   const browser = await chromium.launch(chromiumLaunchOptions);
   const contexts: BrowserContext[] = [];

@@ -7,11 +7,8 @@
  * replica answers before its deadline, the request is served. Only the page's own abort, or
  * every replica failing, ends it without a response.
  */
-import { runAttempts as runEngineAttempts } from '@webpp/core';
-import type { AttemptRecord as EngineRecord, EngineAttempt, PlannedAttempt, RunResult as EngineResult, ServerId } from '@webpp/core';
-import { fetchIO } from './fetch-io.js';
-import type { ExchangeSender } from './fetch-io.js';
-import type { AttemptOutcome, AttemptRecord } from './messages.js';
+import type { AttemptRecord as EngineRecord, EngineAttempt, PlannedAttempt, RunResult as EngineResult } from '@webpp/core';
+import type { AttemptRecord } from './messages.js';
 
 export { classifyStatus } from '@webpp/core';
 
@@ -63,49 +60,4 @@ export function untilDone<T>(start: (done: (result: T) => void) => () => void, a
     });
     pageSignal?.addEventListener('abort', onAbort);
   });
-}
-
-/** How a standalone run reaches the replicas (tests, or a site that drives runs itself). */
-export interface RunnerIO {
-  fetch(request: Request): Promise<Response>;
-  buildRequest(attempt: AttemptSpec, signal: AbortSignal): Request;
-  /** Monotonic clock in ms. */
-  now(): number;
-  /** Every response that arrived: fetch() → headers, and the clock just before fetch(). */
-  onResponse?(attempt: AttemptSpec, response: Response, ttfbMs: number, sentAtMs: number): void;
-  /** An attempt failed in a way that marks its server failed (timeout, network error, 5xx). */
-  onServerFailure?(attempt: AttemptSpec, outcome: AttemptOutcome): void;
-  /** Subscribes to "this server was just marked failed elsewhere". Returns unsubscribe. */
-  watchServerFailure?: (server: ServerId, onFailed: () => void) => () => void;
-}
-
-/** One run of core's state machine outside a ReplicaClient (no policy: the plan is given). */
-export function runAttempts(plan: readonly AttemptSpec[], io: RunnerIO, pageSignal?: AbortSignal): Promise<RunResult> {
-  const byServer = new Map(plan.map((spec) => [spec.server, spec]));
-  const specOf = (server: ServerId): AttemptSpec => byServer.get(server)!;
-  const sender: ExchangeSender = {
-    build: (exchange, signal) => io.buildRequest(specOf(exchange.server), signal),
-    fetch: (request) => io.fetch(request),
-    onResponse: (exchange, response, elapsedMs, sentAtMs) => io.onResponse?.(specOf(exchange.server), response, elapsedMs, sentAtMs),
-  };
-  const engineIO = { ...fetchIO(sender, () => io.now()) };
-  return untilDone<RunResult>(
-    (done) =>
-      runEngineAttempts(
-        plan.map(toEngineAttempt),
-        {
-          io: engineIO,
-          context: sender,
-          purpose: 'request',
-          learn: (sample) => {
-            const { outcome } = sample;
-            if (outcome === 'timeout' || outcome === 'network-error' || outcome === 'server-error') io.onServerFailure?.(specOf(sample.server), outcome);
-          },
-          ...(io.watchServerFailure ? { watchServerFailure: io.watchServerFailure } : {}),
-        },
-        (result) => done(toWorkerResult(result)),
-      ),
-    () => ({ kind: 'aborted', attempts: [] }),
-    pageSignal,
-  );
 }

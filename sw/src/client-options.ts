@@ -1,5 +1,7 @@
 /** The options of a ReplicaClient (replica-client.ts): what a worker script or a Workbox site passes. */
 import type { ClientPolicy, RandomSource } from '@webpp/core';
+import type { PolicyResolver } from './addons.js';
+import type { OfflineCopiesFactory } from './offline-copies.js';
 import type { CacheLike } from './batch/logical-cache.js';
 import type { ParsedWorkerOptions, resolveWorkerOptions } from './config.js';
 import type { PageNotifier } from './kill-switch.js';
@@ -15,6 +17,12 @@ export interface ReplicaClientOptions {
   storage?: KeyValueStore;
   /** Overrides the policy named in the options (any @webpp/core ClientPolicy). */
   policy?: ClientPolicy;
+  /**
+   * Where the policy named in the options comes from. Default: `webpp` only (the bundled
+   * worker's, whose other policies are an add-on); pass @webpp/core's `createPolicy` for
+   * every policy of core's registry (the Workbox strategy does).
+   */
+  policies?: PolicyResolver;
   /** Fetch used for refreshes and probes (default: global fetch). */
   fetch?: (request: Request) => Promise<Response>;
   random?: RandomSource;
@@ -34,6 +42,12 @@ export interface ReplicaClientOptions {
   ownScriptPaths?: string[];
   /** Bodies with a digest up to this size are verified before the page sees them (integrity.ts). Default 1 MiB. */
   verifyBufferBytes?: number;
+  /**
+   * Builds the offline copies (offline-cache.ts `createOfflineCopies`); without it the client
+   * keeps none. The bundled worker passes it when `features` has `offline`; the Workbox
+   * strategy always does.
+   */
+  offlineCopies?: OfflineCopiesFactory;
   /** Where offline copies live (default: Cache Storage 'webpp-offline-v1'; offline-cache.ts). */
   openOfflineCache?: () => Promise<CacheLike>;
 }

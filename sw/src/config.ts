@@ -4,8 +4,10 @@
  * worker's URL (`/webpp-sw.js?preset=fast&ttlMs=5000`), so a site configures the worker
  * from its script tag; a Workbox site passes them to `new ReplicaStrategy({ ... })`.
  */
-import { FAST_PRESET, PAPER_DEFAULTS, WEBPP_DEFAULTS, resolveSelectionConfig } from '@webpp/core';
+import { FAST_PRESET, PAPER_DEFAULTS, WEBPP_DEFAULTS, resolveSelectionConfig, resolveWebppOptions } from '@webpp/core';
 import type { SelectionConfig } from '@webpp/core';
+import { FEATURE_NAMES } from './addons.js';
+import type { FeatureName } from './addons.js';
 
 export type PresetName = 'paper' | 'fast';
 
@@ -33,6 +35,12 @@ export interface WorkerOptions {
    * apply to both. Validated by the policy.
    */
   webpp: Record<string, number>;
+  /**
+   * Opt-in features, each an add-on script beside the worker that it imports at start-up
+   * (addons.ts): `batch` (batch transmission and the logical-URL cache, docs/batching.md),
+   * `offline` (offline copies, offline-cache.ts). On the script tag: `data-features="batch,offline"`.
+   */
+  features: FeatureName[];
   /** Latency-table updates are written to IndexedDB at most this often (batched, never on the hot path). */
   flushDelayMs: number;
   /** How many recent decisions and events the state snapshot keeps. */
@@ -67,7 +75,7 @@ export interface WorkerOptions {
   offlineMaxAgeMs: number;
 }
 
-export const DEFAULT_WORKER_OPTIONS: Readonly<Omit<WorkerOptions, 'selection' | 'preset' | 'webpp'>> = Object.freeze({
+export const DEFAULT_WORKER_OPTIONS: Readonly<Omit<WorkerOptions, 'selection' | 'preset' | 'webpp' | 'features'>> = Object.freeze({
   policy: 'webpp',
   flushDelayMs: 1_000,
   historySize: 200,
@@ -101,7 +109,7 @@ export interface ParsedWorkerOptions {
   errors: string[];
 }
 
-export type WorkerOptionsInput = Partial<Omit<WorkerOptions, 'selection' | 'webpp'>> & Partial<SelectionConfig> & Partial<Record<keyof typeof WEBPP_DEFAULTS, number>>;
+export type WorkerOptionsInput = Partial<Omit<WorkerOptions, 'selection' | 'webpp' | 'features'>> & { features?: string | readonly string[] } & Partial<SelectionConfig> & Partial<Record<keyof typeof WEBPP_DEFAULTS, number>>;
 
 const WEBPP_KEYS = Object.keys(WEBPP_DEFAULTS) as (keyof typeof WEBPP_DEFAULTS)[];
 
@@ -146,7 +154,7 @@ export function resolveWorkerOptions(input: WorkerOptionsInput = {}): ParsedWork
     if (typeof value === 'number' && Number.isFinite(value)) webpp[key] = value;
     else if (!SELECTION_KEYS.includes(key as keyof SelectionConfig)) errors.push(`${key} must be a finite number (got ${JSON.stringify(value)})`);
   }
-  const options: WorkerOptions = { ...DEFAULT_WORKER_OPTIONS, preset, selection, webpp };
+  const options: WorkerOptions = { ...DEFAULT_WORKER_OPTIONS, preset, selection, webpp, features: resolveFeatures(input.features, errors) };
   if (input.policy !== undefined) {
     if (typeof input.policy === 'string' && /^[a-z][a-z0-9-]{0,40}$/.test(input.policy)) options.policy = input.policy;
     else errors.push(`policy must be a policy name such as "refresh" (got ${JSON.stringify(input.policy)})`);
@@ -161,6 +169,21 @@ export function resolveWorkerOptions(input: WorkerOptionsInput = {}): ParsedWork
   return { options, errors };
 }
 
+/** The features named, as a list or comma-separated; unknown names are reported and left out. */
+function resolveFeatures(input: string | readonly string[] | undefined, errors: string[]): FeatureName[] {
+  if (input === undefined) return [];
+  const names = typeof input === 'string' ? input.split(',') : Array.isArray(input) ? input : [String(input)];
+  const features: FeatureName[] = [];
+  for (const raw of names) {
+    const name = String(raw).trim();
+    if (name === '') continue;
+    if ((FEATURE_NAMES as readonly string[]).includes(name)) {
+      if (!features.includes(name as FeatureName)) features.push(name as FeatureName);
+    } else errors.push(`features: unknown feature ${JSON.stringify(name)} (known: ${FEATURE_NAMES.join(', ')})`);
+  }
+  return features;
+}
+
 /**
  * Parses options from the worker's URL query (`self.location.search`). Numbers are decimal;
  * unknown parameters are reported, not fatal.
@@ -170,7 +193,7 @@ export function parseWorkerOptions(params: URLSearchParams): ParsedWorkerOptions
   const errors: string[] = [];
   const numeric = new Set<string>([...SELECTION_KEYS, ...WEBPP_KEYS, ...Object.keys(WORKER_NUMBER_BOUNDS)]);
   for (const [key, raw] of params) {
-    if (key === 'preset' || key === 'policy') input[key] = raw;
+    if (key === 'preset' || key === 'policy' || key === 'features') input[key] = raw;
     else if (numeric.has(key)) {
       const value = raw.trim() === '' ? Number.NaN : Number(raw);
       if (Number.isFinite(value)) input[key] = value;
@@ -180,4 +203,29 @@ export function parseWorkerOptions(params: URLSearchParams): ParsedWorkerOptions
   }
   const parsed = resolveWorkerOptions(input);
   return { options: parsed.options, errors: [...errors, ...parsed.errors] };
+}
+
+/** The timeouts the worker applies itself: background requests, the own-origin check, the page script's network wait. */
+export interface WorkerTimeouts {
+  /** The longest any one request may wait for its answer. */
+  timeoutCeilingMs: number;
+  /** The wait before anything is measured. */
+  initialTimeoutMs: number;
+}
+
+/**
+ * The timeouts of the policy in force: the webpp policy's own (core's webpp/options.ts, 5 s
+ * and 2 s by default, with the site's overrides) under `webpp`; the selection parameters
+ * (the preset's) under every other policy.
+ */
+export function workerTimeouts(options: WorkerOptions): WorkerTimeouts {
+  if (options.policy === 'webpp') {
+    try {
+      const webpp = resolveWebppOptions(options.webpp);
+      return { timeoutCeilingMs: webpp.timeoutCeilingMs, initialTimeoutMs: webpp.initialTimeoutMs };
+    } catch {
+      // Bad webpp options: namedPolicy reports them and runs "refresh" over the selection parameters.
+    }
+  }
+  return { timeoutCeilingMs: options.selection.timeoutCeilingMs, initialTimeoutMs: options.selection.initialTimeoutMs };
 }

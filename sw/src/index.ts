@@ -14,9 +14,8 @@ export { parseWorkerOptions, resolveWorkerOptions, PRESETS, DEFAULT_WORKER_OPTIO
 export type { WorkerOptions, WorkerOptionsInput, ParsedWorkerOptions, PresetName } from './config.js';
 export { idbKeyValueStore, memoryKeyValueStore } from './storage.js';
 export type { KeyValueStore } from './storage.js';
-export { runAttempts } from './attempt-runner.js';
 export { telemetryHooks } from './telemetry.js';
-export type { AttemptSpec, RunResult, RunnerIO } from './attempt-runner.js';
+export type { AttemptSpec, RunResult } from './attempt-runner.js';
 export { EVENT_CHANNEL, STATE_REQUEST, FLUSH_REQUEST } from './messages.js';
 export type {
   AttemptOutcome,

@@ -4,13 +4,13 @@
  *  - a body of at most `maxBufferBytes` is read whole, hashed with crypto.subtle and only
  *    then handed on: a mismatch is found before the page sees a byte, and the request can
  *    fail over to the next replica;
- *  - a larger body streams to the page while an incremental SHA-256 (@noble/hashes) runs
+ *  - a larger body streams to the page while an incremental SHA-256 (@webpp/core's createSha256) runs
  *    over it; the last chunk is held back until the digest is known, so on a mismatch the
  *    page never gets the whole body: its read fails with a network error instead.
  * Only whole 200 bodies can be checked: 206, 304, HEAD, opaque and redirected responses are
  * skipped.
  */
-import { sha256 } from '@noble/hashes/sha2.js';
+import { createSha256 } from '@webpp/core';
 
 /** Bodies up to this size are verified before the page sees them. */
 export const DEFAULT_VERIFY_BUFFER_BYTES = 1024 * 1024;
@@ -95,7 +95,7 @@ export function verifyingResponse(
 ): Response {
   if (!response.body) return response;
   const reader = response.body.getReader();
-  const hash = sha256.create();
+  const hash = createSha256();
   let held: Uint8Array | undefined;
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {

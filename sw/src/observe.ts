@@ -6,13 +6,13 @@
 import { BINDINGS_HEADER } from '@webpp/core';
 import type { RespondIO } from './bind.js';
 import type { HeaderLearning } from './header-learning.js';
-import type { OfflineCache } from './offline-cache.js';
+import type { OfflineCopies } from './offline-copies.js';
 import type { StateReporter } from './state-reporter.js';
 
 export interface ObserveStageOptions {
   reporter: StateReporter;
   headers: HeaderLearning;
-  offline: OfflineCache;
+  offline: OfflineCopies;
 }
 
 export async function observeRequest(request: Request, io: RespondIO, options: ObserveStageOptions): Promise<Response> {

@@ -26,13 +26,16 @@
 import { BATCH_MEDIA_TYPE, parseCacheControl, storability } from '@webpp/core';
 import { LogicalCache, type CacheLike } from './batch/logical-cache.js';
 import type { KeyValueStore } from './storage.js';
+import { OFFLINE_COPY_HEADER } from './offline-copies.js';
+import type { OfflineCopies, OfflineCopiesFactory, OfflineStats } from './offline-copies.js';
+
+export { OFFLINE_COPY_HEADER } from './offline-copies.js';
 import { readCapped } from './_private/read-capped.js';
 
-export const OFFLINE_COPY_HEADER = 'webpp-offline-copy';
 const OFFLINE_CACHE_NAME = 'webpp-offline-v1';
 const OFFLINE_INDEX_KEY = 'offline-cache-index';
 
-export interface OfflineLimits {
+interface OfflineLimits {
   /** Total body bytes kept; 0 turns offline copies off. */
   maxBytes: number;
   maxEntries: number;
@@ -42,7 +45,7 @@ export interface OfflineLimits {
   maxAgeMs: number;
 }
 
-export interface OfflineCacheOptions extends OfflineLimits {
+interface OfflineCacheOptions extends OfflineLimits {
   storage: KeyValueStore;
   /** The site's own origin: requests to other origins that carry credentials are not saved. */
   selfOrigin: string;
@@ -52,15 +55,6 @@ export interface OfflineCacheOptions extends OfflineLimits {
   now?: () => number;
   /** Told each time a saved copy answers a request. */
   onServed?: (logicalUrl: string, savedAtMs: number) => void;
-}
-
-export interface OfflineStats {
-  entries: number;
-  bytes: number;
-  saved: number;
-  servedFromCache: number;
-  /** When a saved copy last answered a request; null: never. */
-  lastAtMs: number | null;
 }
 
 /** Whether to save the answer to a request, forget the copy (the answer forbids it), or neither. Pure. */
@@ -110,11 +104,6 @@ function forbidsStaleUse(cacheControl: string | null): boolean {
   return cacheControl !== null && /(^|,)\s*(private|no-cache|no-store|must-revalidate)\s*(=|,|$)/i.test(cacheControl);
 }
 
-/** True when every replica failed for network reasons (no answer, or 5xx): stale-if-error applies. */
-export function failedEverywhere(result: { kind: string; fallback?: { response: Response } }): boolean {
-  return result.kind === 'failed' && (result.fallback === undefined || result.fallback.response.status >= 500);
-}
-
 function originOf(url: string): string {
   try {
     return new URL(url).origin;
@@ -123,7 +112,7 @@ function originOf(url: string): string {
   }
 }
 
-export class OfflineCache {
+class OfflineCache implements OfflineCopies {
   readonly enabled: boolean;
   private readonly cache: LogicalCache;
   private readonly limits: OfflineLimits;
@@ -240,3 +229,20 @@ export class OfflineCache {
     return { entries: stats.entries, bytes: stats.bytes, saved: this.saved, servedFromCache: this.servedFromCache, lastAtMs: this.lastAtMs };
   }
 }
+
+/** The offline copies of the worker's options (the webpp-sw-offline.js add-on, and a Workbox worker's default). */
+export const createOfflineCopies: OfflineCopiesFactory = ({ options, storage, selfOrigin, reporter, openCache }) =>
+  new OfflineCache({
+    storage,
+    selfOrigin,
+    maxBytes: options.offlineMaxBytes,
+    maxEntries: options.offlineMaxEntries,
+    maxEntryBytes: options.offlineMaxEntryBytes,
+    maxAgeMs: options.offlineMaxAgeMs,
+    flushDelayMs: options.flushDelayMs,
+    ...(openCache ? { openCache } : {}),
+    onServed: (logicalUrl, savedAtMs) => {
+      reporter.count('offlineCopies');
+      reporter.event({ type: 'offline-copy', atMs: Date.now(), logicalUrl, savedAtMs });
+    },
+  });

@@ -11,6 +11,7 @@
  * so later requests for it are not bound at all (route.ts). When the own origin does not
  * answer, the replica's answer is served: the page still loads.
  */
+import { BoundedMap } from './_private/bounded-map.js';
 import { isSameOrigin } from './physical-request.js';
 
 const PERSONAL_VARY = /(?:^|,)\s*(?:cookie|authorization)\s*(?=,|$)/i;
@@ -29,17 +30,17 @@ export function carriesCredentials(request: Request, selfOrigin: string): boolea
 
 /** Logical URLs whose answers were personal: a bounded set, the least recently noted first out. */
 export class PersonalUrls {
-  private readonly urls = new Set<string>();
+  private readonly urls: BoundedMap<string, true>;
 
-  constructor(private readonly maxEntries = 512) {}
+  constructor(maxEntries = 512) {
+    this.urls = new BoundedMap(maxEntries);
+  }
 
   has(logicalUrl: string): boolean {
     return this.urls.has(logicalUrl);
   }
 
   note(logicalUrl: string): void {
-    this.urls.delete(logicalUrl);
-    this.urls.add(logicalUrl);
-    if (this.urls.size > this.maxEntries) this.urls.delete(this.urls.values().next().value as string);
+    this.urls.set(logicalUrl, true);
   }
 }

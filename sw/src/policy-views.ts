@@ -2,14 +2,18 @@
  * The dashboard's rows (ServerView) from whatever policy runs: the paper's latency table in
  * full when the policy keeps one (core's TablePolicy), else the policy's own describe().
  */
-import { LatencyTable } from '@webpp/core';
-import type { ClientPolicy, PolicyServerView, ServerId, TablePolicy } from '@webpp/core';
+import type { ClientPolicy, LatencyTable, PolicyServerView, ServerId, TablePolicy } from '@webpp/core';
 import type { ServerView } from './messages.js';
 import { serverView, serverViews } from './state-reporter.js';
 
+/**
+ * The policy's latency table, when it is one of core's table policies (the paper's, the
+ * baselines). Recognised by its shape, not with instanceof: those policies come from the
+ * policies add-on (addons.ts), whose LatencyTable class is not this bundle's.
+ */
 function tableOf(policy: ClientPolicy): LatencyTable | undefined {
   const table = (policy as Partial<TablePolicy>).table;
-  return table instanceof LatencyTable ? table : undefined;
+  return typeof table === 'object' && table !== null && typeof table.toJSON === 'function' && typeof table.get === 'function' ? table : undefined;
 }
 
 function fromDescription(view: PolicyServerView, nowMs: number): ServerView {

@@ -15,8 +15,6 @@ import { serverOf } from '@webpp/core';
 import type { ClientPolicy, ServerId } from '@webpp/core';
 import { BindStage } from './bind.js';
 import type { RespondIO } from './bind.js';
-import { BatchStage } from './batch/batch-stage.js';
-import type { BatchClientOptions } from './batch/batch-client.js';
 import { BindingsStore } from './bindings-store.js';
 import type { ReplicaClientOptions } from './client-options.js';
 import { resolveWorkerOptions } from './config.js';
@@ -39,9 +37,10 @@ import type { Route } from './route.js';
 import { PolicyStore } from './policy-store.js';
 import { policyServerViews, policyTableJSON } from './policy-views.js';
 import { ResumeStage } from './resume.js';
-import { headerStages, integrityStage, offlineStage } from './stage-wiring.js';
+import { headerStages, integrityStage } from './stage-wiring.js';
 import type { HeaderLearning } from './header-learning.js';
-import type { OfflineCache } from './offline-cache.js';
+import { NO_OFFLINE_COPIES } from './offline-copies.js';
+import type { OfflineCopies } from './offline-copies.js';
 import { ProbeUrls, StaleBindings } from './server-memory.js';
 import { PersonalUrls } from './personal-answers.js';
 import { isSameOrigin } from './physical-request.js';
@@ -59,6 +58,12 @@ export type { ReplicaClientOptions } from './client-options.js';
 
 export type { Route } from './route.js';
 
+/** A stage that may answer a fetch event before route and respond (batch transmission). */
+export interface FrontStage {
+  /** Answers the event (respondWith) and returns true when it handles it. Never throws. */
+  handleFetch(event: FetchEvent): boolean;
+}
+
 export class ReplicaClient {
   readonly options: WorkerOptions;
   readonly configErrors: string[];
@@ -67,7 +72,7 @@ export class ReplicaClient {
   readonly store: PolicyStore;
   readonly bindings: BindingsStore;
   readonly reporter: StateReporter;
-  readonly offline: OfflineCache;
+  readonly offline: OfflineCopies;
   readonly digests: DigestStore;
   /** Resolves when the stored state and bindings are loaded (never rejects). */
   readonly ready: Promise<void>;
@@ -85,14 +90,14 @@ export class ReplicaClient {
   private readonly plainFetch: (request: Request) => Promise<Response>;
   private readonly router: Router;
   private messageListenerAttached = false;
-  private batching: BatchStage | undefined;
+  private batching: FrontStage | undefined;
 
   constructor(init: ReplicaClientOptions = {}) {
     const parsed = init.parsed ?? resolveWorkerOptions(init.settings);
     this.options = parsed.options;
     this.configErrors = [...parsed.errors];
     const random = init.random ?? Math.random;
-    this.policy = init.policy ?? namedPolicy(this.options, random, this.configErrors);
+    this.policy = init.policy ?? namedPolicy(this.options, random, this.configErrors, init.policies);
     const location = (globalThis as { location?: { origin: string; pathname: string } }).location;
     this.selfOrigin = init.selfOrigin ?? location?.origin ?? '';
     const ownPaths = init.ownScriptPaths ?? ['/webpp.js', ...(location?.pathname ? [location.pathname] : [])];
@@ -152,7 +157,8 @@ export class ReplicaClient {
       aggregate: this.aggregate,
     });
     this.headers = headers;
-    this.offline = offlineStage(options, storage, selfOrigin, reporter, init.openOfflineCache);
+    // Offline copies only when given (the webpp-sw-offline.js add-on, or a Workbox worker).
+    this.offline = init.offlineCopies?.({ options, storage, selfOrigin, reporter, ...(init.openOfflineCache ? { openCache: init.openOfflineCache } : {}) }) ?? NO_OFFLINE_COPIES;
     // In a worker only: its diagnostic request and its messages to pages are the browser's.
     const unusable = 'registration' in globalThis ? new UnusableReplicas({ selfOrigin, reporter }) : undefined;
     this.bindStage = new BindStage({
@@ -253,25 +259,12 @@ export class ReplicaClient {
   }
 
   /**
-   * Puts batch transmission and the logical-URL cache in front of the bind and observe
-   * stages (docs/batching.md). Idempotent: the first call's options hold.
+   * Puts a stage in front of the bind and observe stages: batch transmission and the
+   * logical-URL cache (batch/batch-stage.ts, installBatching; docs/batching.md). The first
+   * stage installed holds.
    */
-  enableBatching(scope: Pick<ServiceWorkerGlobalScope, 'addEventListener'>, options: BatchClientOptions = {}): BatchStage {
-    this.batching ??= new BatchStage(
-      scope,
-      {
-        offline: this.offline,
-        validatorOf: (url) => {
-          const resolved = this.bindings.resolve(url);
-          return resolved !== undefined && !resolved.binding.prefix ? resolved.binding.validator : undefined;
-        },
-        isEnabled: () => this.isEnabled,
-        routes: (request) => this.route(request) !== 'pass',
-        respond: (logical, io) => this.respond(logical, io),
-      },
-      options,
-    );
-    return this.batching;
+  useFrontStage(stage: FrontStage): void {
+    this.batching ??= stage;
   }
 
   /**

@@ -5,9 +5,11 @@
  *    sizes when known, so that a ranged refresh, which times the body (issue 11), asks for a
  *    resource at least as large as its range;
  *  - StaleBindings: physical URLs that answered 404/410 for a directory version; they are
- *    tried last until newer bindings arrive (never dropped: the replica may be back).
+ *    tried last until newer bindings arrive (never dropped: the replica may be back); at
+ *    most 1 000, the oldest forgotten first.
  */
 import type { RandomSource, ServerId } from '@webpp/core';
+import { BoundedMap } from './_private/bounded-map.js';
 
 export class ProbeUrls {
   private readonly urls = new Map<ServerId, string[]>();
@@ -51,12 +53,14 @@ export class ProbeUrls {
 }
 
 export class StaleBindings {
-  private readonly staleAt = new Map<string, number>();
+  private readonly staleAt: BoundedMap<string, number>;
 
-  constructor(private readonly capacity = 1_000) {}
+  constructor(capacity = 1_000) {
+    this.staleAt = new BoundedMap(capacity);
+  }
 
+  /** When full, the URL noted longest ago is forgotten first. */
   note(physicalUrl: string, directoryVersion: number): void {
-    if (this.staleAt.size >= this.capacity) this.staleAt.clear();
     this.staleAt.set(physicalUrl, directoryVersion);
   }
 

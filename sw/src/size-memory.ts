@@ -4,10 +4,14 @@
  * sizes"), e.g. for a URL under a prefix binding. From Content-Length of 200 responses;
  * bounded, least recently learnt first out. In memory only: a hint, relearnt after a restart.
  */
-export class SizeMemory {
-  private readonly sizes = new Map<string, number>();
+import { BoundedMap } from './_private/bounded-map.js';
 
-  constructor(private readonly maxEntries = 2_000) {}
+export class SizeMemory {
+  private readonly sizes: BoundedMap<string, number>;
+
+  constructor(maxEntries = 2_000) {
+    this.sizes = new BoundedMap(maxEntries);
+  }
 
   /** Remembers the size of a complete (200) response's body, when it declares one. */
   learn(logicalUrl: string, response: Response): void {
@@ -15,9 +19,7 @@ export class SizeMemory {
     const declared = response.headers.get('content-length');
     const sizeBytes = declared === null || !/^\d{1,15}$/.test(declared) ? undefined : Number(declared);
     if (sizeBytes === undefined) return;
-    this.sizes.delete(logicalUrl);
     this.sizes.set(logicalUrl, sizeBytes);
-    if (this.sizes.size > this.maxEntries) this.sizes.delete(this.sizes.keys().next().value as string);
   }
 
   sizeOf(logicalUrl: string): number | undefined {

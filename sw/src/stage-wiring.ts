@@ -4,8 +4,8 @@
  * lives in its own module.
  */
 import type { ServerId } from '@webpp/core';
-import type { CacheLike } from './batch/logical-cache.js';
 import type { BindingsStore } from './bindings-store.js';
+import { workerTimeouts } from './config.js';
 import type { WorkerOptions } from './config.js';
 import { ControlCheck } from './control-check.js';
 import type { DigestStore } from './digest-store.js';
@@ -14,7 +14,6 @@ import { IntegrityGuard } from './integrity-guard.js';
 import type { KillSwitch } from './kill-switch.js';
 import type { PushedLoad } from './pushed-load.js';
 import type { ClientAggregate } from './client-aggregate.js';
-import { OfflineCache } from './offline-cache.js';
 import { buildProbeRequest } from './physical-request.js';
 import type { StateReporter } from './state-reporter.js';
 import { StaticBindings } from './static-bindings.js';
@@ -56,7 +55,7 @@ export function headerStages(wiring: HeaderWiring): { headers: HeaderLearning; c
     intervalMs: options.controlCheckMs,
     now: () => performance.now(),
     head: (url, signal) => plainFetch(buildProbeRequest(url, selfOrigin, signal, undefined, 'follow')), // the page's own headers
-    timeoutMs: () => options.selection.timeoutCeilingMs,
+    timeoutMs: () => workerTimeouts(options).timeoutCeilingMs,
     answered: (response, url) => {
       const started: Promise<unknown>[] = [];
       headers.learnFrom(response, url, (promise) => void started.push(promise));
@@ -64,29 +63,6 @@ export function headerStages(wiring: HeaderWiring): { headers: HeaderLearning; c
     },
   });
   return { headers, controlCheck };
-}
-
-export function offlineStage(
-  options: WorkerOptions,
-  storage: KeyValueStore,
-  selfOrigin: string,
-  reporter: StateReporter,
-  openCache?: () => Promise<CacheLike>,
-): OfflineCache {
-  return new OfflineCache({
-    storage,
-    selfOrigin,
-    maxBytes: options.offlineMaxBytes,
-    maxEntries: options.offlineMaxEntries,
-    maxEntryBytes: options.offlineMaxEntryBytes,
-    maxAgeMs: options.offlineMaxAgeMs,
-    flushDelayMs: options.flushDelayMs,
-    ...(openCache ? { openCache } : {}),
-    onServed: (logicalUrl, savedAtMs) => {
-      reporter.count('offlineCopies');
-      reporter.event({ type: 'offline-copy', atMs: Date.now(), logicalUrl, savedAtMs });
-    },
-  });
 }
 
 /** Integrity checks; a replica with wrong bytes is a failed server (`failed`). */

@@ -2,22 +2,30 @@
  * The bundled service worker, /webpp-sw.js (registered by /webpp.js with scope "/"). It
  * takes control of open pages at once (skipWaiting + clients.claim), binds every request
  * whose logical URL has bindings, and lets every other request pass untouched: for those it
- * does not even call respondWith. Options come from its URL: /webpp-sw.js?preset=fast.
+ * does not even call respondWith. Options come from its URL: /webpp-sw.js?policy=webpp.
+ * Opt-in features are add-on scripts beside it, imported now, during the worker's first
+ * evaluation, when the options ask for them (addons.ts).
  */
-import { parseWorkerOptions } from './config.js';
+import { POLICIES_ADDON, loadAddons } from './addons.js';
+import { parseWorkerOptions, workerTimeouts } from './config.js';
 import { ReplicaClient } from './replica-client.js';
 import { PageScriptCache } from './page-script-cache.js';
 
 declare const self: ServiceWorkerGlobalScope;
 
-const client = new ReplicaClient({ parsed: parseWorkerOptions(new URL(self.location.href).searchParams) });
+const parsed = parseWorkerOptions(new URL(self.location.href).searchParams);
+const wanted = [...parsed.options.features, ...(parsed.options.policy === 'webpp' ? [] : [POLICIES_ADDON])];
+const addons = loadAddons(wanted, self.location.href, (url) => self.importScripts(url), parsed.errors);
+const policies = addons[POLICIES_ADDON]?.policies;
+const offlineCopies = addons['offline']?.offlineCopies;
+const client = new ReplicaClient({ parsed, ...(policies ? { policies } : {}), ...(offlineCopies ? { offlineCopies } : {}) });
 client.attachMessageListener(self);
-client.enableBatching(self); // batch transmission + logical-URL cache (docs/batching.md)
+for (const addon of Object.values(addons)) addon.install?.(client, self);
 
 // A copy of /webpp.js, for pages that a replica serves while the site's own origin is down.
 const pageScript = new PageScriptCache({
   scriptUrl: new URL('/webpp.js', self.location.href).href,
-  networkTimeoutMs: client.options.selection.initialTimeoutMs,
+  networkTimeoutMs: workerTimeouts(client.options).initialTimeoutMs,
   onServedFromCache: () => client.reporter.count('pageScriptFromCache'),
 });
 
@@ -35,6 +43,6 @@ self.addEventListener('fetch', (event) => {
     event.respondWith(pageScript.respond(event.request, (promise) => event.waitUntil(promise)));
     return;
   }
-  // The pipeline: batch stage → route → plan → attempt → serve → learn (replica-client.ts).
+  // The pipeline: (an add-on's front stage) → route → plan → attempt → serve → learn (replica-client.ts).
   client.handleFetch(event);
 });

@@ -13,10 +13,12 @@
  * (`requestWillFetch`, `fetchDidSucceed`, `fetchDidFail`) and the strategy's own callbacks
  * (`handlerWillStart`, `handlerWillRespond`, `handlerDidRespond`, …) run as usual.
  */
+import { createPolicy } from '@webpp/core';
 import { Strategy } from 'workbox-strategies';
 import type { StrategyHandler, StrategyOptions } from 'workbox-strategies';
 import type { RouteMatchCallback, WorkboxPlugin } from 'workbox-core/types.js';
 import type { WorkerOptionsInput } from './config.js';
+import { createOfflineCopies } from './offline-cache.js';
 import { ReplicaClient } from './replica-client.js';
 import type { ReplicaClientOptions } from './replica-client.js';
 
@@ -32,6 +34,9 @@ export function getReplicaClient(settings?: WorkerOptionsInput, extra: ReplicaCl
   if (!sharedClient) {
     const { unregisterOnSwitchOff = false, ...rest } = extra;
     sharedClient = new ReplicaClient({
+      // A site bundles its own worker: every policy of core's registry is there.
+      policies: createPolicy,
+      offlineCopies: createOfflineCopies,
       ...(settings ? { settings } : {}),
       ...(unregisterOnSwitchOff ? {} : { unregister: () => Promise.resolve() }),
       ...rest,

@@ -4,8 +4,10 @@
  * resources (maintenance.ts), samples from Resource Timing (samples.ts), and the lifecycle
  * callbacks that persist the policy's state and feed the state reporter (telemetry.ts).
  */
-import { ClientEngine, combineHooks, createPolicy } from '@webpp/core';
-import type { ClientPolicy, RandomSource } from '@webpp/core';
+import { ClientEngine, combineHooks, createWebppPolicy, webppOptionsFrom } from '@webpp/core';
+import type { ClientPolicy, PolicyDeps, RandomSource } from '@webpp/core';
+import type { PolicyResolver } from './addons.js';
+import { workerTimeouts } from './config.js';
 import type { WorkerOptions } from './config.js';
 import type { ConnectionQueue } from './connection-queue.js';
 import { fetchIO } from './fetch-io.js';
@@ -20,18 +22,34 @@ import { telemetryHooks } from './telemetry.js';
 
 export type WorkerEngine = ClientEngine<Response, ExchangeSender>;
 
-/** The policy named in the options, from core's registry; the paper's extended Refresh when the name is unknown. */
-export function namedPolicy(options: WorkerOptions, random: RandomSource, errors: string[]): ClientPolicy {
+/**
+ * The default worker's only built-in policy, `webpp` (core's policies/webpp). The other
+ * policies of core's registry (the paper's, the evaluation's baselines) come from the
+ * `policies` add-on (addons.ts) or, for a worker bundled by the site, from core's createPolicy.
+ */
+const webppPolicyOnly: PolicyResolver = (name: string, deps: PolicyDeps, options?: Record<string, unknown>) =>
+  name === 'webpp' ? createWebppPolicy(deps, webppOptionsFrom(options)) : undefined;
+
+/**
+ * The policy named in the options, from `policies`; when the name is unknown or its options
+ * are invalid, the paper's extended Refresh if `policies` has it, else `webpp` with its defaults.
+ */
+export function namedPolicy(options: WorkerOptions, random: RandomSource, errors: string[], policies: PolicyResolver = webppPolicyOnly): ClientPolicy {
   const deps = { random, now: Date.now };
   const settings = { preset: options.preset, selection: options.selection, webpp: options.webpp };
+  const fallback = (): ClientPolicy => {
+    const refresh = policies('refresh', deps, settings);
+    errors[errors.length - 1] += `; using "${refresh ? 'refresh' : 'webpp'}"`;
+    return refresh ?? createWebppPolicy(deps);
+  };
   try {
-    const named = createPolicy(options.policy, deps, settings);
+    const named = policies(options.policy, deps, settings);
     if (named) return named;
-    errors.push(`unknown policy "${options.policy}"; using "refresh"`);
+    errors.push(`unknown policy "${options.policy}"`);
   } catch (error) {
-    errors.push(`policy "${options.policy}": ${error instanceof Error ? error.message : String(error)}; using "refresh"`);
+    errors.push(`policy "${options.policy}": ${error instanceof Error ? error.message : String(error)}`);
   }
-  return createPolicy('refresh', deps, settings)!;
+  return fallback();
 }
 
 export interface WorkerEngineOptions {
@@ -64,7 +82,7 @@ export function workerEngine(init: WorkerEngineOptions): { engine: WorkerEngine;
     policy,
     io: fetchIO(background),
     backgroundTarget: backgroundTarget(probeUrls, random),
-    backgroundTimeoutMs: options.selection.timeoutCeilingMs,
+    backgroundTimeoutMs: workerTimeouts(options).timeoutCeilingMs,
     hooks: combineHooks(
       { sampleWillBeObserved: (sample) => samples.noteEngineSample(sample), sampleObserved: () => void store.changed() },
       telemetryHooks(reporter, policy),

@@ -59,4 +59,15 @@ describe('worker options', () => {
     expect(fast.errors).toEqual([]);
     expect(fast.options.selection).toEqual({ ...FAST_PRESET, ttlMs: 5000 });
   });
+
+  it('opt-in features come as a comma-separated list (data-features="batch"); unknown ones are reported and left out', () => {
+    expect(parseWorkerOptions(new URLSearchParams('')).options.features).toEqual([]);
+    const batch = parseWorkerOptions(new URLSearchParams('features=batch'));
+    expect(batch.errors).toEqual([]);
+    expect(batch.options.features).toEqual(['batch']);
+    const odd = parseWorkerOptions(new URLSearchParams('features=batch, teleport,batch'));
+    expect(odd.options.features).toEqual(['batch']);
+    expect(odd.errors).toEqual(['features: unknown feature "teleport" (known: batch, offline)']);
+    expect(resolveWorkerOptions({ features: ['offline', 'batch'] }).options.features).toEqual(['offline', 'batch']);
+  });
 });

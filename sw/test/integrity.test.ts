@@ -94,6 +94,7 @@ function newClient(storage = memoryKeyValueStore()): { instance: ReplicaClient; 
   const events: WebppEvent[] = [];
   const instance = new ReplicaClient({
     settings: { preset: 'fast', policy: 'bad-first', flushDelayMs: 0 },
+    policies: createPolicy, // core's registry, where the test registers 'bad-first'
     selfOrigin: site.origin,
     storage,
     observeResourceTiming: false,

@@ -11,7 +11,7 @@ import { BINDINGS_HEADER, encodeBindings } from '@webpp/core';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { LogicalCache } from '../src/batch/logical-cache.js';
 import type { WebppEvent } from '../src/messages.js';
-import { OFFLINE_COPY_HEADER } from '../src/offline-cache.js';
+import { OFFLINE_COPY_HEADER, createOfflineCopies } from '../src/offline-cache.js';
 import { ReplicaClient } from '../src/replica-client.js';
 import { memoryKeyValueStore } from '../src/storage.js';
 import { eventIO } from './support/event-io.js';
@@ -80,7 +80,7 @@ beforeEach(() => {
   version = 1;
 });
 
-async function client(settings: Record<string, number> = {}) {
+async function client(settings: Record<string, number> = {}, offline = true) {
   const events: WebppEvent[] = [];
   const cache = new MemoryCache();
   const instance = new ReplicaClient({
@@ -92,6 +92,7 @@ async function client(settings: Record<string, number> = {}) {
     unregister: async () => undefined,
     notifyPages: async () => undefined,
     openOfflineCache: async () => cache,
+    ...(offline ? { offlineCopies: createOfflineCopies } : {}),
   });
   await instance.ready;
   // The first request is observed (no bindings yet) and teaches the bindings of every path.
@@ -126,6 +127,15 @@ describe('offline copies (stale-if-error)', () => {
     expect(instance.snapshot().counters.offlineCopies).toBe(1);
     // Never loaded: nothing to serve, the page gets the network error it would get anyway.
     expect((await get(instance, '/b.txt')).status).toBe(0);
+  });
+
+  it('are opt-in: a client built without them keeps nothing and rescues nothing', async () => {
+    const { instance, cache } = await client({}, false);
+    expect(await get(instance, '/a.txt')).toEqual({ status: 200, text: '/a.txt v1', copy: null });
+    mode = 'down';
+    expect((await get(instance, '/a.txt')).status).toBe(0);
+    expect(instance.snapshot().offline).toMatchObject({ enabled: false, entries: 0, servedFromCache: 0 });
+    expect(await cache.keys()).toEqual([]);
   });
 
   it('never serves a copy instead of a live answer', async () => {

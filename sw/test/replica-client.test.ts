@@ -75,6 +75,7 @@ function client(overrides: ConstructorParameters<typeof ReplicaClient>[0] = {}) 
   const unregistered: string[] = [];
   const instance = new ReplicaClient({
     settings: { preset: 'fast', flushDelayMs: 0 },
+    policies: createPolicy, // every policy of core's registry, as a Workbox worker has them
     selfOrigin: primary.origin,
     storage: memoryKeyValueStore(),
     observeResourceTiming: false,
@@ -220,6 +221,13 @@ describe('ReplicaClient', () => {
     await response.text();
     expect(instance.snapshot().decisions.at(-1)?.policy).toBe('paper');
     expect(client({ settings: { policy: 'refresh', preset: 'fast' } }).instance.snapshot().config).toEqual(FAST_PRESET);
+  });
+
+  it('without a policy resolver (the bundled worker without its policies add-on) only `webpp` runs; another name falls back to it', () => {
+    const instance = new ReplicaClient({ settings: { policy: 'paper' }, selfOrigin: primary.origin, storage: memoryKeyValueStore(), observeResourceTiming: false, publish: () => undefined });
+    expect(instance.policy.name).toBe('webpp');
+    expect(instance.configErrors).toEqual(['unknown policy "paper"; using "webpp"']);
+    expect(new ReplicaClient({ selfOrigin: primary.origin, storage: memoryKeyValueStore(), observeResourceTiming: false, publish: () => undefined }).configErrors).toEqual([]);
   });
 
   it('an unknown policy name is reported and the paper policy runs', () => {

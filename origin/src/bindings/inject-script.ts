@@ -4,7 +4,9 @@
  * The tag is spliced into the original text right after <head> (else after <html>, else
  * after the doctype, else at the start), so the rest of the page stays byte-for-byte
  * identical. `async` keeps the tag from blocking rendering (the page script only registers
- * the worker). Pages that already load the script are left alone.
+ * the worker). Pages that already load the script are left alone. `scriptPath` may carry
+ * a query, the worker's options (`/webpp.js?features=batch`); whether a page already loads
+ * the script is judged by the path alone.
  */
 
 function scriptTag(scriptPath: string): string {
@@ -12,7 +14,7 @@ function scriptTag(scriptPath: string): string {
 }
 
 export function injectScriptTag(html: string, scriptPath: string): string {
-  if (alreadyLoads(html, scriptPath)) return html;
+  if (alreadyLoads(html, scriptPath.split('?')[0] as string)) return html;
   const tag = scriptTag(scriptPath);
   for (const pattern of [/<head(?:\s[^>]*)?>/i, /<html(?:\s[^>]*)?>/i, /<!doctype[^>]*>/i]) {
     const match = pattern.exec(html);

@@ -15,7 +15,7 @@ import { directoryPairsFrom, parseDirectoryJson } from '../directory/directory-f
 import { withDirectoryLogicalOrigin } from '../directory/logical-origin.js';
 import { reservedPairReason } from '../reserved-paths.js';
 import { preprocessBody, type PreprocessKind, type PreprocessSettings } from '../bindings/preprocess.js';
-import { ClientScripts, PAGE_SCRIPT_FILE, WORKER_SCRIPT_FILE } from '../client-scripts.js';
+import { ClientScripts, PAGE_SCRIPT_FILE, WORKER_ADDON_FILES, WORKER_SCRIPT_FILE, workerAddonPath } from '../client-scripts.js';
 import { WEBPP_ERR_BAD_OPTIONS, WEBPP_ERR_CLIENT_BUNDLE_MISSING, WEBPP_ERR_DIRECTORY_FILE } from '../errors.js';
 import { addBindingsRule, headersFileText, siteWideRules } from './headers-file.js';
 import { encodeBindingLines, STATIC_BINDINGS_PATH, staticBindingsText, uniqueBindings } from './static-bindings-file.js';
@@ -191,7 +191,8 @@ async function loadDirectory(
 
 async function copyClientScripts(bundleDir: string | undefined, outDir: string, scriptPath: string, workerPath: string): Promise<void> {
   const scripts = new ClientScripts(bundleDir);
-  for (const [file, path] of [[PAGE_SCRIPT_FILE, scriptPath], [WORKER_SCRIPT_FILE, workerPath]] as const) {
+  const addons = WORKER_ADDON_FILES.map((file) => [file, workerAddonPath(workerPath, file)] as const);
+  for (const [file, path] of [[PAGE_SCRIPT_FILE, scriptPath], [WORKER_SCRIPT_FILE, workerPath], ...addons] as const) {
     const result = await scripts.read(file);
     if (!result.ok) throw new WEBPP_ERR_CLIENT_BUNDLE_MISSING(result.message);
     const target = join(outDir, ...path.split('/'));

@@ -6,12 +6,12 @@
  *   GET /.well-known/webpp/health                              liveness, directory version, peer status
  *   GET /.well-known/webpp/stats[?format=prometheus]           load statistics (admin token unless publicStats)
  *   GET /.well-known/webpp/metrics                             the same, Prometheus text format
- *   GET /webpp.js, /webpp-sw.js (+ .map)                       the client scripts
+ *   GET /webpp.js, /webpp-sw.js, /webpp-sw-<add-on>.js (+ .map)  the client scripts
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { WEBPP_ERR_BAD_URL, WEBPP_ERR_CLIENT_BUNDLE_MISSING } from '../errors.js';
 import { canonicalUrl } from '@webpp/core';
-import { PAGE_SCRIPT_FILE, WORKER_SCRIPT_FILE } from '../client-scripts.js';
+import { PAGE_SCRIPT_FILE, WORKER_ADDON_FILES, WORKER_SCRIPT_FILE, workerAddonPath } from '../client-scripts.js';
 import { PROMETHEUS_CONTENT_TYPE, toPrometheus } from '../stats/prometheus.js';
 import { requireAdmin } from './management.js';
 import type { ClientScripts } from '../client-scripts.js';
@@ -143,5 +143,11 @@ export async function publicRoutes(app: FastifyInstance, deps: PublicRoutesOptio
     app.get(workerPath, serve(WORKER_SCRIPT_FILE, 'text/javascript; charset=utf-8'));
     app.get(`${scriptPath}.map`, serve(`${PAGE_SCRIPT_FILE}.map`, 'application/json; charset=utf-8'));
     app.get(`${workerPath}.map`, serve(`${WORKER_SCRIPT_FILE}.map`, 'application/json; charset=utf-8'));
+    for (const file of WORKER_ADDON_FILES) {
+      const path = workerAddonPath(workerPath, file);
+      if (path === scriptPath || path === workerPath) continue;
+      app.get(path, serve(file, 'text/javascript; charset=utf-8'));
+      app.get(`${path}.map`, serve(`${file}.map`, 'application/json; charset=utf-8'));
+    }
   }
 }

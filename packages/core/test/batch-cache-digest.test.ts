@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
@@ -5,6 +6,7 @@ import {
   crc32,
   decodeCacheDigest,
   encodeCacheDigest,
+  createSha256,
   sha256,
   type CacheDigestEntry,
 } from '../src/batch/index.js';
@@ -33,6 +35,19 @@ describe('hash and checksum primitives', () => {
     expect(hex(sha256(new Uint8Array(1_000_000).fill(0x61)))).toBe(
       'cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0',
     );
+    // Incremental: any split of the message gives the same digest (block and padding edges).
+    const message = new Uint8Array(300).map((_, i) => (i * 31 + 7) & 0xff);
+    const whole = hex(sha256(message));
+    expect(whole).toBe(createHash('sha256').update(message).digest('hex'));
+    for (const cuts of [[0], [1], [55], [56], [63], [64], [65], [119], [120], [1, 2, 3], [64, 128, 192], [299]]) {
+      const hash = createSha256();
+      let from = 0;
+      for (const cut of [...cuts, message.length]) {
+        hash.update(message.subarray(from, cut));
+        from = cut;
+      }
+      expect(hex(hash.digest()), `cut at ${cuts.join(',')}`).toBe(whole);
+    }
   });
 
   it('CRC-32 matches the standard check value', () => {

@@ -14,6 +14,7 @@ import type { DurationSpec } from './model/distributions.js';
 import { NetemError } from './model/errors.js';
 import { createRandom, type RandomSource, type SeedPart } from './model/random.js';
 import { planRequest, type RequestPlan } from './model/request-plan.js';
+import { SharedPace } from './pacing.js';
 import { applyLinkChange, ServerTimeline } from './model/schedule.js';
 import {
   OUTAGE_MODES,
@@ -194,6 +195,7 @@ export async function startLinkEmulator(options: LinkEmulatorOptions): Promise<L
     host,
     schedule,
     random: createRandom(seed, schedule.name),
+    brownoutRandom: createRandom(seed, schedule.name, 'brownout'),
     timeline: options.timeline ?? new Timeline(),
     preserveHost: options.preserveHost ?? true,
     keepAliveTimeoutMs: options.keepAliveTimeoutMs ?? 5000,
@@ -208,6 +210,8 @@ interface EmulatorParts {
   host: string;
   schedule: ServerTimeline;
   random: RandomSource;
+  /** Its own stream, so that brownouts leave the request plans' draws alone. */
+  brownoutRandom: RandomSource;
   timeline: Timeline;
   preserveHost: boolean;
   keepAliveTimeoutMs: number;
@@ -224,6 +228,9 @@ class HttpLinkEmulator implements LinkEmulator {
 
   private readonly schedule: ServerTimeline;
   private readonly random: RandomSource;
+  private readonly brownoutRandom: RandomSource;
+  /** With `linkSharing: "shared"`: the one link every response's body crosses (pacing.ts). */
+  private readonly sharedLink: SharedPace | undefined;
   private readonly preserveHost: boolean;
   /** With distinctClientAddresses: the source address each client connection is forwarded from. */
   private readonly clientAddresses: WeakMap<Socket, string> | undefined;
@@ -252,6 +259,8 @@ class HttpLinkEmulator implements LinkEmulator {
     this.upstream = parts.upstream;
     this.schedule = parts.schedule;
     this.random = parts.random;
+    this.brownoutRandom = parts.brownoutRandom;
+    this.sharedLink = parts.schedule.linkSharing === 'shared' ? new SharedPace() : undefined;
     this.timeline = parts.timeline;
     this.preserveHost = parts.preserveHost;
     this.clientAddresses = parts.distinctClientAddresses ? new WeakMap() : undefined;
@@ -527,6 +536,17 @@ class HttpLinkEmulator implements LinkEmulator {
       // The request travels to the server: half the round trip.
       await waitUntil(startedMs + plan.delayMs / 2, signal);
       if (!this.alive(socket, signal)) return frozen();
+      const brownout = this.schedule.brownoutAt(this.timeline.nowMs());
+      if (brownout && this.brownoutRandom() < brownout.errorProbability) {
+        // Shed at once: a quick 5xx after the way back, without asking the upstream.
+        await waitUntil(performance.now() + plan.delayMs / 2, signal);
+        if (!this.alive(socket, signal)) return frozen();
+        const status = brownout.status ?? 503;
+        res.writeHead(status, { 'content-length': '0', 'cache-control': 'no-store' });
+        await new Promise<void>((resolve) => res.end(resolve));
+        const elapsedMs = performance.now() - startedMs;
+        return { outcome: 'ok', status, bodyBytes: 0, firstByteMs: elapsedMs, completeMs: elapsedMs };
+      }
       const upstreamRes = await this.forward(req, signal);
       // The first byte travels back: the other half, plus a first-byte stall.
       await waitUntil(performance.now() + plan.delayMs / 2 + (plan.stallPhase === 'first-byte' ? plan.stallMs : 0), signal);
@@ -545,6 +565,7 @@ class HttpLinkEmulator implements LinkEmulator {
         bandwidthBytesPerSec: plan.bandwidthBytesPerSec,
         stallMs: plan.stallPhase === 'body' ? plan.stallMs : 0,
         stallAtByte,
+        ...(this.sharedLink ? { sharedLink: this.sharedLink } : {}),
         shouldContinue: () => this.alive(socket, signal),
         signal,
       });

@@ -13,9 +13,28 @@ export interface PaceOptions {
   /** Pause this long after `stallAtByte` bytes; 0 for no stall. */
   stallMs: number;
   stallAtByte: number;
+  /** One link shared with the server's other responses (scenario `linkSharing: "shared"`). */
+  sharedLink?: SharedPace;
   /** Checked before every write: false stops pacing (outage, client gone). */
   shouldContinue: () => boolean;
   signal: AbortSignal;
+}
+
+/**
+ * A link shared by every response of one server: each slice of a body takes its turn on
+ * the link, which is busy until the slice has crossed it at the whole bandwidth. Slices of
+ * concurrent bodies interleave first come, first served, so n bodies in flight each move
+ * at about bandwidth / n (processor sharing at the grain of a slice, as the simulator's
+ * shared-link.ts models it exactly).
+ */
+export class SharedPace {
+  private freeAtMs = 0;
+
+  /** Books `bytes` on the link now; returns when they have crossed it. */
+  book(bytes: number, bandwidthBytesPerSec: number): number {
+    this.freeAtMs = Math.max(performance.now(), this.freeAtMs) + (bytes / bandwidthBytesPerSec) * 1000;
+    return this.freeAtMs;
+  }
 }
 
 /** Slices of about 20 ms worth of bytes keep the pacing smooth without a timer per byte. */
@@ -74,7 +93,10 @@ export async function paceBody(body: Readable, res: ServerResponse, options: Pac
       const untilStall = stalled ? Number.POSITIVE_INFINITY : options.stallAtByte - sentBytes;
       const length = Math.min(maxSlice, chunk.length - offset, untilStall);
       const slice = chunk.subarray(offset, offset + length);
-      if (options.bandwidthBytesPerSec !== null) {
+      if (options.bandwidthBytesPerSec !== null && options.sharedLink) {
+        // A shared link: the slice waits for its turn and its time on the link.
+        await waitUntil(options.sharedLink.book(length, options.bandwidthBytesPerSec), options.signal);
+      } else if (options.bandwidthBytesPerSec !== null) {
         // Bytes leave no earlier than bandwidth allows since the body started (stalls excluded).
         await waitUntil(startMs + stallDebtMs + ((sentBytes + length) / options.bandwidthBytesPerSec) * 1000, options.signal);
       }

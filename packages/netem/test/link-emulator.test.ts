@@ -143,6 +143,16 @@ describe('bandwidth and stalls', () => {
     expect(response.completeMs).toBeGreaterThanOrEqual(500);
   });
 
+  it('shares one link among concurrent responses under linkSharing "shared": two 100 KB bodies at 500 kB/s take twice as long as one', async () => {
+    const scenario: Scenario = { formatVersion: 1, name: 'shared', durationMs: 60_000, servers: { A: { link: { delayMs: 0, bandwidthBytesPerSec: 500_000 }, linkSharing: 'shared' } } };
+    const emulator = await emulate({ scenario });
+    const [first, second] = await Promise.all([timedGet(`${emulator.url}/bytes/100000`), timedGet(`${emulator.url}/bytes/100000`)]);
+    expect(first.body.length).toBe(100_000);
+    expect(second.body.length).toBe(100_000);
+    // 200 000 bytes cross one 500 000 B/s link: the later of the two cannot end before 400 ms (alone, one takes 200 ms).
+    expect(Math.max(first.completeMs, second.completeMs)).toBeGreaterThanOrEqual(400);
+  });
+
   it('throttles bodies without a Content-Length too', async () => {
     const emulator = await emulate({ profile: { delayMs: 0, bandwidthBytesPerSec: 100_000 } });
     const response = await timedGet(`${emulator.url}/chunked/30000`);
@@ -164,6 +174,30 @@ describe('bandwidth and stalls', () => {
     expect(response.body.length).toBe(50_000);
     expect(response.completeMs).toBeGreaterThanOrEqual(400);
     expect(records[0]!.plan).toMatchObject({ stallMs: 400, stallPhase: 'body' });
+  });
+});
+
+describe('brownouts', () => {
+  it('answers the shed share of requests with the brownout\'s quick 5xx after the round trip, and the rest from upstream', async () => {
+    const scenario: Scenario = {
+      formatVersion: 1,
+      name: 'brownout',
+      durationMs: 60_000,
+      servers: { A: { link: { delayMs: 100 }, brownouts: [{ fromMs: 0, toMs: 60_000, errorProbability: 0.5, status: 502 }] } },
+    };
+    const emulator = await emulate({ scenario });
+    const responses = [];
+    for (let i = 0; i < 16; i++) responses.push(await timedGet(`${emulator.url}/bytes/64`));
+    const shed = responses.filter((response) => response.status === 502);
+    const served = responses.filter((response) => response.status === 200);
+    expect(shed.length).toBeGreaterThan(0);
+    expect(served.length).toBeGreaterThan(0);
+    expect(shed.length + served.length).toBe(16);
+    for (const response of shed) {
+      expect(response.body.length).toBe(0);
+      expect(response.firstByteMs).toBeGreaterThanOrEqual(100);
+    }
+    for (const response of served) expect(response.body.length).toBe(64);
   });
 });
 

@@ -67,3 +67,20 @@ export { policySweepMarkdown, policySweepSvg } from './policy-sweep-report.js';
 export { ORIGIN_PUSH_DEFAULTS, ServerQueue, ServerQueues, type PushedValue, type QueueingOptions, type ServerCapacity } from './server-queue.js';
 export { HERDING_POLICIES, herdingScenario, loadCv, runHerding, type HerdingConfig, type HerdingRow } from './herding.js';
 export { herdingSvg } from './herding-plot.js';
+export { ConnectionPool, HTTP1_CONNECTIONS_PER_HOST } from './connection-pool.js';
+export { SharedLink, type TransferHandle, type TransferSpec } from './shared-link.js';
+export { freecdnHostWeight, freecdnPolicy, FREECDN_OPEN_TIMEOUT_MS } from './policies/freecdn.js';
+export { runWorld, type WorldRunOptions, type WorldRunResult } from './world-run.js';
+export {
+  GENERALIZATION_POLICIES,
+  bestSingle,
+  generalizationPolicies,
+  runSeed,
+  summarizeRows,
+  type GeneralizationRow,
+  type GeneralizationWorld,
+  type PolicySummary,
+  type RatioSummary,
+} from './generalization.js';
+export { ratioCdfSvg, type CdfSeries } from './generalization-plot.js';
+export { generalizationMarkdown, type GeneralizationDocument, type WorstSeed } from './generalization-report.js';

@@ -10,9 +10,16 @@
  * by (seed, server, exchange key), and the key of a logical request is the same under
  * every policy. So every policy faces the very same network luck for request i of client
  * c on server s, and policy differences are not noise.
+ *
+ * A server with `linkSharing: "shared"` shares its bandwidth among the bodies in flight
+ * (shared-link.ts); with `connectionsPerHost` the browser queues requests beyond that many
+ * per host (connection-pool.ts); a brownout answers a share of requests with a quick 5xx.
  */
-import { createRandom, meanOf, planRequest, responseTiming, type ServerTimeline } from '@webpp/netem/model';
-import type { EventQueue, TimerHandle } from './event-queue.js';
+import { createRandom, meanOf, planRequest, type ServerTimeline } from '@webpp/netem/model';
+import type { EventQueue } from './event-queue.js';
+import { ConnectionPool } from './connection-pool.js';
+import { deliverAlone, deliverShared, ExchangeLife, type Delivery } from './delivery.js';
+import { SharedLink } from './shared-link.js';
 import type { ClientDelay } from './client-delay.js';
 import type { PushedValue, ServerQueues } from './server-queue.js';
 
@@ -34,8 +41,9 @@ export interface ExchangeHandlers {
   /**
    * The response head (first byte) arrived. `pushed`: with server queues, the server's own
    * pushed service time (Server-Timing) and its peers' (webpp-load) that the head carried.
+   * `status`: 200 unless a brownout shed the request (a quick 5xx; no body events follow).
    */
-  onFirstByte?(atMs: number, pushed?: readonly PushedValue[]): void;
+  onFirstByte?(atMs: number, pushed?: readonly PushedValue[], status?: number): void;
   /** The whole response arrived. */
   onComplete?(atMs: number): void;
   /** The connection was refused or reset (before or after the first byte). */
@@ -71,16 +79,22 @@ export interface SimulatedNetworkOptions {
   queues?: ServerQueues;
   /** Time the client itself adds to each exchange, by scenario time (client-delay.ts). Default none. */
   clientDelay?: ClientDelay;
+  /** The browser's connections per host (HTTP/1.1: 6); default unlimited (HTTP/2, or the paper's clients). */
+  connectionsPerHost?: number;
 }
 
 export class SimulatedNetwork {
   readonly counts: ExchangeCounts = emptyCounts();
+  /** Body bytes that crossed the links, whole or in part (cancelled and cut bodies count what they had delivered). */
+  bytesDelivered = 0;
+  readonly pool: ConnectionPool | undefined;
   private readonly queue: EventQueue;
   private readonly servers: ReadonlyMap<string, ServerTimeline>;
   private readonly seed: string | number;
   private readonly serviceMs: number;
   readonly queues: ServerQueues | undefined;
   private readonly clientDelay: ClientDelay | undefined;
+  private readonly links = new Map<string, SharedLink>();
 
   constructor(options: SimulatedNetworkOptions) {
     this.queue = options.queue;
@@ -89,6 +103,7 @@ export class SimulatedNetwork {
     this.serviceMs = options.serviceMs ?? 0;
     this.queues = options.queues;
     this.clientDelay = options.clientDelay;
+    this.pool = options.connectionsPerHost === undefined ? undefined : new ConnectionPool(options.queue, options.connectionsPerHost);
   }
 
   serverNames(): string[] {
@@ -98,11 +113,11 @@ export class SimulatedNetwork {
   /**
    * What an all-knowing observer would expect a GET of `bodyBytes` to `server` to take if
    * sent now: mean delay + service + mean first-byte stall share + transfer time; Infinity
-   * while the server is down. Only the oracle policy may look.
+   * while the server is down. Only the oracle policy may look. It ignores a shared link's
+   * other bodies and the connection pool.
    */
   expectedResponseMs(server: string, bodyBytes: number): number {
-    const timeline = this.servers.get(server);
-    if (!timeline) throw new RangeError(`unknown server "${server}"`);
+    const timeline = this.timelineOf(server);
     const nowMs = this.queue.now();
     if (timeline.outageAt(nowMs)) return Number.POSITIVE_INFINITY;
     const link = timeline.linkAt(nowMs);
@@ -112,95 +127,91 @@ export class SimulatedNetwork {
   }
 
   send(exchange: Exchange, handlers: ExchangeHandlers): ExchangeHandle {
-    const timeline = this.servers.get(exchange.server);
-    if (!timeline) throw new RangeError(`unknown server "${exchange.server}"`);
+    this.timelineOf(exchange.server);
+    this.counts[exchange.purpose]++;
+    const life = new ExchangeLife(this.queue);
+    const handle: ExchangeHandle = { sentAtMs: this.queue.now(), cancel: () => life.cancel() };
+    if (this.pool === undefined) {
+      this.start(exchange, handlers, life);
+      return handle;
+    }
+    // The connection is held until the exchange ends or is cancelled.
+    const release = this.pool.acquire(exchange.server, () => this.start(exchange, releasing(handlers, () => release()), life));
+    life.onCancel(() => release());
+    return handle;
+  }
+
+  private timelineOf(server: string): ServerTimeline {
+    const timeline = this.servers.get(server);
+    if (!timeline) throw new RangeError(`unknown server "${server}"`);
+    return timeline;
+  }
+
+  /** The exchange leaves the browser now (a connection is free). */
+  private start(exchange: Exchange, handlers: ExchangeHandlers, life: ExchangeLife): void {
+    if (life.cancelled) return;
+    const timeline = this.timelineOf(exchange.server);
     const queue = this.queue;
     const sentAtMs = queue.now();
-    this.counts[exchange.purpose]++;
-    // At most four timers per exchange; cancelling marks them so the queue skips them.
-    const timers: TimerHandle[] = [];
-    let cancelled = false;
-    const schedule = (atMs: number, run: () => void): void => {
-      if (!cancelled) timers.push(queue.at(atMs, run));
-    };
-    const handle: ExchangeHandle = {
-      sentAtMs,
-      cancel: () => {
-        cancelled = true;
-        for (const timer of timers) queue.cancel(timer);
-      },
-    };
-
     const down = timeline.outageAt(sentAtMs);
     if (down) {
       // Refused/reset at once; a black hole answers only with a reset when it ends.
-      schedule(down.mode === 'hang' ? down.toMs : sentAtMs, () => handlers.onError?.(queue.now()));
-      return handle;
+      life.schedule(down.mode === 'hang' ? down.toMs : sentAtMs, () => handlers.onError?.(queue.now()));
+      return;
     }
 
     const plan = planRequest(timeline.linkAt(sentAtMs), createRandom(this.seed, exchange.server, exchange.key));
+    const brownout = timeline.brownoutAt(sentAtMs);
+    if (brownout && createRandom(this.seed, exchange.server, exchange.key, 'brownout')() < brownout.errorProbability) {
+      // Shed: a quick 5xx after the round trip, without the server's queue or a body.
+      life.schedule(sentAtMs + plan.delayMs, () => {
+        handlers.onFirstByte?.(queue.now(), undefined, brownout.status ?? 503);
+        if (!life.cancelled) handlers.onComplete?.(queue.now());
+      });
+      return;
+    }
     // The client's own time (client-delay.ts): before the head, and after the body left the link (GETs only).
     const client = this.clientDelay?.at(sentAtMs) ?? { firstByteMs: 0, bodyMs: 0 };
     const clientBodyMs = exchange.method === 'HEAD' ? 0 : client.bodyMs;
     const serverQueue = this.queues?.get(exchange.server);
+    const deliver = (serviceMs: number, pushed: readonly PushedValue[] | undefined): void => {
+      const delivery: Delivery = { queue, addBytes: (bytes) => void (this.bytesDelivered += bytes), exchange, handlers, timeline, plan, sentAtMs, serviceMs, clientBodyMs, pushed, life };
+      if (timeline.linkSharing === 'shared') deliverShared(delivery, this.linkOf(exchange.server, timeline));
+      else deliverAlone(delivery);
+    };
     if (serverQueue === undefined) {
-      this.deliver(exchange, handlers, timeline, plan, sentAtMs, this.serviceMs + client.firstByteMs, clientBodyMs, undefined, schedule);
-      return handle;
+      deliver(this.serviceMs + client.firstByteMs, undefined);
+      return;
     }
     // Half the round trip on the way in; then the server's queue (it serves even what the client has cancelled since).
     queue.at(sentAtMs + plan.delayMs / 2, () => {
       const inServerMs = serverQueue.admit(queue.now());
-      const pushed = this.queues?.carriedBy(exchange.server, queue.now());
-      this.deliver(exchange, handlers, timeline, plan, sentAtMs, inServerMs + client.firstByteMs, clientBodyMs, pushed, schedule);
+      deliver(inServerMs + client.firstByteMs, this.queues?.carriedBy(exchange.server, queue.now()));
     });
-    return handle;
   }
 
-  /**
-   * Schedules the head, the body, stalls and cuts of an exchange sent at sentAtMs. `serviceMs`
-   * delays the head; `clientBodyMs` delays only the completion the client sees (the last byte
-   * has left the link, so an outage starting meanwhile does not cut it).
-   */
-  private deliver(
-    exchange: Exchange,
-    handlers: ExchangeHandlers,
-    timeline: ServerTimeline,
-    plan: ReturnType<typeof planRequest>,
-    sentAtMs: number,
-    serviceMs: number,
-    clientBodyMs: number,
-    pushed: readonly PushedValue[] | undefined,
-    schedule: (atMs: number, run: () => void) => void,
-  ): void {
-    const queue = this.queue;
-    const timing = responseTiming(plan, exchange.method === 'HEAD' ? 0 : exchange.bodyBytes, serviceMs);
-    const firstByteAtMs = sentAtMs + timing.firstByteMs;
-    const completeAtMs = sentAtMs + timing.completeMs;
-    const cut = timeline.outageStartingIn(sentAtMs, completeAtMs);
-    if (cut && cut.fromMs <= firstByteAtMs) {
-      if (cut.mode === 'hang') {
-        schedule(cut.fromMs, () => handlers.onStall?.(queue.now(), null));
-        schedule(cut.toMs, () => handlers.onError?.(queue.now()));
-      } else {
-        schedule(cut.fromMs, () => handlers.onError?.(queue.now()));
-      }
-      return;
+  private linkOf(server: string, timeline: ServerTimeline): SharedLink {
+    let link = this.links.get(server);
+    if (!link) {
+      link = new SharedLink(this.queue, (tMs) => timeline.linkAt(tMs).bandwidthBytesPerSec ?? null);
+      this.links.set(server, link);
     }
-    schedule(firstByteAtMs, () => handlers.onFirstByte?.(queue.now(), pushed));
-    const bodyStallAtMs = firstByteAtMs + (completeAtMs - firstByteAtMs - (plan.stallPhase === 'body' ? plan.stallMs : 0)) * plan.stallAfterFraction;
-    if (plan.stallPhase === 'body' && plan.stallMs > 0 && (!cut || bodyStallAtMs < cut.fromMs)) {
-      schedule(bodyStallAtMs, () => handlers.onStall?.(queue.now(), bodyStallAtMs + plan.stallMs));
-    }
-    if (cut) {
-      // Cut off in the middle of the body: reset at once, or frozen until the outage ends.
-      if (cut.mode === 'hang') {
-        schedule(cut.fromMs, () => handlers.onStall?.(queue.now(), null));
-        schedule(cut.toMs, () => handlers.onError?.(queue.now()));
-      } else {
-        schedule(cut.fromMs, () => handlers.onError?.(queue.now()));
-      }
-    } else {
-      schedule(completeAtMs + clientBodyMs, () => handlers.onComplete?.(queue.now()));
-    }
+    return link;
   }
+}
+
+/** The handlers, releasing the exchange's connection when it ends (complete or error). */
+function releasing(handlers: ExchangeHandlers, release: () => void): ExchangeHandlers {
+  return {
+    onFirstByte: (atMs, pushed, status) => handlers.onFirstByte?.(atMs, pushed, status),
+    onStall: (atMs, resumesAtMs) => handlers.onStall?.(atMs, resumesAtMs),
+    onComplete: (atMs) => {
+      release();
+      handlers.onComplete?.(atMs);
+    },
+    onError: (atMs) => {
+      release();
+      handlers.onError?.(atMs);
+    },
+  };
 }

@@ -9,6 +9,8 @@ export interface LogicalRequest {
   /** The client's request number, from 0. */
   index: number;
   sizeBytes: number;
+  /** The resource's URL path (generated worlds); default `sim:<sizeBytes>`, one URL per size. */
+  url?: string;
   /**
    * Whether the client may plan with sizeBytes. False for a client that learns sizes from
    * responses, as the worker does when the bindings carry none, before its first response

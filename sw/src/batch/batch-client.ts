@@ -14,7 +14,7 @@ import { idbKeyValueStore, type KeyValueStore } from '../storage.js';
 import { startBatchSession, type BatchSessionResult } from './batch-session.js';
 import { LogicalCache, type CacheLike, type LogicalCacheStats } from './logical-cache.js';
 import { PendingParts } from './pending-parts.js';
-import { OFFLINE_COPY_HEADER } from '../offline-cache.js';
+import { OFFLINE_COPY_HEADER } from '../offline-copies.js';
 import { stripHash } from '../_private/strip-hash.js';
 
 export interface BatchClientOptions {

@@ -3,12 +3,13 @@
  * a stage, not a wrapper that reaches back into the client). It runs first for every fetch
  * event: page loads ask for batches and embedded resources come from them. Whatever it does
  * not claim, and every fallback, goes on through `respond` — the client's own bind/observe
- * stages — which the client hands it when it builds it (ReplicaClient.enableBatching).
+ * stages — which installBatching hands it from the client (ReplicaClient.useFrontStage).
  *
  * Pages can read its state with a MessageChannel: postMessage({ type: 'webpp:batch-state' }).
  */
 import type { RespondIO } from '../bind.js';
-import type { OfflineCache } from '../offline-cache.js';
+import type { BindingsStore } from '../bindings-store.js';
+import type { OfflineCopies } from '../offline-copies.js';
 import { BatchClient, type BatchClientOptions } from './batch-client.js';
 
 export const BATCH_STATE_REQUEST = 'webpp:batch-state';
@@ -16,7 +17,7 @@ export const BATCH_STATE_REQUEST = 'webpp:batch-state';
 /** What the stage needs from the rest of the pipeline, given once. */
 export interface BatchStageDeps {
   /** Offline copies: pages from batches are kept, and batch parts serve when every replica fails. */
-  offline: OfflineCache;
+  offline: OfflineCopies;
   /** The validator of the exact binding of a URL, if any (what the batch's digest names). */
   validatorOf(url: string): string | undefined;
   /** False once the site switched the worker off: the stage steps aside. */
@@ -76,11 +77,36 @@ export class BatchStage implements InstalledBatching {
   }
 }
 
-/** Puts the batch stage in front of a client's own stages (the same as `client.enableBatching(scope, options)`). */
-export function installBatching(
-  scope: Pick<ServiceWorkerGlobalScope, 'addEventListener'>,
-  client: { enableBatching(scope: Pick<ServiceWorkerGlobalScope, 'addEventListener'>, options?: BatchClientOptions): InstalledBatching },
-  options: BatchClientOptions = {},
-): InstalledBatching {
-  return client.enableBatching(scope, options);
+/** The parts of a ReplicaClient the batch stage stands in front of. */
+export interface BatchableClient {
+  readonly offline: OfflineCopies;
+  readonly bindings: Pick<BindingsStore, 'resolve'>;
+  readonly isEnabled: boolean;
+  route(request: Request): string;
+  respond(logical: Request, io: RespondIO): Promise<Response>;
+  useFrontStage(stage: InstalledBatching): void;
+}
+
+/**
+ * Puts batch transmission and the logical-URL cache in front of a client's bind and observe
+ * stages (docs/batching.md). The bundled worker does this when the site turns batching on
+ * (`features=batch`, the webpp-sw-batch.js add-on); a Workbox worker calls it itself.
+ */
+export function installBatching(scope: Pick<ServiceWorkerGlobalScope, 'addEventListener'>, client: BatchableClient, options: BatchClientOptions = {}): InstalledBatching {
+  const stage = new BatchStage(
+    scope,
+    {
+      offline: client.offline,
+      validatorOf: (url) => {
+        const resolved = client.bindings.resolve(url);
+        return resolved !== undefined && !resolved.binding.prefix ? resolved.binding.validator : undefined;
+      },
+      isEnabled: () => client.isEnabled,
+      routes: (request) => client.route(request) !== 'pass',
+      respond: (logical, io) => client.respond(logical, io),
+    },
+    options,
+  );
+  client.useFrontStage(stage);
+  return stage;
 }

@@ -43,4 +43,4 @@ export {
 } from './freshness.js';
 export type { CacheControl, HeaderLookup, StorabilityVerdict } from './freshness.js';
 export { crc32 } from './crc32.js';
-export { sha256 } from './sha256.js';
+export { createSha256, sha256, type Sha256 } from './sha256.js';

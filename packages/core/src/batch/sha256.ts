@@ -1,8 +1,9 @@
 /**
  * SHA-256 (FIPS 180-4) in plain TypeScript, so that the cache digest hashes identically in
  * the Service Worker, in Node and in tests without WebCrypto (which is asynchronous and
- * absent from the pure core). Inputs here are short (a URL and a validator), so speed is not
- * a concern; correctness is checked against the FIPS test vectors in the unit tests.
+ * absent from the pure core), and incremental, so that the worker verifies a body's digest
+ * as it streams (sw/src/integrity.ts). The one SHA-256 of the project's browser code.
+ * Correctness is checked against the FIPS test vectors in the unit tests.
  */
 
 const K = new Uint32Array([
@@ -18,23 +19,25 @@ const K = new Uint32Array([
 
 const rotr = (x: number, n: number): number => (x >>> n) | (x << (32 - n));
 
-/** The 32-byte SHA-256 digest of `message`. */
-export function sha256(message: Uint8Array): Uint8Array {
-  const bitLength = message.length * 8;
-  // Padding: 0x80, zeros, then the 64-bit big-endian bit length, to a multiple of 64 bytes.
-  const paddedLength = Math.ceil((message.length + 9) / 64) * 64;
-  const block = new Uint8Array(paddedLength);
-  block.set(message);
-  block[message.length] = 0x80;
-  const view = new DataView(block.buffer);
-  view.setUint32(paddedLength - 8, Math.floor(bitLength / 0x100000000));
-  view.setUint32(paddedLength - 4, bitLength >>> 0);
+const INITIAL_HASH = [0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19];
 
-  const h = new Uint32Array([
-    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
-  ]);
+/** An incremental SHA-256: update() with the message's parts in order, then digest() once. */
+export interface Sha256 {
+  update(bytes: Uint8Array): Sha256;
+  /** The 32-byte digest of everything given to update(). */
+  digest(): Uint8Array;
+}
+
+export function createSha256(): Sha256 {
+  const h = new Uint32Array(INITIAL_HASH);
   const w = new Uint32Array(64);
-  for (let offset = 0; offset < paddedLength; offset += 64) {
+  const pending = new Uint8Array(64);
+  const pendingView = new DataView(pending.buffer);
+  let pendingBytes = 0;
+  let totalBytes = 0;
+
+  /** FIPS 180-4 section 6.2.2: one 64-byte block at `offset` of `view`. */
+  const compress = (view: DataView, offset: number): void => {
     for (let t = 0; t < 16; t++) w[t] = view.getUint32(offset + t * 4);
     for (let t = 16; t < 64; t++) {
       const w15 = w[t - 15] as number;
@@ -75,9 +78,49 @@ export function sha256(message: Uint8Array): Uint8Array {
     h[5] = ((h[5] as number) + f) >>> 0;
     h[6] = ((h[6] as number) + g) >>> 0;
     h[7] = ((h[7] as number) + hh) >>> 0;
-  }
-  const out = new Uint8Array(32);
-  const outView = new DataView(out.buffer);
-  for (let i = 0; i < 8; i++) outView.setUint32(i * 4, h[i] as number);
-  return out;
+  };
+
+  const hash: Sha256 = {
+    update(bytes) {
+      totalBytes += bytes.length;
+      let at = 0;
+      if (pendingBytes > 0) {
+        at = Math.min(64 - pendingBytes, bytes.length);
+        pending.set(bytes.subarray(0, at), pendingBytes);
+        pendingBytes += at;
+        if (pendingBytes < 64) return hash;
+        compress(pendingView, 0);
+        pendingBytes = 0;
+      }
+      const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      for (; at + 64 <= bytes.length; at += 64) compress(view, at);
+      pending.set(bytes.subarray(at), 0);
+      pendingBytes = bytes.length - at;
+      return hash;
+    },
+    digest() {
+      // Padding (section 5.1.1): 0x80, zeros, then the 64-bit big-endian bit length.
+      const bitLength = totalBytes * 8;
+      pending[pendingBytes++] = 0x80;
+      if (pendingBytes > 56) {
+        pending.fill(0, pendingBytes);
+        compress(pendingView, 0);
+        pendingBytes = 0;
+      }
+      pending.fill(0, pendingBytes, 56);
+      pendingView.setUint32(56, Math.floor(bitLength / 0x100000000));
+      pendingView.setUint32(60, bitLength >>> 0);
+      compress(pendingView, 0);
+      const out = new Uint8Array(32);
+      const outView = new DataView(out.buffer);
+      for (let i = 0; i < 8; i++) outView.setUint32(i * 4, h[i] as number);
+      return out;
+    },
+  };
+  return hash;
+}
+
+/** The 32-byte SHA-256 digest of `message`. */
+export function sha256(message: Uint8Array): Uint8Array {
+  return createSha256().update(message).digest();
 }

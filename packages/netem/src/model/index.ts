@@ -9,3 +9,4 @@ export * from './errors.js';
 export * from './scenario.js';
 export * from './schedule.js';
 export * from './request-plan.js';
+export * from './generator.js';

@@ -102,12 +102,38 @@ export const OutageWindowSchema = Type.Object(
   { additionalProperties: false, description: 'A window in which the server is unreachable.' },
 );
 
+export const BrownoutWindowSchema = Type.Object(
+  {
+    fromMs: Type.Number({ ...nonNegativeMs, description: 'Start of the brownout (scenario time).' }),
+    toMs: Type.Number({ ...nonNegativeMs, description: 'End of the brownout; after `fromMs`.' }),
+    errorProbability: Type.Number({ minimum: 0, maximum: 1, description: 'Share of requests answered at once (after the round trip) with `status` and no body.' }),
+    status: Type.Optional(Type.Integer({ minimum: 500, maximum: 599, default: 503, description: 'The quick error status.' })),
+  },
+  { additionalProperties: false, description: 'A window in which the server sheds some requests with a quick 5xx.' },
+);
+
+/**
+ * How a server's `bandwidthBytesPerSec` applies to its concurrent responses: each its own
+ * (the paper's model, one request at a time), or one link shared equally by every response
+ * in flight on it (processor sharing, as TCP flows on one bottleneck roughly share it).
+ */
+export const LINK_SHARINGS = ['per-response', 'shared'] as const;
+
 export const ServerScenarioSchema = Type.Object(
   {
     label: Type.Optional(Type.String({ description: 'Human-readable description, e.g. "Stanford (US west)".' })),
     link: LinkSchema,
+    linkSharing: Type.Optional(
+      Type.Enum([...LINK_SHARINGS], {
+        default: 'per-response',
+        description: '`"per-response"`: every response gets the whole bandwidth; `"shared"`: concurrent responses share it equally (the emulator interleaves their 20 ms slices on one link).',
+      }),
+    ),
     schedule: Type.Optional(Type.Array(ScheduleEntrySchema, { default: [], description: 'Changes of the link over time.' })),
     outages: Type.Optional(Type.Array(OutageWindowSchema, { default: [], description: 'Outage windows.' })),
+    brownouts: Type.Optional(
+      Type.Array(BrownoutWindowSchema, { default: [], description: 'Windows of quick 5xx answers to a share of requests.' }),
+    ),
   },
   { additionalProperties: false, description: 'One replica server: its link at t = 0, changes over time, outages.' },
 );
@@ -170,6 +196,8 @@ export type ScheduleEntry = Static<typeof ScheduleEntrySchema>;
 export type Transition = NonNullable<ScheduleEntry['transition']>;
 export type OutageWindow = Static<typeof OutageWindowSchema>;
 export type OutageMode = NonNullable<OutageWindow['mode']>;
+export type BrownoutWindow = Static<typeof BrownoutWindowSchema>;
+export type LinkSharing = NonNullable<Static<typeof ServerScenarioSchema>['linkSharing']>;
 export type ServerScenario = Static<typeof ServerScenarioSchema>;
 export type WorkloadSpec = Static<typeof WorkloadSchema>;
 export type Scenario = Static<typeof ScenarioSchema>;

@@ -29,6 +29,9 @@ export {
   TRANSITIONS,
   SERVER_NAME_PATTERN,
   type OutageMode,
+  type BrownoutWindow,
+  type LinkSharing,
+  LINK_SHARINGS,
   type StallPhase,
   type StallSpec,
   type LinkProfile,
@@ -128,6 +131,9 @@ function checkServer(server: ServerScenario, path: string): void {
   outages.forEach((outage, index) => {
     if (outage.toMs <= outage.fromMs) fail(`${path}.outages[${index}].toMs`, `must be > fromMs (${outage.fromMs})`);
   });
+  (server.brownouts ?? []).forEach((brownout, index) => {
+    if (brownout.toMs <= brownout.fromMs) fail(`${path}.brownouts[${index}].toMs`, `must be > fromMs (${brownout.fromMs})`);
+  });
   const sorted = [...outages].sort((a, b) => a.fromMs - b.fromMs);
   for (let i = 1; i < sorted.length; i++) {
     if (sorted[i]!.fromMs < sorted[i - 1]!.toMs) fail(`${path}.outages`, 'outage windows must not overlap');
@@ -168,6 +174,9 @@ export function scaleScenarioTime(scenario: Scenario, factor: number): Scenario 
     if (server.schedule) scaled.schedule = server.schedule.map((entry) => ({ ...entry, atMs: entry.atMs * factor }));
     if (server.outages) {
       scaled.outages = server.outages.map((outage) => ({ ...outage, fromMs: outage.fromMs * factor, toMs: outage.toMs * factor }));
+    }
+    if (server.brownouts) {
+      scaled.brownouts = server.brownouts.map((brownout) => ({ ...brownout, fromMs: brownout.fromMs * factor, toMs: brownout.toMs * factor }));
     }
     servers[name] = scaled;
   }

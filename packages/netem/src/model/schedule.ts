@@ -3,7 +3,7 @@
  * the outage window (if any) covering it.
  */
 import { DEFAULT_PARETO_SHAPE, type DurationSpec } from './scenario-schema.js';
-import type { LinkProfile, OutageWindow, Scenario, ServerScenario, StallSpec, Transition } from './scenario.js';
+import type { BrownoutWindow, LinkProfile, LinkSharing, OutageWindow, Scenario, ServerScenario, StallSpec, Transition } from './scenario.js';
 
 interface Keyframe {
   atMs: number;
@@ -80,10 +80,14 @@ export class ServerTimeline {
   private readonly keyframes: Keyframe[];
   /** Sorted by fromMs; non-overlapping (checked by parseScenario). */
   readonly outages: readonly OutageWindow[];
+  readonly brownouts: readonly BrownoutWindow[];
+  readonly linkSharing: LinkSharing;
 
   constructor(name: string, server: ServerScenario) {
     this.name = name;
     this.label = server.label;
+    this.brownouts = [...(server.brownouts ?? [])].sort((a, b) => a.fromMs - b.fromMs);
+    this.linkSharing = server.linkSharing ?? 'per-response';
     this.keyframes = [{ atMs: 0, transition: 'step', link: applyLinkChange({ delayMs: 0 }, server.link) }];
     for (const entry of server.schedule ?? []) {
       const previous = this.keyframes[this.keyframes.length - 1]!;
@@ -112,6 +116,11 @@ export class ServerTimeline {
       if (tMs < outage.toMs) return outage;
     }
     return undefined;
+  }
+
+  /** The brownout covering tMs (fromMs ≤ tMs < toMs), if any; the first one when they overlap. */
+  brownoutAt(tMs: number): BrownoutWindow | undefined {
+    return this.brownouts.find((brownout) => brownout.fromMs <= tMs && tMs < brownout.toMs);
   }
 
   /** The first outage starting strictly after tMs and no later than untilMs, if any. */

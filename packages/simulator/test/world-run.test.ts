@@ -1,0 +1,111 @@
+import { generateWorld, parseScenario, type GeneratedResource, type GeneratedWorld, type Scenario } from '@webpp/netem/model';
+import { describe, expect, it } from 'vitest';
+import { freecdnHostWeight, freecdnPolicy } from '../src/policies/freecdn.js';
+import { optimalPolicy, registryPolicy, singleServerPolicy } from '../src/policies/engine-policies.js';
+import { bestSingle, runSeed } from '../src/generalization.js';
+import { runWorld } from '../src/world-run.js';
+
+const resource = (i: number, sizeBytes: number): GeneratedResource => ({ url: `/img/r${i}.jpg`, kind: 'img', sizeBytes });
+
+/** A hand-made world: constant round trips, no jitter, so page times are hand-computed. */
+function world(servers: Scenario['servers'], pages: GeneratedResource[][], connectionsPerHost: number | null, clients = 1): GeneratedWorld {
+  const scenario = parseScenario({ formatVersion: 1, name: 'hand', durationMs: 60_000, servers });
+  return {
+    seed: 1,
+    generatorVersion: 1,
+    heldOut: false,
+    scenario,
+    capacity: {},
+    workload: { shape: 'page', http: connectionsPerHost === null ? 'h2' : 'http/1.1', connectionsPerHost, clients: Array.from({ length: clients }, () => pages), thinkTimeMs: 0, requestTimeoutMs: 300_000 },
+    traits: [],
+  };
+}
+
+describe('runWorld on page-shaped workloads', () => {
+  it('a page of twelve 100 KB resources over one shared 1 MB/s link takes the link\'s 1.2 s, whatever the connections', () => {
+    const page = Array.from({ length: 12 }, (_, i) => resource(i, 100_000));
+    for (const connections of [6, null]) {
+      const result = runWorld(world({ A: { link: { delayMs: 10, bandwidthBytesPerSec: 1_000_000 }, linkSharing: 'shared' } }, [page], connections), singleServerPolicy('A'));
+      expect(result.failed).toBe(0);
+      // Sharing: the last byte leaves after 1.2 MB at 1 MB/s; six connections add one more round trip at most.
+      expect(result.pageMeanMs!).toBeGreaterThanOrEqual(1_210 - 1e-6);
+      expect(result.pageMeanMs!).toBeLessThanOrEqual(1_230 + 1e-6);
+    }
+  });
+
+  it('six connections per host make a page of small files take one round trip per six resources', () => {
+    const page = Array.from({ length: 18 }, (_, i) => resource(i, 1_000));
+    const servers = { A: { link: { delayMs: 100, bandwidthBytesPerSec: null } } };
+    const http1 = runWorld(world(servers, [page], 6), singleServerPolicy('A'));
+    const h2 = runWorld(world(servers, [page], null), singleServerPolicy('A'));
+    expect(http1.pageMeanMs).toBeCloseTo(300, 6);
+    expect(h2.pageMeanMs).toBeCloseTo(100, 6);
+  });
+
+  it('two fat replicas: spreading a page over both (optimal-complete sends to both) is no slower than either alone', () => {
+    const page = Array.from({ length: 20 }, (_, i) => resource(i, 200_000));
+    const servers = { A: { link: { delayMs: 20, bandwidthBytesPerSec: 2_000_000 }, linkSharing: 'shared' as const }, B: { link: { delayMs: 30, bandwidthBytesPerSec: 2_000_000 }, linkSharing: 'shared' as const } };
+    const generated = world(servers, [page], null);
+    const single = runWorld(generated, singleServerPolicy('A'));
+    const optimal = runWorld(generated, optimalPolicy());
+    expect(single.pageMeanMs).toBeCloseTo(20 + 2_000, 3);
+    expect(optimal.pageMeanMs!).toBeLessThanOrEqual(single.pageMeanMs! + 1e-6);
+    expect(optimal.extraBytesPct).toBeGreaterThan(50);
+  });
+
+  it('finishes world 65 under webpp in bounded events (shared-link milestones below the clock\'s resolution once woke it up forever)', () => {
+    const result = runWorld(generateWorld(65), registryPolicy('webpp'), { maxEvents: 400_000 });
+    expect(result.failed).toBe(0);
+  });
+
+  it('is deterministic per seed, and every policy of the suite serves a generated world', () => {
+    const first = runSeed(7);
+    expect(runSeed(7)).toEqual(first);
+    const policies = first.rows.map((row) => row.policy);
+    expect(policies).toEqual(expect.arrayContaining(['webpp', 'webpp-paper', 'freecdn', 'optimal-complete', 'single-A', 'single-B']));
+    expect(first.rows.find((row) => row.policy === first.world.best_single)!.relative_to_best_single).toBe(1);
+    expect(first.world.requests).toBe(generateWorld(7).workload.clients.flat(2).length);
+  });
+});
+
+describe('bestSingle', () => {
+  it('is the lowest mean among the singles with the fewest failed requests', () => {
+    const result = (policy: string, meanMs: number, failed: number) => ({ policy, meanMs, failed }) as Parameters<typeof bestSingle>[0][number];
+    expect(bestSingle([result('single-A', 50, 3), result('single-B', 80, 0), result('single-C', 90, 0), result('webpp', 10, 0)])!.policy).toBe('single-B');
+  });
+});
+
+describe('the freecdn model (freecdn-js 0.4.1 getHostWeight)', () => {
+  it('weighs a host 50 until measured, then max(100 − 0.2 × its cumulative mean first byte, 10)', () => {
+    expect(freecdnHostWeight(undefined)).toBe(50);
+    expect(freecdnHostWeight({ reqNum: 2, reqTimeSum: 200 })).toBe(80);
+    expect(freecdnHostWeight({ reqNum: 1, reqTimeSum: 5_000 })).toBe(10);
+  });
+
+  it('tries an unmeasured host before one measured slower than 250 ms, then keeps the faster first byte whatever the bandwidth', () => {
+    // A: first byte 300 ms, fat link; B: first byte 50 ms, thin link. freecdn ranks by first byte alone.
+    const page = Array.from({ length: 10 }, (_, i) => [resource(i, 100_000)]);
+    const servers = { A: { link: { delayMs: 300, bandwidthBytesPerSec: 50_000_000 } }, B: { link: { delayMs: 50, bandwidthBytesPerSec: 100_000 } } };
+    const generated = world(servers, page, null);
+    const freecdn = runWorld(generated, freecdnPolicy());
+    expect(freecdn.servedBy).toEqual({ A: 1, B: 9 });
+    expect(freecdn.failed).toBe(0);
+  });
+
+  it('fails over to the next host at once on a quick 5xx, and counts the 5xx\'s first byte in the mean', () => {
+    const page = Array.from({ length: 6 }, (_, i) => [resource(i, 1_000)]);
+    const servers = { A: { link: { delayMs: 10, bandwidthBytesPerSec: null }, brownouts: [{ fromMs: 0, toMs: 60_000, errorProbability: 1 }] }, B: { link: { delayMs: 100, bandwidthBytesPerSec: null } } };
+    const result = runWorld(world(servers, page, null), freecdnPolicy());
+    expect(result.failed).toBe(0);
+    expect(result.servedBy).toEqual({ A: 0, B: 6 });
+    // A's quick 503s keep its mean low (10 ms → weight 98 > B's 80): every request tries A first, then B.
+    expect(result.meanMs).toBeCloseTo(110, 6);
+    expect(result.extraRequestsPct).toBeCloseTo(100, 6);
+  });
+
+  it('runs core\'s webpp policy on the same world', () => {
+    const page = Array.from({ length: 6 }, (_, i) => [resource(i, 1_000)]);
+    const result = runWorld(world({ A: { link: { delayMs: 10, bandwidthBytesPerSec: null } }, B: { link: { delayMs: 100, bandwidthBytesPerSec: null } } }, page, 6), registryPolicy('webpp'));
+    expect(result.failed).toBe(0);
+  });
+});
