@@ -13,6 +13,8 @@ export const EVENT_CHANNEL = 'webpp';
 /** Message types a page sends to the worker; the answer arrives on the transferred MessagePort. */
 export const STATE_REQUEST = 'webpp:state';
 export const FLUSH_REQUEST = 'webpp:flush';
+/** Where to load the page's <object>/<embed> elements from (embed-relocation.ts); answer: (string | null)[]. */
+export const RELOCATE_REQUEST = 'webpp:relocate';
 
 /** Sent by the worker to every open page (client.postMessage) when the site switched it off. */
 export const CONTROL_OFF_MESSAGE = 'webpp:control-off';

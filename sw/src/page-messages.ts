@@ -1,14 +1,18 @@
 /**
- * The page script's messages ({type: 'webpp:state'} and {type: 'webpp:flush'}), answered on
- * the transferred MessagePort once the stored state is loaded.
+ * The page script's messages ({type: 'webpp:state'}, {type: 'webpp:flush'} and
+ * {type: 'webpp:relocate', urls, failed, pageUrl}), answered on the transferred MessagePort
+ * once the stored state is loaded.
  */
-import { FLUSH_REQUEST, STATE_REQUEST } from './messages.js';
+import { parseRelocateQuery } from './embed-relocation.js';
+import type { RelocateQuery } from './embed-relocation.js';
+import { FLUSH_REQUEST, RELOCATE_REQUEST, STATE_REQUEST } from './messages.js';
 import type { WorkerStateSnapshot } from './messages.js';
 
 export interface PageMessageHandlers {
   ready: Promise<void>;
   snapshot(): WorkerStateSnapshot;
   flush(): Promise<void>;
+  relocate(query: RelocateQuery): Promise<(string | null)[]>;
 }
 
 export function listenToPages(scope: Pick<ServiceWorkerGlobalScope, 'addEventListener'>, handlers: PageMessageHandlers): void {
@@ -21,6 +25,10 @@ export function listenToPages(scope: Pick<ServiceWorkerGlobalScope, 'addEventLis
       event.waitUntil(handlers.ready.then(() => port.postMessage(handlers.snapshot())));
     } else if (type === FLUSH_REQUEST) {
       event.waitUntil(handlers.ready.then(() => handlers.flush()).then(() => port.postMessage({ type: 'webpp:flushed' })));
+    } else if (type === RELOCATE_REQUEST) {
+      const query = parseRelocateQuery(data);
+      const answer = query ? handlers.ready.then(() => handlers.relocate(query)) : Promise.resolve([]);
+      event.waitUntil(answer.catch(() => []).then((urls) => port.postMessage(urls)));
     }
   });
 }

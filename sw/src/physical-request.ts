@@ -13,6 +13,7 @@
  */
 
 import { stripHash } from './_private/strip-hash.js';
+import { isMediaRange } from './media-range.js';
 
 /** Headers the browser adds itself; forwarding them cross-origin would only trigger preflights. */
 const CROSS_ORIGIN_DROPPED = new Set([
@@ -62,9 +63,11 @@ export function buildPhysicalRequest(logical: Request, physicalUrl: string, opti
   // have got without the worker. A redirect to another host is then followed by a no-cors
   // image, or handed back to a navigation (redirect mode 'manual': an opaque redirect the
   // browser follows itself), instead of failing in 'same-origin' mode and marking the origin failed.
-  if (sameOrigin && !options.resume && options.method === undefined && options.cache === undefined && stripHash(physicalUrl) === stripHash(logical.url)) {
-    return new Request(logical, { signal: options.signal });
-  }
+  const ownUrl = sameOrigin && !options.resume && options.method === undefined && options.cache === undefined && stripHash(physicalUrl) === stripHash(logical.url);
+  // A media element's no-cors Range would be dropped by a copy (media-range.ts): the range
+  // is asked in CORS mode instead, which a same-origin URL needs no CORS for.
+  const rangeKept = ownUrl && logical.mode === 'no-cors' && isMediaRange(logical);
+  if (ownUrl && !rangeKept) return new Request(logical, { signal: options.signal });
   const navigation = logical.mode === 'navigate';
   const headers = new Headers();
   logical.headers.forEach((value, name) => {
@@ -89,8 +92,9 @@ export function buildPhysicalRequest(logical: Request, physicalUrl: string, opti
   const init: RequestInit = {
     method: options.method ?? logical.method,
     headers,
-    mode: sameOrigin ? 'same-origin' : 'cors',
-    credentials: sameOrigin ? (logical.credentials === 'omit' ? 'omit' : 'include') : 'omit',
+    mode: sameOrigin && !rangeKept ? 'same-origin' : 'cors',
+    // With rangeKept, a redirect to another host (a CDN) goes without cookies, as CORS's `*` needs.
+    credentials: sameOrigin ? (logical.credentials === 'omit' ? 'omit' : rangeKept ? 'same-origin' : 'include') : 'omit',
     cache,
     redirect: navigation ? 'follow' : logical.redirect,
     referrerPolicy: logical.referrerPolicy,

@@ -11,6 +11,7 @@
  * engine's lifecycle callbacks (telemetry.ts). Anything unexpected in its own logic falls
  * back to a plain fetch (fail open).
  */
+import { serverOf } from '@webpp/core';
 import type { ClientPolicy, ServerId } from '@webpp/core';
 import { BindStage } from './bind.js';
 import type { RespondIO } from './bind.js';
@@ -19,6 +20,8 @@ import type { ReplicaClientOptions } from './client-options.js';
 import { resolveWorkerOptions } from './config.js';
 import { ConnectionQueue } from './connection-queue.js';
 import { DigestStore } from './digest-store.js';
+import { relocateEmbeds } from './embed-relocation.js';
+import type { RelocateQuery } from './embed-relocation.js';
 import { DEFAULT_VERIFY_BUFFER_BYTES } from './integrity.js';
 import { KillSwitch, pageNotifier } from './kill-switch.js';
 import { observeRequest } from './observe.js';
@@ -84,6 +87,7 @@ export class ReplicaClient {
   private readonly pushed: PushedLoad;
   private readonly aggregate: ClientAggregate;
   private readonly startedAtMs = Date.now();
+  private readonly plainFetch: (request: Request) => Promise<Response>;
   private readonly router: Router;
   private messageListenerAttached = false;
   private batching: FrontStage | undefined;
@@ -99,6 +103,7 @@ export class ReplicaClient {
     const ownPaths = init.ownScriptPaths ?? ['/webpp.js', ...(location?.pathname ? [location.pathname] : [])];
     this.storage = init.storage ?? idbKeyValueStore();
     const plainFetch = init.fetch ?? ((request: Request) => fetch(request));
+    this.plainFetch = plainFetch;
     const { options, selfOrigin, storage } = this;
     this.reporter = new StateReporter({ historySize: options.historySize, publish: init.publish ?? broadcastPublisher() });
     const reporter = this.reporter;
@@ -293,9 +298,29 @@ export class ReplicaClient {
   attachMessageListener(scope: Pick<ServiceWorkerGlobalScope, 'addEventListener'>): void {
     if (this.messageListenerAttached) return;
     this.messageListenerAttached = true;
-    listenToPages(scope, { ready: this.ready, snapshot: () => this.snapshot(), flush: () => this.flush() });
+    listenToPages(scope, { ready: this.ready, snapshot: () => this.snapshot(), flush: () => this.flush(), relocate: (query) => this.relocateEmbeds(query) });
   }
 
+
+  /** Where a page's <object>/<embed> elements should load from (embed-relocation.ts). */
+  private relocateEmbeds(query: RelocateQuery): Promise<(string | null)[]> {
+    const failed = new Set(policyServerViews(this.policy, Date.now()).filter((view) => view.state === 'failed').map((view) => view.server));
+    return relocateEmbeds(query, {
+      resolve: (url) => (this.isEnabled ? this.router.resolved(new Request(url)) : undefined),
+      ordered: (resolved) => {
+        const physicalByServer = new Map(resolved.physicalUrls.map((url) => [serverOf(url), url]));
+        const plan = this.engine.plan({ logicalUrl: resolved.logical, method: 'GET', candidates: [...physicalByServer.keys()] }, (server) => physicalByServer.get(server));
+        return plan.map((attempt) => attempt.target);
+      },
+      isFailed: (server) => failed.has(server),
+      servedPage: (pageUrl) => {
+        const decisions = this.reporter.recentDecisions();
+        for (let i = decisions.length - 1; i >= 0; i--) if (decisions[i]!.navigation && decisions[i]!.logicalUrl === pageUrl) return decisions[i]!.servedBy;
+        return undefined;
+      },
+      fetch: this.plainFetch,
+    });
+  }
 
   /** After every bound request: the policy's background requests (Figure 4), then a batched state write. */
   private async afterRequest(candidates: readonly ServerId[]): Promise<void> {

@@ -8,6 +8,7 @@
 import { bodyIdleTimeoutMs } from '@webpp/core';
 import type { ExchangeSample, ServerId } from '@webpp/core';
 import type { AttemptSpec } from './attempt-runner.js';
+import { isMediaRange } from './media-range.js';
 import { resumableBody } from './resumable-body.js';
 import type { ResumeAnswer, ResumeRequest } from './resumable-body.js';
 import type { StateReporter } from './state-reporter.js';
@@ -40,6 +41,8 @@ export class ResumeStage {
     const { request, winner, plan } = served;
     if (request.method !== 'GET' || !response.body || (response.status !== 200 && response.status !== 206)) return response;
     if (response.type === 'opaque' || response.type === 'opaqueredirect') return response;
+    // The media element resumes a broken range itself, and preloads only an unwrapped body.
+    if (isMediaRange(request)) return response;
     const lengthBytes = Number(response.headers.get('content-length') ?? Number.NaN);
     if (Number.isFinite(lengthBytes) && lengthBytes < this.options.resumeMinBytes) return response;
     let settle!: () => void;

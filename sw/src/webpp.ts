@@ -167,7 +167,7 @@ declare global {
       );
     });
 
-  const ask = async <T>(type: string): Promise<T> => {
+  const ask = async <T>(type: string, payload: object = {}): Promise<T> => {
     if (!container || !(await ready)) throw new Error('webpp: no service worker');
     const worker = container.controller ?? (await timeout(container.ready, 'waiting for the worker')).active;
     if (!worker) throw new Error('webpp: no active service worker');
@@ -175,9 +175,40 @@ declare global {
     const answer = new Promise<T>((resolve) => {
       channel.port1.onmessage = (message) => resolve(message.data as T);
     });
-    worker.postMessage({ type }, [channel.port2]);
+    worker.postMessage({ ...payload, type }, [channel.port2]);
     return timeout(answer, `${type}`);
   };
+
+  // <object data> and <embed src> loads bypass the worker in Chromium, so they do not fail over
+  // with the page. When one fails, or its server is down (the worker checks), it is moved to
+  // a live replica the worker names: a copy of the element with that URL replaces it (setting
+  // `data` again does not bring a failed <object> back). Once per element.
+  const moved = new WeakSet<Element>();
+  const sourceOf = (element: Element): string => (element instanceof HTMLObjectElement ? 'data' : 'src');
+  const relocate = async (elements: Element[], failed: boolean): Promise<void> => {
+    const pending = elements.filter((element) => !moved.has(element) && element.getAttribute(sourceOf(element)));
+    if (pending.length === 0 || !container?.controller) return;
+    const urls = pending.map((element) => new URL(element.getAttribute(sourceOf(element))!, document.baseURI).href);
+    const answer = await ask<unknown[]>('webpp:relocate', { urls, failed, pageUrl: location.href.split('#')[0] }).catch(() => []);
+    pending.forEach((element, i) => {
+      const target = answer[i];
+      if (typeof target !== 'string' || !element.isConnected) return;
+      const copy = element.cloneNode(true) as Element;
+      copy.setAttribute(sourceOf(element), target);
+      moved.add(copy);
+      element.replaceWith(copy);
+    });
+  };
+  document.addEventListener(
+    'error',
+    (event) => {
+      if (event.target instanceof HTMLObjectElement || event.target instanceof HTMLEmbedElement) void relocate([event.target], true);
+    },
+    true,
+  );
+  const scan = (): void => void relocate([...document.querySelectorAll('object[data], embed[src]')], false);
+  if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', scan, { once: true });
+  else scan();
 
   window.webpp = {
     version: '0.1.0',

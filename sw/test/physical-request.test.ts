@@ -23,6 +23,14 @@ describe('buildPhysicalRequest', () => {
     expect(own.signal.aborted).toBe(false);
   });
 
+  it("asks the own origin for a media element's range in CORS mode: a copy of its no-cors request would lose the Range (Chromium)", () => {
+    const media = new Request('http://a.localhost:1/clip.webm', { headers: { range: 'bytes=100-' } });
+    Object.defineProperty(media, 'mode', { value: 'no-cors' });
+    Object.defineProperty(media, 'destination', { value: 'video' });
+    const own = buildPhysicalRequest(media, 'http://a.localhost:1/clip.webm', { selfOrigin, signal });
+    expect({ mode: own.mode, credentials: own.credentials, range: own.headers.get('range') }).toEqual({ mode: 'cors', credentials: 'same-origin', range: 'bytes=100-' });
+  });
+
   it('keeps credentials and every header for a same-origin replica', () => {
     const request = buildPhysicalRequest(page, 'http://a.localhost:1/big.txt', { selfOrigin, signal });
     expect(request.credentials).toBe('include');
