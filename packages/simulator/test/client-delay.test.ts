@@ -58,7 +58,6 @@ describe('the simulator with a client delay', () => {
   };
   // A loaded machine: mostly 20 ms, a 600 ms stall every 0.7 s; and a constant of the same mean.
   const noisySamples = Array.from({ length: 700 }, (_, i) => ({ atMs: i * 100, firstByteMs: i % 7 === 0 ? 600 : 20, bodyMs: 10 }));
-  const noisy = clientDelayFromSamples(noisySamples, 1);
   const sameMean = constantClientDelay((600 + 6 * 20) / 7, 10);
 
   it('compresses a slow single server\'s ratio towards 1 (the same time added to both sides)', () => {
@@ -71,9 +70,18 @@ describe('the simulator with a client delay', () => {
 
   it('makes the webpp policy pick the best server less often when the delay is noisy, not when it is constant', () => {
     const quiet = ratio(() => registryPolicy('webpp'), sameMean);
-    const loaded = ratio(() => registryPolicy('webpp'), noisy);
-    expect(loaded.result.bestServerShare).toBeLessThan(quiet.result.bestServerShare - 0.1);
-    expect(loaded.ratio).toBeGreaterThan(quiet.ratio);
+    // Averaged over the seven places the stall can fall in its 0.7 s cycle: one placement alone
+    // is chaotic (a single stall landing on a switch of the best server moves the whole run; the
+    // placement at i % 7 === 0 gave a best-server share of 0.80 on Node 20 and 0.86 on Node 24).
+    const phases = Array.from({ length: 7 }, (_, phase) =>
+      ratio(
+        () => registryPolicy('webpp'),
+        clientDelayFromSamples(noisySamples.map((sample, i) => ({ ...sample, firstByteMs: i % 7 === phase ? 600 : 20 })), 1),
+      ),
+    );
+    const mean = (values: number[]): number => values.reduce((sum, value) => sum + value, 0) / values.length;
+    expect(mean(phases.map((phase) => phase.result.bestServerShare))).toBeLessThan(quiet.result.bestServerShare - 0.1);
+    expect(mean(phases.map((phase) => phase.ratio))).toBeGreaterThan(quiet.ratio);
   });
 });
 
