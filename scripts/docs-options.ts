@@ -7,7 +7,8 @@
  *
  * `npm run docs:options` rewrites them; origin/test/options-docs.test.ts fails when a
  * table and its schema disagree. Tables: the origin plugin's, startReplicaServer's and
- * batching options, `webpp-origin --help`, and the netem scenario format. The schemas are the one definition of every option.
+ * batching options, `webpp-origin --help`, the origin's response path (its hooks in the order
+ * Fastify runs them, origin/src/compose/response-path.ts), and the netem scenario format. The schemas are the one definition of every option.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +30,7 @@ import {
   WorkloadSchema,
 } from '../packages/netem/src/model/scenario-schema.js';
 import { FLAGS } from '../origin/src/options/cli-flags.js';
+import { responsePathMarkdown } from '../origin/src/compose/response-path.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -80,6 +82,7 @@ interface GeneratedBlock {
 export const BLOCKS: GeneratedBlock[] = [
   { file: 'docs/origin.md', id: 'plugin-options', content: () => optionsTable(pluginOptionsSchema) },
   { file: 'docs/origin.md', id: 'server-options', content: () => optionsTable(serverOptionsSchema) },
+  { file: 'docs/origin.md', id: 'response-path', content: responsePathMarkdown },
   { file: 'docs/origin.md', id: 'cli-help', content: () => `\`\`\`\n${HELP.trimEnd()}\n\`\`\`` },
   { file: 'docs/batching.md', id: 'batch-options', content: () => optionsTable(batchOptionsSchema, ['batch']) },
   { file: 'docs/evaluation.md', id: 'scenario-fields', content: scenarioTable },

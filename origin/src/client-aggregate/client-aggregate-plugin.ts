@@ -28,7 +28,7 @@ export function createClientAggregates(options: ResolvedOptions): ClientAggregat
 }
 
 export interface ClientAggregatePluginOptions {
-  options: ResolvedOptions;
+  options: Pick<ResolvedOptions, 'clientReportIntervalMs' | 'publicUrl' | 'logicalOrigin'>;
   aggregates: ClientAggregates | undefined;
   directory: ReplicationDirectory;
 }

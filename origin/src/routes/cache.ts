@@ -26,7 +26,7 @@ const MAX_TARGETS = 1000;
 const TTL_HEADER = 'webpp-cache-ttl-ms';
 
 export interface CacheRoutesOptions {
-  options: ResolvedOptions;
+  options: Pick<ResolvedOptions, 'adminToken' | 'memoryCacheMaxEntryBytes'>;
   cache: MemoryCacheApi;
 }
 

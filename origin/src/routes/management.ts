@@ -83,7 +83,7 @@ function assertCanonicalEntries(entries: unknown): void {
 }
 
 export interface ManagementRoutesOptions {
-  options: ResolvedOptions;
+  options: Pick<ResolvedOptions, 'adminToken' | 'logicalOrigin' | 'maxReplicaBytes' | 'scriptPath' | 'workerPath'>;
   directory: ReplicationDirectory;
   store: ReplicaStore;
   replicas: ReplicaManager;

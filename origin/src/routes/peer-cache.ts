@@ -26,7 +26,7 @@ import type { ClusterInvalidation } from '../cache/cluster/cluster-invalidation.
 import type { ResolvedOptions } from '../options.js';
 
 export interface PeerCacheRoutesOptions {
-  options: ResolvedOptions;
+  options: Pick<ResolvedOptions, 'clusterSecret' | 'publicUrl' | 'aliasUrls' | 'maxClockSkewMs' | 'maxReplicaBytes'>;
   cooperative: CooperativeCache;
   invalidation: ClusterInvalidation;
 }

@@ -30,7 +30,7 @@ import { logicalPathOf } from './management.js';
 export const PEER_CONTENT_PATH = '/.well-known/webpp/peer/content';
 
 export interface PeerContentRoutesOptions {
-  options: ResolvedOptions;
+  options: Pick<ResolvedOptions, 'clusterSecret' | 'publicUrl' | 'aliasUrls' | 'maxClockSkewMs' | 'contentRoot' | 'maxReplicaBytes' | 'scriptPath' | 'workerPath'>;
   store: ReplicaStore;
   replicas: ReplicaManager;
 }

@@ -10,7 +10,7 @@ import { addClusterAuth } from '../http/cluster-auth-hooks.js';
 import { PING_PATH } from '../sync/pinger.js';
 import type { ResolvedOptions } from '../options.js';
 
-export async function peerStateRoutes(app: FastifyInstance, { options }: { options: ResolvedOptions }): Promise<void> {
+export async function peerStateRoutes(app: FastifyInstance, { options }: { options: Pick<ResolvedOptions, 'clusterSecret' | 'publicUrl' | 'aliasUrls' | 'maxClockSkewMs'> }): Promise<void> {
   addClusterAuth(app, options, 1024);
   app.post(PING_PATH, { bodyLimit: 1024 }, async (_request, reply) => reply.code(204).send());
 }

@@ -27,7 +27,7 @@ import type { ReplicaManager } from '../replicas/replica-manager.js';
 const MAX_SYNC_MESSAGE_BYTES = 64 * 1024 * 1024;
 
 export interface PeerRoutesOptions {
-  options: ResolvedOptions;
+  options: Pick<ResolvedOptions, 'clusterSecret' | 'publicUrl' | 'aliasUrls' | 'maxClockSkewMs' | 'maxReplicaBytes' | 'scriptPath' | 'workerPath'>;
   directory: ReplicationDirectory;
   replicas: ReplicaManager;
   /** Resolves once the directory as it is now is on disk. */

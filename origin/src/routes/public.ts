@@ -36,7 +36,7 @@ function publicCors(reply: FastifyReply): void {
 }
 
 export interface PublicRoutesOptions {
-  options: ResolvedOptions;
+  options: Pick<ResolvedOptions, 'adminToken' | 'logicalOrigin' | 'publicStats' | 'publicUrl' | 'serveClientScripts' | 'scriptPath' | 'workerPath'>;
   directory: ReplicationDirectory;
   store: ReplicaStore;
   replicas: ReplicaManager;

@@ -138,7 +138,7 @@ export function createCooperativeCache(options: ResolvedOptions, api: MemoryCach
   return { cooperative, invalidation };
 }
 
-async function cooperativeCachePlugin(app: FastifyInstance, deps: { options: ResolvedOptions; parts: CooperativeCacheParts | undefined }): Promise<void> {
+async function cooperativeCachePlugin(app: FastifyInstance, deps: { options: Pick<ResolvedOptions, 'clusterSecret' | 'publicUrl' | 'aliasUrls' | 'maxClockSkewMs' | 'maxReplicaBytes'>; parts: CooperativeCacheParts | undefined }): Promise<void> {
   const { parts, options } = deps;
   if (parts === undefined) return;
   // Peer cache calls are internal traffic, one or more per cooperative miss: two request log

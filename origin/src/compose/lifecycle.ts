@@ -1,0 +1,68 @@
+/**
+ * What runs beside the requests: `app.webpp` for code outside the plugin (origin-api.ts), and
+ * the timers and peers started when the app is ready and stopped, in reverse, when it closes.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { WebppOrigin } from '../origin-api.js';
+import { closeDataFolder } from './data-folder.js';
+import type { OriginParts } from './parts.js';
+
+export function originApi(parts: OriginParts): WebppOrigin {
+  const { options, folder, directory, store, replicas, stats, preprocessCache, memoryCache, sync, gossip, loadTable, replication, lazyReplicas, clientScripts, clientAggregate, killSwitch, flushDirectory, gauges } = parts;
+  return {
+    options,
+    dataDir: folder.dataDir,
+    directory,
+    store,
+    replicas,
+    stats,
+    preprocessCache,
+    cache: memoryCache,
+    sync,
+    peerState: gossip?.state,
+    loadTable,
+    replication,
+    lazyReplicas,
+    clientScripts,
+    clientAggregate,
+    get killSwitch() {
+      return killSwitch.on;
+    },
+    set killSwitch(on: boolean) {
+      killSwitch.on = on;
+    },
+    flushDirectory,
+    async syncNow() {
+      await Promise.all([sync?.syncAll(), replicas.retryPendingPushes()]);
+      await replicas.reconcile();
+    },
+    gauges,
+  };
+}
+
+export function registerLifecycle(app: FastifyInstance, parts: OriginParts): void {
+  const { utilisation, sync, gossip, loadTable, replication, replicas, lazyReplicas, push, directoryStore, doc, folder } = parts;
+  app.addHook('onReady', async () => {
+    push.announcer?.start();
+    utilisation.meter.start();
+    sync?.start();
+    gossip?.pinger.start();
+    loadTable.start();
+    replication?.start();
+    replicas.start();
+    lazyReplicas.start();
+  });
+  app.addHook('onClose', async () => {
+    await push.announcer?.stop();
+    await replicas.stop();
+    await lazyReplicas.stop();
+    replication?.stop();
+    loadTable.stop();
+    await gossip?.pinger.stop();
+    utilisation.meter.stop();
+    await sync?.stop();
+    await directoryStore.stop();
+    doc.destroy();
+    await closeDataFolder(folder);
+  });
+}
