@@ -30,6 +30,7 @@ import { NodeWebppClient } from './support/node-client.js';
 import { startCapacityOrigin, type CapacityOrigin } from './replication/capacity-origin.js';
 import { writeSite, type Site } from './replication/site.js';
 import { phaseSvg } from './replication/plot.js';
+import { WEBPP_INTERNALS } from '@webpp/origin/_private';
 
 const envNumber = (name: string, fallback: number): number => {
   const value = Number(process.env[name]);
@@ -57,7 +58,7 @@ const REPLICATION = {
   replicationHomeMs: 60_000, // T_home
   replicationHitThreshold: 20,
   replicationMinLoad: 5,
-  replicationPeerMaxAgeMs: 5000,
+  [WEBPP_INTERNALS]: { replicationPeerMaxAgeMs: 5000 }, // a constant of the origin (60 s), scaled down like the periods
   replicationValidateIntervalMs: 30_000, // T_validate
 };
 

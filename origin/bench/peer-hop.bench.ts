@@ -19,6 +19,7 @@ import { fileURLToPath } from 'node:url';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
 import { rankServers } from '../src/cache/cluster/rendezvous.js';
 import { freePort } from '../test/helpers.js';
+import { WEBPP_INTERNALS } from '../src/options/internals.js';
 
 const ROUNDS = Number(process.env.WEBPP_BENCH_ROUNDS ?? 5);
 const REQUESTS = Number(process.env.WEBPP_BENCH_REQUESTS ?? 300);
@@ -101,7 +102,7 @@ async function main(): Promise<void> {
           adminToken: ADMIN_TOKEN,
           injectScript: false,
           memoryCacheBytes: 64 * 1024 * 1024,
-          memoryCacheHotCopies: 1,
+          [WEBPP_INTERNALS]: { memoryCacheHotCopies: 1 },
         }),
       );
     }

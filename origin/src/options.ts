@@ -10,14 +10,15 @@ import { resolveBatchOptions } from './batch/batch-options.js';
 import { pluginOptionsSchema } from './options/plugin-schema.js';
 import { compileOptions, optionPath, type PathNamer } from './options/compile-options.js';
 import type { Resolved } from './options/resolved.js';
+import { internalsOf, removedOptionsProblem, type InternalConstants, type WEBPP_INTERNALS } from './options/internals.js';
 
 export type { ReplicaOperation, FilterVeto, PreFilter, ReplicaOutcome, PushOutcome, PostFilter } from './options/filters.js';
 export { pluginOptionsSchema };
 
-/** The plugin's options, as callers pass them. */
-export type WebppOriginOptions = Static<typeof pluginOptionsSchema>;
-/** The options after resolveOptions: every default filled in, origins canonical. */
-export type ResolvedOptions = Omit<Resolved<typeof pluginOptionsSchema>, 'logicalOrigin'> & { logicalOrigin: string };
+/** The plugin's options, as callers pass them (WEBPP_INTERNALS: this repository's tests only, options/internals.ts). */
+export type WebppOriginOptions = Static<typeof pluginOptionsSchema> & { [WEBPP_INTERNALS]?: Partial<InternalConstants> };
+/** The options after resolveOptions: every default filled in, origins canonical, and the internal constants (options/internals.ts). */
+export type ResolvedOptions = Omit<Resolved<typeof pluginOptionsSchema>, 'logicalOrigin'> & { logicalOrigin: string } & InternalConstants;
 export type CorsMode = ResolvedOptions['cors'];
 
 const validator = compileOptions<Resolved<typeof pluginOptionsSchema>>(pluginOptionsSchema);
@@ -27,6 +28,8 @@ const validator = compileOptions<Resolved<typeof pluginOptionsSchema>>(pluginOpt
  * problem. `name` says how the caller knows an option (the CLI passes flag names).
  */
 export function resolveOptions(options: WebppOriginOptions, name: PathNamer = optionPath('options')): ResolvedOptions {
+  const removed = removedOptionsProblem(options, (option) => name([option]));
+  if (removed !== undefined) throw new WEBPP_ERR_BAD_OPTIONS(removed);
   const checked = validator.check(options, name);
   if (!checked.ok) throw new WEBPP_ERR_BAD_OPTIONS(checked.problems.join('; '));
   const resolved = checked.value;
@@ -41,6 +44,7 @@ export function resolveOptions(options: WebppOriginOptions, name: PathNamer = op
   if (resolved.scriptPath === resolved.workerPath) throw new WEBPP_ERR_BAD_OPTIONS(`${name(['scriptPath'])} and ${name(['workerPath'])} must differ`);
   return {
     ...resolved,
+    ...internalsOf(options),
     publicUrl,
     logicalOrigin: resolved.logicalOrigin === undefined ? publicUrl : originOnly(resolved.logicalOrigin, name(['logicalOrigin'])),
     peers,

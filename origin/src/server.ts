@@ -39,6 +39,7 @@ import type { Static } from 'typebox';
 import { serverOptionsSchema } from './options/server-schema.js';
 import { compileOptions, optionPath } from './options/compile-options.js';
 import type { Resolved } from './options/resolved.js';
+import { WEBPP_INTERNALS } from './options/internals.js';
 
 /**
  * The plugin's options (publicUrl optional) and the server's own (options/server-schema.ts:
@@ -104,7 +105,10 @@ export async function startReplicaServer(options: ReplicaServerOptions = {}): Pr
   const checked = serverOptions.check(Object.fromEntries(Object.entries(rest).filter(isServerOption)), optionPath('options'));
   if (!checked.ok) throw new WEBPP_ERR_BAD_OPTIONS(checked.problems.join('; '));
   const { root, proxyUpstream, host, port, publicHost, shutdownDrainMs } = checked.value;
-  const webpp = Object.fromEntries(Object.entries(rest).filter((entry) => !isServerOption(entry))) as Omit<WebppOriginOptions, 'publicUrl'>;
+  const webpp = {
+    ...Object.fromEntries(Object.entries(rest).filter((entry) => !isServerOption(entry))),
+    [WEBPP_INTERNALS]: (rest as { [WEBPP_INTERNALS]?: unknown })[WEBPP_INTERNALS], // tests' overrides of the constants (options/internals.ts)
+  } as Omit<WebppOriginOptions, 'publicUrl'>;
   if (root !== undefined && proxyUpstream !== undefined) {
     throw new WEBPP_ERR_BAD_OPTIONS('root and proxyUpstream are exclusive: serve a folder or proxy a server, not both');
   }

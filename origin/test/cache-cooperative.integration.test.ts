@@ -16,6 +16,7 @@ import { join } from 'node:path';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
 import { rankServers } from '../src/cache/cluster/rendezvous.js';
 import { ADMIN_TOKEN, CLUSTER_SECRET, auth, freePort, removeTempDirs, tempDir, waitFor } from './helpers.js';
+import { WEBPP_INTERNALS } from '../src/options/internals.js';
 
 const NAMES = ['a', 'b', 'c'] as const;
 type Name = (typeof NAMES)[number];
@@ -65,10 +66,7 @@ beforeAll(async () => {
       peerTimeoutMs: 1000,
       injectScript: false,
       memoryCacheBytes: 4 * 1024 * 1024,
-      memoryCacheReportIntervalMs: 100,
-      memoryCacheReportThreshold: 2,
-      memoryCacheHotShare: 0.34,
-      memoryCacheHotCopies: 3,
+      [WEBPP_INTERNALS]: { memoryCacheReportIntervalMs: 100, memoryCacheReportThreshold: 2, memoryCacheHotShare: 0.34, memoryCacheHotCopies: 3 },
       routes: (app) => {
         app.get('/api/score', { config: { webppCache: { ttlMs: 60_000 } } }, async (_request, reply) => {
           node.renders += 1;

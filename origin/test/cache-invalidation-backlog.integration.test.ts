@@ -12,6 +12,7 @@ import { createServer, connect, type Server, type Socket } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
 import { ADMIN_TOKEN, CLUSTER_SECRET, auth, freePort, removeTempDirs, tempDir, waitFor } from './helpers.js';
+import { WEBPP_INTERNALS } from '../src/options/internals.js';
 
 const servers: ReplicaServer[] = [];
 const sockets: Socket[] = [];
@@ -56,7 +57,7 @@ describe('invalidations owed to a peer that was cut off', () => {
     const [portA, portB, linkPort] = [await freePort(), await freePort(), await freePort()];
     const urlA = `http://127.0.0.1:${portA}`;
     const urlB = `http://127.0.0.1:${linkPort}`; // b as a reaches it: through the link
-    const common = { adminToken: ADMIN_TOKEN, clusterSecret: CLUSTER_SECRET, memoryCacheBytes: 64_000_000, memoryCacheReportIntervalMs: 200, peerTimeoutMs: 1000, injectScript: false };
+    const common = { adminToken: ADMIN_TOKEN, clusterSecret: CLUSTER_SECRET, memoryCacheBytes: 64_000_000, [WEBPP_INTERNALS]: { memoryCacheReportIntervalMs: 200 }, peerTimeoutMs: 1000, injectScript: false };
     const { cut } = await cuttableLink(linkPort, portB);
     servers.push(await startReplicaServer({ ...common, root: await tempDir(), port: portA, publicUrl: urlA, peers: [urlB] }));
     servers.push(await startReplicaServer({ ...common, root: await tempDir(), port: portB, publicUrl: urlB, peers: [urlA] }));

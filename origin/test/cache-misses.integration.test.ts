@@ -13,6 +13,7 @@ import Fastify, { type FastifyInstance } from 'fastify';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
 import { rankServers } from '../src/cache/cluster/rendezvous.js';
 import { ADMIN_TOKEN, CLUSTER_SECRET, freePort, removeTempDirs, tempDir, waitFor } from './helpers.js';
+import { WEBPP_INTERNALS } from '../src/options/internals.js';
 
 const CACHE_BYTES = 4 * 1024 * 1024;
 
@@ -150,7 +151,7 @@ describe('hot objects in a cluster of three (default memoryCacheHotShare)', () =
           peerTimeoutMs: 1000,
           injectScript: false,
           memoryCacheBytes: CACHE_BYTES,
-          memoryCacheReportIntervalMs: 100,
+          [WEBPP_INTERNALS]: { memoryCacheReportIntervalMs: 100 },
         }),
       );
     }

@@ -53,8 +53,10 @@ describe('webpp-origin --help and usage errors', () => {
   it.each([
     [['--max-replica-bytes', '0'], /--max-replica-bytes must be >= 1/],
     [['--max-replica-bytes', '1e6'], /--max-replica-bytes must be a non-negative integer/],
-    [['--stats-ewma-weight', '2'], /--stats-ewma-weight must be <= 1/],
-    [['--stats-ewma-weight', 'high'], /--stats-ewma-weight must be a number/],
+    [['--replication-overload-ratio', '200'], /--replication-overload-ratio must be <= 100/],
+    [['--replication-overload-ratio', 'high'], /--replication-overload-ratio must be a number/],
+    // A flag of an option that became a constant (issue 24) is named, with what to do.
+    [['--stats-ewma-weight', '0.5'], /--stats-ewma-weight: removed in @webpp\/origin 0\.2 \(issue 24\), now a constant; delete it/],
     [['--port', '70000'], /--port must be <= 65535/],
     [['--admin-token', 'short'], /--admin-token must NOT have fewer than 16 characters/],
     [['--admin-token', 'sixteen chars with spaces'], /--admin-token must be made of visible ASCII characters/],
@@ -71,9 +73,9 @@ describe('webpp-origin --help and usage errors', () => {
   });
 
   it('answers bad values with exit code 2, every bad flag named at once', () => {
-    const result = runCli(['.', '--max-replica-bytes', '0', '--sync-interval-ms', '1', '--cors', 'some', '--stats-ewma-weight', '2']);
+    const result = runCli(['.', '--max-replica-bytes', '0', '--sync-interval-ms', '1', '--cors', 'some', '--replication-overload-ratio', '200']);
     expect(result.status).toBe(2);
-    for (const message of ['--max-replica-bytes must be >= 1', '--sync-interval-ms must be >= 10', '--cors must be one of', '--stats-ewma-weight must be <= 1']) {
+    for (const message of ['--max-replica-bytes must be >= 1', '--sync-interval-ms must be >= 10', '--cors must be one of', '--replication-overload-ratio must be <= 100']) {
       expect(result.stderr).toContain(message);
     }
   });
@@ -86,11 +88,11 @@ describe('webpp-origin --help and usage errors', () => {
 
   it('has a flag for every plugin option that is not code, with the schema\'s types and defaults', () => {
     const parsed = parseCli(
-      ['site', '--no-serve-client-scripts', '--script-path', '/c.js', '--peer-timeout-ms', '250', '--stats-ewma-weight', '0.5', '--preprocess-cache-bytes', '0', '--batch-max-parts', '3'],
+      ['site', '--no-serve-client-scripts', '--script-path', '/c.js', '--peer-timeout-ms', '250', '--preprocess-cache-bytes', '0', '--batch-max-parts', '3'],
       {},
     );
     expect(parsed).toMatchObject({
-      options: { serveClientScripts: false, scriptPath: '/c.js', peerTimeoutMs: 250, statsEwmaWeight: 0.5, preprocessCacheBytes: 0, batch: { maxParts: 3 }, injectScript: true },
+      options: { serveClientScripts: false, scriptPath: '/c.js', peerTimeoutMs: 250, preprocessCacheBytes: 0, batch: { maxParts: 3 }, injectScript: true },
     });
     for (const flag of ['--max-clock-skew-ms', '--max-bindings-header-bytes', '--max-preprocess-bytes', '--stats-rate-half-life-ms', '--stats-max-resources', '--worker-path', '--batch-concurrency']) {
       expect(HELP).toContain(flag);

@@ -51,6 +51,7 @@ import fastifyStatic from '@fastify/static';
 import { decodeBindings, type BindingsDocument } from '@webpp/core';
 import { webppOrigin } from '../src/plugin.js';
 import type { WebppOriginOptions } from '../src/options.js';
+import { WEBPP_INTERNALS } from '../src/options/internals.js';
 
 export const ORIGIN_A = 'http://a.localhost:8081';
 export const ORIGIN_B = 'http://b.localhost:8082';
@@ -164,5 +165,5 @@ export const FAST_REPLICATION = {
   replicationCoopIntervalMs: 60_000,
   replicationHitThreshold: 50,
   replicationMinLoad: 0.5,
-  replicationPeerMaxAgeMs: 2000,
+  [WEBPP_INTERNALS]: { replicationPeerMaxAgeMs: 2000 },
 } satisfies ReplicaServerOptions;

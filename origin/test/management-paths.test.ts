@@ -11,7 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
 import { signClusterRequest } from '../src/http/auth.js';
-import { LOGICAL_URL_HEADER, PEER_REPLICAS_PATH } from '../src/replicas/replica-manager.js';
+import { LOGICAL_URL_HEADER, PEER_REPLICAS_PATH } from '../src/replicas/replica-protocol.js';
 import { REPLICA_VERSION_HEADER } from '../src/replicas/replica-version.js';
 import { ADMIN_TOKEN, CLUSTER_SECRET, ORIGIN_A, auth, buildApp, removeTempDirs, tempDir } from './helpers.js';
 

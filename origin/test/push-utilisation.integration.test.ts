@@ -14,6 +14,7 @@ import { startReplicaServer, type ReplicaServer, type ReplicaServerOptions } fro
 import { HEALTH_PATH } from '../src/routes/public.js';
 import { MeteredConcurrencyGate } from '../src/stats/utilisation.js';
 import { ADMIN_TOKEN, auth, removeTempDirs, startQuietPeers, tempDir, waitFor } from './helpers.js';
+import { WEBPP_INTERNALS } from '../src/options/internals.js';
 
 const servers: ReplicaServer[] = [];
 
@@ -195,7 +196,7 @@ describe('a change of utilisation alone', () => {
   it('is announced to the peers at once, although the service time stays the same', async () => {
     // No sync or ping for the test's length, and a service time pushed once: only an
     // announcement of the utilisation can carry its change.
-    const [home, loaded] = await homeAndLoaded({ serviceTimeIntervalMs: 100, serviceTimeThreshold: 100, serviceTimeThresholdDecay: 0.001, maxConcurrentRequests: 2 });
+    const [home, loaded] = await homeAndLoaded({ serviceTimeIntervalMs: 100, [WEBPP_INTERNALS]: { serviceTimeThreshold: 100, serviceTimeThresholdDecay: 0.001 }, maxConcurrentRequests: 2 });
     const forwardedUtilisation = async (): Promise<number | undefined> =>
       parseLoadHeader((await fetch(`${home}/a.png`)).headers.get(LOAD_HEADER)).find((row) => row.server === loaded)?.utilisation;
     // The loaded peer's first service time (one request as long as the later ones), announced;

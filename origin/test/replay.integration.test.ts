@@ -17,7 +17,7 @@ import * as syncProtocol from 'y-protocols/sync';
 import * as encoding from 'lib0/encoding';
 import { startReplicaServer, type ReplicaServer } from '../src/server.js';
 import { signClusterRequest } from '../src/http/auth.js';
-import { LOGICAL_URL_HEADER, PEER_REPLICAS_PATH } from '../src/replicas/replica-manager.js';
+import { LOGICAL_URL_HEADER, PEER_REPLICAS_PATH } from '../src/replicas/replica-protocol.js';
 import { compareVersions, parseVersion, REPLICA_VERSION_HEADER } from '../src/replicas/replica-version.js';
 import { clusterRequest } from '../src/sync/cluster-client.js';
 import { SYNC_PATH } from '../src/sync/peer-sync.js';

@@ -9,7 +9,7 @@
  */
 import { PassThrough, type Readable } from 'node:stream';
 import type { IncomingMessage } from 'node:http';
-import { LOGICAL_URL_HEADER } from '../replicas/replica-manager.js';
+import { LOGICAL_URL_HEADER } from '../replicas/replica-protocol.js';
 import { parseVersion, REPLICA_VERSION_HEADER, type ReplicaVersion } from '../replicas/replica-version.js';
 
 /** The entity being fetched, as the first holder that answered described it. */

@@ -41,12 +41,4 @@ export const cacheOptionProperties = {
   memoryCacheMaxEntryBytes: defaulted(
     Type.Integer({ minimum: 1, default: 2 * MiB, description: 'Largest response body the memory cache holds.', cli: { group: 'Limits and tuning' } }),
   ),
-  memoryCacheAgingIntervalMs: defaulted(
-    Type.Integer({
-      minimum: 1,
-      default: 60_000,
-      description: 'Access counts of the memory cache are halved at the end of every such interval (GOS LFU-Aging).',
-      cli: { group: 'Limits and tuning' },
-    }),
-  ),
 };

@@ -33,15 +33,6 @@ export const clientAggregateOptionProperties = {
       cli: { group: 'Limits and tuning' },
     }),
   ),
-  clientAggregateHalfLifeMs: defaulted(
-    Type.Integer({
-      minimum: 1_000,
-      maximum: 7 * 86_400_000,
-      default: 1_800_000,
-      description: "Half-life of a report's weight in the aggregate (a decayed geometric mean).",
-      cli: { group: 'Limits and tuning' },
-    }),
-  ),
   clientReportsPerMinute: defaulted(
     Type.Integer({
       minimum: 1,

@@ -10,6 +10,7 @@ import { compileOptions, type PathNamer } from './compile-options.js';
 import { pluginOptionsSchema } from './plugin-schema.js';
 import { cliOnlySchema, serverOptionsSchema } from './server-schema.js';
 import { resolveOptions, type WebppOriginOptions } from '../options.js';
+import { INTERNAL_CONSTANTS, removedFlag } from './internals.js';
 
 /** A mistake on the command line (exit status 2). */
 export class UsageError extends Error {}
@@ -119,7 +120,10 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv): ParsedFlags 
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, strict: true, options: parseArgsOptions() });
   } catch (error) {
-    throw new UsageError((error as Error).message);
+    // A flag of an option that became a constant (options/internals.ts): say so.
+    const flag = /'--([a-z-]+)'/.exec((error as Error).message)?.[1];
+    const removed = Object.keys(INTERNAL_CONSTANTS).find((option) => removedFlag(option) === flag);
+    throw new UsageError(removed === undefined ? (error as Error).message : `--${flag}: removed in @webpp/origin 0.2 (issue 24), now a constant; delete it (docs/origin.md, "Removed options")`);
   }
   const values = parsed.values as Record<string, string | string[] | boolean | undefined>;
   const result: ParsedFlags = { help: values.help === true, positionals: parsed.positionals, server: {}, cli: {}, given: new Set() };

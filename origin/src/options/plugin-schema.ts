@@ -204,15 +204,6 @@ export const pluginOptionsSchema = Type.Object(
         cli: { group: 'Behaviour' },
       }),
     ),
-    statsEwmaWeight: defaulted(
-      Type.Number({
-        exclusiveMinimum: 0,
-        maximum: 1,
-        default: 0.1,
-        description: 'Weight of the newest sample in the service-time EWMA.',
-        cli: { group: 'Limits and tuning', arg: 'weight' },
-      }),
-    ),
     statsRateHalfLifeMs: defaulted(
       Type.Integer({ minimum: 1, default: 60_000, description: 'Half-life of the request- and byte-rate estimators.', cli: { group: 'Limits and tuning' } }),
     ),

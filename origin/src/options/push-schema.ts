@@ -25,51 +25,6 @@ export const pushOptionProperties = {
       cli: { group: 'Limits and tuning' },
     }),
   ),
-  serviceTimeSmoothing: defaulted(
-    Type.Number({
-      exclusiveMinimum: 0,
-      maximum: 1,
-      default: 0.9,
-      description: "α: weight of the newest interval's average in the smoothed service time (Fei's footnote 3: 0.9).",
-      cli: { group: 'Limits and tuning', arg: 'weight' },
-    }),
-  ),
-  serviceTimeThreshold: defaulted(
-    Type.Number({
-      minimum: 0,
-      maximum: 100,
-      default: 0.1,
-      description: 'T: a change of at least this share of the value pushed last is pushed at once (0.1 = 10 %).',
-      cli: { group: 'Limits and tuning', arg: 'share' },
-    }),
-  ),
-  serviceTimeThresholdDecay: defaulted(
-    Type.Number({
-      exclusiveMinimum: 0,
-      maximum: 100,
-      default: 0.02,
-      description: "R: the threshold shrinks by this after each interval without a push, so a value is re-pushed at least every T/R intervals (Fei's ratio: 5).",
-      cli: { group: 'Limits and tuning', arg: 'share' },
-    }),
-  ),
-  serviceTimeFloorMs: defaulted(
-    Type.Number({
-      exclusiveMinimum: 0,
-      maximum: 60_000,
-      default: 1,
-      description: 'Changes are relative to the larger of the pushed value and this, so that sub-millisecond service times do not flap.',
-      cli: { group: 'Limits and tuning' },
-    }),
-  ),
-  peerLoadMaxAgeMs: defaulted(
-    Type.Integer({
-      minimum: 100,
-      maximum: 86_400_000,
-      default: 60_000,
-      description: "A peer's pushed service time older than this is no longer forwarded in `webpp-load`.",
-      cli: { group: 'Limits and tuning' },
-    }),
-  ),
   maxConcurrentRequests: defaulted(
     Type.Integer({
       minimum: 0,

@@ -129,12 +129,4 @@ export const replicationOptionProperties = {
       cli: { group, arg: 'bytes' },
     }),
   ),
-  replicationPeerMaxAgeMs: defaulted(
-    Type.Integer({
-      minimum: 10,
-      default: 60_000,
-      description: 'A peer whose last load record is older than this is not a candidate co-op, and its figures are left out of the cluster mean.',
-      cli: { group },
-    }),
-  ),
 };

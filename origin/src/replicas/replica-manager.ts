@@ -25,27 +25,15 @@ import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { ReplicationDirectory } from '../directory/replication-directory.js';
 import { canonicalUrl } from '@webpp/core';
-import {
-  WEBPP_ERR_NOT_A_REPLICA,
-  WEBPP_ERR_PREFIX_ENTRY,
-  WEBPP_ERR_REPLICA_EXISTS,
-  WEBPP_ERR_REPLICA_NOT_FOUND,
-  WEBPP_ERR_STALE_VERSION,
-  WEBPP_ERR_VETOED,
-} from '../errors.js';
-import type { PushOutcome, ReplicaOperation, ReplicaOutcome, ResolvedOptions } from '../options.js';
-import { clusterRequest } from '../sync/cluster-client.js';
+import { WEBPP_ERR_NOT_A_REPLICA, WEBPP_ERR_PREFIX_ENTRY, WEBPP_ERR_REPLICA_EXISTS, WEBPP_ERR_REPLICA_NOT_FOUND, WEBPP_ERR_STALE_VERSION } from '../errors.js';
+import type { PushOutcome, ReplicaOperation, ResolvedOptions } from '../options.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { replicaEtag, type ReplicaStore, type StoredReplica } from './replica-store.js';
-import { compareVersions, formatVersion, nextVersion, REPLICA_VERSION_HEADER, type ReplicaVersion } from './replica-version.js';
+import { compareVersions, formatVersion, nextVersion, type ReplicaVersion } from './replica-version.js';
 import type { Tombstones } from './tombstones.js';
 import { ReplicaReconciler } from './replica-reconciler.js';
-
-export const PEER_REPLICAS_PATH = '/.well-known/webpp/peer/replicas';
-export const LOGICAL_URL_HEADER = 'webpp-logical-url';
-
-const MAX_PUSH_ATTEMPTS = 20;
-const MAX_RETRY_BYTES = 64 * 1024 * 1024;
+import { runPostFilters, runPreFilters } from './replica-filters.js';
+import { ReplicaPushes } from './replica-push.js';
 
 interface OperationContext {
   source: ReplicaOperation['source'];
@@ -66,15 +54,6 @@ export interface UpdateResult {
   pushes: PushOutcome[];
 }
 
-interface PendingPush {
-  physicalUrl: string;
-  logicalUrl: string;
-  content: Buffer;
-  contentType: string;
-  version: ReplicaVersion;
-  attempts: number;
-}
-
 export interface ReplicaManagerDependencies {
   options: ResolvedOptions;
   directory: ReplicationDirectory;
@@ -88,8 +67,8 @@ export interface ReplicaManagerDependencies {
 export class ReplicaManager {
   private readonly mutex = new KeyedMutex();
   private readonly clock: () => number;
-  /** Update pushes that failed, by target physical URL; only the newest version is kept. */
-  private readonly retries = new Map<string, PendingPush>();
+  /** Pushes to the other holders, and the retries of those that failed (replica-push.ts). */
+  private readonly pushes: ReplicaPushes;
   /**
    * timeMs of the last version this server issued. Versions it issues are strictly
    * increasing, so two writes never share one: two PUTs on a server that holds no replica
@@ -97,14 +76,13 @@ export class ReplicaManager {
    * and peers answered the second one's push 409 "already have it" with other bytes.
    */
   private lastIssuedMs = 0;
-  private retryRound: Promise<void> | undefined;
-  private retriesInFlight = 0;
   private retryTimer: ReturnType<typeof setInterval> | undefined;
 
   private readonly reconciler: ReplicaReconciler;
 
   constructor(private readonly deps: ReplicaManagerDependencies) {
     this.clock = deps.clock ?? Date.now;
+    this.pushes = new ReplicaPushes(deps);
     this.reconciler = new ReplicaReconciler({
       options: deps.options,
       directory: deps.directory,
@@ -121,7 +99,7 @@ export class ReplicaManager {
             release();
           }
           const { logicalUrl, contentType, version } = replica;
-          return (await this.push({ physicalUrl, logicalUrl, content, contentType, version, attempts: 0 })).ok;
+          return (await this.pushes.push({ physicalUrl, logicalUrl, content, contentType, version, attempts: 0 })).ok;
         },
         adopt: async (replica, content, contentType, version) => {
           await this.receive(replica.path, content, contentType, version, replica.logicalUrl, { source: 'peer' });
@@ -187,7 +165,7 @@ export class ReplicaManager {
     });
     const pushes = await Promise.all(
       targets.map((physicalUrl) =>
-        this.push({ physicalUrl, logicalUrl: operation.logicalUrl, content, contentType, version, attempts: 0 }),
+        this.pushes.push({ physicalUrl, logicalUrl: operation.logicalUrl, content, contentType, version, attempts: 0 }),
       ),
     );
     await this.runPostFilters(operation, { stored, version: formatVersion(version), etag, pushes });
@@ -272,91 +250,13 @@ export class ReplicaManager {
   }
 
   /** Retries failed update pushes once each (every syncIntervalMs, and on syncNow); targets no longer listed are dropped. */
-  async retryPendingPushes(): Promise<void> {
-    // One round at a time: a caller (syncNow) that meets a round in flight waits for it,
-    // then runs its own, so that it returns with every push tried against the directory as
-    // it is now.
-    while (this.retryRound !== undefined) await this.retryRound;
-    this.retryRound = this.runRetryRound().finally(() => {
-      this.retryRound = undefined;
-    });
-    await this.retryRound;
+  retryPendingPushes(): Promise<void> {
+    return this.pushes.retryPending();
   }
 
   /** Pushes waiting for a retry, including those being retried now. */
   get pendingPushes(): number {
-    return this.retries.size + this.retriesInFlight;
-  }
-
-  private async runRetryRound(): Promise<void> {
-    const pending = [...this.retries.values()].filter((push) => this.stillListed(push));
-    this.retries.clear();
-    this.retriesInFlight = pending.length;
-    await Promise.all(
-      pending.map(async (push) => {
-        try {
-          await this.push({ ...push, attempts: push.attempts });
-        } finally {
-          this.retriesInFlight -= 1;
-        }
-      }),
-    );
-  }
-
-  /** A push is only worth retrying while the directory still lists its target for the URL. */
-  private stillListed(push: PendingPush): boolean {
-    return this.deps.directory.lookup(push.logicalUrl)?.physicalUrls.includes(push.physicalUrl) === true;
-  }
-
-  private async push(push: PendingPush): Promise<PushOutcome> {
-    const secret = this.deps.options.clusterSecret;
-    const target = new URL(push.physicalUrl);
-    const outcome = (status: number, error?: string): PushOutcome =>
-      error === undefined ? { physicalUrl: push.physicalUrl, status, ok: true } : { physicalUrl: push.physicalUrl, status, ok: false, error };
-    if (secret === undefined) return outcome(0, 'no clusterSecret configured: cannot push to other servers');
-    let result: PushOutcome;
-    try {
-      const response = await clusterRequest(secret, `${target.origin}${PEER_REPLICAS_PATH}${target.pathname}`, {
-        method: 'PUT',
-        body: push.content,
-        headers: {
-          'content-type': push.contentType,
-          [REPLICA_VERSION_HEADER]: formatVersion(push.version),
-          [LOGICAL_URL_HEADER]: push.logicalUrl,
-        },
-        timeoutMs: this.deps.options.peerTimeoutMs,
-      });
-      // 409 STALE_VERSION means the peer already has this version or a newer one (or deleted
-      // it later): the goal is met. 409 NOT_A_REPLICA means its directory does not list it
-      // (yet): retried, since directory changes propagate.
-      const text = new TextDecoder().decode(response.body);
-      const ok = response.status === 200 || (response.status === 409 && errorCodeOf(text) !== 'WEBPP_ERR_NOT_A_REPLICA');
-      result = ok ? outcome(response.status) : outcome(response.status, text.slice(0, 300));
-    } catch (error) {
-      result = outcome(0, (error as Error).message);
-    }
-    const notListedYet = result.status === 409 && !result.ok;
-    const retryable = !result.ok && (result.status === 0 || result.status >= 500 || notListedYet);
-    if (retryable) this.scheduleRetry(push);
-    if (!result.ok) this.deps.log.warn({ target: push.physicalUrl, status: result.status, err: result.error }, 'webpp replica update push failed');
-    return result;
-  }
-
-  private scheduleRetry(push: PendingPush): void {
-    if (push.attempts + 1 >= MAX_PUSH_ATTEMPTS) {
-      this.deps.log.error({ target: push.physicalUrl, version: formatVersion(push.version) }, 'webpp replica update push abandoned');
-      return;
-    }
-    if (!this.stillListed(push)) return;
-    const queued = this.retries.get(push.physicalUrl);
-    if (queued !== undefined && compareVersions(queued.version, push.version) >= 0) return;
-    let bytes = push.content.byteLength;
-    for (const other of this.retries.values()) bytes += other.content.byteLength;
-    if (bytes > MAX_RETRY_BYTES) {
-      this.deps.log.error({ target: push.physicalUrl }, 'webpp replica update push dropped: retry queue full');
-      return;
-    }
-    this.retries.set(push.physicalUrl, { ...push, attempts: push.attempts + 1 });
+    return this.pushes.pending;
   }
 
   /** A new version of this server's, greater than `previous` and than every version it issued before. */
@@ -386,30 +286,12 @@ export class ReplicaManager {
     return operation;
   }
 
-  private async runPreFilters(operation: ReplicaOperation): Promise<void> {
-    for (const filter of this.deps.options.preFilters) {
-      let verdict;
-      try {
-        verdict = await filter(operation);
-      } catch (error) {
-        throw new WEBPP_ERR_VETOED((error as Error).message);
-      }
-      if (verdict !== undefined && verdict !== null && typeof verdict === 'object' && typeof verdict.veto === 'string') {
-        const veto = new WEBPP_ERR_VETOED(verdict.veto);
-        if (verdict.statusCode !== undefined && verdict.statusCode >= 400 && verdict.statusCode < 600) veto.statusCode = verdict.statusCode;
-        throw veto;
-      }
-    }
+  private runPreFilters(operation: ReplicaOperation): Promise<void> {
+    return runPreFilters(this.deps.options.preFilters, operation);
   }
 
-  private async runPostFilters(operation: ReplicaOperation, outcome: ReplicaOutcome): Promise<void> {
-    for (const filter of this.deps.options.postFilters) {
-      try {
-        await filter(operation, outcome);
-      } catch (error) {
-        this.deps.log.error({ err: error, operation: operation.operation, logicalUrl: operation.logicalUrl }, 'webpp post-filter failed');
-      }
-    }
+  private runPostFilters(operation: ReplicaOperation, outcome: Parameters<typeof runPostFilters>[2]): Promise<void> {
+    return runPostFilters(this.deps.options.postFilters, operation, outcome, this.deps.log);
   }
 }
 
@@ -417,13 +299,4 @@ function newest(a: ReplicaVersion | undefined, b: ReplicaVersion | undefined): R
   if (a === undefined) return b;
   if (b === undefined) return a;
   return compareVersions(a, b) >= 0 ? a : b;
-}
-
-function errorCodeOf(body: string): string | undefined {
-  try {
-    const code = (JSON.parse(body) as { code?: unknown }).code;
-    return typeof code === 'string' ? code : undefined;
-  } catch {
-    return undefined;
-  }
 }

@@ -20,7 +20,7 @@ import type { FastifyInstance } from 'fastify';
 import { addClusterAuth } from '../http/cluster-auth-hooks.js';
 import { WEBPP_ERR_REPLICA_NOT_FOUND } from '../errors.js';
 import { readHolderContent } from '../lazy/holder-content.js';
-import { LOGICAL_URL_HEADER } from '../replicas/replica-manager.js';
+import { LOGICAL_URL_HEADER } from '../replicas/replica-protocol.js';
 import type { ReplicaManager } from '../replicas/replica-manager.js';
 import type { ReplicaStore } from '../replicas/replica-store.js';
 import { formatVersion, REPLICA_VERSION_HEADER } from '../replicas/replica-version.js';

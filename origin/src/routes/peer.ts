@@ -15,7 +15,7 @@ import type { FastifyInstance } from 'fastify';
 import { addClusterAuth, signedBodyOf as bodyOf } from '../http/cluster-auth-hooks.js';
 import { WEBPP_ERR_BAD_HEADER } from '../errors.js';
 import { handleSyncMessages, SYNC_PATH } from '../sync/peer-sync.js';
-import { LOGICAL_URL_HEADER, PEER_REPLICAS_PATH } from '../replicas/replica-manager.js';
+import { LOGICAL_URL_HEADER, PEER_REPLICAS_PATH } from '../replicas/replica-protocol.js';
 import { formatVersion, parseVersion, REPLICA_VERSION_HEADER } from '../replicas/replica-version.js';
 import { replicaEtag } from '../replicas/replica-store.js';
 import { canonicalUrl } from '@webpp/core';
