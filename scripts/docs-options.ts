@@ -31,6 +31,13 @@ import {
 } from '../packages/netem/src/model/scenario-schema.js';
 import { FLAGS } from '../origin/src/options/cli-flags.js';
 import { responsePathMarkdown } from '../origin/src/compose/response-path.js';
+import { INTERNAL_CONSTANTS, removedFlag } from '../origin/src/options/internals.js';
+
+/** The options that became constants (issue 24): name, former flag, value. */
+function removedOptionsTable(): string {
+  const rows = Object.entries(INTERNAL_CONSTANTS).map(([name, value]) => `| \`${name}\` | \`--${removedFlag(name)}\` | \`${value}\` |`);
+  return ['| removed option | removed flag | constant value |', '| --- | --- | --- |', ...rows].join('\n');
+}
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 
@@ -83,6 +90,7 @@ export const BLOCKS: GeneratedBlock[] = [
   { file: 'docs/origin.md', id: 'plugin-options', content: () => optionsTable(pluginOptionsSchema) },
   { file: 'docs/origin.md', id: 'server-options', content: () => optionsTable(serverOptionsSchema) },
   { file: 'docs/origin.md', id: 'response-path', content: responsePathMarkdown },
+  { file: 'docs/origin.md', id: 'removed-options', content: removedOptionsTable },
   { file: 'docs/origin.md', id: 'cli-help', content: () => `\`\`\`\n${HELP.trimEnd()}\n\`\`\`` },
   { file: 'docs/batching.md', id: 'batch-options', content: () => optionsTable(batchOptionsSchema, ['batch']) },
   { file: 'docs/evaluation.md', id: 'scenario-fields', content: scenarioTable },

@@ -56,7 +56,7 @@ describe('webpp-origin --help and usage errors', () => {
     [['--replication-overload-ratio', '200'], /--replication-overload-ratio must be <= 100/],
     [['--replication-overload-ratio', 'high'], /--replication-overload-ratio must be a number/],
     // A flag of an option that became a constant (issue 24) is named, with what to do.
-    [['--stats-ewma-weight', '0.5'], /--stats-ewma-weight: removed in @webpp\/origin 0\.2 \(issue 24\), now a constant; delete it/],
+    [['--stats-ewma-weight', '0.5'], /--stats-ewma-weight: removed \(issue 24\), now a constant; delete it/],
     [['--port', '70000'], /--port must be <= 65535/],
     [['--admin-token', 'short'], /--admin-token must NOT have fewer than 16 characters/],
     [['--admin-token', 'sixteen chars with spaces'], /--admin-token must be made of visible ASCII characters/],

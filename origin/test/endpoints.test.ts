@@ -149,7 +149,7 @@ describe('options', () => {
     [{ publicUrl: ORIGIN_A, scriptPath: '/same.js', workerPath: '/same.js' }, /must differ/],
     [{ publicUrl: ORIGIN_A, maxReplicaBytes: 0, statsRateHalfLifeMs: 0 }, /options\.maxReplicaBytes must be >= 1; options\.statsRateHalfLifeMs must be >= 1/],
     // An option that became a constant (issue 24) is named, with what to do.
-    [{ publicUrl: ORIGIN_A, statsEwmaWeight: 0.5, memoryCacheHotCopies: 1 }, /options\.statsEwmaWeight, options\.memoryCacheHotCopies: removed in @webpp\/origin 0\.2 \(issue 24\), now a constant; delete them/],
+    [{ publicUrl: ORIGIN_A, statsEwmaWeight: 0.5, memoryCacheHotCopies: 1 }, /options\.statsEwmaWeight, options\.memoryCacheHotCopies: removed \(issue 24\), now a constant; delete them/],
     [{ publicUrl: ORIGIN_A, batch: { maxParts: -1, compression: 'zip' } }, /options\.batch\.maxParts must be >= 0; options\.batch\.compression must be one of "auto", "never", "always"/],
     [{ publicUrl: ORIGIN_A, batch: { maxPart: 1 } }, /options\.batch\.maxPart is not an option/],
   ])('rejects %j with WEBPP_ERR_BAD_OPTIONS', (options, message) => {

@@ -62,5 +62,5 @@ export function internalsOf(options: object): InternalConstants {
 export function removedOptionsProblem(options: object, name: (option: string) => string): string | undefined {
   const given = Object.keys(options).filter((key) => key in INTERNAL_CONSTANTS);
   if (given.length === 0) return undefined;
-  return `${given.map(name).join(', ')}: removed in @webpp/origin 0.2 (issue 24), now a constant; delete ${given.length === 1 ? 'it' : 'them'} (docs/origin.md, "Removed options")`;
+  return `${given.map(name).join(', ')}: removed (issue 24), now a constant; delete ${given.length === 1 ? 'it' : 'them'} (docs/origin.md, "Removed options")`;
 }

@@ -123,7 +123,7 @@ export function parseFlags(argv: string[], env: NodeJS.ProcessEnv): ParsedFlags 
     // A flag of an option that became a constant (options/internals.ts): say so.
     const flag = /'--([a-z-]+)'/.exec((error as Error).message)?.[1];
     const removed = Object.keys(INTERNAL_CONSTANTS).find((option) => removedFlag(option) === flag);
-    throw new UsageError(removed === undefined ? (error as Error).message : `--${flag}: removed in @webpp/origin 0.2 (issue 24), now a constant; delete it (docs/origin.md, "Removed options")`);
+    throw new UsageError(removed === undefined ? (error as Error).message : `--${flag}: removed (issue 24), now a constant; delete it (docs/origin.md, "Removed options")`);
   }
   const values = parsed.values as Record<string, string | string[] | boolean | undefined>;
   const result: ParsedFlags = { help: values.help === true, positionals: parsed.positionals, server: {}, cli: {}, given: new Set() };
