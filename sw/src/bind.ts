@@ -149,8 +149,8 @@ export class BindStage {
       reporter.count('served');
       const own = await this.personalFromOwnOrigin(request, resolved, io, result);
       if (own) return own;
-      // A media range re-wrapped under the logical URL is held as one chunk (media-range.ts).
-      const served = await mediaServedResponse(request, result.response, servedResponse(request, result.winner.physicalUrl, result.response));
+      // A media range is answered with one chunk held whole (media-range.ts).
+      const served = await mediaServedResponse(request, servedResponse(request, result.winner.physicalUrl, result.response));
       if (navigation && result.winner.server !== this.options.selfOrigin) io.waitUntil(this.options.controlCheck.afterReplicaNavigation(resolved.logical));
       const resumable = this.options.resume.wrap(served, {
         request,

@@ -4,22 +4,24 @@
  *  - Chromium's Request constructor drops `Range` from a no-cors request it copies (the
  *    header is not on its no-CORS-safelisted list), so the page's own request, copied to
  *    add an abort signal, would reach the origin without its range (physical-request.ts);
- *  - a media element reads a body the worker re-streams through JavaScript at its own pace,
- *    so with `preload="metadata"` (the default) it stops after the first 64 KB chunk, while a
- *    body handed through untouched (the network's own) is preloaded as without a worker.
- *    The element re-requests a broken range itself, through the worker, which then fails
- *    over: the worker's resumable wrapping (resume.ts) is not needed for these;
- *  - a body held whole (a Blob) is preloaded like the network's own, but a constructed
- *    response (any answer re-wrapped under the logical URL: a replica on another origin)
- *    cannot be the network's own: Chromium refuses media data whose origin changes between
- *    ranges. So such an answer is held whole, one bounded chunk at a time
- *    (`heldMediaChunk`): the replica is asked for at most `MEDIA_CHUNK_MAX_BYTES`, and the
- *    element gets a 206 of the bytes that arrived within `MEDIA_CHUNK_MAX_MS`. Chromium's
- *    media loader accepts a 206 shorter than it asked for and asks for the rest itself
- *    (ResourceMultiBufferDataProvider::DidFinishLoading: "partial data received", a new
- *    `Range: bytes=<end>-` 25 ms later), and only while it still wants data: a seek costs
- *    at most one chunk, a preload=metadata element keeps the first chunk as it keeps the
- *    first burst from the network.
+ *  - a media element reads a body the worker streams through JavaScript at its own pace:
+ *    with `preload="metadata"` (the default) it stops after the first 64 KB chunk. A body
+ *    held whole (a Blob) is preloaded as the network's own body is;
+ *  - Chromium refuses media data whose origin changes between ranges: a constructed
+ *    response (new Response(), whatever its body) after the network's own response for the
+ *    same element stops playback (PIPELINE_ERROR_READ: FFmpegDemuxer: data source error).
+ *    An answer re-wrapped under the logical URL (a replica on another origin) is always a
+ *    constructed one, so the own origin's answers must be constructed too, or a seek after
+ *    the own origin died could not play from a replica.
+ * So every media range is answered with one bounded chunk held whole (`heldMediaChunk`):
+ * the replica is asked for at most `MEDIA_CHUNK_MAX_BYTES`, and the element gets a 206 of
+ * the bytes that arrived within `MEDIA_CHUNK_MAX_MS`. Chromium's media loader accepts a 206
+ * shorter than it asked for and asks for the rest itself, only while it still wants data
+ * (ResourceMultiBufferDataProvider::DidFinishLoading: "partial data received", a new
+ * `Range: bytes=<end>-` 25 ms later): a seek costs at most one chunk, and a preload=metadata
+ * element keeps what it read of the first chunk, as it keeps the first burst from the
+ * network. A broken chunk is asked again by the element itself, through the worker, which
+ * then fails over: the resumable wrapping (resume.ts) is not needed for these.
  */
 export function isMediaRange(request: Request): boolean {
   return (request.destination === 'audio' || request.destination === 'video') && request.headers.has('range');
@@ -34,8 +36,7 @@ const OPEN_OR_BOUNDED = /^bytes=(\d+)-(\d*)$/;
 const CONTENT_RANGE = /^bytes (\d+)-(\d+)\/(\d+|\*)$/;
 
 /**
- * The Range a replica is asked for when its answer is re-wrapped: the element's own, bounded
- * to one chunk (`bytes=N-` → `bytes=N-(N+max-1)`). Suffix and multiple ranges go as they are.
+ * The Range a replica is asked for a media range: the element's own, bounded to one chunk (`bytes=N-` → `bytes=N-(N+max-1)`). Suffix and multiple ranges go as they are.
  */
 export function boundedMediaRange(range: string, maxBytes: number = MEDIA_CHUNK_MAX_BYTES): string {
   const match = OPEN_OR_BOUNDED.exec(range.trim());
@@ -52,8 +53,8 @@ export interface MediaChunkOptions {
 }
 
 /**
- * A re-wrapped answer to a media range, held whole so that the element preloads it as it
- * does the network's own body: every byte up to maxBytes, or those that arrived within
+ * An answer to a media range, held whole so that the element preloads it as it does the
+ * network's own body, and constructed whichever replica served it: every byte up to maxBytes, or those that arrived within
  * maxMs (at least one read), as a Blob. A 206 cut short says so in its Content-Range; an
  * answer that cannot be cut (a 200, no Content-Range) and does not end within the bounds
  * goes on as a stream, as before.
@@ -119,10 +120,7 @@ function restOf(reader: ReadableStreamDefaultReader<Uint8Array>, held: Uint8Arra
   });
 }
 
-/**
- * The page's answer to a request: a media range's answer that was re-wrapped (`served` is not
- * the network's own `native` response) is held as one chunk; anything else as it is.
- */
-export function mediaServedResponse(request: Request, native: Response, served: Response): Response | Promise<Response> {
-  return served !== native && isMediaRange(request) ? heldMediaChunk(served) : served;
+/** The page's answer: a media range's is held as one chunk (above); anything else goes as it is. */
+export function mediaServedResponse(request: Request, served: Response): Response | Promise<Response> {
+  return isMediaRange(request) ? heldMediaChunk(served) : served;
 }

@@ -80,9 +80,9 @@ export function buildPhysicalRequest(logical: Request, physicalUrl: string, opti
     headers.set(name, value);
   });
 
-  // An answer the page gets re-wrapped is held one chunk at a time: ask for one (media-range.ts).
+  // A media range is answered one held chunk at a time: ask for one (media-range.ts).
   const range = headers.get('range');
-  if (range !== null && !ownUrl && isMediaRange(logical)) headers.set('range', boundedMediaRange(range));
+  if (range !== null && isMediaRange(logical)) headers.set('range', boundedMediaRange(range));
 
   if (options.resume) {
     headers.set('range', options.resume.range);
