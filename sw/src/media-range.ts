@@ -28,9 +28,9 @@ export function isMediaRange(request: Request): boolean {
 }
 
 /** The most a media range answered through the worker holds at once (memory, and the first byte's wait). */
-export const MEDIA_CHUNK_MAX_BYTES = 1024 * 1024;
+const MEDIA_CHUNK_MAX_BYTES = 1024 * 1024;
 /** A chunk is cut at the bytes that arrived within this time of its first bytes (a slow link's seek). */
-export const MEDIA_CHUNK_MAX_MS = 250;
+const MEDIA_CHUNK_MAX_MS = 250;
 
 const CONTENT_RANGE = /^bytes (\d+)-\d+\/(\d+|\*)$/;
 
