@@ -15,26 +15,13 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { replicaEtag, type ReplicaStore, type StoredReplica } from '../replicas/replica-store.js';
 import { formatVersion, REPLICA_VERSION_HEADER } from '../replicas/replica-version.js';
 import { WEBPP_ERR_REPLICA_UNREADABLE } from '../errors.js';
+import { isNotModified } from './conditional.js';
 
 /** One range in the form a browser or the worker sends: `bytes=first-last`, `bytes=first-` or `bytes=-suffix`. */
 const SINGLE_RANGE = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i;
 
-function etagMatches(header: string, etag: string): boolean {
-  if (header.trim() === '*') return true;
-  const opaque = etag.replace(/^W\//, '');
-  return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === opaque);
-}
-
 function wholeSeconds(timeMs: number): number {
   return Math.floor(timeMs / 1000);
-}
-
-/** RFC 9110 Section 13.2.2: If-None-Match wins over If-Modified-Since. */
-function isNotModified(request: FastifyRequest, etag: string, updatedAtMs: number): boolean {
-  const ifNoneMatch = request.headers['if-none-match'];
-  if (ifNoneMatch !== undefined) return etagMatches(ifNoneMatch, etag);
-  const ifModifiedSince = request.headers['if-modified-since'];
-  return ifModifiedSince !== undefined && wholeSeconds(updatedAtMs) <= wholeSeconds(Date.parse(ifModifiedSince));
 }
 
 /**
@@ -63,17 +50,18 @@ export async function serveReplica(request: FastifyRequest, reply: FastifyReply,
   reply.raw.once('close', release);
   const etag = replicaEtag(replica);
   const modifiedAtMs = replica.version.timeMs;
+  const lastModified = new Date(modifiedAtMs).toUTCString();
   reply
     .header('content-type', replica.contentType)
     .header('etag', etag)
-    .header('last-modified', new Date(modifiedAtMs).toUTCString())
+    .header('last-modified', lastModified)
     .header('accept-ranges', 'bytes')
     .header('cache-control', 'no-cache')
     // The stored content type is what the uploader declared: browsers must not sniff another.
     .header('x-content-type-options', 'nosniff')
     .header(REPLICA_VERSION_HEADER, formatVersion(replica.version));
 
-  if (isNotModified(request, etag, modifiedAtMs)) {
+  if (isNotModified(request.headers, { etag, lastModified })) {
     release();
     reply.code(304).removeHeader('content-type');
     await reply.send();

@@ -18,6 +18,7 @@
 import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { addClusterAuth } from '../http/cluster-auth-hooks.js';
+import { isNotModified } from '../http/conditional.js';
 import { WEBPP_ERR_REPLICA_NOT_FOUND } from '../errors.js';
 import { readHolderContent } from '../lazy/holder-content.js';
 import { LOGICAL_URL_HEADER } from '../replicas/replica-manager.js';
@@ -33,10 +34,6 @@ export interface PeerContentRoutesOptions {
   options: ResolvedOptions;
   store: ReplicaStore;
   replicas: ReplicaManager;
-}
-
-function etagListed(header: string | undefined, etag: string): boolean {
-  return header !== undefined && header.split(',').some((candidate) => candidate.trim() === etag);
 }
 
 export async function peerContentRoutes(app: FastifyInstance, { options, store, replicas }: PeerContentRoutesOptions): Promise<void> {
@@ -57,7 +54,7 @@ export async function peerContentRoutes(app: FastifyInstance, { options, store, 
       .header(REPLICA_VERSION_HEADER, formatVersion(held.version))
       .header(LOGICAL_URL_HEADER, store.get(path)?.logicalUrl ?? replicas.logicalUrlOf(path))
       .header('cache-control', 'no-store');
-    if (etagListed(request.headers['if-none-match'], held.etag)) return reply.code(304).send();
+    if (isNotModified(request.headers, { etag: held.etag })) return reply.code(304).send();
     reply.header('content-type', held.contentType);
     const range = /^bytes=(\d+)-$/.exec(request.headers.range ?? '');
     const first = range === null ? undefined : Number(range[1]);
