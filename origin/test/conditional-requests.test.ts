@@ -59,6 +59,13 @@ describe('one conditional-request rule', () => {
     for (const [name, headers, notModified] of conditions(etag)) {
       expect((await signedGet(headers)).statusCode, name).toBe(notModified ? 304 : 200);
     }
+    // A co-op resuming a cut fetch: the rest from byte 5 while the content is the one it began.
+    const rest = await signedGet({ range: 'bytes=5-', 'if-range': etag });
+    expect([rest.statusCode, rest.headers['content-range'], rest.body]).toEqual([206, 'bytes 5-18/19', '{ color: red }']);
+    const changed = await signedGet({ range: 'bytes=5-', 'if-range': '"sha256-older"' });
+    expect([changed.statusCode, changed.body]).toEqual([200, 'body { color: red }']);
+    const pastTheEnd = await signedGet({ range: 'bytes=19-', 'if-range': etag });
+    expect([pastTheEnd.statusCode, pastTheEnd.body]).toEqual([200, 'body { color: red }']);
   });
 
   it('for a stored replica', async () => {

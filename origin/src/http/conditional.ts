@@ -2,7 +2,7 @@
  * The one conditional-request rule of every route that answers 304 (RFC 9110 Section 13.1):
  * If-None-Match with the weak comparison over a list of entity tags, `*` matching any current
  * representation, and If-Modified-Since only when there is no If-None-Match (Section 13.2.2).
- * `fresh` (jshttp) decides it.
+ * `fresh` (jshttp) decides it. If-Range (Section 13.1.5) is decided here too.
  *
  * The request's Cache-Control is not given to `fresh`: its "no-cache means stale" rule is a
  * cache's (RFC 9111 Section 5.2.1.4), and this server is the origin. The Fetch standard adds
@@ -22,4 +22,17 @@ export interface Validators {
 export function isNotModified(requestHeaders: IncomingHttpHeaders, { etag, lastModified }: Validators): boolean {
   const conditions = { 'if-none-match': requestHeaders['if-none-match'], 'if-modified-since': requestHeaders['if-modified-since'] };
   return fresh(conditions, lastModified === undefined ? { etag } : { etag, 'last-modified': lastModified });
+}
+
+/**
+ * If-Range (RFC 9110 Section 13.1.5): a range is honoured when the request has no If-Range,
+ * or names the current strong ETag, or exactly the current Last-Modified; else the whole,
+ * current body is sent.
+ */
+export function isRangeCurrent(requestHeaders: IncomingHttpHeaders, { etag, lastModified }: Validators): boolean {
+  const header = requestHeaders['if-range'];
+  const ifRange = (Array.isArray(header) ? header[0] : header)?.trim();
+  if (ifRange === undefined) return true;
+  if (ifRange.startsWith('"') || ifRange.startsWith('W/')) return etag !== undefined && !etag.startsWith('W/') && ifRange === etag;
+  return lastModified !== undefined && Date.parse(ifRange) === Date.parse(lastModified);
 }

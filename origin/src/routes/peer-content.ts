@@ -6,8 +6,8 @@
  *       → 200 the raw bytes this server holds at <path> (lazy/holder-content.ts), with
  *         content-type, etag (content digest), webpp-replica-version, webpp-logical-url
  *       → 304 when If-None-Match names that etag (a co-op revalidating its copy, T_validate)
- *       → 206 from `Range: bytes=<first>-` when If-Range names that etag (a co-op resuming a
- *         fetch cut by another holder)
+ *       → 206 for one byte range (`Range: bytes=<first>-` with If-Range naming that etag: a
+ *         co-op resuming a fetch cut by another holder); an unsatisfiable one gets the whole body
  *       → 404 WEBPP_ERR_REPLICA_NOT_FOUND when it holds nothing there.
  *
  * It answers a signed peer whatever else guards the public route (kill switch, a site's own
@@ -18,7 +18,8 @@
 import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { addClusterAuth } from '../http/cluster-auth-hooks.js';
-import { isNotModified } from '../http/conditional.js';
+import { byteRangeOf } from '../http/byte-range.js';
+import { isNotModified, isRangeCurrent } from '../http/conditional.js';
 import { WEBPP_ERR_REPLICA_NOT_FOUND } from '../errors.js';
 import { readHolderContent } from '../lazy/holder-content.js';
 import { LOGICAL_URL_HEADER } from '../replicas/replica-manager.js';
@@ -56,13 +57,12 @@ export async function peerContentRoutes(app: FastifyInstance, { options, store, 
       .header('cache-control', 'no-store');
     if (isNotModified(request.headers, { etag: held.etag })) return reply.code(304).send();
     reply.header('content-type', held.contentType);
-    const range = /^bytes=(\d+)-$/.exec(request.headers.range ?? '');
-    const first = range === null ? undefined : Number(range[1]);
-    if (first !== undefined && request.headers['if-range'] === held.etag && first < held.content.byteLength) {
+    const range = isRangeCurrent(request.headers, { etag: held.etag }) ? byteRangeOf(request.headers.range, held.content.byteLength) : undefined;
+    if (typeof range === 'object') {
       return reply
         .code(206)
-        .header('content-range', `bytes ${first}-${held.content.byteLength - 1}/${held.content.byteLength}`)
-        .send(held.content.subarray(first));
+        .header('content-range', `bytes ${range.start}-${range.end}/${held.content.byteLength}`)
+        .send(held.content.subarray(range.start, range.end + 1));
     }
     return reply.send(held.content);
   });
