@@ -15,6 +15,7 @@
  * replayed signature (within maxClockSkewMs, to this server only) reveals only what the
  * cluster may read anyway.
  */
+import { WELL_KNOWN_PREFIX } from '@webpp/core';
 import { resolve } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { addClusterAuth } from '../http/cluster-auth-hooks.js';
@@ -29,7 +30,7 @@ import { formatVersion, REPLICA_VERSION_HEADER } from '../replicas/replica-versi
 import type { ResolvedOptions } from '../options.js';
 import { logicalPathOf } from './management.js';
 
-export const PEER_CONTENT_PATH = '/.well-known/webpp/peer/content';
+export const PEER_CONTENT_PATH = `${WELL_KNOWN_PREFIX}peer/content`;
 
 export interface PeerContentRoutesOptions {
   options: ResolvedOptions;

@@ -21,7 +21,7 @@ import type { KillSwitch } from '../http/kill-switch.js';
 import type { ResolvedOptions } from '../options.js';
 import type { ReplicaManager } from '../replicas/replica-manager.js';
 import type { ReplicaStore } from '../replicas/replica-store.js';
-import { WELL_KNOWN_PREFIX } from '../reserved-paths.js';
+import { WELL_KNOWN_PREFIX } from '@webpp/core';
 import type { LoadStats } from '../stats/load-stats.js';
 import type { OriginGauges } from '../stats/prometheus.js';
 import type { PeerSync } from '../sync/peer-sync.js';
