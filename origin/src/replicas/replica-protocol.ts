@@ -4,5 +4,7 @@
  * logical URL in LOGICAL_URL_HEADER and the version in REPLICA_VERSION_HEADER
  * (replica-version.ts). Peer content answers (routes/peer-content.ts) name it the same way.
  */
-export const PEER_REPLICAS_PATH = '/.well-known/webpp/peer/replicas';
+import { WELL_KNOWN_PREFIX } from '@webpp/core';
+
+export const PEER_REPLICAS_PATH = `${WELL_KNOWN_PREFIX}peer/replicas`;
 export const LOGICAL_URL_HEADER = 'webpp-logical-url';
