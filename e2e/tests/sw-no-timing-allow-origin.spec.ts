@@ -5,7 +5,8 @@
  * Chromium's six-connections-per-host queue. Three real @webpp/origin servers here, each
  * with a hook that removes the header the plugin sets; the page has 60 images, so every
  * load is a burst. The fast replica's estimate must stay near its own delay (not grow with
- * the queue), and the worker must keep choosing it (connection-queue.ts).
+ * the queue), and the worker must keep choosing it (connection-queue.ts); only a burst's
+ * overflow goes elsewhere (engine v3's queue-aware plans).
  */
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -91,6 +92,13 @@ test('bursts against replicas without Timing-Allow-Origin: the fast one keeps an
     const row = state.servers.find((server) => server.server === cluster?.replica(slow).origin);
     if (row !== undefined && row.sampleCount > 0) expect(row.meanMs).toBeGreaterThan(fastRow?.meanMs ?? Infinity);
   }
+  // Chosen: a burst starts on the fast replica (the first six, before this client has a queue
+  // anywhere), and it serves more of the load than either slow one. Engine v3 moves the
+  // overflow of a burst to a slow replica when the fast one's own queue (six connections per
+  // host, a round of its first byte per six ahead; core queue-ahead.ts) would take longer, so
+  // the fast one no longer serves nearly all 60 (40 of 60 seen, at a load average near 20).
   const lastLoad = state.decisions.filter((decision) => decision.logicalUrl.includes('/img/')).slice(-IMAGES);
-  expect(lastLoad.filter((decision) => decision.servedBy === fast).length).toBeGreaterThan(IMAGES * 0.8);
+  expect(lastLoad.slice(0, 6).map((decision) => decision.servedBy)).toEqual(Array(6).fill(fast));
+  const servedBy = (origin: string | undefined): number => lastLoad.filter((decision) => decision.servedBy === origin).length;
+  for (const slow of ['a', 'c']) expect(servedBy(fast)).toBeGreaterThan(servedBy(cluster?.replica(slow).origin));
 });

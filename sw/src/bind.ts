@@ -15,6 +15,7 @@ import { navigationErrorPage } from './error-page.js';
 import type { ExchangeSender } from './fetch-io.js';
 import type { HeaderLearning } from './header-learning.js';
 import type { IntegrityGuard } from './integrity-guard.js';
+import type { EngineHooks } from './engine-hooks.js';
 import { mediaServedResponse } from './media-range.js';
 import type { DecisionRecord } from './messages.js';
 import { failedEverywhere } from './offline-copies.js';
@@ -59,6 +60,8 @@ export interface BindStageOptions {
   afterRequest(candidates: readonly ServerId[]): Promise<void>;
   /** Lifecycle callback: one bound request was decided (telemetry). */
   decisionMade(decision: DecisionRecord): void;
+  /** Engine v3's facts from the worker: body ends, sizes, a second decision at the head (engine-hooks.ts). */
+  engineHooks?: EngineHooks;
 }
 
 /** The body size the binding row announces, when it has one (issue 11: size-aware policies). */
@@ -150,7 +153,9 @@ export class BindStage {
       const own = await this.personalFromOwnOrigin(request, resolved, io, result);
       if (own) return own;
       // A media range is answered with one chunk held whole (media-range.ts).
-      const served = await mediaServedResponse(request, servedResponse(request, result.winner.physicalUrl, result.response));
+      const first = await mediaServedResponse(request, servedResponse(request, result.winner.physicalUrl, result.response));
+      // Decide again at the head (engine-hooks.ts): the body may come from a second fetch.
+      const served = this.options.engineHooks?.decideAgainAtHead(first, { request, logicalUrl: resolved.logical, result, plan, sender: this.sender(request, resolved, io) }) ?? first;
       if (navigation && result.winner.server !== this.options.selfOrigin) io.waitUntil(this.options.controlCheck.afterReplicaNavigation(resolved.logical));
       const resumable = this.options.resume.wrap(served, {
         request,
@@ -223,6 +228,7 @@ export class BindStage {
           this.options.probeUrls.forget(exchange.server, exchange.target);
         }
       },
+      headArrived: (exchange, physical, response, events) => this.options.engineHooks?.headArrived(resolved.logical, exchange, physical, response, events),
     };
   }
 }
