@@ -181,7 +181,8 @@ export function measure(
     p95Ms: summary.p95Ms,
     clientHttpRequests,
     serverHttpRequests: traffic.requests,
-    extraRequestsPct: clientHttpRequests === null ? extraRequestsPctServer : pct(clientHttpRequests),
+    // Without a client-side count, connections refused in an outage (which never reach the emulators) must not make it negative.
+    extraRequestsPct: clientHttpRequests === null ? Math.max(0, extraRequestsPctServer) : pct(clientHttpRequests),
     extraRequestsPctServer,
     extraAttempts,
     refreshes,
