@@ -18,13 +18,13 @@
  * relative_to_best_single, extra_requests_pct, extra_bytes_pct, failed_requests, page_mean_ms),
  * medians over the runs with ranges.
  */
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from '@playwright/test';
 import { generateWorld } from '@webpp/netem';
 import { chromiumLaunchOptions } from '../support/chromium.js';
+import { engineLabel } from './evaluation/engine-label.js';
 import { generatedPolicies } from './evaluation/generated/policies.js';
 import { FULL_SAMPLE, generatedSample, quickSample, stratumOf } from './evaluation/generated/sample.js';
 import type { SampledWorld } from './evaluation/generated/sample.js';
@@ -56,14 +56,7 @@ if (values.seeds !== undefined) {
     return { seed: world.seed, heldOut: world.heldOut, stratum: stratumOf(world) };
   });
 }
-const engine = (() => {
-  try {
-    const git = (...args: string[]): string => execFileSync('git', args, { cwd: root, encoding: 'utf8' }).trim();
-    return `${git('rev-parse', '--abbrev-ref', 'HEAD')}@${git('rev-parse', '--short', 'HEAD')}`;
-  } catch {
-    return 'unknown';
-  }
-})();
+const engine = engineLabel(root);
 const command = `npm run bench evaluation-generated${process.argv.length > 2 ? ` -- ${process.argv.slice(2).join(' ')}` : ''}`;
 console.log(`${sample.length} worlds (${sample.filter((world) => world.heldOut).length} held out) × ${runs} run(s); engine ${engine}`);
 

@@ -108,7 +108,7 @@ function writeSite(options: BenchClusterOptions): string {
 }
 
 /** A generated resource's file in the site: its path, with a version query as a suffix (`/js/r3.js?v=42` → `js/r3.js.v42`). */
-export function sitePath(url: string): string {
+function sitePath(url: string): string {
   const [path, query = ''] = url.split('?') as [string, string?];
   const version = new URLSearchParams(query).get('v');
   return `${path.replace(/^\/+/, '')}${version === null ? '' : `.v${version}`}`;

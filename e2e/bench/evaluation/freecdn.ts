@@ -36,7 +36,7 @@ export function writeFreecdnScripts(root: string): void {
 }
 
 /** freecdn's manifest: the /files/ folder, mirrored by each replica in `origins`. */
-export function freecdnManifest(origins: readonly string[]): string {
+function freecdnManifest(origins: readonly string[]): string {
   return ['/files/', ...origins.map((origin) => `\t${origin}/files/`), ''].join('\n');
 }
 

@@ -8,7 +8,7 @@ const traffic = (requests: number, bodyBytes: number[] = []): PolicyTraffic => (
   resumeRequests: 0,
   byServer: {},
   byMethod: {},
-  gets: new Map([[0, bodyBytes.map((bytes) => ({ server: 'A', method: 'GET', client: 0, sizeBytes: Number.NaN, range: undefined, arrivedAtMs: 0, outcome: 'ok' as const, plan: null, bodyBytes, completeMs: 1 }) as never)]]),
+  gets: new Map([[0, bodyBytes.map((bytes) => ({ server: 'A', method: 'GET', client: 0, sizeBytes: Number.NaN, range: undefined, arrivedAtMs: 0, outcome: 'ok' as const, plan: null, bodyBytes: bytes, completeMs: 1 }) as never)]]),
 });
 
 /** A policy that loaded `pages` pages of two 1000-byte resources, each taking `ms` (page time 2 × ms). */
@@ -27,12 +27,19 @@ describe('rows of a generated world', () => {
   });
 
   it('divide each mean by optimal-complete and by the best direct replica, the page time by the best direct page time', () => {
-    const rows = worldRows(world, [run('webpp', 3, 120, { requests: 7 }), run('direct-A', 2, 100), run('direct-B', 3, 200), run('optimal-complete', 3, 80, { requests: 12 })]);
+    const rows = worldRows(world, [
+      run('webpp', 3, 120, { requests: 7 }),
+      run('direct-A', 2, 100),
+      run('direct-B', 3, 200),
+      // Each body twice over, but for the cancelled halves of three requests.
+      run('optimal-complete', 3, 80, { requests: 12, bytes: [...Array.from({ length: 9 }, () => 1000), 500, 500, 500] }),
+    ]);
     const webpp = rows.find((row) => row.policy === 'webpp')!;
     expect(webpp).toMatchObject({ seed: 900_005, held_out: true, scenario: 'generated-900005', requests: 4, pages: 2, mean_ms: 120, best_single: 'direct-A', relative_to_best_single: 1.2, relative_to_optimal_complete: 1.5, page_mean_ms: 240, page_relative_to_best_single: 1.2 });
     // Extra requests over the whole run: 7 sent for 6 page requests.
     expect(webpp.extra_requests_pct).toBeCloseTo(16.67, 2);
-    expect(rows.find((row) => row.policy === 'optimal-complete')!.extra_requests_pct).toBe(100);
+    expect(webpp.extra_bytes_pct).toBe(0);
+    expect(rows.find((row) => row.policy === 'optimal-complete')).toMatchObject({ extra_requests_pct: 100, extra_bytes_pct: 75 });
   });
 
   it('pass over a direct replica that failed requests when choosing the best single', () => {

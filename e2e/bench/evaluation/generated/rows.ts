@@ -21,7 +21,7 @@ export interface GeneratedRow extends GeneralizationRow {
   range?: Partial<Record<RangedField, [number, number]>>;
 }
 
-export const GENERATED_RANGED_FIELDS = [
+const GENERATED_RANGED_FIELDS = [
   'mean_ms',
   'p95_ms',
   'page_mean_ms',
@@ -55,7 +55,7 @@ export function commonPages(runs: readonly Pick<GeneratedPolicyRun, 'pages'>[]):
 }
 
 /** Each run cut to the pages every policy loaded (commonPages). */
-export function onCommonPages(runs: readonly GeneratedPolicyRun[]): GeneratedPolicyRun[] {
+function onCommonPages(runs: readonly GeneratedPolicyRun[]): GeneratedPolicyRun[] {
   const common = commonPages(runs);
   const kept = (item: { client: number; page: number }): boolean => common.has(`${item.client}/${item.page}`);
   return runs.map((run) => ({ ...run, records: run.records.filter(kept), pages: run.pages.filter(kept) }));

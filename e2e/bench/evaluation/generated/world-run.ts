@@ -23,7 +23,7 @@ const START_DELAY_MS = 1_500;
 const SETTLE_MS = 1_000;
 
 /** One page request as the page measured it. */
-export interface GeneratedRecord {
+interface GeneratedRecord {
   client: number;
   page: number;
   url: string;
@@ -34,7 +34,7 @@ export interface GeneratedRecord {
 }
 
 /** One page load: its resources all at once, from its start to its last body. */
-export interface PageLoad {
+interface PageLoad {
   client: number;
   page: number;
   pageMs: number;
@@ -62,7 +62,7 @@ interface BenchWindow {
 }
 
 /** Every URL of the world's workload once, with its size. */
-export function worldResources(world: Pick<GeneratedWorld, 'workload'>): { url: string; sizeBytes: number }[] {
+function worldResources(world: Pick<GeneratedWorld, 'workload'>): { url: string; sizeBytes: number }[] {
   const byUrl = new Map<string, number>();
   for (const resource of world.workload.clients.flat(2)) byUrl.set(resource.url, resource.sizeBytes);
   return [...byUrl].map(([url, sizeBytes]) => ({ url, sizeBytes }));
