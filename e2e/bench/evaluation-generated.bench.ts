@@ -64,6 +64,8 @@ const started = performance.now();
 const browser = await chromium.launch(chromiumLaunchOptions);
 const chromiumVersion = browser.version();
 const runRows: GeneratedRow[][] = [];
+/** Worlds whose run failed (setup or harness), by run: reported in the JSON, never silently left out. */
+const skipped: { run: number; seed: number; error: string }[] = [];
 try {
   for (let run = 0; run < runs; run++) {
     const rows: GeneratedRow[] = [];
@@ -73,7 +75,15 @@ try {
       const deadlineMs = deadlineOf(world.scenario.durationMs);
       console.log(`\nrun ${run + 1}/${runs}, world ${index + 1}/${sample.length}: seed ${sampled.seed} (${sampled.heldOut ? 'held out' : 'training'}, ${sampled.stratum}; ${world.traits.join(' ')}), ${policies.length} policies, deadline ${deadlineMs / 1000} s`);
       const worldStarted = performance.now();
-      const measured = await runWorld({ browser, world, policies, deadlineMs, requestTimeoutMs: Math.min(world.workload.requestTimeoutMs, MAX_REQUEST_TIMEOUT_MS), log: (line) => console.log(line) });
+      let measured;
+      try {
+        measured = await runWorld({ browser, world, policies, deadlineMs, requestTimeoutMs: Math.min(world.workload.requestTimeoutMs, MAX_REQUEST_TIMEOUT_MS), log: (line) => console.log(line) });
+      } catch (error) {
+        // One world's setup failing (a browser context, a replica) must not lose the others: it is named in the results.
+        console.log(`  SKIPPED: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
+        skipped.push({ run: run + 1, seed: sampled.seed, error: error instanceof Error ? error.message.split('\n')[0]! : String(error) });
+        continue;
+      }
       const mine = worldRows({ seed: sampled.seed, heldOut: sampled.heldOut, stratum: sampled.stratum, shape: world.workload.shape }, measured);
       for (const row of mine) {
         console.log(
@@ -99,7 +109,7 @@ function write(done: readonly (readonly GeneratedRow[])[], final: boolean): void
   const summary = summarizeGenerated(rows);
   const info = { command, runs: done.length, engine, chromium: chromiumVersion, wallSeconds: (performance.now() - started) / 1000 };
   const document = {
-    info: { ...info, sample: sample.map((world) => ({ ...world })), deadline: 'no page starts after 2 × the generator\'s estimated run + 10 s (at most 70 s); a request gives up after 60 s' },
+    info: { ...info, sample: sample.map((world) => ({ ...world })), skipped, deadline: 'no page starts after 2 × the generator\'s estimated run + 10 s (at most 70 s); a request gives up after 60 s' },
     summary,
     goals: generatedGoals(summary),
     rows,

@@ -94,6 +94,8 @@ export interface PreparedContext {
  */
 async function installFreecdn(page: Page, policy: BenchPolicy): Promise<void> {
   const reloaded = page.waitForEvent('load', { timeout: 30_000 });
+  // Awaited below; a failure before then (the context closed) must not go unhandled.
+  reloaded.catch(() => undefined);
   await page.addScriptTag({ url: FREECDN_LOADER_PATH });
   await reloaded;
   await pollPage(

@@ -13,7 +13,7 @@ import type { ResultRow } from './rows.js';
 
 /** What evaluation-generated.json holds (evaluation-generated.bench.ts). */
 export interface GeneratedDocument {
-  info: { command: string; runs: number; engine: string; chromium: string; wallSeconds: number };
+  info: { command: string; runs: number; engine: string; chromium: string; wallSeconds: number; skipped?: { run: number; seed: number; error: string }[] };
   summary: GeneratedSummary;
   goals: GoalCheck[];
   rows: GeneratedRow[];
@@ -103,7 +103,8 @@ export function generatedSummaryMarkdown(document: GeneratedDocument | undefined
   ];
   return [
     `${worlds.size} generated worlds (${heldOut.size} held out) in Chromium, ${info.runs} run${info.runs === 1 ? '' : 's'} (\`${info.command}\`, code ${info.engine}, Chromium ${info.chromium}, ${Math.round(info.wallSeconds / 60)} min), ` +
-      'from [docs/benchmarks/evaluation-generated.json](docs/benchmarks/evaluation-generated.json):',
+      'from [docs/benchmarks/evaluation-generated.json](docs/benchmarks/evaluation-generated.json)' +
+      `${info.skipped && info.skipped.length > 0 ? `; left out after a harness failure: ${info.skipped.map((skip) => `world ${skip.seed} in run ${skip.run} (${skip.error})`).join(', ')}` : ''}:`,
     '',
     ...goalsTable(document.goals),
     '',
