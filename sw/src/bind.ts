@@ -15,6 +15,7 @@ import { navigationErrorPage } from './error-page.js';
 import type { ExchangeSender } from './fetch-io.js';
 import type { HeaderLearning } from './header-learning.js';
 import type { IntegrityGuard } from './integrity-guard.js';
+import type { EngineHooks } from './engine-hooks.js';
 import type { DecisionRecord } from './messages.js';
 import { failedEverywhere } from './offline-copies.js';
 import type { OfflineCopies } from './offline-copies.js';
@@ -58,6 +59,8 @@ export interface BindStageOptions {
   afterRequest(candidates: readonly ServerId[]): Promise<void>;
   /** Lifecycle callback: one bound request was decided (telemetry). */
   decisionMade(decision: DecisionRecord): void;
+  /** Engine v3's facts from the worker: body ends, sizes, a second decision at the head (engine-hooks.ts). */
+  engineHooks?: EngineHooks;
 }
 
 /** The body size the binding row announces, when it has one (issue 11: size-aware policies). */
@@ -148,7 +151,8 @@ export class BindStage {
       reporter.count('served');
       const own = await this.personalFromOwnOrigin(request, resolved, io, result);
       if (own) return own;
-      const served = servedResponse(request, result.winner.physicalUrl, result.response);
+      const first = servedResponse(request, result.winner.physicalUrl, result.response);
+      const served = this.options.engineHooks?.decideAgainAtHead(first, { request, logicalUrl: resolved.logical, result, plan, sender: this.sender(request, resolved, io) }) ?? first;
       if (navigation && result.winner.server !== this.options.selfOrigin) io.waitUntil(this.options.controlCheck.afterReplicaNavigation(resolved.logical));
       const resumable = this.options.resume.wrap(served, {
         request,
@@ -221,6 +225,7 @@ export class BindStage {
           this.options.probeUrls.forget(exchange.server, exchange.target);
         }
       },
+      headArrived: (exchange, physical, response, events) => this.options.engineHooks?.headArrived(resolved.logical, exchange, physical, response, events),
     };
   }
 }

@@ -39,6 +39,8 @@ export interface Flight {
   endAtMs: number | undefined;
   /** Already matched to its Resource Timing entry. */
   entrySeen: boolean;
+  /** Called once when it ends (whenEnded). */
+  onEnd?: (() => void) | undefined;
 }
 
 /** The parts of a Resource Timing entry the queue reads. */
@@ -70,6 +72,12 @@ function hostOf(url: string): string {
   }
 }
 
+function ended(flight: Flight): void {
+  const onEnd = flight.onEnd;
+  flight.onEnd = undefined;
+  onEnd?.();
+}
+
 export class ConnectionQueue {
   private readonly hosts = new Map<string, Flight[]>();
   private readonly now: () => number;
@@ -77,6 +85,8 @@ export class ConnectionQueue {
   private readonly maxFlightMs: number;
   private readonly maxFlightsPerHost: number;
   private nextSeq = 0;
+  /** The flight of each request sent through track() (whenEnded). */
+  private readonly flights = new WeakMap<Request, Flight>();
 
   constructor(options: ConnectionQueueOptions) {
     this.now = options.now;
@@ -89,6 +99,7 @@ export class ConnectionQueue {
   track(fetchFn: (request: Request) => Promise<Response>): (request: Request) => Promise<Response> {
     return (request) => {
       const flight = this.begin(request.url);
+      this.flights.set(request, flight);
       const end = (): void => this.end(flight);
       request.signal?.addEventListener('abort', end, { once: true });
       return fetchFn(request).then(
@@ -115,6 +126,18 @@ export class ConnectionQueue {
   /** The request failed or was aborted: its connection is free. */
   end(flight: Flight): void {
     flight.endAtMs ??= this.now();
+    ended(flight);
+  }
+
+  /**
+   * Calls `onEnd` once when the body of `request` (sent through track()) is complete, or the
+   * request failed or was aborted (engine-hooks.ts: the engine's in-flight ledger).
+   */
+  whenEnded(request: Request, onEnd: () => void): void {
+    const flight = this.flights.get(request);
+    if (flight === undefined) return;
+    flight.onEnd = onEnd;
+    if (flight.endAtMs !== undefined) ended(flight);
   }
 
   /** A Resource Timing entry (timed or not): the body of that request is complete. */
@@ -125,6 +148,7 @@ export class ConnectionQueue {
     const endAtMs = entry.responseEnd > 0 ? entry.responseEnd : this.now();
     // An abort may have ended it earlier in our books; the entry's time is the browser's.
     flight.endAtMs = flight.endAtMs === undefined ? endAtMs : Math.min(flight.endAtMs, endAtMs);
+    ended(flight);
   }
 
   /**

@@ -21,6 +21,8 @@ export interface ExchangeSender {
    * `sentAtMs` the performance.now() reading just before fetch() was called.
    */
   onResponse?(exchange: Exchange, response: Response, elapsedMs: number, sentAtMs: number): void;
+  /** The head of an exchange the engine still waits for, after the engine heard of it (engine-hooks.ts). */
+  headArrived?(exchange: Exchange, request: Request, response: Response, events: ExchangeEvents<Response>): void;
 }
 
 const CANCELLED = 'webpp-cancelled';
@@ -44,6 +46,7 @@ function sendWith(sender: ExchangeSender, exchange: Exchange, events: ExchangeEv
       sender.onResponse?.(exchange, response, elapsedMs, sentAtMs);
       if (cancelled) return void response.body?.cancel().catch(() => undefined);
       events.head({ status: response.status, served: response.type === 'opaqueredirect', elapsedMs, response });
+      sender.headArrived?.(exchange, request, response, events);
       // A ranged background GET ends with its body: read it here and say so, or the engine
       // would wait for it until its timeout and count a live server as failed.
       if (exchange.method === 'range' && response.status < 500) {

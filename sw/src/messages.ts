@@ -208,6 +208,22 @@ export type WebppEvent =
       /** Why the body could not be resumed. */
       reason?: string;
     })
+  /**
+   * Decided again at the response head (engine-hooks.ts): a second fetch of the body went to
+   * `to`; `switched` when the page's bytes came from it from byte `atByte` on.
+   */
+  | (EventBase & {
+      type: 'head-redecided';
+      logicalUrl: string;
+      from: ServerId;
+      to: ServerId;
+      switched: boolean;
+      reason: string;
+      atByte: number;
+      /** The policy's estimates at the head: the rest of the body on `from`, a whole fetch on `to` (ms). */
+      restHereMs: number;
+      elsewhereMs: number;
+    })
   | (EventBase & { type: 'internal-error'; message: string; url: string })
   /** A replica sent a header only the site's own origin may send (trust rule): ignored. */
   | (EventBase & { type: 'untrusted-header'; header: 'webpp-control'; server: ServerId; from: string })

@@ -20,6 +20,7 @@ import type { ReplicaClientOptions } from './client-options.js';
 import { resolveWorkerOptions } from './config.js';
 import { ConnectionQueue } from './connection-queue.js';
 import { DigestStore } from './digest-store.js';
+import { EngineHooks } from './engine-hooks.js';
 import { relocateEmbeds } from './embed-relocation.js';
 import type { RelocateQuery } from './embed-relocation.js';
 import { DEFAULT_VERIFY_BUFFER_BYTES } from './integrity.js';
@@ -179,6 +180,7 @@ export class ReplicaClient {
       track: (fetcher) => connections.track(unusable === undefined ? fetcher : unusable.watch(fetcher)),
       afterRequest: (candidates) => this.afterRequest(candidates),
       decisionMade: reportDecision(reporter),
+      engineHooks: new EngineHooks({ policy: this.policy, engine: this.engine, queue: connections, reporter }),
     });
     this.ready = this.load();
   }

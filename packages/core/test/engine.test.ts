@@ -131,6 +131,36 @@ describe('ClientEngine', () => {
     expect(samples.map((sample) => sample.outcome)).toEqual(['cut-mid-body']);
   });
 
+  it('a missing resource costs at most two requests: a second 404 is final (issue 25 item 7)', () => {
+    const harness = new Harness();
+    const policy = basePolicy({
+      plan: () => ['A', 'B', 'C'].map((server) => ({ server, timeoutMs: 1_000, reason: 'next' })),
+    });
+    const engine = engineWith(policy, harness);
+    let result: RunResult<string> | undefined;
+    engine.run(engine.plan({ logicalUrl: 'u', method: 'GET', candidates: ['A', 'B', 'C'] }, (s) => s), (done) => (result = done));
+    harness.to('A').head({ status: 404, response: '404 from A', ttfbMs: 5 });
+    expect(result).toBeUndefined(); // one 404 may be a stale binding: one more replica is asked
+    harness.to('B').head({ status: 404, response: '404 from B', ttfbMs: 5 });
+    expect(harness.sent.map((entry) => entry.exchange.server)).toEqual(['A', 'B']);
+    expect(result?.kind).toBe('failed');
+    expect(result?.kind === 'failed' && result.fallback?.response).toBe('404 from B');
+  });
+
+  it('a 404 then a 5xx still asks the third replica, which may hold the resource', () => {
+    const harness = new Harness();
+    const policy = basePolicy({
+      plan: () => ['A', 'B', 'C'].map((server) => ({ server, timeoutMs: 1_000, reason: 'next' })),
+    });
+    const engine = engineWith(policy, harness);
+    let result: RunResult<string> | undefined;
+    engine.run(engine.plan({ logicalUrl: 'u', method: 'GET', candidates: ['A', 'B', 'C'] }, (s) => s), (done) => (result = done));
+    harness.to('A').head({ status: 404, response: '404', ttfbMs: 5 });
+    harness.to('B').head({ status: 503, response: '503', ttfbMs: 5 });
+    harness.to('C').head({ status: 200, response: 'C', ttfbMs: 5 });
+    expect(result?.kind === 'served' && result.response).toBe('C');
+  });
+
   it('runs maintenance when the policy says, and never sends two background requests to one server', () => {
     const harness = new Harness();
     const asked: number[] = [];

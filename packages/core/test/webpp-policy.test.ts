@@ -56,6 +56,13 @@ describe('webpp policy: cold start', () => {
       throw new Error('a cold start must not draw at random');
     };
     const p = createWebppPolicy({ random, now: () => START_MS });
+    // The client's very first request (its size not known to be small) races the first three in the origin's order.
+    const first = p.plan({ logicalUrl: '/x', method: 'GET', candidates: [A, B, C], nowMs: START_MS });
+    expect(first.map((a) => [a.server, a.reason, a.hedgeAfterMs])).toEqual([
+      [A, 'cold-start-origin-order', undefined],
+      [B, 'cold-start-race', 0],
+      [C, 'cold-start-race', 0],
+    ]);
     for (const candidates of [[A, B, C], [C, A, B], [B, C, A]]) {
       const attempts = p.plan({ logicalUrl: '/x', method: 'GET', candidates, nowMs: START_MS });
       expect(attempts.map((a) => a.server)).toEqual(candidates);

@@ -205,42 +205,85 @@ class EngineClient implements PolicyClient {
     const candidates = environment.servers;
     if (!this.pageLoaded) this.loadPage();
     const sizeBytes = request.sizeKnown === false ? {} : { sizeBytes: request.sizeBytes };
-    const plan = engine.plan({ logicalUrl: request.url ?? `sim:${request.sizeBytes}`, method: 'GET', candidates, ...sizeBytes }, (server) => server);
+    const logicalUrl = request.url ?? `sim:${request.sizeBytes}`;
+    const plan = engine.plan({ logicalUrl, method: 'GET', candidates, ...sizeBytes }, (server) => server);
     const broken = new Set<string>();
     let finished = false;
     let headServed = false;
-    let cancelRun: Cancel = () => undefined;
+    const cancels = new Set<Cancel>();
     const finish = (result: RequestResult): void => {
       if (finished) return;
       finished = true;
+      // A race started at the head (below): the body that lost stops.
+      if (cancels.size > 1) for (const cancel of cancels) cancel();
       done(result);
     };
+    let raced = false;
+    /**
+     * Decide again at the response head (core: ClientPolicy.reconsiderAtHead): with the size
+     * known (Content-Length: the simulator's sizeBytes), a whole fetch elsewhere may beat the
+     * rest of the body here; it then races, and the first complete body wins.
+     */
+    const reconsider = (winner: string, ttfbMs: number | undefined, tried: ReadonlySet<string>): void => {
+      if (raced || finished || engine.policy.reconsiderAtHead === undefined || ttfbMs === undefined) return;
+      raced = true;
+      const alternatives = plan.filter((attempt) => !tried.has(attempt.server)).map((attempt) => attempt.server);
+      if (alternatives.length === 0) return;
+      const decision = engine.policy.reconsiderAtHead({
+        server: winner,
+        logicalUrl,
+        ttfbMs,
+        contentLengthBytes: request.sizeBytes,
+        alternatives,
+        nowMs: engine.now(),
+        inFlight: engine.inFlight.snapshot(engine.now()),
+      });
+      const attempt = decision && plan.find((candidate) => candidate.server === decision.server);
+      if (attempt === undefined) return;
+      const cancel = engine.run([{ ...attempt, hedgeAfterMs: undefined, reason: 'head-redecision' }], () => undefined, {
+        purpose: 'resume',
+        context: { request, resume: 1 },
+        sizeBytes: request.sizeBytes,
+        onBodyComplete: (server) => finish({ ok: true, server }),
+        onBodyBroken: () => cancels.delete(cancel),
+      });
+      cancels.add(cancel);
+    };
     const run = (attempts: typeof plan, context: RunContext): void => {
-      cancelRun = engine.run(
+      const cancel: Cancel = engine.run(
         attempts,
         (result) => {
           if (context.resume === 0) engine.maintain(candidates);
           if (result.kind !== 'served') return finish({ ok: false, failure: headServed ? 'cut-mid-body' : 'no-replica' });
           headServed = true;
-          if (engine.policy.winOn === 'body') finish({ ok: true, server: result.winner.server });
+          if (engine.policy.winOn === 'body') return finish({ ok: true, server: result.winner.server });
+          const won = result.attempts.find((record) => record.server === result.winner.server && record.outcome === 'served');
+          if (context.resume === 0) reconsider(result.winner.server, won?.ttfbMs, new Set(result.attempts.map((record) => record.server)));
         },
         {
           purpose: context.resume === 0 ? 'request' : 'resume',
           context,
-          onBodyComplete: (server) => finish({ ok: true, server }),
+          onBodyComplete: (server) => {
+            engine.policy.learnSize?.(logicalUrl, request.sizeBytes);
+            finish({ ok: true, server });
+          },
           onBodyBroken: (server) => {
             broken.add(server);
             const rest = engine.remainingPlan(plan, broken);
-            if (!this.midBodyFailover || rest.length === 0 || finished) return finish({ ok: false, failure: 'cut-mid-body' });
+            cancels.delete(cancel);
+            // A race from the head still runs: it finishes the request.
+            if (cancels.size > 0 || finished) return;
+            if (!this.midBodyFailover || rest.length === 0) return finish({ ok: false, failure: 'cut-mid-body' });
             run(rest, { request, resume: context.resume + 1 });
           },
         },
       );
+      cancels.add(cancel);
     };
     run(plan, { request, resume: 0 });
     return (): FailureReason | void => {
       finished = true;
-      cancelRun();
+      for (const cancel of cancels) cancel();
       return headServed ? 'cut-mid-body' : undefined;
     };
   }

@@ -7,6 +7,7 @@
  * timers, the simulator (packages/simulator) with a virtual clock: one state machine.
  */
 import type { ServerId } from '../types.js';
+import { InFlightLedger } from './in-flight.js';
 import { BackgroundRequests } from './maintenance.js';
 import type { BackgroundRequest, ClientPolicy, ExchangeSample, PlanInput } from './policy-types.js';
 import { runAttempts } from './run-attempts.js';
@@ -36,6 +37,8 @@ export interface RunOptions<C = unknown> {
   onBodyBroken?: (server: ServerId) => void;
   /** The winner's body arrived whole (drivers that follow bodies, e.g. the simulator). */
   onBodyComplete?: (server: ServerId) => void;
+  /** The body size the run expects (bytes), for the in-flight ledger; default: what plan() knew or estimated for this plan. */
+  sizeBytes?: number;
 }
 
 function holds(attempts: readonly EngineAttempt[], server: ServerId): boolean {
@@ -51,6 +54,10 @@ export class ClientEngine<R, C = unknown> {
   private readonly io: EngineIO<R, C>;
   private readonly hooks: EngineHooks | undefined;
   private readonly background: BackgroundRequests<R, C>;
+  /** This client's exchanges in flight per server (in-flight.ts): the queue every plan sees. */
+  readonly inFlight = new InFlightLedger();
+  /** The size each plan was made for (known or estimated), for the ledger. */
+  private readonly planSizes = new WeakMap<readonly EngineAttempt[], number>();
 
   /** The parts of every run's context that do not change between runs (built once: the simulator runs millions). */
   private readonly shared: Omit<RunContext<R, C>, 'purpose' | 'context' | 'onBodyBroken' | 'onBodyComplete'>;
@@ -92,7 +99,14 @@ export class ClientEngine<R, C = unknown> {
    * stale bindings).
    */
   plan(input: Omit<PlanInput, 'nowMs'>, targetOf: (server: ServerId) => string | undefined, demote?: (server: ServerId) => boolean): EngineAttempt[] {
-    const planned = this.policy.plan({ logicalUrl: input.logicalUrl, method: input.method, candidates: input.candidates, sizeBytes: input.sizeBytes, nowMs: this.io.now() });
+    const { policy } = this;
+    const nowMs = this.io.now();
+    const known = input.sizeBytes !== undefined && input.sizeBytes >= 0;
+    // Unknown sizes (issue 22 §2): a size the driver knows teaches the policy's estimates; one it does not is estimated.
+    if (known) policy.learnSize?.(input.logicalUrl, input.sizeBytes as number);
+    const sizeBytes = known ? input.sizeBytes : policy.estimateSizeBytes?.(input.logicalUrl);
+    const inFlight = this.inFlight.snapshot(nowMs);
+    const planned = policy.plan({ logicalUrl: input.logicalUrl, method: input.method, candidates: input.candidates, sizeBytes: input.sizeBytes, nowMs, ...(inFlight.length > 0 ? { inFlight } : {}) });
     const plan: EngineAttempt[] = [];
     let last: EngineAttempt[] | undefined;
     for (const attempt of planned) {
@@ -103,6 +117,7 @@ export class ClientEngine<R, C = unknown> {
       else plan.push(engineAttempt);
     }
     if (last) plan.push(...last);
+    if (sizeBytes !== undefined && input.method.toUpperCase() !== 'HEAD') this.planSizes.set(plan, sizeBytes);
     const hooks = this.hooks;
     if (hooks?.planned) safe(() => hooks.planned!({ logicalUrl: input.logicalUrl, plan }));
     return plan;
@@ -123,6 +138,8 @@ export class ClientEngine<R, C = unknown> {
       context: options.context,
       onBodyBroken: options.onBodyBroken,
       onBodyComplete: options.onBodyComplete,
+      inFlight: this.inFlight,
+      sizeBytes: options.sizeBytes ?? this.planSizes.get(plan) ?? 0,
     };
     return runAttempts(plan, context, done);
   }

@@ -18,6 +18,44 @@ export interface PlanInput {
   /** Expected body size when known: from the binding row or an earlier response. */
   sizeBytes?: number | undefined;
   nowMs: number;
+  /**
+   * This client's exchanges in flight now, to every server (the engine's ledger,
+   * in-flight.ts): the queue a new request joins (issue 22 §2, bursts). Absent: none known.
+   */
+  inFlight?: readonly InFlightExchange[] | undefined;
+}
+
+/** One exchange this client has in flight (in-flight.ts). */
+export interface InFlightExchange {
+  server: ServerId;
+  /** The body size it expects (0: unknown). */
+  sizeBytes: number;
+  sentAtMs: number;
+  /** When its head came, if it did. */
+  headAtMs?: number;
+}
+
+/** What the engine knows of a served request at its response head (ClientPolicy.reconsiderAtHead). */
+export interface HeadFacts {
+  server: ServerId;
+  /** The request's logical URL (its size is learnt from the head). */
+  logicalUrl?: string;
+  /** Send → head on this server (ms). */
+  ttfbMs: number;
+  /** The body's length from Content-Length (bytes), when the head said. */
+  contentLengthBytes: number;
+  /** The request's other candidates not tried yet in this run, best first. */
+  alternatives: readonly ServerId[];
+  nowMs: number;
+  inFlight?: readonly InFlightExchange[] | undefined;
+}
+
+/** A second fetch worth starting at the head (ClientPolicy.reconsiderAtHead): the first body to complete wins. */
+export interface HeadRedecision {
+  server: ServerId;
+  /** Expected ms of the rest of the body on the first server, and of a whole fetch on `server`. */
+  restHereMs: number;
+  elsewhereMs: number;
 }
 
 export interface PlannedAttempt {
@@ -71,6 +109,12 @@ export interface ExchangeSample {
   bodyMs?: number;
   /** HTTP status of the head, when one arrived. */
   status?: number;
+  /**
+   * How many other exchanges of this client to the same server were in flight when this one
+   * was sent (the engine's ledger): a timeout behind the client's own queue is not the
+   * server's failure (issue 22 §2).
+   */
+  queuedAhead?: number;
   /**
    * The server's pushed service time carried by this same response (its
    * `Server-Timing: webpp;dur=…`, e.g. from Resource Timing's serverTiming), when the
@@ -177,6 +221,19 @@ export interface ClientPolicy {
    * yet; its own measurements replace it. Absent = ignored.
    */
   learnAggregateResponseTimes?(rows: readonly AggregateResponseTime[], atMs: number): void;
+  /**
+   * Unknown sizes (issue 22 §2): the expected body size of a URL the driver knows no size
+   * for, from the sizes it has learnt. Absent or undefined: unknown.
+   */
+  estimateSizeBytes?(logicalUrl: string): number | undefined;
+  /** A body size learnt for a logical URL (a complete body, a Content-Length, a binding). */
+  learnSize?(logicalUrl: string, sizeBytes: number): void;
+  /**
+   * Decide again at the response head (issue 22 §2): with the size and this server's pace
+   * known, a fetch elsewhere worth starting now (the first complete body wins), or
+   * undefined. The driver asks for the whole body, or for the rest as resume does.
+   */
+  reconsiderAtHead?(facts: HeadFacts): HeadRedecision | undefined;
   /** Plain-JSON state, persisted by the worker (IndexedDB) and restored with restore(). */
   snapshot(): unknown;
   restore(state: unknown): void;

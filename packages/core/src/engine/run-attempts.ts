@@ -27,6 +27,7 @@
 import type { ServerId } from '../types.js';
 import type { ExchangeSample, SamplePurpose } from './policy-types.js';
 import type { AttemptRecord, Cancel, EngineAttempt, EngineHooks, EngineIO, Exchange, ExchangeHead, RunResult } from './engine-io.js';
+import type { InFlightEntry, InFlightLedger } from './in-flight.js';
 import { safe } from './safe-hook.js';
 
 export interface RunContext<R, C = unknown> {
@@ -48,6 +49,10 @@ export interface RunContext<R, C = unknown> {
   onBodyBroken?: ((server: ServerId) => void) | undefined;
   /** The winner's body arrived whole (drivers that follow bodies). */
   onBodyComplete?: ((server: ServerId) => void) | undefined;
+  /** This client's exchanges in flight (in-flight.ts): each exchange of the run enters it while it runs. */
+  inFlight?: InFlightLedger | undefined;
+  /** The body size the run expects (bytes; 0 or absent: unknown), for the ledger. */
+  sizeBytes?: number | undefined;
 }
 
 /** How long a served body may stall before it counts as cut off: the attempt's deadline. */
@@ -77,12 +82,23 @@ interface Running<R> {
   head?: ExchangeHead<R>;
   /** The body completed or broke off: nothing more to learn from this exchange. */
   ended: boolean;
+  /** Its entry in the in-flight ledger, and how many of this client's exchanges to its server were in flight when it was sent. */
+  inFlight?: InFlightEntry | undefined;
+  queuedAhead: number;
 }
 
 const round = (ms: number): number => Math.round(ms * 100) / 100;
 
 /** 2^31 − 1 ms, about 24.8 days: the longest timer a browser accepts. */
 const NEVER_MS = 2_147_483_647;
+
+/**
+ * 404/410 answers after which a request's answer is final (issue 25 item 7): one may be a
+ * stale binding (the replica has not got the resource yet, or lost it), so one more replica
+ * is asked; a second replica saying the same is the truth, and the rest of the plan is not
+ * asked. A missing resource costs at most two requests, not one per replica.
+ */
+const FINAL_AFTER_MISSING_ANSWERS = 2;
 
 /** Runs `plan`; calls `done` once. Returns a cancel: before the end it aborts the run (the page gave up), after it stops the winner's body. */
 export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx: RunContext<R, C>, done: (result: RunResult<R>) => void): Cancel {
@@ -95,9 +111,11 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
   let settled = false;
   let winner: Running<R> | undefined;
   let fallback: { attempt: EngineAttempt; response: R; rank: number } | undefined;
+  let missingAnswers = 0;
 
   const learn = (run: Running<R>, outcome: ExchangeSample['outcome'], extra: Partial<ExchangeSample> = {}): void => {
     const sample: ExchangeSample = { server: run.attempt.server, purpose: run.exchange.purpose, outcome, nowMs: io.now(), ...extra };
+    if (run.queuedAhead > 0) sample.queuedAhead = run.queuedAhead;
     if (outcome !== 'served' && outcome !== 'cancelled' && hooks?.fetchDidFail) safe(() => hooks.fetchDidFail!(run.exchange, outcome));
     ctx.learn(sample);
   };
@@ -116,6 +134,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     run.done = true;
     run.timer?.();
     run.unwatch?.();
+    run.inFlight?.end();
     running.delete(run);
   };
 
@@ -179,7 +198,9 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
       startedAfterMs: round(io.now() - startMs),
     };
     records.push(record);
-    const run: Running<R> = { attempt, exchange, record, cancelExchange: () => undefined, timer: undefined, unwatch: undefined, done: false, timedOut: false, ended: false };
+    const queuedAhead = ctx.inFlight?.count(attempt.server) ?? 0;
+    const inFlight = ctx.inFlight?.start(attempt.server, ctx.sizeBytes ?? 0, io.now());
+    const run: Running<R> = { attempt, exchange, record, cancelExchange: () => undefined, timer: undefined, unwatch: undefined, done: false, timedOut: false, ended: false, inFlight, queuedAhead };
     running.add(run);
     const deadlineMs = deadlineOf(attempt);
     // How long a timed-out attempt keeps running alone before it is asked about again: until
@@ -249,6 +270,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
   const onHead = (run: Running<R>, head: ExchangeHead<R>, sentAtMs: number): void => {
     if (run.done || run.head) return;
     run.head = head;
+    run.inFlight?.head(io.now());
     const { record } = run;
     record.status = head.status;
     record.ttfbMs = round(head.ttfbMs ?? head.elapsedMs ?? io.now() - sentAtMs);
@@ -269,6 +291,9 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     settle(run);
     learn(run, outcome, { ...measured, status: head.status });
     keepAsFallback(run.attempt, head.response, outcome === 'stale' ? 2 : 1);
+    if (outcome === 'stale' && ++missingAnswers >= FINAL_AFTER_MISSING_ANSWERS) {
+      return finish({ kind: 'failed', attempts: records, fallback: fallback! });
+    }
     failedOver();
   };
 
@@ -280,6 +305,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     const head = run.head!;
     run.ended = true;
     run.timer?.();
+    run.inFlight?.end();
     if (!winner) {
       settle(run);
       win(run, head.response);
@@ -305,6 +331,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
       if (run.ended) return;
       run.ended = true;
       run.timer?.();
+      run.inFlight?.end();
       learn(run, 'cut-mid-body', head.ttfbMs === undefined ? {} : { ttfbMs: head.ttfbMs, status: head.status });
       return void ctx.onBodyBroken?.(run.attempt.server);
     }
@@ -357,6 +384,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
       const run = winner;
       run.ended = true;
       run.timer?.();
+      run.inFlight?.end();
       run.cancelExchange();
       if (run.head?.ttfbMs !== undefined) learn(run, 'served', { ttfbMs: run.head.ttfbMs, status: run.head.status });
     }

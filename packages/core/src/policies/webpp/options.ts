@@ -76,8 +76,8 @@ export interface WebppOptions extends HerdOptions, BudgetOptions {
   /** Timeout before minSamplesForQuantile samples (ms). 2 000: a cold connection to a distant server. */
   initialTimeoutMs: number;
   /**
-   * Consecutive failures (timeouts, refused/reset connections, 5xx, a body cut off) that
-   * eject a server. 1, as the paper: an ejected server is probed again within 1–2 s, so an
+   * Consecutive failures (timeouts, refused/reset connections, a body cut off) that
+   * eject a server; 5xx eject by Envoy's rule instead (brownout.ts). 1, as the paper: an ejected server is probed again within 1–2 s, so an
    * ejection costs little (Envoy ejects for 30 s and waits for 5 errors), and a timeout of
    * 3 × its own p99 is rarely a mere stall (the hedge deals with slowness). Raise it for
    * links that drop connections now and then.
@@ -90,7 +90,14 @@ export interface WebppOptions extends HerdOptions, BudgetOptions {
    * in lockstep). 1 000 ms: a replica that restarts is seen within 1–2 s.
    */
   probeBackoffBaseMs: number;
-  /** 60 000 ms: a long outage costs one probe every 30–60 s; its end is seen within a minute. */
+  /**
+   * 4 000 ms: recovery (issue 22 §2): a best server that comes back is used again within
+   * seconds; the probes of an ejected server settle at one every 2–4 s (equal jitter,
+   * backoff.ts). Envoy caps a host's ejection at max_ejection_time (300 s), sized for a
+   * proxy that sends a host real traffic to test it; here a probe is one HEAD, while each
+   * second without the best server costs every request it would have served faster. A long
+   * outage costs 15–30 HEADs a minute per dead server, from the one extra budget's borrowing.
+   */
   probeBackoffCapMs: number;
   /** Most hedge / refresh tokens saved up (a burst). 3: one page's burst of stalls. */
   bucketCapacityTokens: number;
@@ -113,7 +120,7 @@ export const WEBPP_DEFAULTS: Readonly<WebppOptions> = Object.freeze({
   initialTimeoutMs: 2_000,
   ejectAfterFailures: 1,
   probeBackoffBaseMs: 1_000,
-  probeBackoffCapMs: 60_000,
+  probeBackoffCapMs: 4_000,
   bucketCapacityTokens: 3,
   ...HERD_DEFAULTS,
   ...BUDGET_DEFAULTS,

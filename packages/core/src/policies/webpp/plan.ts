@@ -24,6 +24,7 @@ import type { EquivalentSet } from './equivalent-set.js';
 import { keepDrawn, spreadWeights, type SpreadStates } from './load-spread.js';
 import type { PushedLoads } from './pushed-load.js';
 import { seedOrder, type Aggregates } from './seed.js';
+import { queueAhead } from './queue-ahead.js';
 
 /** What push, the equivalent-server set and first-visit seeding add to planning (issue 13). */
 export interface HerdContext {
@@ -52,15 +53,29 @@ export function planAttempts(
   options: WebppOptions,
   hedgeAffordable: boolean,
   herd: HerdContext,
+  coldRaceAllowed = false,
 ): PlannedAttempt[] {
   const candidates = [...new Set(input.candidates)];
-  const attempt = (server: ServerId, reason: string, extra: Partial<PlannedAttempt> = {}): PlannedAttempt => ({
-    server,
-    timeoutMs: timeoutMsOf(records.get(server), options),
-    deadlineMs: options.timeoutCeilingMs,
-    reason,
-    ...extra,
-  });
+  const sizeBytes = input.method.toUpperCase() === 'HEAD' ? 0 : Math.max(0, input.sizeBytes ?? 0);
+  // The client's own queue on a server (queue-ahead.ts) delays the head: the timeout and the
+  // deadline start when the request could start, not when it joined the queue.
+  const queueWaitMs = (server: ServerId): number => {
+    if (input.inFlight === undefined) return 0;
+    const record = records.get(server);
+    const ttfbMeanMs = record?.measured === true ? record.ttfb.meanMs() : options.initialTimeoutMs / options.timeoutQuantileMultiple;
+    const queue = queueAhead(server, input.inFlight, sizeBytes, ttfbMeanMs, record?.throughput.bytesPerMs(), input.nowMs);
+    return queue.connectionWaitMs + queue.sharedLinkMs;
+  };
+  const attempt = (server: ServerId, reason: string, extra: Partial<PlannedAttempt> = {}): PlannedAttempt => {
+    const waitMs = queueWaitMs(server);
+    return {
+      server,
+      timeoutMs: timeoutMsOf(records.get(server), options) + waitMs,
+      deadlineMs: options.timeoutCeilingMs + waitMs,
+      reason,
+      ...extra,
+    };
+  };
   const failed = candidates.filter((server) => records.get(server)?.state === 'failed');
   const available = candidates.filter((server) => records.get(server)?.state !== 'failed');
   const measured = available.filter((server) => records.get(server)?.measured === true);
@@ -68,9 +83,14 @@ export function planAttempts(
   const lastResort = failed
     .sort((a, b) => (records.get(a)?.nextProbeAtMs ?? 0) - (records.get(b)?.nextProbeAtMs ?? 0))
     .map((server) => attempt(server, 'last-resort-failed'));
-  const seeded = seedOrder(unmeasured, herd.pushed, herd.aggregates, input.nowMs, options);
+  const seeded = coldSpread(seedOrder(unmeasured, herd.pushed, herd.aggregates, input.nowMs, options), input.inFlight);
   if (measured.length === 0) {
-    return [...seeded.map((seed) => attempt(seed.server, seed.reason)), ...lastResort];
+    const pushedKnown = seeded.some((seed) => herd.pushed.get(seed.server)?.serviceMs !== undefined);
+    const race = coldRaceAllowed && !pushedKnown ? coldRace(seeded, input.inFlight, input.sizeBytes, options) : 0;
+    return [
+      ...seeded.map((seed, index) => attempt(seed.server, index > 0 && index < race ? 'cold-start-race' : seed.reason, index > 0 && index < race ? { hedgeAfterMs: 0 } : {})),
+      ...lastResort,
+    ];
   }
 
   const ranked = score(measured, candidates, records, options, input);
@@ -79,6 +99,10 @@ export function planAttempts(
     const pushed = herd.pushed.get(scored.server);
     const shiftMs = pushed === undefined ? 0 : pushed.queueShiftMs(input.nowMs, options);
     scored.expectedMs = pushedMs === undefined ? Math.max(0, agedExpectedMs(scored, input.nowMs, options) + shiftMs) : pushedMs + scored.bodyMs;
+    // Bursts: the wait behind this client's own exchanges there (queue-ahead.ts).
+    scored.expectedMs += queueWaitMs(scored.server);
+    // Brownouts: the expected time of trying until an answer, E / (1 − p) for its 5xx share p (brownout.ts).
+    scored.expectedMs = scored.record.errors.penalisedMs(scored.expectedMs);
   }
   if (hedgeAffordable) addHedges(ranked, options);
   const effective = (s: Scored): number => s.hedge?.expectedMs ?? s.expectedMs;
@@ -100,6 +124,45 @@ export function planAttempts(
   }
   attempts.push(...seeded.map((seed) => attempt(seed.server, seed.reason === 'cold-start-origin-order' ? 'unmeasured-origin-order' : seed.reason)), ...lastResort);
   return attempts;
+}
+
+/**
+ * Cold start, bursts: with nothing measured, every replica is a priori alike but for the
+ * origin's order, so a burst planned before any answer joins the shortest queue of this
+ * client's own exchanges (stable in the seed order). Join-the-shortest-queue is optimal for
+ * identical servers (Winston, "Optimality of the shortest line discipline", J. Appl. Prob.
+ * 1977); without it a first page's whole burst went to the origin's first replica.
+ */
+function coldSpread<T extends { server: ServerId }>(seeded: T[], inFlight: PlanInput['inFlight']): T[] {
+  if (inFlight === undefined || inFlight.length === 0 || seeded.length < 2) return seeded;
+  const queued = new Map<ServerId, number>();
+  for (const exchange of inFlight) queued.set(exchange.server, (queued.get(exchange.server) ?? 0) + 1);
+  return seeded
+    .map((seed, order) => ({ seed, order, queued: queued.get(seed.server) ?? 0 }))
+    .sort((a, b) => a.queued - b.queued || a.order - b.order)
+    .map((entry) => entry.seed);
+}
+
+/**
+ * The client's very first request, with nothing measured, nothing in flight, no aggregate or
+ * pushed load to seed the order (seed.ts), and a body not known
+ * to be small (under rangeRefreshBytes, where only the first byte is at stake), races the first
+ * COLD_RACE_SERVERS replicas at once (the first head wins, the others are cancelled at it):
+ * one unlucky pick (a thin link for a 1 MB first resource) would otherwise cost the whole
+ * visit, and the race measures three replicas' first bytes in one round trip. Two extra
+ * requests once per client, outside the budget as the cold start's first measurements are.
+ * Dean and Barroso's
+ * "tied requests" at the one moment the client knows nothing to choose by.
+ */
+const COLD_RACE_SERVERS = 3;
+
+function coldRace(seeded: readonly { server: ServerId; reason: string }[], inFlight: PlanInput['inFlight'], sizeBytes: number | undefined, options: WebppOptions): number {
+  if (inFlight !== undefined && inFlight.length > 0) return 0;
+  // An aggregate of other clients already tells which to pick (as pushed service times do: the caller).
+  if (seeded.some((seed) => seed.reason !== 'cold-start-origin-order')) return 0;
+  // A body known to be small cannot be ruined by a thin link: only its first byte is at stake.
+  if (sizeBytes !== undefined && sizeBytes < options.rangeRefreshBytes) return 0;
+  return Math.min(COLD_RACE_SERVERS, seeded.length);
 }
 
 function score(

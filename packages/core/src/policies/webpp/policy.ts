@@ -10,6 +10,8 @@ import type {
   BackgroundRequest,
   ClientPolicy,
   ExchangeSample,
+  HeadFacts,
+  HeadRedecision,
   MaintenanceInput,
   PlanInput,
   PlannedAttempt,
@@ -18,6 +20,9 @@ import type {
 } from '../../engine/policy-types.js';
 import type { ServerId } from '../../types.js';
 import { busyAtTimeout } from './busy.js';
+import { redecideAtHead } from './head-redecision.js';
+import { CONNECTIONS_PER_SERVER } from './queue-ahead.js';
+import { SizeEstimates } from './size-estimate.js';
 import { dueBackground, nextProbeAtMs } from './maintenance.js';
 import { resolveWebppOptions, type WebppOptions } from './options.js';
 import { EquivalentSet } from './equivalent-set.js';
@@ -54,6 +59,12 @@ export class WebppPolicy implements ClientPolicy {
   private lastChangeRefreshAtMs = 0;
   /** Push, equivalent-server set and first-visit seeding (issue 13). */
   private readonly herd: HerdContext;
+  /** Servers a cold-start race was planned to (plan.ts, coldRace): their hedge is admitted from the extra budget. */
+  private readonly coldRace = new Set<ServerId>();
+  /** The cold-start race is run once per client (its first request). */
+  private coldRaced = false;
+  /** Unknown sizes: what the sizes learnt say of a URL never fetched (size-estimate.ts). */
+  private readonly sizes = new SizeEstimates();
 
   constructor(
     private readonly deps: PolicyDeps,
@@ -73,9 +84,18 @@ export class WebppPolicy implements ClientPolicy {
     this.hedgeBucket.earn();
     this.refreshBucket.earn();
     this.extraBudget.earn();
-    if ((input.sizeBytes ?? 0) >= this.options.rangeRefreshBytes) this.lastLargeSizeAtMs = input.nowMs;
+    // Unknown sizes (issue 22 §2): ranked by the size the site's sizes predict, not by first byte alone.
+    const sizeBytes = input.sizeBytes ?? this.sizes.estimate(input.logicalUrl);
+    if ((sizeBytes ?? 0) >= this.options.rangeRefreshBytes) this.lastLargeSizeAtMs = input.nowMs;
     for (const server of input.candidates) this.recordOf(server);
-    const attempts = planAttempts(input, this.records, this.options, this.hedgeBucket.canSpend(), this.herd);
+    const sized = input.sizeBytes === undefined ? { ...input, sizeBytes } : input;
+    this.coldRace.clear();
+    const attempts = planAttempts(sized, this.records, this.options, this.hedgeBucket.canSpend(), this.herd, !this.coldRaced);
+    for (const attempt of attempts) {
+      if (attempt.reason !== 'cold-start-race') continue;
+      this.coldRace.add(attempt.server);
+      this.coldRaced = true;
+    }
     const first = attempts[0] === undefined ? undefined : this.records.get(attempts[0].server);
     if (first !== undefined) first.requestedAtMs = input.nowMs;
     return attempts;
@@ -86,7 +106,11 @@ export class WebppPolicy implements ClientPolicy {
    * the bucket's capacity in debt) as failovers may: the tail comes first, background
    * measurements wait until the debt is paid back.
    */
-  admitHedge(_server: ServerId, _nowMs: number): boolean {
+  admitHedge(server: ServerId, _nowMs: number): boolean {
+    // The cold start's race (plan.ts, coldRace): once per client, outside the budget as the
+    // cold start's first measurements are (maintenance.ts: a server never measured is measured
+    // at once); it leaves the floor's tokens to the throughput measurements that follow.
+    if (this.coldRace.delete(server)) return true;
     if (!this.hedgeBucket.canSpend() || !this.extraBudget.borrow()) return false;
     return this.hedgeBucket.trySpend();
   }
@@ -120,7 +144,10 @@ export class WebppPolicy implements ClientPolicy {
       this.lastLargeSizeAtMs = Math.max(this.lastLargeSizeAtMs, sample.nowMs);
     }
     const record = this.recordOf(sample.server);
-    const busy = sample.outcome === 'timeout' && busyAtTimeout(record, this.herd.pushed.get(sample.server), timeoutMsOf(record, this.options), sample.nowMs, this.options);
+    // A timeout behind a full set of this client's own connections to the server is the
+    // client's queue, not the server's failure (issue 22 §2, bursts).
+    const ownQueue = (sample.queuedAhead ?? 0) >= CONNECTIONS_PER_SERVER;
+    const busy = sample.outcome === 'timeout' && (ownQueue || busyAtTimeout(record, this.herd.pushed.get(sample.server), timeoutMsOf(record, this.options), sample.nowMs, this.options));
     const result = learnSample(record, sample, this.options, this.deps.random, busy);
     if (result === 'ejected') {
       this.herd.equivalentSet.remove(sample.server);
@@ -131,6 +158,26 @@ export class WebppPolicy implements ClientPolicy {
       const sentAtMs = sample.nowMs - ttfbMs - (sample.bodyMs ?? 0);
       this.herd.pushed.of(sample.server).learnResponse(ttfbMs, sentAtMs, sample.nowMs, sample.serviceMs, this.options);
     }
+  }
+
+  /** Unknown sizes (ClientPolicy.estimateSizeBytes; size-estimate.ts). */
+  estimateSizeBytes(logicalUrl: string): number | undefined {
+    return this.sizes.estimate(logicalUrl);
+  }
+
+  learnSize(logicalUrl: string, sizeBytes: number): void {
+    this.sizes.learn(logicalUrl, sizeBytes);
+  }
+
+  /**
+   * Decide again at the response head (ClientPolicy.reconsiderAtHead; head-redecision.ts):
+   * the fetch elsewhere, when it is worth its cost and the one extra budget has a token.
+   */
+  reconsiderAtHead(facts: HeadFacts): HeadRedecision | undefined {
+    if (facts.logicalUrl !== undefined) this.sizes.learn(facts.logicalUrl, facts.contentLengthBytes);
+    const decision = redecideAtHead(facts, this.records);
+    if (decision === undefined || !this.extraBudget.trySpend()) return undefined;
+    return decision;
   }
 
   /** Server push (ClientPolicy.learnPushedServiceTime; pushed-load.ts). A value dated in the future is ignored. */

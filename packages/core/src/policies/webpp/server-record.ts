@@ -6,6 +6,7 @@
 import type { ExchangeSample } from '../../engine/policy-types.js';
 import type { ServerId } from '../../types.js';
 import { probeDelayMs } from './backoff.js';
+import { ErrorShare } from './brownout.js';
 import { bucketOf, LatencySketch } from './latency-sketch.js';
 import type { WebppOptions } from './options.js';
 import { ThroughputEstimate } from './throughput.js';
@@ -24,6 +25,8 @@ export class ServerRecord {
   /** The same samples with a ten times longer half-life: the server's good level, for aging (plan.ts). */
   readonly history = new LatencySketch();
   readonly throughput = new ThroughputEstimate();
+  /** Its recent 5xx share and streak (brownout.ts). */
+  readonly errors = new ErrorShare();
   state: 'available' | 'failed' = 'available';
   /** Failures in a row (timeouts, refused/reset, 5xx, bodies cut off); a served response resets it. */
   failureStreak = 0;
@@ -124,7 +127,8 @@ export type LearnResult = 'ejected' | 'recovered' | 'busy' | undefined;
  *   throughput; the failure streak ends and an ejected server is back.
  * - A timeout enters the sketch as a censored sample at the timeout (the first byte took at
  *   least that long), so a server that hangs now and then ranks by what it costs.
- * - A timeout, a refused/reset connection, a 5xx or a body cut off is a failure; after
+ * - A 5xx is a brownout's answer (brownout.ts): it ejects by Envoy's rule only.
+ * - A timeout, a refused/reset connection or a body cut off is a failure; after
  *   ejectAfterFailures in a row the server is ejected (Envoy outlier detection,
  *   consecutive_5xx / consecutive_local_origin_failure) and probed with backoff. A body cut
  *   off ejects at once.
@@ -147,6 +151,7 @@ export function learnSample(record: ServerRecord, sample: ExchangeSample, option
       if (record.throughput.add(bodyBytes, bodyMs, nowMs, options.estimateHalfLifeMs, sentAtMs) === 'slower') record.changeSuspectedAtMs = nowMs;
     }
     record.failureStreak = 0;
+    record.errors.add(false);
     if (record.state === 'failed') {
       record.state = 'available';
       record.probesSent = 0;
@@ -157,6 +162,14 @@ export function learnSample(record: ServerRecord, sample: ExchangeSample, option
   }
   if (outcome === 'served' || outcome === 'stale') return undefined; // a head without timing: nothing to learn
   if (record.state === 'failed') return undefined; // already ejected: the probe schedule stands
+  if (outcome === 'server-error') {
+    // Brownouts (brownout.ts): a 5xx fails the request over at once, but ejects the server
+    // only by Envoy's rule (5 in a row, or a majority of its recent answers).
+    record.errors.add(true);
+    if (!record.errors.ejects()) return undefined;
+    record.errors.reset();
+    return eject(record, nowMs, options, random);
+  }
   if (outcome === 'timeout') {
     record.addFirstByte(timeoutMsOf(record, options), nowMs, options);
     if (busy) {
@@ -168,6 +181,10 @@ export function learnSample(record: ServerRecord, sample: ExchangeSample, option
   // A body cut off mid-stream is what a crash does to its connections: eject at once (a
   // probe in 1–2 s brings the server back if it was only this response).
   if (record.failureStreak < options.ejectAfterFailures && outcome !== 'cut-mid-body') return undefined;
+  return eject(record, nowMs, options, random);
+}
+
+function eject(record: ServerRecord, nowMs: number, options: WebppOptions, random: () => number): LearnResult {
   record.state = 'failed';
   record.probesSent = 0;
   record.nextProbeAtMs = nowMs + probeDelayMs(0, options.probeBackoffBaseMs, options.probeBackoffCapMs, random);

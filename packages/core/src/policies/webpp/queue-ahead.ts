@@ -1,0 +1,75 @@
+/**
+ * Bursts (issue 22 §2): the queue a new request joins on a server, from this client's own
+ * exchanges in flight there (the engine's ledger, PlanInput.inFlight).
+ *
+ * - Connections. A browser opens at most CONNECTIONS_PER_SERVER connections to a host over
+ *   HTTP/1.1; a request beyond them waits for one to free. Each full round of connections
+ *   ahead costs about one first byte (the request behind it is sent only when one ends).
+ * - The link. A replica's concurrent responses share its link, which serves them by
+ *   processor sharing (TCP's fair share, roughly): a new body of x bytes, joining bodies with
+ *   r_i bytes left, completes after (Σ_i min(r_i, x) + x) / rate (Kleinrock, "Queueing
+ *   Systems" vol. 2, 1976, §4.4: the response time of a job in an M/G/1 processor-sharing
+ *   queue depends on the work of the others only up to its own size). The body term the
+ *   plan already charges is x / rate; the queue adds Σ_i min(r_i, x) / rate.
+ *
+ * C3 (Suresh et al., NSDI 2015, §4.1) ranks replicas with the client's own outstanding
+ * requests in the score; this is that term for a browser, priced in time rather than by C3's
+ * cubic penalty, since here the client knows its own bytes and the link's measured rate.
+ * Greedy "earliest expected completion" per request is list scheduling (Graham, "Bounds on
+ * multiprocessing timing anomalies", 1969: within 2 − 1/m of the best page makespan), so a
+ * burst spreads over replicas exactly when that finishes the page sooner.
+ *
+ * The same wait lengthens the request's timeout: the client's own queue is never taken for
+ * the server's failure.
+ */
+import type { InFlightExchange } from '../../engine/policy-types.js';
+import type { ServerId } from '../../types.js';
+
+/**
+ * Connections per host a browser opens over HTTP/1.1: 6 in Chromium (kMaxSocketsPerGroup),
+ * Firefox (network.http.max-persistent-connections-per-server) and Safari; RFC 9112 §9.4
+ * leaves the number to the client. Over HTTP/2 one connection carries every request, and
+ * the estimate errs by one first byte per six requests ahead, toward spreading a burst.
+ */
+export const CONNECTIONS_PER_SERVER = 6;
+
+export interface QueueAhead {
+  /** Exchanges of this client in flight to the server. */
+  count: number;
+  /** Expected wait for a connection (ms). */
+  connectionWaitMs: number;
+  /** Expected extra time the new body takes because of the bodies ahead on the shared link (ms). */
+  sharedLinkMs: number;
+}
+
+const NONE: QueueAhead = Object.freeze({ count: 0, connectionWaitMs: 0, sharedLinkMs: 0 });
+
+/**
+ * The queue ahead of a new request of `sizeBytes` on `server`, given its mean first byte and
+ * measured throughput (bytes/ms; undefined: the link's share is not priced).
+ */
+export function queueAhead(
+  server: ServerId,
+  inFlight: readonly InFlightExchange[] | undefined,
+  sizeBytes: number,
+  ttfbMeanMs: number,
+  bytesPerMs: number | undefined,
+  nowMs: number,
+): QueueAhead {
+  if (inFlight === undefined || inFlight.length === 0) return NONE;
+  let count = 0;
+  let sharedBytes = 0;
+  for (const exchange of inFlight) {
+    if (exchange.server !== server) continue;
+    const receivedBytes = exchange.headAtMs === undefined || bytesPerMs === undefined ? 0 : Math.max(0, nowMs - exchange.headAtMs) * bytesPerMs;
+    const leftBytes = Math.max(0, exchange.sizeBytes - receivedBytes);
+    // A body the measured rate would have carried by now is done (the driver may not say so).
+    if (exchange.headAtMs !== undefined && leftBytes <= 0) continue;
+    count++;
+    sharedBytes += Math.min(leftBytes, sizeBytes);
+  }
+  if (count === 0) return NONE;
+  const connectionWaitMs = Math.floor(count / CONNECTIONS_PER_SERVER) * ttfbMeanMs;
+  const sharedLinkMs = bytesPerMs === undefined || !(bytesPerMs > 0) ? 0 : sharedBytes / bytesPerMs;
+  return { count, connectionWaitMs, sharedLinkMs };
+}

@@ -1,0 +1,202 @@
+/**
+ * Engine v3 (issue 22 §2), one decision per block: unknown sizes, the client's own queue
+ * (bursts, queue-aware timeouts), deciding again at the response head, brownouts and
+ * recovery. Each builds the policy's knowledge from samples, as the engine would feed them.
+ */
+import { describe, expect, it } from 'vitest';
+import { ClientEngine, createWebppPolicy, type EngineIO, type Exchange, type ExchangeEvents, type InFlightExchange } from '@webpp/core';
+import { SizeEstimates } from '../src/policies/webpp/size-estimate.js';
+import { seededRandom } from './fake-clock.js';
+
+const A = 'http://a.localhost:8081';
+const B = 'http://b.localhost:8082';
+const KB = 1024;
+const T0 = 1_700_000_000_000;
+
+type Policy = ReturnType<typeof createWebppPolicy>;
+
+/** `count` served requests on `server` at a steady first byte and link rate (bodies of 64 KB), one every 50 ms from `fromMs`. */
+function teach(policy: Policy, server: string, ttfbMs: number, bytesPerMs: number, count: number, fromMs = T0): number {
+  let nowMs = fromMs;
+  for (let i = 0; i < count; i++) {
+    const bodyBytes = 64 * KB;
+    const bodyMs = bodyBytes / bytesPerMs;
+    nowMs += 50;
+    policy.observe({ server, purpose: 'request', outcome: 'served', nowMs: nowMs + ttfbMs + bodyMs, ttfbMs, bodyBytes, bodyMs });
+  }
+  return nowMs + 1_000;
+}
+
+/** A: a fast first byte on a thin link; B: slower first byte, fat link. */
+function thinAndFat(): { policy: Policy; nowMs: number } {
+  const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+  teach(policy, A, 10, 1_000, 12); // 10 ms, 1 MB/s
+  const nowMs = teach(policy, B, 60, 10_000, 12, T0); // 60 ms, 10 MB/s
+  return { policy, nowMs };
+}
+
+describe('unknown sizes (size-estimate.ts)', () => {
+  it('estimates from the same path under another query, then the type shrunk toward the site', () => {
+    const sizes = new SizeEstimates();
+    expect(sizes.estimate('/a.js')).toBeUndefined();
+    sizes.learn('/app.js?v=1', 300 * KB);
+    expect(sizes.estimate('/app.js?v=2')).toBe(300 * KB);
+    sizes.learn('/img/a.jpg', 400 * KB);
+    sizes.learn('/img/b.jpg', 600 * KB);
+    sizes.learn('/style.css', 10 * KB);
+    sizes.learn('/font.css', 20 * KB);
+    const siteMean = (300 + 400 + 600 + 10 + 20) * KB / 5;
+    // Two jpgs (mean 500 KB), shrunk toward the site's mean with a prior weight of 1.
+    expect(sizes.estimate('/img/new.jpg')).toBeCloseTo((1000 * KB + siteMean) / 3, 6);
+    expect(sizes.estimate('/new.css')).toBeLessThan(sizes.estimate('/img/new.jpg')! / 3);
+    expect(sizes.estimate('/unknown.woff2')).toBeCloseTo(siteMean, 6);
+    expect(sizes.estimate('/img/a.jpg')).toBe(400 * KB); // known exactly
+  });
+
+  it('ranks a never-fetched large image by its estimated size: the fat link, not the fast first byte', () => {
+    const { policy, nowMs } = thinAndFat();
+    // The site's images are large (learnt from bindings or earlier bodies).
+    for (let i = 0; i < 4; i++) policy.learnSize(`/img/photo-${i}.jpg`, 800 * KB);
+    const plan = policy.plan({ logicalUrl: '/img/photo-new.jpg?cb=123', method: 'GET', candidates: [A, B], nowMs });
+    expect(plan[0]?.server).toBe(B);
+    // A small file of a small type still goes to the fast first byte.
+    for (let i = 0; i < 20; i++) policy.learnSize(`/css/s-${i}.css`, 1 * KB);
+    expect(policy.plan({ logicalUrl: '/css/new.css', method: 'GET', candidates: [A, B], nowMs })[0]?.server).toBe(A);
+  });
+});
+
+describe('bursts: the client\'s own queue (queue-ahead.ts)', () => {
+  it('spreads a burst when the queue on the best server makes another finish sooner, and lengthens the timeout by the wait', () => {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    let nowMs = teach(policy, A, 20, 4_000, 12); // 20 ms, 4 MB/s
+    nowMs = teach(policy, B, 60, 2_000, 12, T0); // 60 ms, 2 MB/s
+    const alone = policy.plan({ logicalUrl: '/x.bin', method: 'GET', candidates: [A, B], sizeBytes: 200 * KB, nowMs });
+    expect(alone[0]?.server).toBe(A);
+    const inFlight: InFlightExchange[] = Array.from({ length: 12 }, () => ({ server: A, sizeBytes: 200 * KB, sentAtMs: nowMs - 1 }));
+    const queued = policy.plan({ logicalUrl: '/y.bin', method: 'GET', candidates: [A, B], sizeBytes: 200 * KB, nowMs, inFlight });
+    expect(queued[0]?.server).toBe(B);
+    const timeoutOnA = (plan: typeof alone) => plan.find((attempt) => attempt.server === A)!.timeoutMs;
+    // 12 bodies of 200 KB ahead at 4 MB/s: about 0.6 s more before A's head can come.
+    expect(timeoutOnA(queued) - timeoutOnA(alone)).toBeGreaterThan(600);
+  });
+
+  it('a timeout behind six of the client\'s own exchanges to a server does not eject it', () => {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    const nowMs = teach(policy, A, 20, 2_000, 12);
+    policy.observe({ server: A, purpose: 'request', outcome: 'timeout', nowMs, queuedAhead: 6 });
+    expect(policy.describe(nowMs).find((view) => view.server === A)?.state).toBe('available');
+    // Without a queue, and with no answer from A for seconds: a failure.
+    policy.observe({ server: A, purpose: 'request', outcome: 'timeout', nowMs: nowMs + 10_000 });
+    expect(policy.describe(nowMs).find((view) => view.server === A)?.state).toBe('failed');
+  });
+});
+
+describe('deciding again at the response head (head-redecision.ts)', () => {
+  it('starts a fetch elsewhere when the rest of a large body here takes more than twice a whole fetch there', () => {
+    const { policy, nowMs } = thinAndFat();
+    for (let i = 0; i < 200; i++) policy.plan({ logicalUrl: `/r${i}`, method: 'GET', candidates: [A, B], sizeBytes: 1_000, nowMs }); // earn budget
+    const big = policy.reconsiderAtHead({ server: A, ttfbMs: 10, contentLengthBytes: 2_000 * KB, alternatives: [B], nowMs });
+    expect(big).toMatchObject({ server: B });
+    expect(big!.restHereMs).toBeGreaterThan(2 * big!.elsewhereMs);
+    // A small body is not worth a second transfer.
+    expect(policy.reconsiderAtHead({ server: A, ttfbMs: 10, contentLengthBytes: 2 * KB, alternatives: [B], nowMs })).toBeUndefined();
+  });
+
+  it('is paid from the extra budget: without tokens it starts nothing', () => {
+    const { policy, nowMs } = thinAndFat();
+    const answers = Array.from({ length: 20 }, () => policy.reconsiderAtHead({ server: A, ttfbMs: 10, contentLengthBytes: 2_000 * KB, alternatives: [B], nowMs }));
+    expect(answers.filter((answer) => answer !== undefined).length).toBeLessThanOrEqual(3);
+  });
+});
+
+describe('brownouts and recovery (brownout.ts, backoff cap)', () => {
+  it('a replica with occasional quick 5xx stays in use, ranked by what its errors cost; five in a row eject it', () => {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    teach(policy, A, 20, 2_000, 12);
+    let nowMs = teach(policy, B, 22, 2_000, 12, T0);
+    // One 5xx in two on A, after a good record.
+    for (let i = 0; i < 8; i++) {
+      nowMs += 10;
+      if (i % 2 === 0) policy.observe({ server: A, purpose: 'request', outcome: 'server-error', nowMs, status: 503, ttfbMs: 2 });
+      else policy.observe({ server: A, purpose: 'request', outcome: 'served', nowMs, ttfbMs: 20 });
+    }
+    expect(policy.describe(nowMs).find((view) => view.server === A)?.state).toBe('available');
+    // 20 ms / (1 − ~0.26, its decayed 5xx share) ranks behind B's 22 ms.
+    expect(policy.plan({ logicalUrl: '/x', method: 'GET', candidates: [A, B], sizeBytes: 1_000, nowMs })[0]?.server).toBe(B);
+    // A long healthy record: four 5xx in a row are tolerated, the fifth ejects (Envoy's consecutive_5xx).
+    const healthy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    nowMs = teach(healthy, A, 20, 2_000, 40);
+    for (let i = 0; i < 4; i++) healthy.observe({ server: A, purpose: 'request', outcome: 'server-error', nowMs: nowMs + i, status: 503 });
+    expect(healthy.describe(nowMs).find((view) => view.server === A)?.state).toBe('available');
+    healthy.observe({ server: A, purpose: 'request', outcome: 'server-error', nowMs: nowMs + 5, status: 503 });
+    expect(healthy.describe(nowMs).find((view) => view.server === A)?.state).toBe('failed');
+  });
+
+  it('probes a long-dead server every 2–4 s, so its return is seen within seconds', () => {
+    let nowMs = T0;
+    const policy = createWebppPolicy({ random: seededRandom(5), now: () => nowMs });
+    policy.observe({ server: A, purpose: 'request', outcome: 'network-error', nowMs });
+    const probeTimes: number[] = [];
+    while (nowMs < T0 + 120_000) {
+      nowMs = policy.nextMaintenanceAtMs(nowMs) as number;
+      const due = policy.maintenance({ candidates: [], inFlight: new Set(), nowMs });
+      if (due.length === 0) continue;
+      probeTimes.push(nowMs);
+      policy.observe({ server: A, purpose: 'probe', outcome: 'network-error', nowMs });
+    }
+    const gaps = probeTimes.slice(1).map((atMs, i) => atMs - probeTimes[i]!);
+    expect(Math.max(...gaps)).toBeLessThanOrEqual(4_000);
+  });
+});
+
+describe('the engine\'s in-flight ledger (in-flight.ts)', () => {
+  it('shows a plan what is in flight, tells a sample how many were ahead, and forgets an exchange when it ends', () => {
+    const sent: { exchange: Exchange; events: ExchangeEvents<string> }[] = [];
+    const io: EngineIO<string> = { now: () => T0, setTimer: () => () => undefined, send: (exchange, events) => (sent.push({ exchange, events }), () => undefined) };
+    const seen: (readonly InFlightExchange[] | undefined)[] = [];
+    const queued: (number | undefined)[] = [];
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    const spy = {
+      ...policy,
+      name: policy.name,
+      plan: (input: Parameters<Policy['plan']>[0]) => (seen.push(input.inFlight), [{ server: A, timeoutMs: 10_000, reason: 'only' }]),
+      observe: (sample: Parameters<Policy['observe']>[0]) => void queued.push(sample.queuedAhead),
+      snapshot: () => undefined,
+      restore: () => undefined,
+      describe: () => [],
+    };
+    const engine = new ClientEngine({ policy: spy, io, backgroundTarget: () => undefined });
+    for (let i = 0; i < 3; i++) engine.run(engine.plan({ logicalUrl: `/r${i}`, method: 'GET', candidates: [A], sizeBytes: 1_000 }, (s) => s), () => undefined);
+    expect(seen.map((inFlight) => inFlight?.length ?? 0)).toEqual([0, 1, 2]);
+    sent[2]!.events.error();
+    expect(queued).toEqual([2]);
+    sent[0]!.events.head({ status: 200, ttfbMs: 5, response: 'ok' });
+    sent[0]!.events.bodyComplete({ bodyBytes: 1_000, bodyMs: 1 });
+    expect(engine.inFlight.count(A)).toBe(1);
+  });
+});
+
+describe('cold start (plan.ts: coldSpread, coldRace)', () => {
+  const C = 'http://c.localhost:8083';
+
+  it('races the very first request (size unknown) on three replicas, once', () => {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    const first = policy.plan({ logicalUrl: '/big.jpg', method: 'GET', candidates: [A, B, C], nowMs: T0 });
+    expect(first.map((attempt) => attempt.hedgeAfterMs)).toEqual([undefined, 0, 0]);
+    expect(policy.admitHedge(B, T0)).toBe(true);
+    const second = policy.plan({ logicalUrl: '/big2.jpg', method: 'GET', candidates: [A, B, C], nowMs: T0 });
+    expect(second.every((attempt) => attempt.hedgeAfterMs === undefined)).toBe(true);
+  });
+
+  it('spreads a burst planned before any answer over the replicas, shortest own queue first', () => {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    const inFlight: InFlightExchange[] = [];
+    const firsts: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      const plan = policy.plan({ logicalUrl: `/r${i}.css`, method: 'GET', candidates: [A, B, C], sizeBytes: 1_000, nowMs: T0, inFlight: [...inFlight] });
+      firsts.push(plan[0]!.server);
+      inFlight.push({ server: plan[0]!.server, sizeBytes: 1_000, sentAtMs: T0 });
+    }
+    expect(firsts).toEqual([A, B, C, A, B, C]);
+  });
+});

@@ -1,0 +1,238 @@
+/**
+ * What the worker tells engine v3 that only the worker sees (issue 22 §2;
+ * docs/handover/engine-v3-worker-hooks.md). Three hooks, each called from one place:
+ *
+ *  A. Body end (fetch-io.ts, at every page-request head): the engine's in-flight ledger
+ *     (core engine/in-flight.ts) holds each exchange until its body ends, and the worker
+ *     streams bodies to the page without telling the engine. The exchange's connection
+ *     flight (connection-queue.ts) ends when its Resource Timing entry comes (responseEnd),
+ *     or when it fails or is aborted; then `events.bodyComplete({})` takes it off the
+ *     ledger. Without it a page's served requests stay "in flight" for 60 s, and every later
+ *     request to that server looks queued behind them (its timeout then never ejects).
+ *  B. Size at the head (same call): a 200 with a Content-Length teaches the policy the size
+ *     of its logical URL, which feeds the estimates for URLs never fetched (core
+ *     size-estimate.ts: the same path under another query, the type, the site's sizes).
+ *  C. Decide again at the head (bind.ts, serve): with the size and the server's pace known,
+ *     the policy may find that the rest of the body takes longer here than a whole fetch
+ *     elsewhere (core head-redecision.ts: rest here > 2 × elsewhere). Then one more fetch of
+ *     the whole body goes to that server, run by the engine as a 'resume' (ledger, budget,
+ *     timeouts), and the page gets its bytes from the first body until the second answers
+ *     with the same entity; from then on from the second, the bytes the page has skipped
+ *     (as resumable-body.ts continues a broken body). If the first body ends first, the
+ *     second is cancelled. Dean and Barroso's tied requests ("The Tail at Scale", CACM 2013),
+ *     sent only once the first is known to be slow.
+ */
+import type { ClientEngine, ClientPolicy, Exchange, ExchangeEvents, PlannedAttempt, ServerId } from '@webpp/core';
+import type { AttemptSpec, RunResult } from './attempt-runner.js';
+import { toEngineAttempt } from './attempt-runner.js';
+import type { ConnectionQueue } from './connection-queue.js';
+import type { ExchangeSender } from './fetch-io.js';
+import { bodyExtent, continuation } from './resumable-body.js';
+import type { BodyExtent } from './resumable-body.js';
+import type { StateReporter } from './state-reporter.js';
+
+export interface EngineHooksOptions {
+  policy: ClientPolicy;
+  engine: ClientEngine<Response, ExchangeSender>;
+  queue: ConnectionQueue;
+  reporter: StateReporter;
+}
+
+/** A served request, as the serve stage knows it at the head (hook C). */
+export interface ServedHead {
+  request: Request;
+  logicalUrl: string;
+  result: RunResult & { kind: 'served' };
+  plan: readonly AttemptSpec[];
+  /** How the request's exchanges are sent (bind.ts: the page's request rebuilt per replica). */
+  sender: ExchangeSender;
+}
+
+function contentLengthOf(response: Response): number | undefined {
+  const value = response.headers.get('content-length');
+  if (value === null || !/^\d+$/.test(value.trim())) return undefined;
+  const bytes = Number(value);
+  return Number.isSafeInteger(bytes) ? bytes : undefined;
+}
+
+function isEncoded(response: Response): boolean {
+  const encoding = response.headers.get('content-encoding')?.trim().toLowerCase();
+  return encoding !== undefined && encoding !== '' && encoding !== 'identity';
+}
+
+export class EngineHooks {
+  /** Ends the ledger entry of the exchange that got this response (hook A), until it is ended. */
+  private readonly bodyEnds = new WeakMap<Response, () => void>();
+
+  constructor(private readonly options: EngineHooksOptions) {}
+
+  /** Hooks A and B: the head of one of a page request's exchanges (fetch-io.ts, after events.head). */
+  headArrived(logicalUrl: string, exchange: Exchange, request: Request, response: Response, events: ExchangeEvents<Response>): void {
+    if (exchange.method !== 'request') return;
+    let ended = false;
+    const end = (): void => {
+      if (ended) return;
+      ended = true;
+      this.bodyEnds.delete(response);
+      events.bodyComplete({}); // no bytes/ms: no sample (the worker's samples come from Resource Timing)
+    };
+    this.bodyEnds.set(response, end);
+    this.options.queue.whenEnded(request, end);
+    const lengthBytes = response.status === 200 ? contentLengthOf(response) : undefined;
+    if (lengthBytes !== undefined && exchange.purpose === 'request') this.options.policy.learnSize?.(logicalUrl, lengthBytes);
+  }
+
+  /**
+   * Hook C: the response for the page, whose body may come from a second fetch when the
+   * policy decides again at the head. `served` is the page's response for `head.result`.
+   */
+  decideAgainAtHead(served: Response, head: ServedHead): Response {
+    const { request, result, plan } = head;
+    const { policy, engine } = this.options;
+    const first = result.response;
+    if (policy.reconsiderAtHead === undefined || served.body === null || request.method !== 'GET' || request.mode === 'navigate' || request.headers.has('range')) return served;
+    if (first.status !== 200 || first.type === 'opaque' || isEncoded(first)) return served;
+    const lengthBytes = contentLengthOf(first);
+    const extent = bodyExtent(first);
+    if (lengthBytes === undefined || extent === undefined) return served;
+    const tried = new Set(result.attempts.map((attempt) => attempt.server));
+    const alternatives = plan.filter((spec) => !tried.has(spec.server));
+    if (alternatives.length === 0) return served;
+    const winnerRecord = result.attempts.find((attempt) => attempt.server === result.winner.server && attempt.outcome === 'served');
+    const nowMs = engine.now();
+    const decision = policy.reconsiderAtHead({
+      server: result.winner.server,
+      logicalUrl: head.logicalUrl,
+      ttfbMs: winnerRecord?.ttfbMs ?? 0,
+      contentLengthBytes: lengthBytes,
+      alternatives: alternatives.map((spec) => spec.server),
+      nowMs,
+      inFlight: engine.inFlight.snapshot(nowMs),
+    });
+    const target = decision === undefined ? undefined : alternatives.find((spec) => spec.server === decision.server);
+    if (target === undefined) return served;
+
+    // The second fetch: the whole body from `target`, one attempt, as a 'resume' run of the engine.
+    const attempt: PlannedAttempt & { physicalUrl: string } = { ...target, hedgeAfterMs: undefined, reason: 'head-redecision' };
+    let second: Response | undefined;
+    let cancelSecond: () => void = () => undefined;
+    const secondAnswer = new Promise<Response | undefined>((resolve) => {
+      cancelSecond = engine.run([toEngineAttempt(attempt)], (run) => {
+        second = run.kind === 'served' ? run.response : undefined;
+        if (run.kind === 'failed') run.fallback?.response.body?.cancel().catch(() => undefined);
+        resolve(second);
+      }, { context: head.sender, purpose: 'resume' });
+    });
+    const report = (to: ServerId, switched: boolean, reason: string, atByte: number): void =>
+      this.options.reporter.event({ type: 'head-redecided', atMs: Date.now(), logicalUrl: head.logicalUrl, from: result.winner.server, to, switched, reason, atByte, restHereMs: decision!.restHereMs, elsewhereMs: decision!.elsewhereMs });
+    const body = racedBody(served.body, extent, secondAnswer, {
+      switched: (atByte) => {
+        report(target.server, true, 'second answered first', atByte);
+        this.bodyEnds.get(first)?.(); // the first body was cancelled: its exchange leaves the ledger
+      },
+      keptFirst: (reason, atByte) => {
+        report(target.server, false, reason, atByte);
+        cancelSecond();
+      },
+      // The page gave up: neither body will end on its own.
+      cancelled: () => {
+        this.bodyEnds.get(first)?.();
+        if (second) this.bodyEnds.get(second)?.();
+      },
+    });
+    return new Response(body, { status: served.status, statusText: served.statusText, headers: served.headers });
+  }
+}
+
+interface RaceEvents {
+  /** The page's bytes come from the second body from now on (`atByte` bytes came from the first). */
+  switched(atByte: number): void;
+  /** The first body stays (it ended, the second failed or is another entity, or the page cancelled). */
+  keptFirst(reason: string, atByte: number): void;
+  /** The page cancelled the body. */
+  cancelled(): void;
+}
+
+type Step = { kind: 'read'; result: ReadableStreamReadResult<Uint8Array> } | { kind: 'error'; error: unknown } | { kind: 'second'; response: Response | undefined };
+
+/**
+ * The page's body: `firstBody` until `second` answers with the same entity (checked as
+ * resumable-body.ts checks a resume: continuation()), then the second body from the byte
+ * the page has on. Whichever happens first decides; the other is cancelled.
+ */
+function racedBody(firstBody: ReadableStream<Uint8Array>, extent: BodyExtent, second: Promise<Response | undefined>, events: RaceEvents): ReadableStream<Uint8Array> {
+  let reader = firstBody.getReader();
+  let pendingRead: Promise<Step> | undefined;
+  let waiting: Promise<Step> | undefined = second.then((response) => ({ kind: 'second', response }));
+  let delivered = 0;
+  let skipBytes = 0;
+  const keepFirst = (reason: string): void => {
+    if (waiting === undefined) return;
+    waiting = undefined;
+    events.keptFirst(reason, delivered);
+  };
+  /** The second answered: switch to it when it continues the same entity. */
+  const trySwitch = (response: Response | undefined): boolean => {
+    waiting = undefined;
+    const plan = response ? continuation(response, extent, delivered) : { error: 'no answer' };
+    if (!response?.body || 'error' in plan) {
+      response?.body?.cancel().catch(() => undefined);
+      events.keptFirst('error' in plan ? plan.error : 'answer without a body', delivered);
+      return false;
+    }
+    reader.cancel().catch(() => undefined);
+    reader = response.body.getReader();
+    pendingRead = undefined;
+    skipBytes = plan.skipBytes;
+    events.switched(delivered);
+    return true;
+  };
+  return new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        for (;;) {
+          pendingRead ??= reader.read().then(
+            (result): Step => ({ kind: 'read', result }),
+            (error: unknown): Step => ({ kind: 'error', error }),
+          );
+          const step = await (waiting === undefined ? pendingRead : Promise.race([pendingRead, waiting]));
+          if (step.kind === 'second') {
+            trySwitch(step.response);
+            continue;
+          }
+          pendingRead = undefined;
+          if (step.kind === 'error') {
+            // The first body broke before the second answered: wait for the second.
+            if (waiting !== undefined && trySwitch(await second)) continue;
+            controller.error(step.error);
+            return;
+          }
+          if (step.result.done) {
+            keepFirst('first body ended first');
+            controller.close();
+            return;
+          }
+          let chunk = step.result.value;
+          if (skipBytes > 0) {
+            if (chunk.byteLength <= skipBytes) {
+              skipBytes -= chunk.byteLength;
+              continue;
+            }
+            chunk = chunk.subarray(skipBytes);
+            skipBytes = 0;
+          }
+          if (chunk.byteLength === 0) continue;
+          delivered += chunk.byteLength;
+          controller.enqueue(chunk);
+          return;
+        }
+      },
+      cancel(reason) {
+        keepFirst('page cancelled');
+        events.cancelled();
+        return reader.cancel(reason);
+      },
+    },
+    { highWaterMark: 0 },
+  );
+}

@@ -1,0 +1,176 @@
+/**
+ * Engine v3's worker hooks (engine-hooks.ts), driven the way a fetch event drives the
+ * worker, against real HTTP servers on loopback (Node's fetch stands in for the browser's,
+ * and reports Resource Timing entries as the browser does):
+ *  A. a served body leaves the engine's in-flight ledger when it ends;
+ *  B. a 200's Content-Length teaches the size of the logical URL (estimates for its other versions);
+ *  C. at a head whose rest will take longer than a whole fetch elsewhere, a second fetch goes
+ *     there and the page's body continues from whichever answers first, byte for byte.
+ */
+import type { AddressInfo } from 'node:net';
+import Fastify from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import { BINDINGS_HEADER, encodeBindings } from '@webpp/core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ReplicaClient } from '../src/replica-client.js';
+import { memoryKeyValueStore } from '../src/storage.js';
+import type { WebppEvent } from '../src/messages.js';
+import { eventIO } from './support/event-io.js';
+
+const BIG_BYTES = 256 * 1024;
+const CHUNK_BYTES = 8 * 1024;
+/** The slow replica's pace: one chunk per this many ms (256 KiB in about 1.6 s). */
+const SLOW_CHUNK_EVERY_MS = 50;
+const big = Buffer.alloc(BIG_BYTES, 0);
+for (let i = 0; i < BIG_BYTES; i++) big[i] = (i * 7 + (i >> 10)) & 0xff;
+
+interface Server {
+  origin: string;
+  app: FastifyInstance;
+  log: string[];
+  /** Sends /big.bin in chunks, SLOW_CHUNK_EVERY_MS apart. */
+  slowBody: boolean;
+}
+
+const servers: Server[] = [];
+let own: Server;
+let a: Server;
+let b: Server;
+
+function bindingsHeader(): string {
+  return encodeBindings({
+    directoryVersion: 1,
+    bindings: [
+      { logical: `${own.origin}/file.txt`, prefix: false, replicas: [`${a.origin}/file.txt`, `${b.origin}/file.txt`] },
+      { logical: `${own.origin}/big.bin`, prefix: false, replicas: [`${a.origin}/big.bin`, `${b.origin}/big.bin`] },
+      { logical: `${own.origin}/only-a.bin`, prefix: false, replicas: [`${a.origin}/only-a.bin`] },
+    ],
+  }).value;
+}
+
+async function start(slowBody = false): Promise<Server> {
+  const app = Fastify({ forceCloseConnections: true });
+  const server: Server = { origin: '', app, log: [], slowBody };
+  app.route({
+    method: ['GET', 'HEAD'],
+    url: '/*',
+    handler: async (request, reply) => {
+      server.log.push(`${request.method} ${request.url}`);
+      reply.header(BINDINGS_HEADER, bindingsHeader());
+      reply.header('access-control-expose-headers', '*');
+      const path = request.url.split('?')[0];
+      if (path === '/big.bin' || path === '/only-a.bin') {
+        reply.header('content-type', 'application/octet-stream').header('etag', '"big-v1"').header('last-modified', 'Sat, 28 Nov 2026 10:00:00 GMT');
+        reply.header('content-length', String(BIG_BYTES));
+        if (!server.slowBody) return reply.send(big);
+        const { Readable } = await import('node:stream');
+        const chunks = async function* (): AsyncGenerator<Buffer> {
+          for (let at = 0; at < BIG_BYTES; at += CHUNK_BYTES) {
+            yield big.subarray(at, at + CHUNK_BYTES);
+            await new Promise((resolve) => setTimeout(resolve, SLOW_CHUNK_EVERY_MS));
+          }
+        };
+        return reply.send(Readable.from(chunks()));
+      }
+      return reply.header('content-type', 'text/plain').send(`from ${server.origin}`);
+    },
+  });
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  server.origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
+  servers.push(server);
+  return server;
+}
+
+beforeAll(async () => {
+  own = await start();
+  a = await start(true);
+  b = await start();
+});
+
+afterAll(async () => {
+  for (const server of servers) {
+    server.app.server.closeAllConnections();
+    await server.app.close();
+  }
+});
+
+function client(observeResourceTiming: boolean): { instance: ReplicaClient; events: WebppEvent[] } {
+  const events: WebppEvent[] = [];
+  const instance = new ReplicaClient({
+    settings: { flushDelayMs: 0 },
+    selfOrigin: own.origin,
+    storage: memoryKeyValueStore(),
+    observeResourceTiming,
+    publish: (batch) => void events.push(...batch),
+    unregister: async () => undefined,
+    notifyPages: async () => undefined,
+  });
+  return { instance, events };
+}
+
+/** One request as a fetch event sends it; resolves with the body the page reads. */
+async function get(instance: ReplicaClient, path: string): Promise<Uint8Array> {
+  const io = eventIO();
+  const response = await instance.respond(new Request(`${own.origin}${path}`), io);
+  const body = new Uint8Array(await response.arrayBuffer());
+  await io.settled();
+  return body;
+}
+
+async function learnBindings(instance: ReplicaClient): Promise<void> {
+  await instance.ready;
+  expect(instance.route(new Request(`${own.origin}/index.html`))).toBe('observe');
+  await get(instance, '/index.html');
+  expect(instance.route(new Request(`${own.origin}/file.txt`))).toBe('bind');
+}
+
+/** Polls `condition` every 50 ms for at most `timeoutMs`. */
+async function eventually(condition: () => boolean, timeoutMs = 10_000): Promise<boolean> {
+  const endAtMs = Date.now() + timeoutMs;
+  while (!condition() && Date.now() < endAtMs) await new Promise((resolve) => setTimeout(resolve, 50));
+  return condition();
+}
+
+describe('engine v3 hooks in the worker', () => {
+  it('A: every served body leaves the in-flight ledger when it ends, so later requests do not see a queue', async () => {
+    const { instance } = client(true);
+    await learnBindings(instance);
+    for (let i = 0; i < 8; i++) expect(new TextDecoder().decode(await get(instance, '/file.txt'))).toMatch(/^from /);
+    // Bodies end with their Resource Timing entries, which come a little later.
+    const inFlight = (): number => instance.engine.inFlight.snapshot(Date.now()).length;
+    expect(await eventually(() => inFlight() === 0), `still in flight: ${JSON.stringify(instance.engine.inFlight.snapshot(Date.now()))}`).toBe(true);
+  });
+
+  it("B: a 200's Content-Length teaches the size of its URL, for its versions never fetched", async () => {
+    const { instance } = client(false);
+    await learnBindings(instance);
+    expect(instance.policy.estimateSizeBytes?.(`${own.origin}/only-a.bin?v=2`)).toBeUndefined();
+    expect((await get(instance, '/only-a.bin?v=1')).byteLength).toBe(BIG_BYTES);
+    expect(instance.policy.estimateSizeBytes?.(`${own.origin}/only-a.bin?v=2`)).toBe(BIG_BYTES);
+  });
+
+  it('C: a thin link found at the head gets a second fetch elsewhere, and the page gets the whole body intact', async () => {
+    const { instance, events } = client(false);
+    await learnBindings(instance);
+    // What this client learnt of both replicas earlier: a a fast first byte on a thin link
+    // (100 kB/s), b a slower first byte on a fat one (10 MB/s). The size of /big.bin is unknown,
+    // so the plan ranks by first byte and asks a.
+    const nowMs = Date.now();
+    for (let i = 0; i < 4; i++) {
+      instance.engine.observe({ server: a.origin, purpose: 'request', outcome: 'served', ttfbMs: 2, bodyBytes: 100_000, bodyMs: 1_000, nowMs: nowMs - 1_000 + i });
+      instance.engine.observe({ server: b.origin, purpose: 'request', outcome: 'served', ttfbMs: 20, bodyBytes: 100_000, bodyMs: 10, nowMs: nowMs - 1_000 + i });
+    }
+    a.log.length = 0;
+    b.log.length = 0;
+    const body = await get(instance, '/big.bin');
+    expect(Buffer.from(body).equals(big)).toBe(true);
+    const decision = instance.snapshot().decisions.at(-1);
+    expect(decision?.servedBy).toBe(a.origin);
+    // At a's head (256 KiB at 100 kB/s: 2.6 s left) the policy decided again: a whole fetch
+    // from b takes about 50 ms. The body continued from b's answer.
+    const redecided = events.filter((event) => event.type === 'head-redecided');
+    expect(redecided).toHaveLength(1);
+    expect(redecided[0]).toMatchObject({ from: a.origin, to: b.origin, switched: true });
+    expect(b.log).toContain('GET /big.bin');
+  });
+});
