@@ -48,6 +48,8 @@ const deadlineOf = (horizonMs: number): number => Math.min(2 * horizonMs + 10_00
 const MAX_REQUEST_TIMEOUT_MS = 60_000;
 
 let sample: SampledWorld[] = values.quick ? quickSample() : generatedSample(FULL_SAMPLE);
+// Held-out worlds first: the goals are judged on them, so a run stopped part-way has them.
+sample = [...sample.filter((world) => world.heldOut), ...sample.filter((world) => !world.heldOut)];
 const whole = !values.quick && !values['training-only'] && values.seeds === undefined;
 if (values['training-only']) sample = sample.filter((world) => !world.heldOut);
 if (values.seeds !== undefined) {
