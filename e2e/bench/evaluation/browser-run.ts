@@ -89,21 +89,26 @@ export interface PreparedContext {
 
 /**
  * freecdn's install, as on any freecdn site: the loader registers itself as the worker and
- * reloads the page when the worker is ready; `/freecdn-update` answers once the worker has
- * loaded its main script and the manifest (before that it holds every request).
+ * reloads the page when the worker is ready. When the install takes over 3 s (a slow link or
+ * a loaded machine) the loader gives up on this page view (it loads its fail script) and the
+ * next view is controlled: the harness then reloads the page itself, as a returning visitor
+ * would. `/freecdn-update` answers once the worker has loaded its main script and the
+ * manifest (before that it holds every request).
  */
 async function installFreecdn(page: Page, policy: BenchPolicy): Promise<void> {
-  const reloaded = page.waitForEvent('load', { timeout: 30_000 });
-  // Awaited below; a failure before then (the context closed) must not go unhandled.
-  reloaded.catch(() => undefined);
   await page.addScriptTag({ url: FREECDN_LOADER_PATH });
-  await reloaded;
+  // (The page may be reloading under these probes: a probe that fails is retried.)
   await pollPage(
     page,
-    () => page.evaluate(() => navigator.serviceWorker.controller !== null).catch(() => false),
-    (controlled) => controlled,
-    `${policy.name}: the page controlled by freecdn's worker`,
+    () => page.evaluate(async () => (await navigator.serviceWorker.getRegistration())?.active?.state === 'activated').catch(() => false),
+    (activated) => activated,
+    `${policy.name}: freecdn's worker activated`,
+    60_000,
   );
+  await page.waitForLoadState('load');
+  const controlled = (): Promise<boolean> => page.evaluate(() => navigator.serviceWorker.controller !== null).catch(() => false);
+  if (!(await controlled())) await page.reload({ waitUntil: 'load' }).catch(() => undefined);
+  await pollPage(page, controlled, (yes) => yes, `${policy.name}: the page controlled by freecdn's worker`);
   const answer = await page.evaluate(async () => (await fetch('/freecdn-update', { cache: 'no-store' })).text());
   if (!answer.startsWith('updated.')) throw new Error(`${policy.name}: freecdn's worker is not running (its answer: ${answer.slice(0, 80)})`);
 }
