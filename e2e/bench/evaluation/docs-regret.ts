@@ -13,7 +13,16 @@ import type { ResultRow } from './rows.js';
 
 /** What evaluation-generated.json holds (evaluation-generated.bench.ts). */
 export interface GeneratedDocument {
-  info: { command: string; runs: number; engine: string; chromium: string; wallSeconds: number; skipped?: { run: number; seed: number; error: string }[] };
+  info: {
+    command: string;
+    runs: number;
+    engine: string;
+    chromium: string;
+    wallSeconds: number;
+    skipped?: { run: number; seed: number; error: string }[];
+    /** Worlds measured again apart from the run, after a harness failure. */
+    rerun?: { seed: number; why: string; command: string; engine: string }[];
+  };
   summary: GeneratedSummary;
   goals: GoalCheck[];
   rows: GeneratedRow[];
@@ -104,7 +113,8 @@ export function generatedSummaryMarkdown(document: GeneratedDocument | undefined
   return [
     `${worlds.size} generated worlds (${heldOut.size} held out) in Chromium, ${info.runs} run${info.runs === 1 ? '' : 's'} (\`${info.command}\`, code ${info.engine}, Chromium ${info.chromium}, ${Math.round(info.wallSeconds / 60)} min), ` +
       'from [docs/benchmarks/evaluation-generated.json](docs/benchmarks/evaluation-generated.json)' +
-      `${info.skipped && info.skipped.length > 0 ? `; left out after a harness failure: ${info.skipped.map((skip) => `world ${skip.seed} in run ${skip.run} (${skip.error})`).join(', ')}` : ''}:`,
+      `${info.skipped && info.skipped.length > 0 ? `; left out after a harness failure: ${info.skipped.map((skip) => `world ${skip.seed} in run ${skip.run} (${skip.error})`).join(', ')}` : ''}` +
+      `${info.rerun && info.rerun.length > 0 ? `; measured apart after a harness failure in the run: ${info.rerun.map((rerun) => `world ${rerun.seed} (\`${rerun.command}\`, code ${rerun.engine})`).join(', ')}` : ''}:`,
     '',
     ...goalsTable(document.goals),
     '',
