@@ -16,6 +16,7 @@ import type { ExchangeSender } from './fetch-io.js';
 import type { HeaderLearning } from './header-learning.js';
 import type { IntegrityGuard } from './integrity-guard.js';
 import type { EngineHooks } from './engine-hooks.js';
+import { mediaServedResponse } from './media-range.js';
 import type { DecisionRecord } from './messages.js';
 import { failedEverywhere } from './offline-copies.js';
 import type { OfflineCopies } from './offline-copies.js';
@@ -151,7 +152,9 @@ export class BindStage {
       reporter.count('served');
       const own = await this.personalFromOwnOrigin(request, resolved, io, result);
       if (own) return own;
-      const first = servedResponse(request, result.winner.physicalUrl, result.response);
+      // A media range is answered with one chunk held whole (media-range.ts).
+      const first = await mediaServedResponse(request, servedResponse(request, result.winner.physicalUrl, result.response));
+      // Decide again at the head (engine-hooks.ts): the body may come from a second fetch.
       const served = this.options.engineHooks?.decideAgainAtHead(first, { request, logicalUrl: resolved.logical, result, plan, sender: this.sender(request, resolved, io) }) ?? first;
       if (navigation && result.winner.server !== this.options.selfOrigin) io.waitUntil(this.options.controlCheck.afterReplicaNavigation(resolved.logical));
       const resumable = this.options.resume.wrap(served, {
