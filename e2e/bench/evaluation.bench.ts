@@ -25,6 +25,7 @@ import { agreementRows, goalLines } from './evaluation/goals.js';
 import { evaluationOptions, timeScaleFor } from './evaluation/options.js';
 import { browserVsSimulatorSvg, relativeToOptimalSvg } from './evaluation/plots.js';
 import { withDefaultPolicy } from './evaluation/default-policy.js';
+import { engineLabel } from './evaluation/engine-label.js';
 import { benchPolicies } from './evaluation/policies.js';
 import { resultsMarkdown } from './evaluation/report.js';
 import type { RunInfo } from './evaluation/report.js';
@@ -56,6 +57,7 @@ const progress = new EvaluationProgress(
 );
 const log = (line: string): void => progress.log(line);
 
+const engine = engineLabel(root);
 const descriptions: Record<string, string> = {};
 for (const plan of plans) for (const policy of plan.policies) descriptions[policy.name] = policy.description;
 const runRows: ResultRow[][] = [];
@@ -124,6 +126,7 @@ function writeOutputs(): void {
   const info: RunInfo = {
     runs: runInfos,
     command: options.command,
+    engine,
     clients: options.clients,
     maxRequestsPerClient: MAX_REQUESTS_PER_CLIENT,
     chromium: chromiumVersion,

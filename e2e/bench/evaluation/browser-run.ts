@@ -8,6 +8,7 @@ import type { Browser, BrowserContext, Page } from '@playwright/test';
 import type { ResolvedWorkload } from '@webpp/netem';
 import type { BenchCluster } from './cluster.js';
 import type { BenchPolicy } from './policies.js';
+import { FREECDN_LOADER_PATH } from './freecdn.js';
 
 /** How long the background requests of the last page requests get to end before the events are read. */
 const SETTLE_MS = 1_500;
@@ -57,7 +58,7 @@ export interface BrowserPolicyRun {
 }
 
 interface BenchWindow {
-  __webppBench: {
+  __webppBench?: {
     listen(tag: string): boolean;
     events(): WorkerEvents;
     run(options: unknown): Promise<{ records: PageRecord[]; elapsedMs: number }>;
@@ -79,20 +80,47 @@ async function pollPage<T>(page: Page, probe: () => Promise<T>, predicate: (valu
   }
 }
 
-interface PreparedContext {
+export interface PreparedContext {
   policy: BenchPolicy;
   context: BrowserContext;
   page: Page;
   configErrors: string[];
 }
 
+/**
+ * freecdn's install, as on any freecdn site: the loader registers itself as the worker and
+ * reloads the page when the worker is ready. When the install takes over 3 s (a slow link or
+ * a loaded machine) the loader gives up on this page view (it loads its fail script) and the
+ * next view is controlled: the harness then reloads the page itself, as a returning visitor
+ * would. `/freecdn-update` answers once the worker has loaded its main script and the
+ * manifest (before that it holds every request).
+ */
+async function installFreecdn(page: Page, policy: BenchPolicy): Promise<void> {
+  await page.addScriptTag({ url: FREECDN_LOADER_PATH });
+  // (The page may be reloading under these probes: a probe that fails is retried.)
+  await pollPage(
+    page,
+    () => page.evaluate(async () => (await navigator.serviceWorker.getRegistration())?.active?.state === 'activated').catch(() => false),
+    (activated) => activated,
+    `${policy.name}: freecdn's worker activated`,
+    60_000,
+  );
+  await page.waitForLoadState('load');
+  const controlled = (): Promise<boolean> => page.evaluate(() => navigator.serviceWorker.controller !== null).catch(() => false);
+  if (!(await controlled())) await page.reload({ waitUntil: 'load' }).catch(() => undefined);
+  await pollPage(page, controlled, (yes) => yes, `${policy.name}: the page controlled by freecdn's worker`);
+  const answer = await page.evaluate(async () => (await fetch('/freecdn-update', { cache: 'no-store' })).text());
+  if (!answer.startsWith('updated.')) throw new Error(`${policy.name}: freecdn's worker is not running (its answer: ${answer.slice(0, 80)})`);
+}
+
 /** Opens the bench page, registers the worker with the policy and teaches it the bindings; the latency table stays empty. */
-async function prepare(browser: Browser, cluster: BenchCluster, policy: BenchPolicy): Promise<PreparedContext> {
+export async function prepare(browser: Browser, cluster: Pick<BenchCluster, 'logicalOrigin'>, policy: BenchPolicy): Promise<PreparedContext> {
   const context = await browser.newContext({ serviceWorkers: 'allow' });
   const page = await context.newPage();
   await page.goto(`${cluster.logicalOrigin}/bench.html`);
+  if (policy.browser.mode === 'freecdn') await installFreecdn(page, policy);
   await page.addScriptTag({ content: PAGE_WORKLOAD });
-  if (policy.browser.mode === 'parallel') return { policy, context, page, configErrors: [] };
+  if (policy.browser.mode !== 'worker') return { policy, context, page, configErrors: [] };
 
   const query = new URLSearchParams(policy.browser.workerParams).toString();
   await page.addScriptTag({ url: `/webpp.js?${query}` });
@@ -112,7 +140,7 @@ async function prepare(browser: Browser, cluster: BenchCluster, policy: BenchPol
   );
   const expected = policy.browser.workerParams['policy'];
   if (state.policy !== expected) throw new Error(`${policy.name}: the worker runs policy "${state.policy}", not "${expected}" (config errors: ${state.configErrors.join('; ')})`);
-  const listening = await page.evaluate((tag) => (window as unknown as BenchWindow).__webppBench.listen(tag), policy.name);
+  const listening = await page.evaluate((tag) => (window as unknown as BenchWindow).__webppBench!.listen(tag), policy.name);
   if (!listening) throw new Error(`${policy.name}: could not listen to the worker's events`);
   return { policy, context, page, configErrors: state.configErrors };
 }
@@ -175,7 +203,7 @@ export async function runBrowserScenario(options: BrowserScenarioOptions): Promi
     );
     const runs = prepared.map(async ({ policy, page, configErrors }) => {
       const result = await page.evaluate(
-        (runOptions) => (window as unknown as BenchWindow).__webppBench.run(runOptions),
+        (runOptions) => (window as unknown as BenchWindow).__webppBench!.run(runOptions),
         {
           tag: policy.name,
           mode: policy.browser.mode,
@@ -188,6 +216,7 @@ export async function runBrowserScenario(options: BrowserScenarioOptions): Promi
           thinkTimeMs: workload.thinkTimeMs,
           startAtEpochMs,
           origins,
+          directOrigin: directOriginOf(policy, cluster),
         },
       );
       return { policy, page, configErrors, ...result };
@@ -209,7 +238,7 @@ export async function runBrowserScenario(options: BrowserScenarioOptions): Promi
         let lastBackground = -1;
         worker = await pollPage(
           run.page,
-          () => run.page.evaluate(() => (window as unknown as BenchWindow).__webppBench.events()),
+          () => run.page.evaluate(() => (window as unknown as BenchWindow).__webppBench!.events()),
           (events) => {
             const background = events.refreshes + events.probes + events.resumes;
             const settled = events.decisions.length >= pageRequests && background === lastBackground;
@@ -218,7 +247,7 @@ export async function runBrowserScenario(options: BrowserScenarioOptions): Promi
           },
           `${run.policy.name}: a decision for each of ${pageRequests} requests`,
           5_000,
-        ).catch(() => run.page.evaluate(() => (window as unknown as BenchWindow).__webppBench.events()));
+        ).catch(() => run.page.evaluate(() => (window as unknown as BenchWindow).__webppBench!.events()));
       }
       results.push({ policy: run.policy, records: run.records, worker, elapsedMs: run.elapsedMs, configErrors: run.configErrors });
     }
@@ -226,4 +255,9 @@ export async function runBrowserScenario(options: BrowserScenarioOptions): Promi
   } finally {
     await Promise.all(prepared.map(({ context }) => context.close().catch(() => undefined)));
   }
+}
+
+/** The one replica a `direct` policy fetches from, or undefined. */
+export function directOriginOf(policy: BenchPolicy, cluster: Pick<BenchCluster, 'origins'>): string | undefined {
+  return policy.browser.mode === 'direct' ? cluster.origins[policy.browser.server] : undefined;
 }

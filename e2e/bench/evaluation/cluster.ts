@@ -23,6 +23,7 @@ import type { FastifyInstance } from 'fastify';
 import fastifyStatic from '@fastify/static';
 import { webppOrigin } from '@webpp/origin';
 import { startScenarioEmulators, responseTiming } from '@webpp/netem';
+import { writeFreecdnManifest, writeFreecdnScripts } from './freecdn.js';
 import type { RequestPlan, RequestRecord, Scenario, ScenarioEmulators } from '@webpp/netem';
 
 /** One request as an emulator saw it, for the calibration of the simulator. */
@@ -78,11 +79,14 @@ export interface BenchCluster {
 
 export interface BenchClusterOptions {
   scenario: Scenario;
-  fileSizesBytes: readonly number[];
+  /** The paper's workload: one file per size, /files/<size>.bin. */
+  fileSizesBytes?: readonly number[];
+  /** A generated site (issue 22): /files<url> for each resource URL (a `?v=` query is a file of its own). */
+  resources?: readonly { url: string; sizeBytes: number }[];
 }
 
-/** The bench site: an empty page and one file per size, in a temporary folder. */
-function writeSite(fileSizesBytes: readonly number[]): string {
+/** The bench site: an empty page, the files, and freecdn's scripts, in a temporary folder. */
+function writeSite(options: BenchClusterOptions): string {
   const root = mkdtempSync(join(tmpdir(), 'webpp-eval-site-'));
   mkdirSync(join(root, 'files'));
   writeFileSync(
@@ -90,8 +94,32 @@ function writeSite(fileSizesBytes: readonly number[]): string {
     '<!doctype html><html><head><meta charset="utf-8"><title>webpp evaluation</title></head><body><h1>webpp evaluation</h1></body></html>',
   );
   // Random bytes: incompressible, so every byte crosses the emulated link.
-  for (const size of fileSizesBytes) writeFileSync(join(root, 'files', `${size}.bin`), randomBytes(size));
+  for (const size of options.fileSizesBytes ?? []) writeFileSync(join(root, 'files', `${size}.bin`), randomBytes(size));
+  const written = new Set<string>();
+  for (const { url, sizeBytes } of options.resources ?? []) {
+    const file = join(root, 'files', sitePath(url));
+    if (written.has(file)) continue;
+    written.add(file);
+    mkdirSync(join(file, '..'), { recursive: true });
+    writeFileSync(file, randomBytes(sizeBytes));
+  }
+  writeFreecdnScripts(root);
   return root;
+}
+
+/** A generated resource's file in the site: its path, with a version query as a suffix (`/js/r3.js?v=42` → `js/r3.js.v42`). */
+function sitePath(url: string): string {
+  const [path, query = ''] = url.split('?') as [string, string?];
+  const version = new URLSearchParams(query).get('v');
+  return `${path.replace(/^\/+/, '')}${version === null ? '' : `.v${version}`}`;
+}
+
+/** Fastify's rewriteUrl: a request for /files/<path>?v=<n>… reads the file of that version. */
+function versionedUrl(url: string): string {
+  const match = /^(\/files\/[^?]*)\?(.*)$/.exec(url);
+  if (!match) return url;
+  const version = new URLSearchParams(match[2]).get('v');
+  return version === null ? url : `${match[1]}.v${version}?${match[2]}`;
 }
 
 function listen(server: Server): Promise<number> {
@@ -108,7 +136,7 @@ function emptyTraffic(): PolicyTraffic {
 export async function startBenchCluster(options: BenchClusterOptions): Promise<BenchCluster> {
   const { scenario } = options;
   const names = Object.keys(scenario.servers);
-  const root = writeSite(options.fileSizesBytes);
+  const root = writeSite(options);
   const servers = names.map(() => createServer());
   const apps: FastifyInstance[] = [];
   let emulators: ScenarioEmulators | undefined;
@@ -138,11 +166,13 @@ export async function startBenchCluster(options: BenchClusterOptions): Promise<B
     const logicalOrigin = origins[names[0]!]!;
     // Full replication: one prefix binding, in the scenario's server order (A, B, C).
     const directory = { formatVersion: 1 as const, logicalOrigin, entries: [{ logical: '/*', servers: names.map((name) => origins[name]!) }] };
+    writeFreecdnManifest(root, names.map((name) => origins[name]!));
 
     for (const [i, name] of names.entries()) {
       const server = servers[i]!;
       const app = Fastify({
         logger: false,
+        rewriteUrl: (request) => versionedUrl(request.url ?? '/'),
         serverFactory: (handler: (request: IncomingMessage, response: ServerResponse) => void) => {
           server.on('request', handler);
           return server;
@@ -151,7 +181,19 @@ export async function startBenchCluster(options: BenchClusterOptions): Promise<B
       apps.push(app);
       // The bench page registers the worker itself, with the policy under test.
       await app.register(webppOrigin, { publicUrl: origins[name]!, logicalOrigin, directory, injectScript: false });
-      await app.register(fastifyStatic, { root, index: ['index.html'] });
+      // The files are never stored by the browser: every page request says no-store, and
+      // freecdn's worker, which drops the page's cache mode, must not be answered from the
+      // HTTP cache either (no validators, no-store).
+      await app.register(fastifyStatic, {
+        root,
+        index: ['index.html'],
+        cacheControl: false,
+        etag: false,
+        lastModified: false,
+        setHeaders: (reply, path) => {
+          if (path.startsWith(join(root, 'files'))) reply.header('cache-control', 'no-store');
+        },
+      });
       await app.ready();
     }
 

@@ -7,24 +7,40 @@
  *   <!-- /generated:evaluation-cells -->
  *
  * Blocks: the per-policy cells and the goals table of docs/evaluation.md ("Results of issue
- * 11"), and the README's summary of the goals. The tables are made by
+ * 11"), and the README's summary of the goals; when and on what code the run was made
+ * (results-runs.json); issue 22's tables against the best direct single replica and freecdn
+ * (docs-regret.ts), and the generated worlds in Chromium (evaluation-generated.json). The tables are made by
  * docs-tables.ts, the same code that writes them into results.md. `outOfDate()` names the
  * files whose blocks differ from the committed results (docs-evaluation.test.ts fails then).
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { generatedSummaryMarkdown, generatedWorldsMarkdown, regretCellsMarkdown, regretGoalsMarkdown, runLineMarkdown } from './docs-regret.js';
+import type { GeneratedDocument } from './docs-regret.js';
 import { goalsTableMarkdown, policyCellsMarkdown, readmeSummaryMarkdown } from './docs-tables.js';
+import type { RunInfo } from './report.js';
 import type { ResultRow } from './rows.js';
 
 const ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
 function blocks(): { file: string; id: string; lines: string[] }[] {
   const rows = JSON.parse(readFileSync(`${ROOT}/docs/benchmarks/results.json`, 'utf8')) as ResultRow[];
+  const { info } = JSON.parse(readFileSync(`${ROOT}/docs/benchmarks/results-runs.json`, 'utf8')) as { info: RunInfo };
+  const generatedFile = `${ROOT}/docs/benchmarks/evaluation-generated.json`;
+  const generated = existsSync(generatedFile) ? (JSON.parse(readFileSync(generatedFile, 'utf8')) as GeneratedDocument) : undefined;
   const scenarios = [...new Set(rows.map((row) => row.scenario))];
   return [
+    { file: 'docs/evaluation.md', id: 'evaluation-run', lines: runLineMarkdown(info) },
     { file: 'docs/evaluation.md', id: 'evaluation-cells', lines: policyCellsMarkdown(rows, scenarios) },
     { file: 'docs/evaluation.md', id: 'evaluation-goals', lines: goalsTableMarkdown(rows) },
+    { file: 'docs/evaluation.md', id: 'evaluation-regret-goals', lines: regretGoalsMarkdown(rows) },
+    { file: 'docs/evaluation.md', id: 'evaluation-regret-cells', lines: regretCellsMarkdown(rows) },
+    { file: 'docs/evaluation.md', id: 'evaluation-generated', lines: generatedSummaryMarkdown(generated) },
+    { file: 'docs/evaluation.md', id: 'evaluation-generated-worlds', lines: generatedWorldsMarkdown(generated) },
+    { file: 'README.md', id: 'evaluation-run', lines: runLineMarkdown(info) },
     { file: 'README.md', id: 'evaluation-summary', lines: readmeSummaryMarkdown(rows) },
+    { file: 'README.md', id: 'evaluation-regret-goals', lines: regretGoalsMarkdown(rows) },
+    { file: 'README.md', id: 'evaluation-generated', lines: generatedSummaryMarkdown(generated) },
   ];
 }
 

@@ -154,11 +154,15 @@ export function measure(
     bestServerShare = served === 0 ? null : servedByBest / served;
     const summary = summarize(beyond);
     ttfbBeyondLinkMs = beyond.length === 0 ? null : { medianMs: round(summary.medianMs), p95Ms: round(summary.p95Ms), samples: beyond.length };
-  } else {
+  } else if (run.policy.browser.mode === 'parallel') {
     // Without a worker the page itself sends one request per replica for each page request
     // (the servers miss the refused ones); which replica's body won is not recorded.
     clientHttpRequests = records.length * Object.keys(serverNameByOrigin).length;
     extraAttempts = clientHttpRequests - records.length;
+  } else {
+    // A direct single replica, or freecdn's own worker: only the emulators' count is known.
+    clientHttpRequests = null;
+    extraAttempts = Math.max(0, traffic.requests - records.length);
   }
   const pageRequests = records.length;
   const pct = (http: number): number => (pageRequests === 0 ? 0 : ((http - pageRequests) / pageRequests) * 100);
@@ -177,7 +181,8 @@ export function measure(
     p95Ms: summary.p95Ms,
     clientHttpRequests,
     serverHttpRequests: traffic.requests,
-    extraRequestsPct: clientHttpRequests === null ? extraRequestsPctServer : pct(clientHttpRequests),
+    // Without a client-side count, connections refused in an outage (which never reach the emulators) must not make it negative.
+    extraRequestsPct: clientHttpRequests === null ? Math.max(0, extraRequestsPctServer) : pct(clientHttpRequests),
     extraRequestsPctServer,
     extraAttempts,
     refreshes,

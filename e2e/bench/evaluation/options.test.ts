@@ -23,6 +23,10 @@ describe('evaluation options', () => {
     });
   });
 
+  it('--quick is one run of 15 s scenarios, and says so in the command', () => {
+    expect(evaluationOptions(['--quick'], {}, resolveOut)).toMatchObject({ runs: 1, scenarioSeconds: 15, command: 'npm run bench evaluation -- --quick' });
+  });
+
   it('a fixed WEBPP_EVAL_TIME_SCALE wins over the fitting', () => {
     const options = evaluationOptions([], { WEBPP_EVAL_TIME_SCALE: '0.5' }, resolveOut);
     expect(timeScaleFor(options, 60_000)).toBe(0.5);

@@ -4,6 +4,8 @@
  *   npm run bench evaluation -- --runs 3
  *
  *   --runs N / WEBPP_EVAL_RUNS          full runs; figures are the median over runs, with the range (default 1)
+ *   --quick                             one run, each scenario compressed to 15 s (to try the harness; shared
+ *                                       with evaluation-generated.bench.ts, which `npm run bench evaluation` runs next)
  *   WEBPP_EVAL_SCENARIO_SECONDS         each scenario is compressed in time to at most this long (default 60)
  *   WEBPP_EVAL_TIME_SCALE               a fixed time scale for every scenario instead (0 < scale ≤ 1)
  *   WEBPP_EVAL_CLIENTS                  clients per policy (default 1; the paper had 3)
@@ -39,9 +41,9 @@ function integerIn(name: string, value: string, min: number, max: number): numbe
 }
 
 export function evaluationOptions(argv: readonly string[], env: NodeJS.ProcessEnv, resolveOut: (path: string) => string): EvaluationOptions {
-  const { values } = parseArgs({ args: [...argv], options: { runs: { type: 'string' } }, strict: true });
-  const runs = integerIn('--runs', values.runs ?? env['WEBPP_EVAL_RUNS'] ?? '1', 1, 5);
-  const scenarioSeconds = Number(env['WEBPP_EVAL_SCENARIO_SECONDS'] ?? 60);
+  const { values } = parseArgs({ args: [...argv], options: { runs: { type: 'string' }, quick: { type: 'boolean' } }, strict: true });
+  const runs = values.quick ? 1 : integerIn('--runs', values.runs ?? env['WEBPP_EVAL_RUNS'] ?? '1', 1, 5);
+  const scenarioSeconds = Number(env['WEBPP_EVAL_SCENARIO_SECONDS'] ?? (values.quick ? 15 : 60));
   if (!(scenarioSeconds >= 5 && scenarioSeconds <= 600)) throw new RangeError(`WEBPP_EVAL_SCENARIO_SECONDS must be in [5, 600] (got ${env['WEBPP_EVAL_SCENARIO_SECONDS']})`);
   const fixedScale = env['WEBPP_EVAL_TIME_SCALE'];
   const timeScale = fixedScale === undefined ? undefined : Number(fixedScale);
@@ -57,7 +59,7 @@ export function evaluationOptions(argv: readonly string[], env: NodeJS.ProcessEn
     policies: list(env['WEBPP_EVAL_POLICIES']),
     outDir: resolveOut(env['WEBPP_EVAL_OUT'] ?? 'docs/benchmarks'),
     rawDir: env['WEBPP_EVAL_RAW'] === undefined ? undefined : resolveOut(env['WEBPP_EVAL_RAW']),
-    command: `${envNames.map((name) => `${name}=${env[name]} `).join('')}npm run bench evaluation${runs > 1 ? ` -- --runs ${runs}` : ''}`,
+    command: `${envNames.map((name) => `${name}=${env[name]} `).join('')}npm run bench evaluation${values.quick ? ' -- --quick' : runs > 1 ? ` -- --runs ${runs}` : ''}`,
   };
 }
 

@@ -7,9 +7,15 @@
 //
 // Modes:
 //   "worker":   fetch(logical URL); the page's Service Worker binds it (the policy under test).
+//   "freecdn":  the same, with freecdn-js's worker controlling the page.
+//   "direct":   no worker; fetch the physical URL from one replica (`directOrigin`).
 //   "parallel": no worker; fetch the physical URL from every replica at once, the first
 //               complete body wins and the others are aborted (the paper's "optimal",
 //               which waits for a complete response).
+//
+// runPages() runs a generated world's workload (issue 22 §1): each client loads its pages
+// one after another, a page's resources all at once (the browser queues them on its
+// connections), then thinks; a page's time is from its start to its last body.
 //
 // Injected with page.addScriptTag({ content }) as plain JavaScript (no bundler helpers).
 (() => {
@@ -37,6 +43,30 @@
       signal.removeEventListener('abort', onAbort);
       losers.abort();
     }
+  }
+
+  /** One request in any mode; resolves when the complete body is in, throws otherwise. */
+  function fetchByMode(mode, path, sizeBytes, signal, origins, directOrigin) {
+    if (mode === 'parallel') return fetchFirstComplete(origins.map((origin) => origin + path), sizeBytes, signal);
+    if (mode === 'direct') return fetchComplete(directOrigin + path, sizeBytes, signal);
+    return fetchComplete(path, sizeBytes, signal);
+  }
+
+  /** fetchByMode with a timeout; the record of one page request. */
+  async function timedRequest(mode, path, sizeBytes, requestTimeoutMs, origins, directOrigin) {
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), requestTimeoutMs);
+    const sentMs = performance.now();
+    let ok = false;
+    let error = null;
+    try {
+      await fetchByMode(mode, path, sizeBytes, controller.signal, origins, directOrigin);
+      ok = true;
+    } catch (caught) {
+      error = controller.signal.aborted ? 'timeout' : String(caught && caught.message ? caught.message : caught);
+    }
+    clearTimeout(timer);
+    return { responseMs: performance.now() - sentMs, ok, error };
   }
 
   window.__webppBench = {
@@ -79,7 +109,7 @@
     },
 
     async run(options) {
-      const { tag, mode, clients, fileSizesBytes, durationMs, maxRequestsPerClient, requestTimeoutMs, failurePauseMs, thinkTimeMs, startAtEpochMs, origins } = options;
+      const { tag, mode, clients, fileSizesBytes, durationMs, maxRequestsPerClient, requestTimeoutMs, failurePauseMs, thinkTimeMs, startAtEpochMs, origins, directOrigin } = options;
       const waitMs = startAtEpochMs - Date.now();
       if (waitMs > 0) await sleep(waitMs);
       const t0 = performance.now();
@@ -93,20 +123,7 @@
           // a policy may learn from earlier responses to it (the worker's size memory). The
           // tag tells the emulators which policy and client sent it.
           const path = `/files/${sizeBytes}.bin?p=${tag}&c=${c}`;
-          const controller = new AbortController();
-          const timer = setTimeout(() => controller.abort(), requestTimeoutMs);
-          const sentMs = performance.now();
-          let ok = false;
-          let error = null;
-          try {
-            if (mode === 'parallel') await fetchFirstComplete(origins.map((origin) => origin + path), sizeBytes, controller.signal);
-            else await fetchComplete(path, sizeBytes, controller.signal);
-            ok = true;
-          } catch (caught) {
-            error = controller.signal.aborted ? 'timeout' : String(caught && caught.message ? caught.message : caught);
-          }
-          clearTimeout(timer);
-          const responseMs = performance.now() - sentMs;
+          const { responseMs, ok, error } = await timedRequest(mode, path, sizeBytes, requestTimeoutMs, origins, directOrigin);
           records.push({ client: c, index: i, sizeBytes, startMs, responseMs, ok, error });
           const pauseMs = ok ? thinkTimeMs : Math.max(thinkTimeMs, failurePauseMs);
           if (pauseMs > 0) await sleep(pauseMs);
@@ -114,6 +131,37 @@
       };
       await Promise.all(Array.from({ length: clients }, (_, c) => client(c)));
       return { records, elapsedMs: performance.now() - t0 };
+    },
+
+    /**
+     * A generated world's pages: `clients` is client → page → [{ url, sizeBytes }]. No page
+     * starts after `durationMs` (a bound: the pages not started are not in the records).
+     */
+    async runPages(options) {
+      const { tag, mode, clients, durationMs, requestTimeoutMs, thinkTimeMs, startAtEpochMs, origins, directOrigin } = options;
+      const waitMs = startAtEpochMs - Date.now();
+      if (waitMs > 0) await sleep(waitMs);
+      const t0 = performance.now();
+      const records = [];
+      const pages = [];
+      const client = async (pagesOfClient, c) => {
+        for (const [p, resources] of pagesOfClient.entries()) {
+          const startMs = performance.now() - t0;
+          if (startMs >= durationMs) break;
+          const results = await Promise.all(
+            resources.map(async (resource, index) => {
+              const path = `/files${resource.url}${resource.url.includes('?') ? '&' : '?'}p=${tag}&c=${c}`;
+              const result = await timedRequest(mode, path, resource.sizeBytes, requestTimeoutMs, origins, directOrigin);
+              records.push({ client: c, page: p, index, url: resource.url, sizeBytes: resource.sizeBytes, startMs, ...result });
+              return result.ok;
+            }),
+          );
+          pages.push({ client: c, page: p, startMs, pageMs: performance.now() - t0 - startMs, ok: results.every(Boolean) });
+          if (thinkTimeMs > 0) await sleep(thinkTimeMs);
+        }
+      };
+      await Promise.all(clients.map((pagesOfClient, c) => client(pagesOfClient, c)));
+      return { records, pages, elapsedMs: performance.now() - t0 };
     },
   };
 })();

@@ -5,6 +5,7 @@
 import { FAST_PRESET, PAPER_DEFAULTS } from '@webpp/core';
 import {
   optimalFirstHeadPolicy,
+  freecdnPolicy,
   optimalPolicy as optimalCompletePolicy,
   randomPolicy,
   roundRobinPolicy,
@@ -20,7 +21,11 @@ export interface BenchPolicy {
   browser:
     | { mode: 'worker'; workerParams: Record<string, string> }
     /** No worker: the page fetches every replica itself; the first complete body wins. */
-    | { mode: 'parallel' };
+    | { mode: 'parallel' }
+    /** No worker: the page fetches every request from this one replica (scenario server name). */
+    | { mode: 'direct'; server: string }
+    /** freecdn-js's loader and worker (freecdn.ts), every replica a mirror of each file. */
+    | { mode: 'freecdn' };
   /** The same policy in the simulator. */
   simulated: () => Policy;
   /** One line for the report. */
@@ -43,6 +48,7 @@ const hedgedSimulated = (): Policy => webppPolicy({ name: 'hedged', base: FAST_P
 export function benchPolicies(servers: readonly string[]): BenchPolicy[] {
   const fast = { preset: 'fast' };
   return [
+    ...peerPolicies(servers),
     ...servers.map((server, i) => ({
       name: `single-${server}`,
       browser: { mode: 'worker' as const, workerParams: { ...fast, policy: `single-${i + 1}` } },
@@ -93,3 +99,28 @@ export function benchPolicies(servers: readonly string[]): BenchPolicy[] {
     },
   ];
 }
+
+/**
+ * The real peers of issue 22 §1: each replica fetched directly by the page (no worker: the
+ * baseline "best single replica, measured directly from the page, with no worker, in the
+ * same run"), and freecdn (npm freecdn-js, its own loader and worker).
+ */
+export function peerPolicies(servers: readonly string[]): BenchPolicy[] {
+  return [
+    ...servers.map((server) => ({
+      name: `${DIRECT_PREFIX}${server}`,
+      browser: { mode: 'direct' as const, server },
+      simulated: () => ({ ...singleServerPolicy(server), name: `${DIRECT_PREFIX}${server}` }),
+      description: `no worker: the page fetches every request from ${server} directly; no failover`,
+    })),
+    {
+      name: 'freecdn',
+      browser: { mode: 'freecdn' },
+      simulated: freecdnPolicy,
+      description: 'freecdn-js 0.4.1, its loader and worker; every replica a mirror of each file (a cumulative mean of first-byte times per host, sequential failover)',
+    },
+  ];
+}
+
+/** The name prefix of the direct single-replica policies. */
+export const DIRECT_PREFIX = 'direct-';

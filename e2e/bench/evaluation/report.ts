@@ -11,6 +11,8 @@ export interface RunInfo {
   /** One entry per bench run. */
   runs: { startedAt: string; wallSeconds: number; loadAverage: string; agreeing: number; compared: number; missingDecisions: number }[];
   command: string;
+  /** The checkout measured (engine-label.ts); absent in runs before issue 22. */
+  engine?: string;
   clients: number;
   maxRequestsPerClient: number;
   chromium: string;

@@ -10,6 +10,7 @@ import type { ResultRowCore } from '@webpp/simulator';
 import { RATIO_BASELINE, type Agreement, type ScenarioTolerance, type SimulatedPolicy } from './agreement.js';
 import type { PolicyMeasurement } from './metrics.js';
 import { round } from './metrics.js';
+import { withRegret } from './regret.js';
 
 /** One row of results.json: the fields shared with the simulator's rows (@webpp/simulator ResultRowCore), then the browser's own. */
 export interface ResultRow extends ResultRowCore {
@@ -50,6 +51,10 @@ export interface ResultRow extends ResultRowCore {
   within_sim_seed_range: boolean;
   agrees_extra_requests: boolean;
   agrees_failed_requests: boolean;
+  /** mean ÷ the best `direct-<server>` mean of the same scenario and run (regret.ts; issue 22); NaN when none ran. */
+  relative_to_best_single: number;
+  /** That best direct single replica's policy name, or null. */
+  best_single: string | null;
   /** 1 − mean ÷ the mean of the scenario's single servers' means, within the row's own run (paper Section 6.2). */
   better_than_mean_single: number;
   /** Bench runs this row is the median of (1 for a single run). */
@@ -84,6 +89,7 @@ export const RANGED_FIELDS = [
   'sim_extra_requests_pct',
   'sim_failed_requests',
   'better_than_mean_single',
+  'relative_to_best_single',
 ] as const;
 type RangedField = (typeof RANGED_FIELDS)[number];
 
@@ -143,14 +149,16 @@ export function resultRows(
       agrees_extra_requests: agree.extra,
       agrees_failed_requests: agree.failed,
       better_than_mean_single: Number.NaN,
+      relative_to_best_single: Number.NaN,
+      best_single: null,
       runs: 1,
     };
   });
 }
 
-/** Fills in better_than_mean_single for the rows of one run. */
+/** Fills in better_than_mean_single and the regret against the best direct single replica for the rows of one run. */
 export function withGains(rows: readonly ResultRow[]): ResultRow[] {
-  return rows.map((row) => ({ ...row, better_than_mean_single: round(improvementOverSingles(rows, row.scenario, row.policy), 3) }));
+  return withRegret(rows).map((row) => ({ ...row, better_than_mean_single: round(improvementOverSingles(rows, row.scenario, row.policy), 3) }));
 }
 
 /** 1 − policy mean ÷ mean of the single servers' means (paper Section 6.2's "improvement"). */

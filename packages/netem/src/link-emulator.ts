@@ -131,7 +131,7 @@ export interface LinkEmulator {
   setDelay(delayMs: DurationSpec): void;
   setBandwidth(bytesPerSec: number | null): void;
   setStall(stall: StallSpec | null): void;
-  /** Force an outage ("reset" | "refuse" | "hang"), or force the link up with null. */
+  /** Force an outage ("reset" | "refuse" | "hang"), or force the link up with null (up: no outage, and no brownout sheds a request). */
   setOutage(mode: OutageMode | null): void;
   /** Drop every runtime override: back to the scenario's schedule. */
   clearOverrides(): void;
@@ -536,7 +536,8 @@ class HttpLinkEmulator implements LinkEmulator {
       // The request travels to the server: half the round trip.
       await waitUntil(startedMs + plan.delayMs / 2, signal);
       if (!this.alive(socket, signal)) return frozen();
-      const brownout = this.schedule.brownoutAt(this.timeline.nowMs());
+      // A link forced up (setOutage(null)) sheds nothing either.
+      const brownout = this.outageOverride === null ? undefined : this.schedule.brownoutAt(this.timeline.nowMs());
       if (brownout && this.brownoutRandom() < brownout.errorProbability) {
         // Shed at once: a quick 5xx after the way back, without asking the upstream.
         await waitUntil(performance.now() + plan.delayMs / 2, signal);

@@ -199,6 +199,21 @@ describe('brownouts', () => {
     }
     for (const response of served) expect(response.body.length).toBe(64);
   });
+
+  it('sheds nothing while the link is forced up (setOutage(null)), and sheds again once the override is cleared', async () => {
+    const scenario: Scenario = {
+      formatVersion: 1,
+      name: 'brownout',
+      durationMs: 60_000,
+      servers: { A: { link: { delayMs: 0 }, brownouts: [{ fromMs: 0, toMs: 60_000, errorProbability: 1, status: 503 }] } },
+    };
+    const emulator = await emulate({ scenario });
+    // A harness sets its pages up with every link forced up (e2e/bench/evaluation/cluster.ts).
+    emulator.setOutage(null);
+    for (let i = 0; i < 4; i++) expect((await timedGet(`${emulator.url}/bytes/16`)).status).toBe(200);
+    emulator.clearOverrides();
+    expect((await timedGet(`${emulator.url}/bytes/16`)).status).toBe(503);
+  });
 });
 
 describe('outages', () => {
