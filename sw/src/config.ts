@@ -1,107 +1,68 @@
 /**
- * Worker configuration: the selection parameters of the extended Refresh algorithm (paper
- * Section 4.1, Figure 10) plus the worker's own knobs. The page script passes them on the
- * worker's URL (`/webpp-sw.js?preset=fast&ttlMs=5000`), so a site configures the worker
- * from its script tag; a Workbox site passes them to `new ReplicaStrategy({ ... })`.
+ * Worker configuration, resolved from the option schema (options-schema.ts): the site's
+ * public options plus internal overrides for tests and benches. The page script passes the
+ * tag's `data-*` attributes on the worker's URL (`/webpp-sw.js?policy=fast&timeoutCeilingMs=8000`);
+ * a Workbox site passes the same options to `new ReplicaStrategy({ webpp: { ... } })`.
+ *
+ * Internal overrides (never documented as options): on the URL as `_<name>=<value>`
+ * (`data-_flush-delay-ms="0"` on a test page), in code as the second argument of
+ * resolveWorkerOptions. They reach core's internal constants (WEBPP_DEFAULTS, the
+ * SelectionConfig of the paper's policies, `_preset`) and the worker's (WORKER_INTERNALS).
  */
 import { FAST_PRESET, PAPER_DEFAULTS, WEBPP_DEFAULTS, resolveSelectionConfig, resolveWebppOptions } from '@webpp/core';
 import type { SelectionConfig } from '@webpp/core';
 import { FEATURE_NAMES } from './addons.js';
 import type { FeatureName } from './addons.js';
+import { WORKER_INTERNALS, WORKER_INTERNAL_BOUNDS, WORKER_OPTION_SCHEMA, numericOptionNames } from './options-schema.js';
+import type { OptionSpec, PublicOptionName, PublicWorkerOptionsInput, WorkerInternals } from './options-schema.js';
 
 export type PresetName = 'paper' | 'fast';
 
-export const PRESETS: Readonly<Record<PresetName, Readonly<SelectionConfig>>> = {
+const PRESETS: Readonly<Record<PresetName, Readonly<SelectionConfig>>> = {
   paper: PAPER_DEFAULTS,
   fast: FAST_PRESET,
 };
 
-export interface WorkerOptions {
-  preset: PresetName;
-  /** The selection parameters in force: the preset with any overrides applied. */
-  selection: SelectionConfig;
+export interface WorkerOptions extends WorkerInternals {
   /**
    * Name of the replica policy in @webpp/core's registry (packages/core/src/policies):
-   * 'webpp' (the default) is the v2 policy (docs/selection.md, "The webpp policy"; `preset`
-   * and the selection parameters do not apply to it);
-   * 'refresh' is the paper's extended Refresh over `preset`; 'paper' and 'fast' are the same
-   * algorithm with that preset's values (they set the preset); the evaluation baselines
-   * are 'random', 'round-robin', 'single-<n>', 'optimal', 'optimal-complete', 'hedged'.
+   * 'webpp' (the default, docs/selection.md "The webpp policy"); 'paper' and 'fast', the
+   * paper's extended Refresh with the paper's values (Figure 10) or the fast ones; the
+   * evaluation's 'refresh', 'hedged', 'random', 'round-robin', 'single-<n>', 'optimal',
+   * 'optimal-complete'.
    */
   policy: string;
-  /**
-   * Parameters of the webpp policy given by name (`hedgeQuantile=0.9`, `timeoutFloorMs=…`;
-   * core's webpp/options.ts); the timeout bounds it shares with the selection parameters
-   * apply to both. Validated by the policy.
-   */
+  /** The SelectionConfig the paper's policies and the baselines start from: `paper`, or `fast` under policy `fast` (or an internal `_preset`). */
+  preset: PresetName;
+  /** The selection parameters in force for the paper's policies and the baselines. */
+  selection: SelectionConfig;
+  /** Options of the webpp policy given (public ones and internal overrides); validated by the policy. */
   webpp: Record<string, number>;
-  /**
-   * Opt-in features, each an add-on script beside the worker that it imports at start-up
-   * (addons.ts): `batch` (batch transmission and the logical-URL cache, docs/batching.md),
-   * `offline` (offline copies, offline-cache.ts). On the script tag: `data-features="batch,offline"`.
-   */
+  /** Opt-in features, each an add-on script beside the worker (addons.ts). */
   features: FeatureName[];
-  /** Latency-table updates are written to IndexedDB at most this often (batched, never on the hot path). */
-  flushDelayMs: number;
-  /** How many recent decisions and events the state snapshot keeps. */
-  historySize: number;
-  /**
-   * After `webpp-control: off`, a worker that gets installed again within this time stays
-   * off and unregisters at once (the page script also skips registering for this long).
-   */
-  offRetryMs: number;
-  /**
-   * Response bodies of at least this many bytes (by Content-Length), or of unknown length,
-   * resume from another replica when they break off mid-stream (resumable-body.ts).
-   * Smaller bodies are passed on as they are: they arrive in a segment or two, and passing
-   * every body through the worker's JavaScript costs a few tenths of a millisecond each.
-   */
-  resumeMinBytes: number;
-  /**
-   * On a navigation served by a replica, the worker asks the site's own origin with one
-   * background HEAD when it has not heard from it for this long (control-check.ts): the
-   * own origin's `webpp-control` and digests still reach it. 0: on every such navigation.
-   */
   controlCheckMs: number;
-  /**
-   * Offline copies (offline-cache.ts): when every replica fails, pages and resources already
-   * loaded are served from copies kept under their logical URL. Total body bytes kept (0
-   * turns them off), entries kept (least recently used go first), the largest response
-   * saved, and the oldest copy served.
-   */
+  offRetryMs: number;
   offlineMaxBytes: number;
-  offlineMaxEntries: number;
   offlineMaxEntryBytes: number;
   offlineMaxAgeMs: number;
 }
 
+type WorkerScopeNumber = 'controlCheckMs' | 'offRetryMs' | 'offlineMaxBytes' | 'offlineMaxEntryBytes' | 'offlineMaxAgeMs';
+
+const WORKER_NUMBERS = numericOptionNames('worker') as WorkerScopeNumber[];
+const POLICY_NUMBERS = numericOptionNames('policy');
+
+function schemaDefaults(): Pick<WorkerOptions, WorkerScopeNumber> {
+  const defaults = {} as Pick<WorkerOptions, WorkerScopeNumber>;
+  for (const name of WORKER_NUMBERS) defaults[name] = WORKER_OPTION_SCHEMA[name].default;
+  return defaults;
+}
+
 export const DEFAULT_WORKER_OPTIONS: Readonly<Omit<WorkerOptions, 'selection' | 'preset' | 'webpp' | 'features'>> = Object.freeze({
-  policy: 'webpp',
-  flushDelayMs: 1_000,
-  historySize: 200,
-  offRetryMs: 60 * 60 * 1_000,
-  resumeMinBytes: 64 * 1_024,
-  controlCheckMs: 60_000,
-  offlineMaxBytes: 50 * 1_024 * 1_024,
-  offlineMaxEntries: 1_000,
-  offlineMaxEntryBytes: 10 * 1_024 * 1_024,
-  offlineMaxAgeMs: 30 * 24 * 60 * 60 * 1_000,
+  policy: WORKER_OPTION_SCHEMA.policy.default,
+  ...WORKER_INTERNALS,
+  ...schemaDefaults(),
 });
-
-const SELECTION_KEYS = Object.keys(PAPER_DEFAULTS) as (keyof SelectionConfig)[];
-
-/** Bounds of the worker's own numeric options. */
-const WORKER_NUMBER_BOUNDS = {
-  flushDelayMs: [0, 60_000],
-  historySize: [1, 5_000],
-  offRetryMs: [0, 30 * 24 * 60 * 60 * 1_000],
-  resumeMinBytes: [0, Number.MAX_SAFE_INTEGER],
-  controlCheckMs: [0, 24 * 60 * 60 * 1_000],
-  offlineMaxBytes: [0, Number.MAX_SAFE_INTEGER],
-  offlineMaxEntries: [0, 1_000_000],
-  offlineMaxEntryBytes: [0, Number.MAX_SAFE_INTEGER],
-  offlineMaxAgeMs: [0, Number.MAX_SAFE_INTEGER],
-} as const;
 
 export interface ParsedWorkerOptions {
   options: WorkerOptions;
@@ -109,73 +70,140 @@ export interface ParsedWorkerOptions {
   errors: string[];
 }
 
-export type WorkerOptionsInput = Partial<Omit<WorkerOptions, 'selection' | 'webpp' | 'features'>> & { features?: string | readonly string[] } & Partial<SelectionConfig> & Partial<Record<keyof typeof WEBPP_DEFAULTS, number>>;
+export type WorkerOptionsInput = PublicWorkerOptionsInput;
 
-const WEBPP_KEYS = Object.keys(WEBPP_DEFAULTS) as (keyof typeof WEBPP_DEFAULTS)[];
+/** Internal overrides by name: `preset`, SelectionConfig fields, WebppOptions fields, WORKER_INTERNALS. */
+export type InternalOverrides = Partial<Record<string, unknown>>;
+
+const SELECTION_KEYS = Object.keys(PAPER_DEFAULTS) as (keyof SelectionConfig)[];
+const INTERNAL_WORKER_KEYS = Object.keys(WORKER_INTERNALS) as (keyof WorkerInternals)[];
+const POLICY_NAME = /^[a-z][a-z0-9-]{0,40}$/;
+
+function isPublic(name: string): name is PublicOptionName {
+  return Object.hasOwn(WORKER_OPTION_SCHEMA, name);
+}
+
+/** Names that were options once and are internal constants now (or, for `preset`, said by `policy`). */
+function isInternalName(name: string): boolean {
+  return name === 'preset' || Object.hasOwn(WORKER_INTERNALS, name) || Object.hasOwn(PAPER_DEFAULTS, name) || Object.hasOwn(WEBPP_DEFAULTS, name);
+}
+
+/** Every former option that is no longer public: for the docs' migration note and the warning. */
+export function removedOptionNames(): string[] {
+  const names = ['preset', ...SELECTION_KEYS, ...Object.keys(WEBPP_DEFAULTS), ...INTERNAL_WORKER_KEYS];
+  return [...new Set(names)].filter((name) => !isPublic(name));
+}
+
+const warned = new Set<string>();
+
+/** One console warning per removed option and worker. */
+function warnRemoved(name: string): void {
+  if (warned.has(name)) return;
+  warned.add(name);
+  console.warn(`webpp: option "${name}" was removed and is ignored (docs/service-worker.md, "Removed options")`);
+}
+
+function checkNumber(name: string, value: unknown, spec: { kind: 'number' | 'integer'; min: number; max: number }, errors: string[]): number | undefined {
+  const ok = typeof value === 'number' && Number.isFinite(value) && (spec.kind === 'number' || Number.isInteger(value)) && value >= spec.min && value <= spec.max;
+  if (ok) return value;
+  errors.push(`${name} must be ${spec.kind === 'integer' ? 'an integer' : 'a number'} in [${spec.min}, ${spec.max}] (got ${JSON.stringify(value)})`);
+  return undefined;
+}
 
 /**
- * Resolves options from plain values (a Workbox site's constructor argument). Never
- * throws: a worker must start even with a bad setting, so bad values are reported in
- * `errors` (and in the state snapshot) and replaced by the defaults.
+ * Resolves options from plain values (a Workbox site's `webpp`, or the parsed worker URL).
+ * Never throws: a worker must start even with a bad setting, so bad values are reported in
+ * `errors` (and in the state snapshot) and replaced by the defaults. A removed option is
+ * ignored with one console warning naming it.
  */
-export function resolveWorkerOptions(input: WorkerOptionsInput = {}): ParsedWorkerOptions {
+export function resolveWorkerOptions(input: WorkerOptionsInput = {}, internal: InternalOverrides = {}): ParsedWorkerOptions {
   const errors: string[] = [];
+  const given = input as Record<string, unknown>;
+  for (const [name, value] of Object.entries(given)) {
+    if (value === undefined || isPublic(name)) continue;
+    if (isInternalName(name)) {
+      warnRemoved(name);
+      errors.push(`option "${name}" was removed and is ignored`);
+    } else errors.push(`unknown option "${name}"`);
+  }
+
+  // Internal overrides: the preset, the selection, the webpp policy's tunables, the worker's constants.
+  const internals: WorkerInternals = { ...WORKER_INTERNALS };
+  const selectionOverrides: Partial<SelectionConfig> = {};
+  const webpp: Record<string, number> = {};
   let preset: PresetName = 'paper';
-  if (input.preset !== undefined) {
-    if (input.preset === 'paper' || input.preset === 'fast') preset = input.preset;
-    else errors.push(`preset must be "paper" or "fast" (got ${JSON.stringify(input.preset)})`);
+  for (const [name, value] of Object.entries(internal)) {
+    if (value === undefined) continue;
+    if (name === 'preset') {
+      if (value === 'paper' || value === 'fast') preset = value;
+      else errors.push(`_preset must be "paper" or "fast" (got ${JSON.stringify(value)})`);
+      continue;
+    }
+    const known = Object.hasOwn(WORKER_INTERNALS, name) || Object.hasOwn(PAPER_DEFAULTS, name) || Object.hasOwn(WEBPP_DEFAULTS, name);
+    if (!known) {
+      errors.push(`unknown internal override "_${name}"`);
+      continue;
+    }
+    if (typeof value !== 'number' || !Number.isFinite(value)) {
+      errors.push(`_${name} must be a finite number (got ${JSON.stringify(value)})`);
+      continue;
+    }
+    if (Object.hasOwn(WORKER_INTERNALS, name)) {
+      const [min, max] = WORKER_INTERNAL_BOUNDS[name as keyof WorkerInternals];
+      const checked = checkNumber(`_${name}`, value, { kind: 'integer', min, max }, errors);
+      if (checked !== undefined) internals[name as keyof WorkerInternals] = checked;
+      continue;
+    }
+    if (Object.hasOwn(PAPER_DEFAULTS, name)) selectionOverrides[name as keyof SelectionConfig] = value;
+    if (Object.hasOwn(WEBPP_DEFAULTS, name)) webpp[name] = value;
   }
   // The policies named after a preset run with that preset's values.
-  if (input.policy === 'paper' || input.policy === 'fast') {
-    if (input.preset !== undefined && input.preset !== input.policy) errors.push(`policy "${input.policy}" runs with preset "${input.policy}" (got preset ${JSON.stringify(input.preset)})`);
-    preset = input.policy;
+  const policy = resolvePolicyName(given['policy'], errors);
+  if (policy === 'paper' || policy === 'fast') {
+    if (internal['preset'] !== undefined && internal['preset'] !== policy) errors.push(`policy "${policy}" runs with its own values (got _preset ${JSON.stringify(internal['preset'])})`);
+    preset = policy;
   }
-  const base = PRESETS[preset];
 
-  const overrides: Partial<SelectionConfig> = {};
-  for (const key of SELECTION_KEYS) {
-    const value = input[key];
+  // The public options of the policy: the webpp policy's, and the timeouts also the paper's.
+  for (const name of POLICY_NUMBERS) {
+    const spec = WORKER_OPTION_SCHEMA[name] as OptionSpec;
+    if (given[name] === undefined || (spec.kind !== 'number' && spec.kind !== 'integer')) continue;
+    const value = checkNumber(name, given[name], spec, errors);
     if (value === undefined) continue;
-    if (typeof value === 'number' && Number.isFinite(value)) overrides[key] = value;
-    else errors.push(`${key} must be a finite number (got ${JSON.stringify(value)})`);
+    webpp[name] = value;
+    if (Object.hasOwn(PAPER_DEFAULTS, name)) selectionOverrides[name as keyof SelectionConfig] = value;
   }
   let selection: SelectionConfig;
   try {
-    selection = resolveSelectionConfig(overrides, base);
+    selection = resolveSelectionConfig(selectionOverrides, PRESETS[preset]);
   } catch (error) {
     errors.push(error instanceof Error ? error.message : String(error));
-    selection = resolveSelectionConfig({}, base);
+    selection = resolveSelectionConfig({}, PRESETS[preset]);
   }
 
-  const webpp: Record<string, number> = {};
-  for (const key of WEBPP_KEYS) {
-    const value = input[key];
-    if (value === undefined) continue;
-    if (typeof value === 'number' && Number.isFinite(value)) webpp[key] = value;
-    else if (!SELECTION_KEYS.includes(key as keyof SelectionConfig)) errors.push(`${key} must be a finite number (got ${JSON.stringify(value)})`);
-  }
-  const options: WorkerOptions = { ...DEFAULT_WORKER_OPTIONS, preset, selection, webpp, features: resolveFeatures(input.features, errors) };
-  if (input.policy !== undefined) {
-    if (typeof input.policy === 'string' && /^[a-z][a-z0-9-]{0,40}$/.test(input.policy)) options.policy = input.policy;
-    else errors.push(`policy must be a policy name such as "refresh" (got ${JSON.stringify(input.policy)})`);
-  }
-  for (const key of Object.keys(WORKER_NUMBER_BOUNDS) as (keyof typeof WORKER_NUMBER_BOUNDS)[]) {
-    const value = input[key];
-    if (value === undefined) continue;
-    const [min, max] = WORKER_NUMBER_BOUNDS[key];
-    if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) options[key] = value;
-    else errors.push(`${key} must be an integer in [${min}, ${max}] (got ${JSON.stringify(value)})`);
+  const options: WorkerOptions = { ...DEFAULT_WORKER_OPTIONS, ...internals, policy, preset, selection, webpp, features: resolveFeatures(given['features'], errors) };
+  for (const name of WORKER_NUMBERS) {
+    if (given[name] === undefined) continue;
+    const value = checkNumber(name, given[name], WORKER_OPTION_SCHEMA[name], errors);
+    if (value !== undefined) options[name] = value;
   }
   return { options, errors };
 }
 
+function resolvePolicyName(value: unknown, errors: string[]): string {
+  if (value === undefined) return WORKER_OPTION_SCHEMA.policy.default;
+  if (typeof value === 'string' && POLICY_NAME.test(value)) return value;
+  errors.push(`policy must be a policy name such as "webpp" or "paper" (got ${JSON.stringify(value)})`);
+  return WORKER_OPTION_SCHEMA.policy.default;
+}
+
 /** The features named, as a list or comma-separated; unknown names are reported and left out. */
-function resolveFeatures(input: string | readonly string[] | undefined, errors: string[]): FeatureName[] {
+function resolveFeatures(input: unknown, errors: string[]): FeatureName[] {
   if (input === undefined) return [];
-  const names = typeof input === 'string' ? input.split(',') : Array.isArray(input) ? input : [String(input)];
+  const names = typeof input === 'string' ? input.split(',') : Array.isArray(input) ? (input as unknown[]) : [JSON.stringify(input)];
   const features: FeatureName[] = [];
   for (const raw of names) {
-    const name = String(raw).trim();
+    const name = typeof raw === 'string' ? raw.trim() : JSON.stringify(raw);
     if (name === '') continue;
     if ((FEATURE_NAMES as readonly string[]).includes(name)) {
       if (!features.includes(name as FeatureName)) features.push(name as FeatureName);
@@ -184,25 +212,31 @@ function resolveFeatures(input: string | readonly string[] | undefined, errors: 
   return features;
 }
 
+/** A query value as a number, or the text when it is not one (resolveWorkerOptions reports it). */
+function queryValue(raw: string): number | string {
+  const value = raw.trim() === '' ? Number.NaN : Number(raw);
+  return Number.isFinite(value) ? value : raw;
+}
+
 /**
- * Parses options from the worker's URL query (`self.location.search`). Numbers are decimal;
- * unknown parameters are reported, not fatal.
+ * Parses options from the worker's URL query (`self.location.search`): the public options
+ * by the schema's kinds, `_<name>` as internal overrides, `v` (a cache buster) ignored.
+ * Unknown parameters are reported, not fatal.
  */
 export function parseWorkerOptions(params: URLSearchParams): ParsedWorkerOptions {
   const input: Record<string, unknown> = {};
-  const errors: string[] = [];
-  const numeric = new Set<string>([...SELECTION_KEYS, ...WEBPP_KEYS, ...Object.keys(WORKER_NUMBER_BOUNDS)]);
+  const internal: InternalOverrides = {};
   for (const [key, raw] of params) {
-    if (key === 'preset' || key === 'policy' || key === 'features') input[key] = raw;
-    else if (numeric.has(key)) {
-      const value = raw.trim() === '' ? Number.NaN : Number(raw);
-      if (Number.isFinite(value)) input[key] = value;
-      else errors.push(`${key} must be a number (got ${JSON.stringify(raw)})`);
+    if (key === 'v') continue;
+    if (key.startsWith('_')) {
+      const name = key.slice(1);
+      internal[name] = name === 'preset' ? raw : queryValue(raw);
+      continue;
     }
-    else if (key !== 'v') errors.push(`unknown option "${key}"`);
+    const spec = isPublic(key) ? (WORKER_OPTION_SCHEMA[key] as OptionSpec) : undefined;
+    input[key] = spec === undefined || spec.kind === 'policy' || spec.kind === 'features' ? raw : queryValue(raw);
   }
-  const parsed = resolveWorkerOptions(input);
-  return { options: parsed.options, errors: [...errors, ...parsed.errors] };
+  return resolveWorkerOptions(input, internal);
 }
 
 /** The timeouts the worker applies itself: background requests, the own-origin check, the page script's network wait. */
