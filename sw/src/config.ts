@@ -16,7 +16,7 @@ import type { FeatureName } from './addons.js';
 import { WORKER_INTERNALS, WORKER_INTERNAL_BOUNDS, WORKER_OPTION_SCHEMA, numericOptionNames } from './options-schema.js';
 import type { OptionSpec, PublicOptionName, PublicWorkerOptionsInput, WorkerInternals } from './options-schema.js';
 
-export type PresetName = 'paper' | 'fast';
+type PresetName = 'paper' | 'fast';
 
 const PRESETS: Readonly<Record<PresetName, Readonly<SelectionConfig>>> = {
   paper: PAPER_DEFAULTS,
