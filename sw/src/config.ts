@@ -13,8 +13,8 @@ import { FAST_PRESET, PAPER_DEFAULTS, WEBPP_DEFAULTS, resolveSelectionConfig, re
 import type { SelectionConfig } from '@webpp/core';
 import { FEATURE_NAMES } from './addons.js';
 import type { FeatureName } from './addons.js';
-import { WORKER_INTERNALS, WORKER_INTERNAL_BOUNDS, WORKER_OPTION_SCHEMA, numericOptionNames } from './options-schema.js';
-import type { OptionSpec, PublicOptionName, PublicWorkerOptionsInput, WorkerInternals } from './options-schema.js';
+import { WORKER_INTERNALS, WORKER_OPTION_SCHEMA } from './options-schema.js';
+import type { OptionSpec, PublicWorkerOptionsInput, WorkerInternals } from './options-schema.js';
 
 type PresetName = 'paper' | 'fast';
 
@@ -47,22 +47,19 @@ export interface WorkerOptions extends WorkerInternals {
   offlineMaxAgeMs: number;
 }
 
-type WorkerScopeNumber = 'controlCheckMs' | 'offRetryMs' | 'offlineMaxBytes' | 'offlineMaxEntryBytes' | 'offlineMaxAgeMs';
+const POLICY_NAME = /^[a-z][a-z0-9-]{0,40}$/;
 
-const WORKER_NUMBERS = numericOptionNames('worker') as WorkerScopeNumber[];
-const POLICY_NUMBERS = numericOptionNames('policy');
+const has = (table: object, name: string): boolean => Object.hasOwn(table, name);
 
-function schemaDefaults(): Pick<WorkerOptions, WorkerScopeNumber> {
-  const defaults = {} as Pick<WorkerOptions, WorkerScopeNumber>;
-  for (const name of WORKER_NUMBERS) defaults[name] = WORKER_OPTION_SCHEMA[name].default;
+/** The defaults of the worker's own options: the schema's, and its internal constants. */
+function workerDefaults(): Record<string, unknown> {
+  const defaults: Record<string, unknown> = { ...WORKER_INTERNALS };
+  for (const [name, spec] of Object.entries(WORKER_OPTION_SCHEMA)) if (!has(WEBPP_DEFAULTS, name)) defaults[name] = spec.default;
+  delete defaults['features'];
   return defaults;
 }
 
-export const DEFAULT_WORKER_OPTIONS: Readonly<Omit<WorkerOptions, 'selection' | 'preset' | 'webpp' | 'features'>> = Object.freeze({
-  policy: WORKER_OPTION_SCHEMA.policy.default,
-  ...WORKER_INTERNALS,
-  ...schemaDefaults(),
-});
+export const DEFAULT_WORKER_OPTIONS = Object.freeze(workerDefaults()) as Readonly<Omit<WorkerOptions, 'selection' | 'preset' | 'webpp' | 'features'>>;
 
 export interface ParsedWorkerOptions {
   options: WorkerOptions;
@@ -75,131 +72,83 @@ export type WorkerOptionsInput = PublicWorkerOptionsInput;
 /** Internal overrides by name: `preset`, SelectionConfig fields, WebppOptions fields, WORKER_INTERNALS. */
 export type InternalOverrides = Partial<Record<string, unknown>>;
 
-const SELECTION_KEYS = Object.keys(PAPER_DEFAULTS) as (keyof SelectionConfig)[];
-const INTERNAL_WORKER_KEYS = Object.keys(WORKER_INTERNALS) as (keyof WorkerInternals)[];
-const POLICY_NAME = /^[a-z][a-z0-9-]{0,40}$/;
-
-function isPublic(name: string): name is PublicOptionName {
-  return Object.hasOwn(WORKER_OPTION_SCHEMA, name);
-}
-
 /** Names that were options once and are internal constants now (or, for `preset`, said by `policy`). */
 function isInternalName(name: string): boolean {
-  return name === 'preset' || Object.hasOwn(WORKER_INTERNALS, name) || Object.hasOwn(PAPER_DEFAULTS, name) || Object.hasOwn(WEBPP_DEFAULTS, name);
+  return name === 'preset' || has(WORKER_INTERNALS, name) || has(PAPER_DEFAULTS, name) || has(WEBPP_DEFAULTS, name);
 }
 
 /** Every former option that is no longer public: for the docs' migration note and the warning. */
 export function removedOptionNames(): string[] {
-  const names = ['preset', ...SELECTION_KEYS, ...Object.keys(WEBPP_DEFAULTS), ...INTERNAL_WORKER_KEYS];
-  return [...new Set(names)].filter((name) => !isPublic(name));
+  const names = ['preset', ...Object.keys(PAPER_DEFAULTS), ...Object.keys(WEBPP_DEFAULTS), ...Object.keys(WORKER_INTERNALS)];
+  return [...new Set(names)].filter((name) => !has(WORKER_OPTION_SCHEMA, name));
 }
 
 const warned = new Set<string>();
 
-/** One console warning per removed option and worker. */
-function warnRemoved(name: string): void {
-  if (warned.has(name)) return;
+/** Reports a removed option: in the errors, and with one console warning per option and worker. */
+function removed(name: string, errors: string[]): void {
+  const text = `option "${name}" was removed and is ignored`;
+  errors.push(text);
+  if (!warned.has(name)) console.warn(`webpp: ${text} (docs/service-worker.md)`);
   warned.add(name);
-  console.warn(`webpp: option "${name}" was removed and is ignored (docs/service-worker.md, "Removed options")`);
-}
-
-function checkNumber(name: string, value: unknown, spec: { kind: 'number' | 'integer'; min: number; max: number }, errors: string[]): number | undefined {
-  const ok = typeof value === 'number' && Number.isFinite(value) && (spec.kind === 'number' || Number.isInteger(value)) && value >= spec.min && value <= spec.max;
-  if (ok) return value;
-  errors.push(`${name} must be ${spec.kind === 'integer' ? 'an integer' : 'a number'} in [${spec.min}, ${spec.max}] (got ${JSON.stringify(value)})`);
-  return undefined;
 }
 
 /**
  * Resolves options from plain values (a Workbox site's `webpp`, or the parsed worker URL).
  * Never throws: a worker must start even with a bad setting, so bad values are reported in
  * `errors` (and in the state snapshot) and replaced by the defaults. A removed option is
- * ignored with one console warning naming it.
+ * ignored with one console warning naming it. Internal overrides must be finite numbers
+ * (`preset`: "paper" or "fast"); the policy validates its own.
  */
 export function resolveWorkerOptions(input: WorkerOptionsInput = {}, internal: InternalOverrides = {}): ParsedWorkerOptions {
   const errors: string[] = [];
-  const given = input as Record<string, unknown>;
-  for (const [name, value] of Object.entries(given)) {
-    if (value === undefined || isPublic(name)) continue;
-    if (isInternalName(name)) {
-      warnRemoved(name);
-      errors.push(`option "${name}" was removed and is ignored`);
-    } else errors.push(`unknown option "${name}"`);
+  const options = { ...DEFAULT_WORKER_OPTIONS, preset: 'paper', webpp: {}, features: [] } as unknown as WorkerOptions;
+  const fields = options as unknown as Record<string, unknown>;
+  const selection: Record<string, number> = {};
+  for (const [name, value] of Object.entries(input as Record<string, unknown>)) {
+    if (value === undefined) continue;
+    const spec = (WORKER_OPTION_SCHEMA as Record<string, OptionSpec>)[name];
+    if (spec === undefined) {
+      if (isInternalName(name)) removed(name, errors);
+      else errors.push(`unknown option "${name}"`);
+    } else if (spec.kind === 'policy') {
+      if (typeof value === 'string' && POLICY_NAME.test(value)) options.policy = value;
+      else errors.push(`policy must be a policy name (got ${JSON.stringify(value)})`);
+    } else if (spec.kind === 'features') options.features = resolveFeatures(value, errors);
+    else if (typeof value !== 'number' || !(value >= spec.min && value <= spec.max) || (spec.kind === 'integer' && !Number.isInteger(value))) {
+      errors.push(`${name} must be ${spec.kind === 'integer' ? 'an integer ' : ''}in [${spec.min}, ${spec.max}] (got ${JSON.stringify(value)})`);
+    } else if (has(WEBPP_DEFAULTS, name)) {
+      // An option of the webpp policy; the timeouts also of the paper's policies.
+      options.webpp[name] = value;
+      if (has(PAPER_DEFAULTS, name)) selection[name] = value;
+    } else fields[name] = value;
   }
-
-  // Internal overrides: the preset, the selection, the webpp policy's tunables, the worker's constants.
-  const internals: WorkerInternals = { ...WORKER_INTERNALS };
-  const selectionOverrides: Partial<SelectionConfig> = {};
-  const webpp: Record<string, number> = {};
-  let preset: PresetName = 'paper';
   for (const [name, value] of Object.entries(internal)) {
     if (value === undefined) continue;
-    if (name === 'preset') {
-      if (value === 'paper' || value === 'fast') preset = value;
-      else errors.push(`_preset must be "paper" or "fast" (got ${JSON.stringify(value)})`);
-      continue;
+    if (name === 'preset' ? value !== 'paper' && value !== 'fast' : typeof value !== 'number' || !Number.isFinite(value) || !isInternalName(name)) {
+      errors.push(`bad internal override _${name} (got ${JSON.stringify(value)})`);
+    } else if (name === 'preset') options.preset = value as PresetName;
+    else {
+      // A site's public option wins over an internal override of the same constant.
+      const number = value as number;
+      if (has(WORKER_INTERNALS, name)) fields[name] = number;
+      if (has(PAPER_DEFAULTS, name)) selection[name] ??= number;
+      if (has(WEBPP_DEFAULTS, name)) options.webpp[name] ??= number;
     }
-    const known = Object.hasOwn(WORKER_INTERNALS, name) || Object.hasOwn(PAPER_DEFAULTS, name) || Object.hasOwn(WEBPP_DEFAULTS, name);
-    if (!known) {
-      errors.push(`unknown internal override "_${name}"`);
-      continue;
-    }
-    if (typeof value !== 'number' || !Number.isFinite(value)) {
-      errors.push(`_${name} must be a finite number (got ${JSON.stringify(value)})`);
-      continue;
-    }
-    if (Object.hasOwn(WORKER_INTERNALS, name)) {
-      const [min, max] = WORKER_INTERNAL_BOUNDS[name as keyof WorkerInternals];
-      const checked = checkNumber(`_${name}`, value, { kind: 'integer', min, max }, errors);
-      if (checked !== undefined) internals[name as keyof WorkerInternals] = checked;
-      continue;
-    }
-    if (Object.hasOwn(PAPER_DEFAULTS, name)) selectionOverrides[name as keyof SelectionConfig] = value;
-    if (Object.hasOwn(WEBPP_DEFAULTS, name)) webpp[name] = value;
   }
   // The policies named after a preset run with that preset's values.
-  const policy = resolvePolicyName(given['policy'], errors);
-  if (policy === 'paper' || policy === 'fast') {
-    if (internal['preset'] !== undefined && internal['preset'] !== policy) errors.push(`policy "${policy}" runs with its own values (got _preset ${JSON.stringify(internal['preset'])})`);
-    preset = policy;
-  }
-
-  // The public options of the policy: the webpp policy's, and the timeouts also the paper's.
-  for (const name of POLICY_NUMBERS) {
-    const spec = WORKER_OPTION_SCHEMA[name] as OptionSpec;
-    if (given[name] === undefined || (spec.kind !== 'number' && spec.kind !== 'integer')) continue;
-    const value = checkNumber(name, given[name], spec, errors);
-    if (value === undefined) continue;
-    webpp[name] = value;
-    if (Object.hasOwn(PAPER_DEFAULTS, name)) selectionOverrides[name as keyof SelectionConfig] = value;
-  }
-  let selection: SelectionConfig;
+  if (options.policy === 'paper' || options.policy === 'fast') options.preset = options.policy;
   try {
-    selection = resolveSelectionConfig(selectionOverrides, PRESETS[preset]);
+    options.selection = resolveSelectionConfig(selection, PRESETS[options.preset]);
   } catch (error) {
     errors.push(error instanceof Error ? error.message : String(error));
-    selection = resolveSelectionConfig({}, PRESETS[preset]);
-  }
-
-  const options: WorkerOptions = { ...DEFAULT_WORKER_OPTIONS, ...internals, policy, preset, selection, webpp, features: resolveFeatures(given['features'], errors) };
-  for (const name of WORKER_NUMBERS) {
-    if (given[name] === undefined) continue;
-    const value = checkNumber(name, given[name], WORKER_OPTION_SCHEMA[name], errors);
-    if (value !== undefined) options[name] = value;
+    options.selection = resolveSelectionConfig({}, PRESETS[options.preset]);
   }
   return { options, errors };
 }
 
-function resolvePolicyName(value: unknown, errors: string[]): string {
-  if (value === undefined) return WORKER_OPTION_SCHEMA.policy.default;
-  if (typeof value === 'string' && POLICY_NAME.test(value)) return value;
-  errors.push(`policy must be a policy name such as "webpp" or "paper" (got ${JSON.stringify(value)})`);
-  return WORKER_OPTION_SCHEMA.policy.default;
-}
-
 /** The features named, as a list or comma-separated; unknown names are reported and left out. */
 function resolveFeatures(input: unknown, errors: string[]): FeatureName[] {
-  if (input === undefined) return [];
   const names = typeof input === 'string' ? input.split(',') : Array.isArray(input) ? (input as unknown[]) : [JSON.stringify(input)];
   const features: FeatureName[] = [];
   for (const raw of names) {
@@ -228,13 +177,9 @@ export function parseWorkerOptions(params: URLSearchParams): ParsedWorkerOptions
   const internal: InternalOverrides = {};
   for (const [key, raw] of params) {
     if (key === 'v') continue;
-    if (key.startsWith('_')) {
-      const name = key.slice(1);
-      internal[name] = name === 'preset' ? raw : queryValue(raw);
-      continue;
-    }
-    const spec = isPublic(key) ? (WORKER_OPTION_SCHEMA[key] as OptionSpec) : undefined;
-    input[key] = spec === undefined || spec.kind === 'policy' || spec.kind === 'features' ? raw : queryValue(raw);
+    const kind = (WORKER_OPTION_SCHEMA as Record<string, OptionSpec>)[key]?.kind;
+    if (key.startsWith('_')) internal[key.slice(1)] = key === '_preset' ? raw : queryValue(raw);
+    else input[key] = kind === 'policy' || kind === 'features' ? raw : queryValue(raw);
   }
   return resolveWorkerOptions(input, internal);
 }

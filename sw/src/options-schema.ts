@@ -17,14 +17,15 @@ import { WEBPP_DEFAULTS } from '@webpp/core';
 import type { FeatureName } from './addons.js';
 
 const DAY_MS = 24 * 60 * 60 * 1_000;
+const MAX = Number.MAX_SAFE_INTEGER;
 
-/** `worker`: applies to the worker; `policy`: an option of the webpp policy (the timeouts also of the paper's policies). */
-type OptionScope = 'worker' | 'policy';
-
+/**
+ * A number option; an option of the webpp policy when core's WEBPP_DEFAULTS has its name
+ * (its default is then the webpp policy's; the paper's policies have their own, and take
+ * the timeouts too), else of the worker.
+ */
 interface NumberOption {
   kind: 'integer' | 'number';
-  scope: OptionScope;
-  /** The webpp policy's default for `policy` options (the paper's policies have their own, PAPER_DEFAULTS). */
   default: number;
   min: number;
   max: number;
@@ -32,52 +33,45 @@ interface NumberOption {
 
 interface PolicyNameOption {
   kind: 'policy';
-  scope: 'worker';
   default: string;
 }
 
 interface FeaturesOption {
   kind: 'features';
-  scope: 'worker';
   default: readonly FeatureName[];
 }
 
 export type OptionSpec = NumberOption | PolicyNameOption | FeaturesOption;
 
+const number = (fallback: number, min: number, max: number): NumberOption => ({ kind: 'number', default: fallback, min, max });
+const integer = (fallback: number, min: number, max: number): NumberOption => ({ kind: 'integer', default: fallback, min, max });
+
 export const WORKER_OPTION_SCHEMA = {
-  policy: { kind: 'policy', scope: 'worker', default: 'webpp' },
-  features: { kind: 'features', scope: 'worker', default: [] },
-  timeoutFloorMs: { kind: 'number', scope: 'policy', default: WEBPP_DEFAULTS.timeoutFloorMs, min: 1, max: 600_000 },
-  timeoutCeilingMs: { kind: 'number', scope: 'policy', default: WEBPP_DEFAULTS.timeoutCeilingMs, min: 1, max: 600_000 },
-  initialTimeoutMs: { kind: 'number', scope: 'policy', default: WEBPP_DEFAULTS.initialTimeoutMs, min: 1, max: 600_000 },
-  extraBudgetShare: { kind: 'number', scope: 'policy', default: WEBPP_DEFAULTS.extraBudgetShare, min: 0, max: 1 },
-  hedgeBudgetShare: { kind: 'number', scope: 'policy', default: WEBPP_DEFAULTS.hedgeBudgetShare, min: 0, max: 1 },
-  ejectAfterFailures: { kind: 'integer', scope: 'policy', default: WEBPP_DEFAULTS.ejectAfterFailures, min: 1, max: 100 },
-  probeBackoffCapMs: { kind: 'number', scope: 'policy', default: WEBPP_DEFAULTS.probeBackoffCapMs, min: 1, max: DAY_MS },
-  controlCheckMs: { kind: 'integer', scope: 'worker', default: 60_000, min: 0, max: DAY_MS },
-  offRetryMs: { kind: 'integer', scope: 'worker', default: 60 * 60 * 1_000, min: 0, max: 30 * DAY_MS },
-  offlineMaxBytes: { kind: 'integer', scope: 'worker', default: 50 * 1_024 * 1_024, min: 0, max: Number.MAX_SAFE_INTEGER },
-  offlineMaxEntryBytes: { kind: 'integer', scope: 'worker', default: 10 * 1_024 * 1_024, min: 0, max: Number.MAX_SAFE_INTEGER },
-  offlineMaxAgeMs: { kind: 'integer', scope: 'worker', default: 30 * DAY_MS, min: 0, max: Number.MAX_SAFE_INTEGER },
-} as const satisfies Record<string, OptionSpec>;
+  policy: { kind: 'policy', default: 'webpp' } as PolicyNameOption,
+  features: { kind: 'features', default: [] } as FeaturesOption,
+  timeoutFloorMs: number(WEBPP_DEFAULTS.timeoutFloorMs, 1, 600_000),
+  timeoutCeilingMs: number(WEBPP_DEFAULTS.timeoutCeilingMs, 1, 600_000),
+  initialTimeoutMs: number(WEBPP_DEFAULTS.initialTimeoutMs, 1, 600_000),
+  extraBudgetShare: number(WEBPP_DEFAULTS.extraBudgetShare, 0, 1),
+  hedgeBudgetShare: number(WEBPP_DEFAULTS.hedgeBudgetShare, 0, 1),
+  ejectAfterFailures: integer(WEBPP_DEFAULTS.ejectAfterFailures, 1, 100),
+  probeBackoffCapMs: number(WEBPP_DEFAULTS.probeBackoffCapMs, 1, DAY_MS),
+  controlCheckMs: integer(60_000, 0, DAY_MS),
+  offRetryMs: integer(60 * 60 * 1_000, 0, 30 * DAY_MS),
+  offlineMaxBytes: integer(50 * 1_024 * 1_024, 0, MAX),
+  offlineMaxEntryBytes: integer(10 * 1_024 * 1_024, 0, MAX),
+  offlineMaxAgeMs: integer(30 * DAY_MS, 0, MAX),
+};
 
 export type PublicOptionName = keyof typeof WORKER_OPTION_SCHEMA;
 
-type ValueOf<S> = S extends { kind: 'policy' } ? string : S extends { kind: 'features' } ? FeatureName[] : number;
+type ValueOf<S> = S extends PolicyNameOption ? string : S extends FeaturesOption ? FeatureName[] : number;
 
 /** The public options, resolved: one field per row of the schema. */
 export type PublicWorkerOptions = { -readonly [K in PublicOptionName]: ValueOf<(typeof WORKER_OPTION_SCHEMA)[K]> };
 
 /** The public options a site gives (all optional); `features` also as a comma-separated string. */
 export type PublicWorkerOptionsInput = Partial<Omit<PublicWorkerOptions, 'features'>> & { features?: string | readonly string[] };
-
-/** The names of the numeric public options of one scope. */
-export function numericOptionNames(scope: OptionScope): PublicOptionName[] {
-  return (Object.keys(WORKER_OPTION_SCHEMA) as PublicOptionName[]).filter((name) => {
-    const spec: OptionSpec = WORKER_OPTION_SCHEMA[name];
-    return spec.scope === scope && (spec.kind === 'number' || spec.kind === 'integer');
-  });
-}
 
 /**
  * The worker's internal constants (no longer options; issue 26 §3). Tests and benches
@@ -100,11 +94,3 @@ export const WORKER_INTERNALS = Object.freeze({
 });
 
 export type WorkerInternals = { -readonly [K in keyof typeof WORKER_INTERNALS]: number };
-
-/** Bounds of the worker's internal constants when a test or bench overrides them. */
-export const WORKER_INTERNAL_BOUNDS: Readonly<Record<keyof WorkerInternals, readonly [number, number]>> = {
-  flushDelayMs: [0, 60_000],
-  historySize: [1, 5_000],
-  resumeMinBytes: [0, Number.MAX_SAFE_INTEGER],
-  offlineMaxEntries: [0, 1_000_000],
-};
