@@ -32,9 +32,8 @@ import {
 } from '../packages/netem/src/model/scenario-schema.js';
 import { FLAGS } from '../origin/src/options/cli-flags.js';
 import { FAST_PRESET, PAPER_DEFAULTS, WEBPP_DEFAULTS } from '@webpp/core';
-import { WORKER_INTERNALS, WORKER_OPTION_SCHEMA, type OptionSpec, type PublicOptionName } from '../sw/src/options-schema.js';
+import { WORKER_INTERNALS, WORKER_OPTION_SCHEMA, removedOptionNames, type OptionSpec, type PublicOptionName } from '../sw/src/options-schema.js';
 import { WORKER_OPTION_DOCS } from '../sw/src/options-docs.js';
-import { removedOptionNames } from '../sw/src/config.js';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 

@@ -11,10 +11,8 @@
  */
 import { FAST_PRESET, PAPER_DEFAULTS, WEBPP_DEFAULTS, resolveSelectionConfig, resolveWebppOptions } from '@webpp/core';
 import type { SelectionConfig } from '@webpp/core';
-import { FEATURE_NAMES } from './addons.js';
-import type { FeatureName } from './addons.js';
-import { WORKER_INTERNALS, WORKER_OPTION_SCHEMA } from './options-schema.js';
-import type { OptionSpec, PublicWorkerOptionsInput, WorkerInternals } from './options-schema.js';
+import { FEATURE_NAMES, WORKER_INTERNALS, WORKER_OPTION_SCHEMA } from './options-schema.js';
+import type { FeatureName, OptionSpec, PublicWorkerOptionsInput, WorkerInternals } from './options-schema.js';
 
 type PresetName = 'paper' | 'fast';
 
@@ -75,12 +73,6 @@ export type InternalOverrides = Partial<Record<string, unknown>>;
 /** Names that were options once and are internal constants now (or, for `preset`, said by `policy`). */
 function isInternalName(name: string): boolean {
   return name === 'preset' || has(WORKER_INTERNALS, name) || has(PAPER_DEFAULTS, name) || has(WEBPP_DEFAULTS, name);
-}
-
-/** Every former option that is no longer public: for the docs' migration note and the warning. */
-export function removedOptionNames(): string[] {
-  const names = ['preset', ...Object.keys(PAPER_DEFAULTS), ...Object.keys(WEBPP_DEFAULTS), ...Object.keys(WORKER_INTERNALS)];
-  return [...new Set(names)].filter((name) => !has(WORKER_OPTION_SCHEMA, name));
 }
 
 const warned = new Set<string>();

@@ -11,10 +11,13 @@
  * internal overrides (config.ts, `_name` on the worker URL), never a documented option.
  *
  * A plain table rather than a schema library: the worker carries it, and a table of
- * fifteen rows is a few hundred bytes where TypeBox's checker is tens of kilobytes.
+ * fourteen rows is a few hundred bytes where TypeBox's checker is tens of kilobytes.
  */
-import { WEBPP_DEFAULTS } from '@webpp/core';
-import type { FeatureName } from './addons.js';
+import { PAPER_DEFAULTS, WEBPP_DEFAULTS } from '@webpp/core';
+
+/** The opt-in features a site names in `features`, each a script `webpp-sw-<name>.js` (addons.ts). */
+export const FEATURE_NAMES = ['batch', 'offline'] as const;
+export type FeatureName = (typeof FEATURE_NAMES)[number];
 
 const DAY_MS = 24 * 60 * 60 * 1_000;
 const MAX = Number.MAX_SAFE_INTEGER;
@@ -94,3 +97,9 @@ export const WORKER_INTERNALS = Object.freeze({
 });
 
 export type WorkerInternals = { -readonly [K in keyof typeof WORKER_INTERNALS]: number };
+
+/** Every former option that is no longer public: for the docs' migration note (config.ts warns when one is given). */
+export function removedOptionNames(): string[] {
+  const names = ['preset', ...Object.keys(PAPER_DEFAULTS), ...Object.keys(WEBPP_DEFAULTS), ...Object.keys(WORKER_INTERNALS)];
+  return [...new Set(names)].filter((name) => !Object.hasOwn(WORKER_OPTION_SCHEMA, name));
+}

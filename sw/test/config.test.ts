@@ -1,7 +1,7 @@
 import { FAST_PRESET, PAPER_DEFAULTS, WEBPP_DEFAULTS } from '@webpp/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { DEFAULT_WORKER_OPTIONS, parseWorkerOptions, removedOptionNames, resolveWorkerOptions } from '../src/config.js';
-import { WORKER_INTERNALS, WORKER_OPTION_SCHEMA } from '../src/options-schema.js';
+import { DEFAULT_WORKER_OPTIONS, parseWorkerOptions, resolveWorkerOptions } from '../src/config.js';
+import { WORKER_INTERNALS, WORKER_OPTION_SCHEMA, removedOptionNames } from '../src/options-schema.js';
 
 /** The query the page script builds from a tag's data-* attributes (sw/src/webpp.ts). */
 function fromTag(tag: string): URLSearchParams {
