@@ -47,12 +47,12 @@ test.beforeAll(() => {
   copyFileSync(new URL('../fixtures/media/testsrc-8s.webm', import.meta.url), join(root, 'clip.webm'));
   writeFileSync(
     join(root, 'own.html'),
-    `<!doctype html><html><head><meta charset="utf-8"><title>media</title><script src="/webpp.js" data-preset="fast" async></script></head>` +
+    `<!doctype html><html><head><meta charset="utf-8"><title>media</title><script src="/webpp.js" async></script></head>` +
       `<body><audio id="audio" controls preload="metadata" src="long.wav"></audio></body></html>`,
   );
   writeFileSync(
     join(root, 'replica.html'),
-    `<!doctype html><html><head><meta charset="utf-8"><title>media</title><script src="/webpp.js" data-preset="fast" async></script></head>` +
+    `<!doctype html><html><head><meta charset="utf-8"><title>media</title><script src="/webpp.js" async></script></head>` +
       `<body><audio id="audio" controls preload="metadata" src="sweep.wav"></audio><audio id="long" controls preload="auto" src="long.wav"></audio></body></html>`,
   );
   writeFileSync(
