@@ -8,7 +8,9 @@
  * `npm run docs:options` rewrites them; origin/test/options-docs.test.ts fails when a
  * table and its schema disagree. Tables: the origin plugin's, startReplicaServer's and
  * batching options, `webpp-origin --help`, the origin's response path (its hooks in the order
- * Fastify runs them, origin/src/compose/response-path.ts), and the netem scenario format. The schemas are the one definition of every option.
+ * Fastify runs them, origin/src/compose/response-path.ts), the netem scenario format, and the worker's
+ * options with the options it no longer has (sw/src/options-schema.ts). The schemas are
+ * the one definition of every option.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -32,9 +34,12 @@ import {
 import { FLAGS } from '../origin/src/options/cli-flags.js';
 import { responsePathMarkdown } from '../origin/src/compose/response-path.js';
 import { INTERNAL_CONSTANTS, removedFlag } from '../origin/src/options/internals.js';
+import { FAST_PRESET, PAPER_DEFAULTS, WEBPP_DEFAULTS } from '@webpp/core';
+import { WORKER_INTERNALS, WORKER_OPTION_SCHEMA, removedOptionNames, type OptionSpec, type PublicOptionName } from '../sw/src/options-schema.js';
+import { WORKER_OPTION_DOCS } from '../sw/src/options-docs.js';
 
-/** The options that became constants (issue 24): name, former flag, value. */
-function removedOptionsTable(): string {
+/** The origin options that became constants (issue 24): name, former flag, value. */
+function removedOriginOptionsTable(): string {
   const rows = Object.entries(INTERNAL_CONSTANTS).map(([name, value]) => `| \`${name}\` | \`--${removedFlag(name)}\` | \`${value}\` |`);
   return ['| removed option | removed flag | constant value |', '| --- | --- | --- |', ...rows].join('\n');
 }
@@ -80,6 +85,50 @@ export function scenarioTable(): string {
   return ['| field | default | meaning |', '| --- | --- | --- |', ...rows].join('\n');
 }
 
+const UNITS: Array<[string, number]> = [['d', 86_400_000], ['h', 3_600_000], ['min', 60_000], ['s', 1_000]];
+
+/** A default for the worker's table: `3600000` (1 h), `52428800` (50 MiB). */
+function workerDefault(name: string, value: number): string {
+  if (/Bytes$/.test(name)) return defaultMarkdown(name, { default: value }) ?? `\`${value}\``;
+  const unit = /Ms$/.test(name) ? UNITS.find(([, size]) => value >= size && value % size === 0) : undefined;
+  return unit === undefined ? `\`${value}\`` : `\`${value}\` (${value / unit[1]} ${unit[0]})`;
+}
+
+/** The worker's public options: option | default | range | when to change it. */
+export function workerOptionsTable(): string {
+  const rows = (Object.keys(WORKER_OPTION_SCHEMA) as PublicOptionName[]).map((name) => {
+    const spec: OptionSpec = WORKER_OPTION_SCHEMA[name];
+    let fallback: string;
+    let range = '';
+    if (spec.kind === 'policy') fallback = `\`${spec.default}\``;
+    else if (spec.kind === 'features') fallback = 'none';
+    else {
+      fallback = workerDefault(name, spec.default);
+      if (name in PAPER_DEFAULTS) {
+        const key = name as keyof typeof PAPER_DEFAULTS;
+        fallback += `; \`paper\` ${workerDefault(name, PAPER_DEFAULTS[key])}, \`fast\` ${workerDefault(name, FAST_PRESET[key])}`;
+      }
+      range = `${spec.kind === 'integer' ? 'integer ' : ''}[${spec.min}, ${spec.max === Number.MAX_SAFE_INTEGER ? '∞' : spec.max}]`;
+    }
+    const attribute = `data-${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
+    return `| \`${name}\` (\`${attribute}\`) | ${fallback} | ${range} | ${WORKER_OPTION_DOCS[name].replace(/\|/g, '\\|')} |`;
+  });
+  return ['| option (attribute) | default | range | when to change it |', '| --- | --- | --- | --- |', ...rows].join('\n');
+}
+
+/** The options the worker no longer has: each is ignored with one console warning. */
+export function removedWorkerOptionsTable(): string {
+  const rows = removedOptionNames().map((name) => {
+    let now: string;
+    if (name === 'preset') now = 'say it with `policy`: `paper` or `fast` (the `webpp` policy never used a preset)';
+    else if (name in WORKER_INTERNALS) now = `worker constant \`WORKER_INTERNALS.${name}\` (sw/src/options-schema.ts)`;
+    else if (name in WEBPP_DEFAULTS) now = `webpp policy constant \`WEBPP_DEFAULTS.${name}\` (packages/core/src/policies/webpp)`;
+    else now = 'paper\'s policy constant (`PAPER_DEFAULTS` / `FAST_PRESET` in packages/core/src/config.ts): choose `policy` `paper` or `fast`';
+    return `| \`${name}\` | ${now} |`;
+  });
+  return ['| removed option | where its value lives now |', '| --- | --- |', ...rows].join('\n');
+}
+
 interface GeneratedBlock {
   file: string;
   id: string;
@@ -90,10 +139,12 @@ export const BLOCKS: GeneratedBlock[] = [
   { file: 'docs/origin.md', id: 'plugin-options', content: () => optionsTable(pluginOptionsSchema) },
   { file: 'docs/origin.md', id: 'server-options', content: () => optionsTable(serverOptionsSchema) },
   { file: 'docs/origin.md', id: 'response-path', content: responsePathMarkdown },
-  { file: 'docs/origin.md', id: 'removed-options', content: removedOptionsTable },
+  { file: 'docs/origin.md', id: 'removed-options', content: removedOriginOptionsTable },
   { file: 'docs/origin.md', id: 'cli-help', content: () => `\`\`\`\n${HELP.trimEnd()}\n\`\`\`` },
   { file: 'docs/batching.md', id: 'batch-options', content: () => optionsTable(batchOptionsSchema, ['batch']) },
   { file: 'docs/evaluation.md', id: 'scenario-fields', content: scenarioTable },
+  { file: 'docs/service-worker.md', id: 'worker-options', content: workerOptionsTable },
+  { file: 'docs/service-worker.md', id: 'removed-worker-options', content: removedWorkerOptionsTable },
 ];
 
 function markers(id: string): [string, string] {

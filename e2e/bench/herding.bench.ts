@@ -47,10 +47,13 @@ const WORK_MS = 40;
 const THINK_TIME_MS = flag('think-ms', 100);
 const BENCH_DEADLINE_MS = 40 * 60_000;
 
-/** The worker's settings per policy, as page-script parameters (names as the simulator's HERDING_POLICIES). */
+/**
+ * The worker's settings per policy, as page-script parameters (names as the simulator's
+ * HERDING_POLICIES); the webpp policy's constants through internal overrides (`_name`).
+ */
 const POLICIES: Record<string, Record<string, string | number>> = {
-  'webpp-no-sets': { policy: 'webpp', equivalentSetJoinRatio: 0, equivalentSetLeaveRatio: 0, pushMaxAgeMs: 0 },
-  'webpp-no-spread': { policy: 'webpp', loadSpreadShare: 0 },
+  'webpp-no-sets': { policy: 'webpp', _equivalentSetJoinRatio: 0, _equivalentSetLeaveRatio: 0, _pushMaxAgeMs: 0 },
+  'webpp-no-spread': { policy: 'webpp', _loadSpreadShare: 0 },
   webpp: { policy: 'webpp' },
   random: { policy: 'random' },
 };

@@ -100,7 +100,7 @@ async function main(): Promise<void> {
     for (const media of ['audio', 'video'] as const) {
       writeFileSync(
         join(root, `${preload}-${media}.html`),
-        `<!doctype html><html><head><meta charset="utf-8"><title>m</title><script src="/webpp.js" data-preset="fast" async></script></head>` +
+        `<!doctype html><html><head><meta charset="utf-8"><title>m</title><script src="/webpp.js" async></script></head>` +
           `<body><${media} id="m" controls preload="${preload}" src="${files[media]}"></${media}></body></html>`,
       );
     }

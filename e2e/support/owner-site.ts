@@ -40,12 +40,12 @@ function scriptTag(dataAttributes: string): string {
   return `<script src="/webpp.js" ${dataAttributes} async></script>`;
 }
 
-function pageWith(title: string, body: string, head: string, tag = scriptTag('data-preset="fast"')): string {
+function pageWith(title: string, body: string, head: string, tag = scriptTag('')): string {
   return `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title>${head}<link rel="stylesheet" href="css/site.css">${tag}</head><body>${body}</body></html>`;
 }
 
 /** The site's files; `cdnOrigin` serves /pic.png without CORS; `dataAttributes` go on the script tag. */
-export function ownerSite(cdnOrigin: string, dataAttributes = 'data-preset="fast"'): Site {
+export function ownerSite(cdnOrigin: string, dataAttributes = ''): Site {
   const html = 'text/html; charset=utf-8';
   const page = (title: string, body: string, head = ''): string => pageWith(title, body, head, scriptTag(dataAttributes));
   return {
@@ -85,7 +85,7 @@ h1 { font-family: Owner, serif; color: rgb(10, 20, 30); }
 }
 
 /** The site's application routes, the same on every replica (`replica` only labels answers). */
-export function ownerRoutes(app: FastifyInstance, replica: string, cdnOrigin: string, dataAttributes = 'data-preset="fast"'): void {
+export function ownerRoutes(app: FastifyInstance, replica: string, cdnOrigin: string, dataAttributes = ''): void {
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, body));
   // Sign-in: a POST that sets the session cookie, then the visitor's own page, marked for one
   // user the way Rails marks its pages ("private").

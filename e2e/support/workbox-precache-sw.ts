@@ -24,7 +24,7 @@ precacheAndRoute([
 registerRoute(({ url }) => url.pathname === '/data.json', new NetworkFirst({ cacheName: 'api' }));
 
 // --- what a site adds to its Workbox worker ---------------------------------------
-const replicas = new ReplicaStrategy({ webpp: { preset: 'fast' } });
+const replicas = new ReplicaStrategy();
 registerRoute(replicaRouteMatcher, replicas, 'GET');
 registerRoute(replicaRouteMatcher, replicas, 'HEAD');
 // ------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ const taggingPlugin: WorkboxPlugin = {
 };
 
 // --- what a site adds to its Workbox worker ---------------------------------------
-const replicas = new ReplicaStrategy({ webpp: { preset: 'fast' }, plugins: [taggingPlugin] });
+const replicas = new ReplicaStrategy({ plugins: [taggingPlugin] });
 registerRoute(replicaRouteMatcher, replicas, 'GET');
 registerRoute(replicaRouteMatcher, replicas, 'HEAD');
 // ------------------------------------------------------------------------------------

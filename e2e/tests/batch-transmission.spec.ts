@@ -24,7 +24,7 @@ const colourOf = (i: number, version = 1): [number, number, number] => [(i * 8) 
 
 function pageHtml(count: number): string {
   const images = Array.from({ length: count }, (_, i) => `<img src="img/${i}.png" alt="" width="16" height="16">`).join('\n');
-  return `<!doctype html><html><head><meta charset="utf-8"><title>batch</title><script src="/webpp.js" data-preset="fast" data-features="batch" async></script></head>
+  return `<!doctype html><html><head><meta charset="utf-8"><title>batch</title><script src="/webpp.js" data-features="batch" async></script></head>
 <body><h1 id="title">Thirty images</h1>\n${images}</body></html>`;
 }
 

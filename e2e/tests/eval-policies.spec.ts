@@ -1,7 +1,8 @@
 /**
  * The evaluation policies (sw/src/policies, issue 7) in the real worker, against three real
  * @webpp/origin replicas: each sends requests where its definition says, and nowhere else.
- * Pages choose the policy on the script tag (`data-policy`), as a site would.
+ * Pages choose the policy on the script tag (`data-policy`), as a site would; the baselines
+ * run over the fast values of the paper's parameters (the internal override `data-_preset`).
  * No timing assertions: "slow" replicas are made to hang far longer than any wait here.
  */
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -29,7 +30,7 @@ test.beforeAll(() => {
     writeFileSync(
       join(root, `${policy}.html`),
       `<!doctype html><html><head><meta charset="utf-8"><title>${policy}</title>` +
-        `<script src="/webpp.js" data-policy="${policy}" data-preset="fast" async></script></head><body><h1>${policy}</h1></body></html>`,
+        `<script src="/webpp.js" data-policy="${policy}" data-_preset="fast" async></script></head><body><h1>${policy}</h1></body></html>`,
     );
   }
 });

@@ -30,7 +30,7 @@ const IMAGES = ['/img/1.png', '/img/2.png', '/img/3.png', '/img/4.png'];
 const SITE: Record<string, string | Buffer> = {
   'index.html':
     '<!doctype html><html><head><meta charset="utf-8"><title>static</title><link rel="stylesheet" href="/style.css">' +
-    '<script src="/webpp.js" data-preset="fast" data-probe-interval-ms="300" data-max-probe-interval-ms="1200" async></script></head>' +
+    '<script src="/webpp.js" async></script></head>' +
     `<body><h1 id="title">Gallery</h1>${IMAGES.map((src) => `<img src="${src}" alt="" width="1" height="1">`).join('')}<script src="/app.js"></script></body></html>`,
   'style.css': 'h1 { color: rgb(10, 20, 30); }',
   'app.js': 'window.appLoaded = true;',

@@ -27,7 +27,7 @@ test.beforeAll(() => {
   writeFileSync(
     join(root, 'index.html'),
     `<!doctype html><html><head><meta charset="utf-8"><title>bad headers</title>` +
-      `<script src="/webpp.js" data-preset="fast" async></script><link rel="stylesheet" href="/style.css"></head>` +
+      `<script src="/webpp.js" async></script><link rel="stylesheet" href="/style.css"></head>` +
       `<body><h1 id="title">Gallery</h1>${images}<script src="/app.js"></script></body></html>`,
   );
   writeFileSync(join(root, 'style.css'), 'h1 { color: rgb(10, 20, 30); }');

@@ -37,7 +37,7 @@ test('queueing in a burst is not a sample: the fast replica keeps an estimate ne
     delaysMs: { a: 0, b: FAST_DELAY_MS, c: SLOW_DELAY_MS },
     holds: { a: Object.keys(site).filter((path) => !images.includes(path)) },
     // Timeouts far beyond any queue here, so this test sees only the measurement.
-    workerParams: { preset: 'fast', timeoutFloorMs: 8_000, initialTimeoutMs: 8_000, timeoutCeilingMs: 10_000 },
+    workerParams: { timeoutFloorMs: 8_000, initialTimeoutMs: 8_000, timeoutCeilingMs: 10_000 },
   });
   const fast = cluster.replica('b').origin;
 
@@ -66,7 +66,7 @@ test('every replica slower than the timeout: every resource of the page is still
     site: demoSite(IMAGES),
     // All three replicas are up, but each needs 900 ms, three times the 300 ms timeout.
     delaysMs: { a: 900, b: 900, c: 900 },
-    workerParams: { preset: 'fast', timeoutFloorMs: 300, initialTimeoutMs: 300 },
+    workerParams: { timeoutFloorMs: 300, initialTimeoutMs: 300 },
   });
 
   await openControlled(page, cluster.logicalUrl('/index.html'));

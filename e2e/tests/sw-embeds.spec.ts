@@ -29,7 +29,7 @@ function page(body: string): string {
     `<!doctype html><html><head><meta charset="utf-8"><title>embedding</title>` +
     `<script>window.embedEvents = []; for (const type of ['load', 'error']) document.addEventListener(type, (event) => { const target = event.target; ` +
     `if (target instanceof HTMLObjectElement || target instanceof HTMLEmbedElement) embedEvents.push({ id: target.id, type, url: target.data || target.src }); }, true);</script>` +
-    `<script src="/webpp.js" data-preset="fast" data-probe-interval-ms="300" async></script></head>` +
+    `<script src="/webpp.js" async></script></head>` +
     `<body><h1 id="title">Embedding</h1>${body}</body></html>`
   );
 }

@@ -22,7 +22,7 @@ test.beforeEach(async () => {
     site,
     delaysMs: { a: 0, b: 50, c: 50 },
     // The site's own registration first (as the site had it), then webpp's tag.
-    pageScript: `<script>navigator.serviceWorker.register('/own-sw.js')</script><script src="/webpp.js" data-preset="fast" async></script>`,
+    pageScript: `<script>navigator.serviceWorker.register('/own-sw.js')</script><script src="/webpp.js" async></script>`,
     origin: { injectScript: false },
   });
 });

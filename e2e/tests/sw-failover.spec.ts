@@ -32,8 +32,6 @@ test.beforeEach(async () => {
   cluster = await Cluster.start({
     site: demoSite(4),
     delaysMs: { a: 150, b: 0, c: 150 },
-    // Probe a failed server again after 300 ms (doubling, at most 1.2 s) so the test is quick.
-    workerParams: { preset: 'fast', probeIntervalMs: 300, maxProbeIntervalMs: 1200 },
   });
 });
 

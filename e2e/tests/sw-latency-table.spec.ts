@@ -22,8 +22,6 @@ test.beforeEach(async () => {
     // use answers late by what the loop queued (sw-binding.spec.ts says more); with 150 ms the
     // restarted browser's first navigation went to a in 1 of 6 runs.
     delaysMs: { a: 400, b: 0, c: 400 },
-    // Entries stay fresh across the restarts below however slow the machine is (no random pick).
-    workerParams: { preset: 'fast', ttlMs: 120_000 },
   });
 });
 
@@ -114,7 +112,6 @@ test('a persistent browser profile keeps the table across a browser restart', as
 });
 
 test('HEAD refreshes reach the servers whose entries expired', async ({ page }) => {
-  cluster.workerParams = { preset: 'fast', ttlMs: 400 };
   await warmUp(page);
   const slow = [cluster.replica('a'), cluster.replica('c')];
   const before = await workerState(page);

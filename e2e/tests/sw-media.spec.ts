@@ -47,17 +47,17 @@ test.beforeAll(() => {
   copyFileSync(new URL('../fixtures/media/testsrc-8s.webm', import.meta.url), join(root, 'clip.webm'));
   writeFileSync(
     join(root, 'own.html'),
-    `<!doctype html><html><head><meta charset="utf-8"><title>media</title><script src="/webpp.js" data-preset="fast" async></script></head>` +
+    `<!doctype html><html><head><meta charset="utf-8"><title>media</title><script src="/webpp.js" async></script></head>` +
       `<body><audio id="audio" controls preload="metadata" src="long.wav"></audio></body></html>`,
   );
   writeFileSync(
     join(root, 'replica.html'),
-    `<!doctype html><html><head><meta charset="utf-8"><title>media</title><script src="/webpp.js" data-preset="fast" async></script></head>` +
+    `<!doctype html><html><head><meta charset="utf-8"><title>media</title><script src="/webpp.js" async></script></head>` +
       `<body><audio id="audio" controls preload="metadata" src="sweep.wav"></audio><audio id="long" controls preload="auto" src="long.wav"></audio></body></html>`,
   );
   writeFileSync(
     join(root, 'index.html'),
-    `<!doctype html><html><head><meta charset="utf-8"><title>media</title><script src="/webpp.js" data-preset="fast" async></script></head>` +
+    `<!doctype html><html><head><meta charset="utf-8"><title>media</title><script src="/webpp.js" async></script></head>` +
       `<body><audio id="audio" controls preload="auto" src="sweep.wav"></audio><video id="video" controls preload="auto" src="clip.webm"></video></body></html>`,
   );
 });
@@ -68,7 +68,7 @@ test.afterAll(() => rmSync(root, { recursive: true, force: true }));
 const OWN_ORIGIN_FASTEST = { a: 0, b: 300, c: 300 };
 
 async function startCluster(delaysMs: Record<string, number> = OWN_ORIGIN_FASTEST): Promise<void> {
-  cluster = await Cluster.start({ root, delaysMs, workerParams: { preset: 'fast', probeIntervalMs: 300 } });
+  cluster = await Cluster.start({ root, delaysMs });
 }
 
 test.afterEach(async () => {

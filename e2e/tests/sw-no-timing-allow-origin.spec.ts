@@ -30,7 +30,7 @@ test.beforeAll(() => {
     join(root, 'index.html'),
     `<!doctype html><html><head><meta charset="utf-8"><title>burst</title>` +
       // Timeouts far beyond any queue here, so this test sees only the measurement.
-      `<script src="/webpp.js" data-preset="fast" data-timeout-floor-ms="8000" data-initial-timeout-ms="8000" data-timeout-ceiling-ms="10000" async></script>` +
+      `<script src="/webpp.js" data-timeout-floor-ms="8000" data-initial-timeout-ms="8000" data-timeout-ceiling-ms="10000" async></script>` +
       `<link rel="stylesheet" href="/style.css"></head>` +
       `<body><h1 id="title">Gallery</h1>${images}<script src="/app.js"></script></body></html>`,
   );

@@ -34,7 +34,7 @@ function page(title: string, images: number[]): string {
     `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title>` +
     // Offline copies are opt-in. The batch add-on is on in both runs, as before it was always there: without the origin's
     // batching it asks once and is told no.
-    `<script src="/webpp.js" data-preset="fast" data-features="batch,offline" async></script><link rel="stylesheet" href="/style.css"></head>` +
+    `<script src="/webpp.js" data-features="batch,offline" async></script><link rel="stylesheet" href="/style.css"></head>` +
     `<body><h1 id="title">${title}</h1>${images.map((i) => `<img src="img/${i}.png" alt="" width="1" height="1">`).join('')}` +
     `<a id="next" href="about.html">about</a><script src="/app.js"></script></body></html>`
   );

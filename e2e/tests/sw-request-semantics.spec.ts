@@ -149,7 +149,7 @@ test('HTTP cache hits are not latency samples', async ({ page }) => {
 test('the site switches the worker off remotely with `webpp-control: off`', async ({ page }) => {
   // Only the own origin (a) may switch the worker off; pages come from b, so the worker
   // checks a in the background after each of them (control-check.ts).
-  cluster.workerParams = { preset: 'fast', controlCheckMs: 0 };
+  cluster.workerParams = { controlCheckMs: 0 };
   await warmUp(page, 'b');
   cluster.killSwitch = true; // the origin's own kill switch
   await page.reload();

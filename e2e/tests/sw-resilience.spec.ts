@@ -21,7 +21,6 @@ test.beforeEach(async () => {
   cluster = await Cluster.start({
     site: demoSite(4),
     delaysMs: { a: 150, b: 0, c: 150 },
-    workerParams: { preset: 'fast' },
   });
   // A replica stored through the management API: served by the origin with a strong ETag
   // (@fastify/static's are weak, and a weak validator cannot make a Range request safe).

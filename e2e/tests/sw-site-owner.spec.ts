@@ -68,8 +68,12 @@ test('a bound URL that the site redirects to another host: the page follows it, 
 
 test('background refreshes of a URL that redirects off-site keep the replicas available', async ({ page }) => {
   // The paper's Refresh policy refreshes the replica whose entry is oldest beyond the TTL.
-  await startCluster({ a: 0, b: 100, c: 100 }, 'data-policy="fast" data-ttl-ms="300"');
+  await startCluster({ a: 0, b: 100, c: 100 }, 'data-policy="fast" data-_ttl-ms="300"');
   await warmUp(page, 'a');
+  // The internal override on the tag (data-_ttl-ms) reached the worker; no option was refused.
+  const started = await workerState(page);
+  expect(started.config.ttlMs).toBe(300);
+  expect(started.configErrors).toEqual([]);
   const redirecting = cluster.logicalUrl('/go/pic-elsewhere');
   const others = [cluster.replica('b').origin, cluster.replica('c').origin];
   // Each bound request lets the policy refresh another replica of it in the background.

@@ -40,7 +40,7 @@ test('a mirror without Access-Control-Allow-Origin is named once in the console 
   await mkdir(join(siteDir, 'img'), { recursive: true });
   await writeFile(
     join(siteDir, 'index.html'),
-    '<!doctype html><html><head><meta charset="utf-8"><title>t</title><script src="/webpp.js" data-preset="fast" async></script></head>' +
+    '<!doctype html><html><head><meta charset="utf-8"><title>t</title><script src="/webpp.js" async></script></head>' +
       `<body><h1 id="title">t</h1>${IMAGES.map((src) => `<img src="${src}" alt="" width="1" height="1">`).join('')}</body></html>`,
   );
   for (const image of IMAGES) await writeFile(join(siteDir, image), PIXEL_PNG);

@@ -56,7 +56,7 @@ function writeSite(): string {
   // The page links every resource: the origin sends their digests with it.
   writeFileSync(
     join(root, 'index.html'),
-    `<!doctype html><meta charset="utf-8"><title>integrity bench</title><script src="/webpp.js" data-preset="fast" async></script>${links.join(' ')}`,
+    `<!doctype html><meta charset="utf-8"><title>integrity bench</title><script src="/webpp.js" async></script>${links.join(' ')}`,
   );
   return root;
 }

@@ -25,10 +25,6 @@ export interface WorkerAddon {
   install?(client: ReplicaClient, scope: ServiceWorkerGlobalScope): void;
 }
 
-/** The opt-in features a site names in `features`, each a script `webpp-sw-<name>.js`. */
-export const FEATURE_NAMES = ['batch', 'offline'] as const;
-export type FeatureName = (typeof FEATURE_NAMES)[number];
-
 /** The add-on of the policies beside `webpp`. */
 export const POLICIES_ADDON = 'policies';
 

@@ -3,7 +3,7 @@ import type { ClientPolicy, RandomSource } from '@webpp/core';
 import type { PolicyResolver } from './addons.js';
 import type { OfflineCopiesFactory } from './offline-copies.js';
 import type { CacheLike } from './batch/logical-cache.js';
-import type { ParsedWorkerOptions, resolveWorkerOptions } from './config.js';
+import type { InternalOverrides, ParsedWorkerOptions, WorkerOptionsInput } from './config.js';
 import type { PageNotifier } from './kill-switch.js';
 import type { WebppEvent } from './messages.js';
 import type { KeyValueStore } from './storage.js';
@@ -11,7 +11,10 @@ import type { KeyValueStore } from './storage.js';
 export interface ReplicaClientOptions {
   /** Parsed options (from the worker's URL); or `settings` to resolve them here. */
   parsed?: ParsedWorkerOptions;
-  settings?: Parameters<typeof resolveWorkerOptions>[0];
+  /** The public options (options-schema.ts), as on the script tag. */
+  settings?: WorkerOptionsInput;
+  /** Internal overrides, for tests and benches (config.ts): core's constants by name, `preset`, `flushDelayMs`… */
+  internal?: InternalOverrides;
   /** The page origin the worker serves; default: the worker's own origin. */
   selfOrigin?: string;
   storage?: KeyValueStore;

@@ -1,107 +1,63 @@
 /**
- * Worker configuration: the selection parameters of the extended Refresh algorithm (paper
- * Section 4.1, Figure 10) plus the worker's own knobs. The page script passes them on the
- * worker's URL (`/webpp-sw.js?preset=fast&ttlMs=5000`), so a site configures the worker
- * from its script tag; a Workbox site passes them to `new ReplicaStrategy({ ... })`.
+ * Worker configuration, resolved from the option schema (options-schema.ts): the site's
+ * public options plus internal overrides for tests and benches. The page script passes the
+ * tag's `data-*` attributes on the worker's URL (`/webpp-sw.js?policy=fast&timeoutCeilingMs=8000`);
+ * a Workbox site passes the same options to `new ReplicaStrategy({ webpp: { ... } })`.
+ *
+ * Internal overrides (never documented as options): on the URL as `_<name>=<value>`
+ * (`data-_flush-delay-ms="0"` on a test page), in code as the second argument of
+ * resolveWorkerOptions. They reach core's internal constants (WEBPP_DEFAULTS, the
+ * SelectionConfig of the paper's policies, `_preset`) and the worker's (WORKER_INTERNALS).
  */
 import { FAST_PRESET, PAPER_DEFAULTS, WEBPP_DEFAULTS, resolveSelectionConfig, resolveWebppOptions } from '@webpp/core';
 import type { SelectionConfig } from '@webpp/core';
-import { FEATURE_NAMES } from './addons.js';
-import type { FeatureName } from './addons.js';
+import { FEATURE_NAMES, WORKER_INTERNALS, WORKER_OPTION_SCHEMA } from './options-schema.js';
+import type { FeatureName, OptionSpec, PublicWorkerOptionsInput, WorkerInternals } from './options-schema.js';
 
-export type PresetName = 'paper' | 'fast';
+type PresetName = 'paper' | 'fast';
 
-export const PRESETS: Readonly<Record<PresetName, Readonly<SelectionConfig>>> = {
+const PRESETS: Readonly<Record<PresetName, Readonly<SelectionConfig>>> = {
   paper: PAPER_DEFAULTS,
   fast: FAST_PRESET,
 };
 
-export interface WorkerOptions {
-  preset: PresetName;
-  /** The selection parameters in force: the preset with any overrides applied. */
-  selection: SelectionConfig;
+export interface WorkerOptions extends WorkerInternals {
   /**
    * Name of the replica policy in @webpp/core's registry (packages/core/src/policies):
-   * 'webpp' (the default) is the v2 policy (docs/selection.md, "The webpp policy"; `preset`
-   * and the selection parameters do not apply to it);
-   * 'refresh' is the paper's extended Refresh over `preset`; 'paper' and 'fast' are the same
-   * algorithm with that preset's values (they set the preset); the evaluation baselines
-   * are 'random', 'round-robin', 'single-<n>', 'optimal', 'optimal-complete', 'hedged'.
+   * 'webpp' (the default, docs/selection.md "The webpp policy"); 'paper' and 'fast', the
+   * paper's extended Refresh with the paper's values (Figure 10) or the fast ones; the
+   * evaluation's 'refresh', 'hedged', 'random', 'round-robin', 'single-<n>', 'optimal',
+   * 'optimal-complete'.
    */
   policy: string;
-  /**
-   * Parameters of the webpp policy given by name (`hedgeQuantile=0.9`, `timeoutFloorMs=…`;
-   * core's webpp/options.ts); the timeout bounds it shares with the selection parameters
-   * apply to both. Validated by the policy.
-   */
+  /** The SelectionConfig the paper's policies and the baselines start from: `paper`, or `fast` under policy `fast` (or an internal `_preset`). */
+  preset: PresetName;
+  /** The selection parameters in force for the paper's policies and the baselines. */
+  selection: SelectionConfig;
+  /** Options of the webpp policy given (public ones and internal overrides); validated by the policy. */
   webpp: Record<string, number>;
-  /**
-   * Opt-in features, each an add-on script beside the worker that it imports at start-up
-   * (addons.ts): `batch` (batch transmission and the logical-URL cache, docs/batching.md),
-   * `offline` (offline copies, offline-cache.ts). On the script tag: `data-features="batch,offline"`.
-   */
+  /** Opt-in features, each an add-on script beside the worker (addons.ts). */
   features: FeatureName[];
-  /** Latency-table updates are written to IndexedDB at most this often (batched, never on the hot path). */
-  flushDelayMs: number;
-  /** How many recent decisions and events the state snapshot keeps. */
-  historySize: number;
-  /**
-   * After `webpp-control: off`, a worker that gets installed again within this time stays
-   * off and unregisters at once (the page script also skips registering for this long).
-   */
-  offRetryMs: number;
-  /**
-   * Response bodies of at least this many bytes (by Content-Length), or of unknown length,
-   * resume from another replica when they break off mid-stream (resumable-body.ts).
-   * Smaller bodies are passed on as they are: they arrive in a segment or two, and passing
-   * every body through the worker's JavaScript costs a few tenths of a millisecond each.
-   */
-  resumeMinBytes: number;
-  /**
-   * On a navigation served by a replica, the worker asks the site's own origin with one
-   * background HEAD when it has not heard from it for this long (control-check.ts): the
-   * own origin's `webpp-control` and digests still reach it. 0: on every such navigation.
-   */
   controlCheckMs: number;
-  /**
-   * Offline copies (offline-cache.ts): when every replica fails, pages and resources already
-   * loaded are served from copies kept under their logical URL. Total body bytes kept (0
-   * turns them off), entries kept (least recently used go first), the largest response
-   * saved, and the oldest copy served.
-   */
+  offRetryMs: number;
   offlineMaxBytes: number;
-  offlineMaxEntries: number;
   offlineMaxEntryBytes: number;
   offlineMaxAgeMs: number;
 }
 
-export const DEFAULT_WORKER_OPTIONS: Readonly<Omit<WorkerOptions, 'selection' | 'preset' | 'webpp' | 'features'>> = Object.freeze({
-  policy: 'webpp',
-  flushDelayMs: 1_000,
-  historySize: 200,
-  offRetryMs: 60 * 60 * 1_000,
-  resumeMinBytes: 64 * 1_024,
-  controlCheckMs: 60_000,
-  offlineMaxBytes: 50 * 1_024 * 1_024,
-  offlineMaxEntries: 1_000,
-  offlineMaxEntryBytes: 10 * 1_024 * 1_024,
-  offlineMaxAgeMs: 30 * 24 * 60 * 60 * 1_000,
-});
+const POLICY_NAME = /^[a-z][a-z0-9-]{0,40}$/;
 
-const SELECTION_KEYS = Object.keys(PAPER_DEFAULTS) as (keyof SelectionConfig)[];
+const has = (table: object, name: string): boolean => Object.hasOwn(table, name);
 
-/** Bounds of the worker's own numeric options. */
-const WORKER_NUMBER_BOUNDS = {
-  flushDelayMs: [0, 60_000],
-  historySize: [1, 5_000],
-  offRetryMs: [0, 30 * 24 * 60 * 60 * 1_000],
-  resumeMinBytes: [0, Number.MAX_SAFE_INTEGER],
-  controlCheckMs: [0, 24 * 60 * 60 * 1_000],
-  offlineMaxBytes: [0, Number.MAX_SAFE_INTEGER],
-  offlineMaxEntries: [0, 1_000_000],
-  offlineMaxEntryBytes: [0, Number.MAX_SAFE_INTEGER],
-  offlineMaxAgeMs: [0, Number.MAX_SAFE_INTEGER],
-} as const;
+/** The defaults of the worker's own options: the schema's, and its internal constants. */
+function workerDefaults(): Record<string, unknown> {
+  const defaults: Record<string, unknown> = { ...WORKER_INTERNALS };
+  for (const [name, spec] of Object.entries(WORKER_OPTION_SCHEMA)) if (!has(WEBPP_DEFAULTS, name)) defaults[name] = spec.default;
+  delete defaults['features'];
+  return defaults;
+}
+
+export const DEFAULT_WORKER_OPTIONS = Object.freeze(workerDefaults()) as Readonly<Omit<WorkerOptions, 'selection' | 'preset' | 'webpp' | 'features'>>;
 
 export interface ParsedWorkerOptions {
   options: WorkerOptions;
@@ -109,73 +65,86 @@ export interface ParsedWorkerOptions {
   errors: string[];
 }
 
-export type WorkerOptionsInput = Partial<Omit<WorkerOptions, 'selection' | 'webpp' | 'features'>> & { features?: string | readonly string[] } & Partial<SelectionConfig> & Partial<Record<keyof typeof WEBPP_DEFAULTS, number>>;
+export type WorkerOptionsInput = PublicWorkerOptionsInput;
 
-const WEBPP_KEYS = Object.keys(WEBPP_DEFAULTS) as (keyof typeof WEBPP_DEFAULTS)[];
+/** Internal overrides by name: `preset`, SelectionConfig fields, WebppOptions fields, WORKER_INTERNALS. */
+export type InternalOverrides = Partial<Record<string, unknown>>;
+
+/** Names that were options once and are internal constants now (or, for `preset`, said by `policy`). */
+function isInternalName(name: string): boolean {
+  return name === 'preset' || has(WORKER_INTERNALS, name) || has(PAPER_DEFAULTS, name) || has(WEBPP_DEFAULTS, name);
+}
+
+const warned = new Set<string>();
+
+/** Reports a removed option: in the errors, and with one console warning per option and worker. */
+function removed(name: string, errors: string[]): void {
+  const text = `option "${name}" was removed and is ignored`;
+  errors.push(text);
+  if (!warned.has(name)) console.warn(`webpp: ${text} (docs/service-worker.md)`);
+  warned.add(name);
+}
 
 /**
- * Resolves options from plain values (a Workbox site's constructor argument). Never
- * throws: a worker must start even with a bad setting, so bad values are reported in
- * `errors` (and in the state snapshot) and replaced by the defaults.
+ * Resolves options from plain values (a Workbox site's `webpp`, or the parsed worker URL).
+ * Never throws: a worker must start even with a bad setting, so bad values are reported in
+ * `errors` (and in the state snapshot) and replaced by the defaults. A removed option is
+ * ignored with one console warning naming it. Internal overrides must be finite numbers
+ * (`preset`: "paper" or "fast"); the policy validates its own.
  */
-export function resolveWorkerOptions(input: WorkerOptionsInput = {}): ParsedWorkerOptions {
+export function resolveWorkerOptions(input: WorkerOptionsInput = {}, internal: InternalOverrides = {}): ParsedWorkerOptions {
   const errors: string[] = [];
-  let preset: PresetName = 'paper';
-  if (input.preset !== undefined) {
-    if (input.preset === 'paper' || input.preset === 'fast') preset = input.preset;
-    else errors.push(`preset must be "paper" or "fast" (got ${JSON.stringify(input.preset)})`);
+  const options = { ...DEFAULT_WORKER_OPTIONS, preset: 'paper', webpp: {}, features: [] } as unknown as WorkerOptions;
+  const fields = options as unknown as Record<string, unknown>;
+  const selection: Record<string, number> = {};
+  for (const [name, value] of Object.entries(input as Record<string, unknown>)) {
+    if (value === undefined) continue;
+    const spec = (WORKER_OPTION_SCHEMA as Record<string, OptionSpec>)[name];
+    if (spec === undefined) {
+      if (isInternalName(name)) removed(name, errors);
+      else errors.push(`unknown option "${name}"`);
+    } else if (spec.kind === 'policy') {
+      if (typeof value === 'string' && POLICY_NAME.test(value)) options.policy = value;
+      else errors.push(`policy must be a policy name (got ${JSON.stringify(value)})`);
+    } else if (spec.kind === 'features') options.features = resolveFeatures(value, errors);
+    else if (typeof value !== 'number' || !(value >= spec.min && value <= spec.max) || (spec.kind === 'integer' && !Number.isInteger(value))) {
+      errors.push(`${name} must be ${spec.kind === 'integer' ? 'an integer ' : ''}in [${spec.min}, ${spec.max}] (got ${JSON.stringify(value)})`);
+    } else if (has(WEBPP_DEFAULTS, name)) {
+      // An option of the webpp policy; the timeouts also of the paper's policies.
+      options.webpp[name] = value;
+      if (has(PAPER_DEFAULTS, name)) selection[name] = value;
+    } else fields[name] = value;
+  }
+  for (const [name, value] of Object.entries(internal)) {
+    if (value === undefined) continue;
+    if (name === 'preset' ? value !== 'paper' && value !== 'fast' : typeof value !== 'number' || !Number.isFinite(value) || !isInternalName(name)) {
+      errors.push(`bad internal override _${name} (got ${JSON.stringify(value)})`);
+    } else if (name === 'preset') options.preset = value as PresetName;
+    else {
+      // A site's public option wins over an internal override of the same constant.
+      const number = value as number;
+      if (has(WORKER_INTERNALS, name)) fields[name] = number;
+      if (has(PAPER_DEFAULTS, name)) selection[name] ??= number;
+      if (has(WEBPP_DEFAULTS, name)) options.webpp[name] ??= number;
+    }
   }
   // The policies named after a preset run with that preset's values.
-  if (input.policy === 'paper' || input.policy === 'fast') {
-    if (input.preset !== undefined && input.preset !== input.policy) errors.push(`policy "${input.policy}" runs with preset "${input.policy}" (got preset ${JSON.stringify(input.preset)})`);
-    preset = input.policy;
-  }
-  const base = PRESETS[preset];
-
-  const overrides: Partial<SelectionConfig> = {};
-  for (const key of SELECTION_KEYS) {
-    const value = input[key];
-    if (value === undefined) continue;
-    if (typeof value === 'number' && Number.isFinite(value)) overrides[key] = value;
-    else errors.push(`${key} must be a finite number (got ${JSON.stringify(value)})`);
-  }
-  let selection: SelectionConfig;
+  if (options.policy === 'paper' || options.policy === 'fast') options.preset = options.policy;
   try {
-    selection = resolveSelectionConfig(overrides, base);
+    options.selection = resolveSelectionConfig(selection, PRESETS[options.preset]);
   } catch (error) {
     errors.push(error instanceof Error ? error.message : String(error));
-    selection = resolveSelectionConfig({}, base);
-  }
-
-  const webpp: Record<string, number> = {};
-  for (const key of WEBPP_KEYS) {
-    const value = input[key];
-    if (value === undefined) continue;
-    if (typeof value === 'number' && Number.isFinite(value)) webpp[key] = value;
-    else if (!SELECTION_KEYS.includes(key as keyof SelectionConfig)) errors.push(`${key} must be a finite number (got ${JSON.stringify(value)})`);
-  }
-  const options: WorkerOptions = { ...DEFAULT_WORKER_OPTIONS, preset, selection, webpp, features: resolveFeatures(input.features, errors) };
-  if (input.policy !== undefined) {
-    if (typeof input.policy === 'string' && /^[a-z][a-z0-9-]{0,40}$/.test(input.policy)) options.policy = input.policy;
-    else errors.push(`policy must be a policy name such as "refresh" (got ${JSON.stringify(input.policy)})`);
-  }
-  for (const key of Object.keys(WORKER_NUMBER_BOUNDS) as (keyof typeof WORKER_NUMBER_BOUNDS)[]) {
-    const value = input[key];
-    if (value === undefined) continue;
-    const [min, max] = WORKER_NUMBER_BOUNDS[key];
-    if (typeof value === 'number' && Number.isInteger(value) && value >= min && value <= max) options[key] = value;
-    else errors.push(`${key} must be an integer in [${min}, ${max}] (got ${JSON.stringify(value)})`);
+    options.selection = resolveSelectionConfig({}, PRESETS[options.preset]);
   }
   return { options, errors };
 }
 
 /** The features named, as a list or comma-separated; unknown names are reported and left out. */
-function resolveFeatures(input: string | readonly string[] | undefined, errors: string[]): FeatureName[] {
-  if (input === undefined) return [];
-  const names = typeof input === 'string' ? input.split(',') : Array.isArray(input) ? input : [String(input)];
+function resolveFeatures(input: unknown, errors: string[]): FeatureName[] {
+  const names = typeof input === 'string' ? input.split(',') : Array.isArray(input) ? (input as unknown[]) : [JSON.stringify(input)];
   const features: FeatureName[] = [];
   for (const raw of names) {
-    const name = String(raw).trim();
+    const name = typeof raw === 'string' ? raw.trim() : JSON.stringify(raw);
     if (name === '') continue;
     if ((FEATURE_NAMES as readonly string[]).includes(name)) {
       if (!features.includes(name as FeatureName)) features.push(name as FeatureName);
@@ -184,25 +153,27 @@ function resolveFeatures(input: string | readonly string[] | undefined, errors: 
   return features;
 }
 
+/** A query value as a number, or the text when it is not one (resolveWorkerOptions reports it). */
+function queryValue(raw: string): number | string {
+  const value = raw.trim() === '' ? Number.NaN : Number(raw);
+  return Number.isFinite(value) ? value : raw;
+}
+
 /**
- * Parses options from the worker's URL query (`self.location.search`). Numbers are decimal;
- * unknown parameters are reported, not fatal.
+ * Parses options from the worker's URL query (`self.location.search`): the public options
+ * by the schema's kinds, `_<name>` as internal overrides, `v` (a cache buster) ignored.
+ * Unknown parameters are reported, not fatal.
  */
 export function parseWorkerOptions(params: URLSearchParams): ParsedWorkerOptions {
   const input: Record<string, unknown> = {};
-  const errors: string[] = [];
-  const numeric = new Set<string>([...SELECTION_KEYS, ...WEBPP_KEYS, ...Object.keys(WORKER_NUMBER_BOUNDS)]);
+  const internal: InternalOverrides = {};
   for (const [key, raw] of params) {
-    if (key === 'preset' || key === 'policy' || key === 'features') input[key] = raw;
-    else if (numeric.has(key)) {
-      const value = raw.trim() === '' ? Number.NaN : Number(raw);
-      if (Number.isFinite(value)) input[key] = value;
-      else errors.push(`${key} must be a number (got ${JSON.stringify(raw)})`);
-    }
-    else if (key !== 'v') errors.push(`unknown option "${key}"`);
+    if (key === 'v') continue;
+    const kind = (WORKER_OPTION_SCHEMA as Record<string, OptionSpec>)[key]?.kind;
+    if (key.startsWith('_')) internal[key.slice(1)] = key === '_preset' ? raw : queryValue(raw);
+    else input[key] = kind === 'policy' || kind === 'features' ? raw : queryValue(raw);
   }
-  const parsed = resolveWorkerOptions(input);
-  return { options: parsed.options, errors: [...errors, ...parsed.errors] };
+  return resolveWorkerOptions(input, internal);
 }
 
 /** The timeouts the worker applies itself: background requests, the own-origin check, the page script's network wait. */

@@ -10,8 +10,10 @@ export type { ReplicaClientOptions, RespondIO, Route } from './replica-client.js
 // Policies live in one registry in @webpp/core (packages/core/src/policies), shared with the simulator.
 export { registerPolicy, createPolicy, policyNames } from '@webpp/core';
 export type { ClientPolicy, PlannedAttempt, PlanInput, PolicyFactory, PolicyDeps } from '@webpp/core';
-export { parseWorkerOptions, resolveWorkerOptions, PRESETS, DEFAULT_WORKER_OPTIONS } from './config.js';
-export type { WorkerOptions, WorkerOptionsInput, ParsedWorkerOptions, PresetName } from './config.js';
+export { parseWorkerOptions, resolveWorkerOptions, DEFAULT_WORKER_OPTIONS } from './config.js';
+export type { WorkerOptions, WorkerOptionsInput, InternalOverrides, ParsedWorkerOptions } from './config.js';
+export { WORKER_OPTION_SCHEMA } from './options-schema.js';
+export type { PublicWorkerOptions } from './options-schema.js';
 export { idbKeyValueStore, memoryKeyValueStore } from './storage.js';
 export type { KeyValueStore } from './storage.js';
 export { telemetryHooks } from './telemetry.js';

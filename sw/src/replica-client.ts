@@ -94,7 +94,7 @@ export class ReplicaClient {
   private batching: FrontStage | undefined;
 
   constructor(init: ReplicaClientOptions = {}) {
-    const parsed = init.parsed ?? resolveWorkerOptions(init.settings);
+    const parsed = init.parsed ?? resolveWorkerOptions(init.settings, init.internal);
     this.options = parsed.options;
     this.configErrors = [...parsed.errors];
     const random = init.random ?? Math.random;

@@ -10,8 +10,8 @@
  *   webpp.on(type, fn)     live events ('decision', 'failover', 'probe', … or '*'); returns an unsubscribe
  *
  * Options: the script's own query string and its data-* attributes are passed to the
- * worker (e.g. data-preset="fast" data-ttl-ms="5000"); data-sw and data-scope choose the
- * worker URL and scope.
+ * worker (e.g. data-timeout-ceiling-ms="8000"; the options are sw/src/options-schema.ts);
+ * data-sw and data-scope choose the worker URL and scope.
  */
 import { REPLICA_UNUSABLE_MESSAGE, type ReplicaUnusableMessage, type WebppEvent, type WorkerStateSnapshot } from './messages.js';
 

@@ -5,7 +5,7 @@
  *
  *   import { registerRoute } from 'workbox-routing';
  *   import { ReplicaStrategy, replicaRouteMatcher } from '@webpp/sw';
- *   const replicas = new ReplicaStrategy({ webpp: { preset: 'fast' }, plugins: [myPlugin] });
+ *   const replicas = new ReplicaStrategy({ webpp: { timeoutCeilingMs: 8000 }, plugins: [myPlugin] });
  *   registerRoute(replicaRouteMatcher, replicas, 'GET');
  *   registerRoute(replicaRouteMatcher, replicas, 'HEAD');
  *
@@ -51,7 +51,7 @@ export interface ReplicaClientWorkboxOptions extends Omit<ReplicaClientOptions, 
 }
 
 export interface ReplicaStrategyOptions extends Omit<StrategyOptions, 'cacheName' | 'matchOptions'> {
-  /** Selection parameters and worker options: `{ preset: 'fast', ttlMs: 5000, policy: 'refresh' }`. */
+  /** The worker's public options, as on the script tag (options-schema.ts): `{ policy: 'fast', timeoutCeilingMs: 8000 }`. */
   webpp?: WorkerOptionsInput;
   /** Use this client instead of the worker-wide one. */
   client?: ReplicaClient;

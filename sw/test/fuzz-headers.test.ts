@@ -57,7 +57,7 @@ const mutation = fc.tuple(fc.nat(), fc.nat(), fc.stringMatching(/^[\x20-\x7e]{0,
 describe('fuzz: response headers the worker reads', () => {
   it('respond() never rejects, a rejected bindings header changes nothing, no other control value switches off', async () => {
     const client = new ReplicaClient({
-      settings: { preset: 'fast', flushDelayMs: 0 },
+      internal: { flushDelayMs: 0 },
       selfOrigin: origin,
       storage: memoryKeyValueStore(),
       observeResourceTiming: false,

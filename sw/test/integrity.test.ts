@@ -93,7 +93,8 @@ afterAll(async () => {
 function newClient(storage = memoryKeyValueStore()): { instance: ReplicaClient; events: WebppEvent[] } {
   const events: WebppEvent[] = [];
   const instance = new ReplicaClient({
-    settings: { preset: 'fast', policy: 'bad-first', flushDelayMs: 0 },
+    settings: { policy: 'bad-first' },
+    internal: { preset: 'fast', flushDelayMs: 0 },
     policies: createPolicy, // core's registry, where the test registers 'bad-first'
     selfOrigin: site.origin,
     storage,

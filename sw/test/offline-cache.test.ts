@@ -80,11 +80,12 @@ beforeEach(() => {
   version = 1;
 });
 
-async function client(settings: Record<string, number> = {}, offline = true) {
+async function client(settings: Record<string, number> = {}, offline = true, internal: Record<string, number> = {}) {
   const events: WebppEvent[] = [];
   const cache = new MemoryCache();
   const instance = new ReplicaClient({
-    settings: { preset: 'fast', flushDelayMs: 0, ...settings },
+    settings,
+    internal: { flushDelayMs: 0, ...internal },
     selfOrigin: primary.origin,
     storage: memoryKeyValueStore(),
     observeResourceTiming: false,
@@ -178,7 +179,7 @@ describe('offline copies (stale-if-error)', () => {
   });
 
   it('is bounded in entries and bytes, least recently used evicted first', async () => {
-    const { instance } = await client({ offlineMaxEntries: 2 });
+    const { instance } = await client({}, true, { offlineMaxEntries: 2 });
     await get(instance, '/a.txt'); // evicts /page.html
     await get(instance, '/b.txt'); // page.html gone, a and b kept
     await get(instance, '/a.txt'); // a used again: b is now the least recently used

@@ -74,7 +74,7 @@ function client(overrides: ConstructorParameters<typeof ReplicaClient>[0] = {}) 
   const events: WebppEvent[] = [];
   const unregistered: string[] = [];
   const instance = new ReplicaClient({
-    settings: { preset: 'fast', flushDelayMs: 0 },
+    internal: { preset: 'fast', flushDelayMs: 0 },
     policies: createPolicy, // every policy of core's registry, as a Workbox worker has them
     selfOrigin: primary.origin,
     storage: memoryKeyValueStore(),
@@ -197,7 +197,7 @@ describe('ReplicaClient', () => {
         { server: fast.origin, timeoutMs: 2_000, reason: 'hedge', hedgeAfterMs: 20 },
       ],
     }));
-    const { instance } = client({ settings: { preset: 'fast', policy: 'test-hedge', flushDelayMs: 0 } });
+    const { instance } = client({ settings: { policy: 'test-hedge' } });
     await learn(instance);
     const response = await instance.respond(new Request(`${primary.origin}/file.txt`), eventIO());
     expect(await response.text()).toBe(`from ${fast.origin}`);
@@ -212,7 +212,7 @@ describe('ReplicaClient', () => {
   });
 
   it('runs core\'s policies by name: `paper` is the extended Refresh with the paper\'s values, `refresh` still works', async () => {
-    const { instance } = client({ settings: { policy: 'paper', flushDelayMs: 0 } });
+    const { instance } = client({ settings: { policy: 'paper' }, internal: { flushDelayMs: 0 } });
     expect(instance.policy.name).toBe('paper');
     expect(instance.configErrors).toEqual([]);
     expect(instance.snapshot().config).toEqual(PAPER_DEFAULTS);
@@ -220,7 +220,7 @@ describe('ReplicaClient', () => {
     const response = await instance.respond(new Request(`${primary.origin}/file.txt`), eventIO());
     await response.text();
     expect(instance.snapshot().decisions.at(-1)?.policy).toBe('paper');
-    expect(client({ settings: { policy: 'refresh', preset: 'fast' } }).instance.snapshot().config).toEqual(FAST_PRESET);
+    expect(client({ settings: { policy: 'refresh' }, internal: { preset: 'fast' } }).instance.snapshot().config).toEqual(FAST_PRESET);
   });
 
   it('without a policy resolver (the bundled worker without its policies add-on) only `webpp` runs; another name falls back to it', () => {
@@ -237,7 +237,7 @@ describe('ReplicaClient', () => {
   });
 
   it('sends an asynchronous HEAD to servers whose entries expired, inside waitUntil', async () => {
-    const { instance } = client({ settings: { preset: 'fast', ttlMs: 1, flushDelayMs: 0 } });
+    const { instance } = client({ internal: { preset: 'fast', ttlMs: 1, flushDelayMs: 0 } });
     await learn(instance);
     for (const server of servers) server.log.length = 0;
     const io = eventIO();
@@ -254,7 +254,7 @@ describe('ReplicaClient and its own scripts', () => {
     const { instance } = client({ ownScriptPaths: ['/webpp.js', '/webpp-sw.js'] });
     await instance.ready;
     expect(instance.route(new Request(`${primary.origin}/webpp.js`))).toBe('pass');
-    expect(instance.route(new Request(`${primary.origin}/webpp-sw.js?preset=fast`))).toBe('pass');
+    expect(instance.route(new Request(`${primary.origin}/webpp-sw.js?policy=fast`))).toBe('pass');
     expect(instance.route(new Request(`${primary.origin}/webpp.json`))).not.toBe('pass');
   });
 });

@@ -60,7 +60,7 @@ describe('the worker under the default webpp policy', () => {
     const heads: HeadRecord[] = [];
     const network = fakeNetwork(heads);
     const client = new ReplicaClient({
-      settings: { flushDelayMs: 0 },
+      internal: { flushDelayMs: 0 },
       random: () => 0.5,
       selfOrigin: OWN,
       storage: memoryKeyValueStore(),

@@ -4,8 +4,9 @@
  * two of the pages fetch and check byte for byte (SHA-256). Every byte comes from a seeded
  * xoshiro stream, so the same seed gives the same site.
  *
- * The pages carry the page script tag themselves (`<script src="/webpp.js" data-preset=…>`),
- * so the origin leaves them as they are and the worker runs with the chosen preset.
+ * The pages carry the page script tag themselves (`<script src="/webpp.js" data-_preset=…>`,
+ * an internal override: the values of the paper's policies, which the default webpp policy
+ * does not use), so the origin leaves them as they are.
  */
 import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
@@ -66,7 +67,7 @@ function pageHtml(page: ChaosPage, preset: string): string {
     .join('\n');
   return `<!doctype html>
 <html><head><meta charset="utf-8"><title>${PAGE_TITLES[page.path]} · chaos site</title>
-<script src="/webpp.js" data-preset="${preset}" async></script>
+<script src="/webpp.js" data-_preset="${preset}" async></script>
 <link rel="stylesheet" href="/css/site.css">
 </head><body data-big="${page.fetchesBigFile ? '1' : ''}">
 <nav>${nav}</nav>

@@ -33,8 +33,8 @@ describe('Cluster', () => {
     expect(decoded.ok && decoded.document.bindings[0]?.replicas).toEqual(cluster.replicas.map((replica) => `${replica.origin}/`));
     expect(b.requests('/img/1.png', 'GET')).toHaveLength(1);
     await expect.poll(() => b.linkLog.map((record) => record.url)).toContain('/img/1.png');
-    // The page script tag with the worker options replaced the marker.
-    expect(await (await fetch(direct(cluster.logicalUrl('/index.html')))).text()).toContain('data-preset="fast"');
+    // The page script tag replaced the marker.
+    expect(await (await fetch(direct(cluster.logicalUrl('/index.html')))).text()).toContain('<script src="/webpp.js" async></script>');
   });
 
   it('kill refuses connections; start brings the same origin back with its stored replicas', async () => {

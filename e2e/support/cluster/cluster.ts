@@ -44,7 +44,7 @@ export class Cluster {
     if ((options.site === undefined) === (options.root === undefined)) throw new Error('give exactly one of `site` and `root`');
     this.scenario = options.scenario === undefined ? undefined : parseScenario(options.scenario);
     const names = options.names ?? (this.scenario ? Object.keys(this.scenario.servers) : ['a', 'b', 'c']);
-    this.params = options.workerParams ?? { preset: 'fast' };
+    this.params = options.workerParams ?? {};
     const scenario = this.scenario;
     this.replicas = names.map(
       (name) =>

@@ -34,7 +34,7 @@ export interface ClusterOptions {
   scenario?: Scenario | Record<string, unknown>;
   /** With `site`: which paths each replica holds (default all); the directory binds each path to its holders. */
   holds?: Record<string, string[]>;
-  /** With `site`: worker options on the page script tag that replaces `<!--webpp-->`. Default { preset: 'fast' }. */
+  /** With `site`: worker options on the page script tag that replaces `<!--webpp-->`. Default {} (the defaults). */
   workerParams?: Record<string, string | number>;
   /** With `site`: HTML that replaces `<!--webpp-->` instead of the script tag. */
   pageScript?: string;

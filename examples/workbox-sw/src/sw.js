@@ -26,6 +26,6 @@ self.addEventListener('message', (event) => {
 
 // webpp: bind every replicated resource to the fastest live replica, with failover. The
 // site's plugins keep working: each attempt to a replica goes through them.
-const replicas = new ReplicaStrategy({ webpp: { preset: 'fast' }, plugins: [fetchLogPlugin] });
+const replicas = new ReplicaStrategy({ plugins: [fetchLogPlugin] });
 registerRoute(replicaRouteMatcher, replicas, 'GET');
 registerRoute(replicaRouteMatcher, replicas, 'HEAD');
