@@ -105,7 +105,9 @@ export class ReplicaClient {
     const plainFetch = init.fetch ?? ((request: Request) => fetch(request));
     this.plainFetch = plainFetch;
     const { options, selfOrigin, storage } = this;
-    this.reporter = new StateReporter({ historySize: options.historySize, publish: init.publish ?? broadcastPublisher() });
+    // Live events go out only while a page listens (webpp.on, the dashboard), unless the caller publishes itself.
+    const publish = init.publish ?? broadcastPublisher((leaseMs) => this.reporter.subscribe(leaseMs));
+    this.reporter = new StateReporter({ historySize: options.historySize, onlyWhenSubscribed: init.publish === undefined, ...(publish ? { publish } : {}) });
     const reporter = this.reporter;
     this.killSwitch = new KillSwitch({
       storage,
