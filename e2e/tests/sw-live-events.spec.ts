@@ -50,8 +50,9 @@ test('no event is posted while no page listens; webpp.on() subscribes and gets t
   await page.evaluate(() => {
     const decisions: string[] = [];
     (window as unknown as { decisions: string[] }).decisions = decisions;
-    window.webpp!.on('decision', (event) => {
-      if (event.type === 'decision') decisions.push(event.decision.logicalUrl);
+    const webpp = (window as unknown as { webpp: { on(type: string, listener: (event: { type: string; decision?: { logicalUrl: string } }) => void): void } }).webpp;
+    webpp.on('decision', (event) => {
+      if (event.decision) decisions.push(event.decision.logicalUrl);
     });
   });
   await expect

@@ -52,12 +52,8 @@ export interface ReplicaUnusableMessage {
  */
 export type AttemptOutcome = EngineAttemptOutcome;
 
-/**
- * One attempt of a bound request, as the page sees it: the engine's record (packages/core,
- * engine-io.ts) with its target named `physicalUrl` (the replica's URL) and without the
- * engine-internal purpose.
- */
-export type AttemptRecord = Omit<EngineAttemptRecord, 'target' | 'purpose'> & { physicalUrl: string };
+/** One attempt of a bound request: the engine's record (packages/core, engine-io.ts); `target` is the replica's URL. */
+export type AttemptRecord = EngineAttemptRecord;
 
 /** One bound request: which replica served which logical URL, and what was tried. */
 export interface DecisionRecord {
