@@ -128,7 +128,7 @@ export function createIntegrity(deps: IntegrityDeps): IntegrityStage {
     learn: (learned, waitUntil) => {
       if (digests.record(learned) > 0) waitUntil(digests.changed());
     },
-    load: () => digests.load(),
+    restore: (stored) => digests.restore(stored),
     flush: () => digests.flushNow(),
   };
 }

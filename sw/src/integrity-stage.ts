@@ -19,7 +19,8 @@ export interface IntegrityStage {
   guard(request: Request, response: Response): Response;
   /** The own origin's digests from a bindings header (only the own origin's count: trust.ts). */
   learn(digests: readonly ContentDigest[], waitUntil: WaitUntil): void;
-  load(): Promise<void>;
+  /** Restores the digests stored under DIGESTS_KEY (storage.ts), read by the caller with the rest of the state. */
+  restore(stored: unknown): void;
   flush(): Promise<void>;
 }
 
@@ -43,6 +44,6 @@ export const NO_INTEGRITY: IntegrityStage = Object.freeze({
   run: (_request: Request, _logicalUrl: string, plan: readonly EngineAttempt[], attempt: (plan: readonly EngineAttempt[]) => Promise<RunResult<Response>>) => attempt(plan),
   guard: (_request: Request, response: Response) => response,
   learn: () => undefined,
-  load: () => Promise.resolve(),
+  restore: () => undefined,
   flush: () => Promise.resolve(),
 });

@@ -46,7 +46,7 @@ import { PersonalUrls } from './personal-answers.js';
 import { isSameOrigin } from './physical-request.js';
 import { UnusableReplicas } from './unusable-replicas.js';
 import { StateReporter, broadcastPublisher } from './state-reporter.js';
-import { CONTROL_KEY, idbKeyValueStore } from './storage.js';
+import { BINDINGS_KEY, CONTROL_KEY, DIGESTS_KEY, LATENCY_TABLE_KEY, idbKeyValueStore, readAll } from './storage.js';
 import type { KeyValueStore } from './storage.js';
 import { TrustRule } from './trust.js';
 import { PushedLoad, policyPushSink } from './pushed-load.js';
@@ -345,7 +345,11 @@ export class ReplicaClient {
 
   private async load(): Promise<void> {
     try {
-      const [control] = await Promise.all([this.storage.get(CONTROL_KEY), this.store.load(), this.bindings.load(), this.integrity.load()]);
+      // The whole state in one read (one IndexedDB transaction): the first fetch event waits for it.
+      const [control, table, bindings, digests] = await readAll(this.storage, [CONTROL_KEY, LATENCY_TABLE_KEY, BINDINGS_KEY, DIGESTS_KEY]);
+      this.store.restore(table);
+      this.bindings.restore(bindings);
+      this.integrity.restore(digests);
       this.trust.learnServers(this.bindings.held());
       this.trust.learnOwnVersion(this.bindings.directoryVersion);
       // Installed again soon after a switch-off: stay off (and tell the pages again).
