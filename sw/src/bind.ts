@@ -13,6 +13,7 @@ import { navigationErrorPage } from './error-page.js';
 import type { ExchangeSender } from './fetch-io.js';
 import type { HeaderLearning } from './header-learning.js';
 import type { IntegrityStage } from './integrity-stage.js';
+import { mediaServedResponse } from './media-range.js';
 import type { DecisionRecord } from './messages.js';
 import { failedEverywhere } from './offline-copies.js';
 import type { OfflineCopies } from './offline-copies.js';
@@ -156,7 +157,8 @@ export class BindStage {
       reporter.count('served');
       const own = await this.personalFromOwnOrigin(request, resolved, io, result);
       if (own) return own;
-      const served = servedResponse(request, result.winner.target, result.response);
+      // A media range is answered with one chunk held whole (media-range.ts).
+      const served = await mediaServedResponse(request, servedResponse(request, result.winner.target, result.response));
       if (navigation && result.winner.server !== this.options.selfOrigin) io.waitUntil(this.options.controlCheck.afterReplicaNavigation(resolved.logical));
       const resumable = this.options.resume.wrap(served, {
         request,

@@ -13,7 +13,7 @@
  */
 
 import { stripHash } from './_private/strip-hash.js';
-import { isMediaRange } from './media-range.js';
+import { boundedMediaRange, isMediaRange } from './media-range.js';
 
 /** Headers the browser adds itself; forwarding them cross-origin would only trigger preflights. */
 const CROSS_ORIGIN_DROPPED = new Set([
@@ -79,6 +79,10 @@ export function buildPhysicalRequest(logical: Request, physicalUrl: string, opti
     }
     headers.set(name, value);
   });
+
+  // A media range is answered one held chunk at a time: ask for one (media-range.ts).
+  const range = headers.get('range');
+  if (range !== null && isMediaRange(logical)) headers.set('range', boundedMediaRange(range));
 
   if (options.resume) {
     headers.set('range', options.resume.range);
