@@ -7,7 +7,7 @@ export { resolveOptions, pluginOptionsSchema, type ResolvedOptions } from './opt
 export { resolveBatchOptions, batchOptionsSchema, type ResolvedBatchOptions } from './batch/batch-options.js';
 export { serverOptionsSchema } from './options/server-schema.js';
 /** The endpoints and headers of the protocol, for clients written in tests. */
-export { WELL_KNOWN_PREFIX } from './reserved-paths.js';
+export { WELL_KNOWN_PREFIX } from '@webpp/core';
 export { REPLICAS_PREFIX, DIRECTORY_PATH } from './routes/management.js';
 export { RESOLVE_PATH, HEALTH_PATH, STATS_PATH, METRICS_PATH, DIRECTORY_LISTING_PATH } from './routes/public.js';
 export { SYNC_PATH } from './sync/peer-sync.js';

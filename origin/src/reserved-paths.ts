@@ -6,11 +6,9 @@
  * A replica there would be shadowed by the origin's own route, or would replace the
  * worker's code on the servers that bind it.
  */
+import { WELL_KNOWN_PREFIX } from '@webpp/core';
 import { WORKER_ADDON_FILES, workerAddonPath } from './client-scripts.js';
 import type { ResolvedOptions } from './options.js';
-
-/** The tree of the origin's own endpoints (management, peers, name service, health, statistics). */
-export const WELL_KNOWN_PREFIX = '/.well-known/webpp/';
 
 /** Why `path` is reserved, or undefined when it is free. */
 export function reservedPathReason(path: string, options: Pick<ResolvedOptions, 'scriptPath' | 'workerPath'>): string | undefined {

@@ -11,9 +11,9 @@
  * remembered for `missingRetryMs`, across worker restarts, so that a site without the file
  * (every site served by webpp-origin) costs one request now and then, not one per page.
  */
+import { STATIC_BINDINGS_PATH } from '@webpp/core';
 import type { KeyValueStore } from './storage.js';
 
-export const STATIC_BINDINGS_PATH = '/.well-known/webpp/bindings';
 const STATIC_BINDINGS_KEY = 'static-bindings';
 const DEFAULT_STALE_AFTER_MS = 5 * 60_000;
 const DEFAULT_MISSING_RETRY_MS = 10 * 60_000;

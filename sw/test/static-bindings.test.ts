@@ -4,7 +4,8 @@
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { StaticBindings, STATIC_BINDINGS_PATH } from '../src/static-bindings.js';
+import { STATIC_BINDINGS_PATH } from '@webpp/core';
+import { StaticBindings } from '../src/static-bindings.js';
 import { memoryKeyValueStore } from '../src/storage.js';
 
 interface FileServer {

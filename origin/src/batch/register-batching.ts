@@ -12,6 +12,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { BATCH_MEDIA_TYPE, CACHE_DIGEST_HEADER, decodeCacheDigest, type BatchManifest, type CacheDigest } from '@webpp/core';
+import { isHtmlContentType } from '../html-pages.js';
 import { bufferPayload } from '../http/payload.js';
 import { resolveBatchOptions, type BatchOptions, type ResolvedBatchOptions } from './batch-options.js';
 import { createBatchStream, type PlannedPart } from './batch-stream.js';
@@ -91,11 +92,6 @@ function appendVary(reply: FastifyReply, ...fields: string[]): void {
   reply.header('vary', [current, ...added].filter(Boolean).join(', '));
 }
 
-function isHtml(contentType: string | undefined): boolean {
-  const mime = contentType?.split(';', 1)[0]?.trim().toLowerCase();
-  return mime === 'text/html' || mime === 'application/xhtml+xml';
-}
-
 function originOf(url: string): string | undefined {
   try {
     return new URL(url).origin;
@@ -157,7 +153,7 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
   app.addHook('onSend', async (request, reply, payload) => {
     if (request.method !== 'GET' || reply.statusCode !== 200) return payload;
     const contentType = headerString(reply, 'content-type');
-    if (!isHtml(contentType)) return payload;
+    if (!isHtmlContentType(contentType)) return payload;
     appendVary(reply, 'Accept');
     // Client hints let a batch carry the one candidate of each responsive image the client will fetch.
     if (reply.getHeader('accept-ch') === undefined) reply.header('accept-ch', ACCEPT_CH);

@@ -14,7 +14,8 @@ import type { ContentDigest } from '@webpp/core';
 import type { ReplicationDirectory } from '../directory/replication-directory.js';
 import type { ReplicaStore } from '../replicas/replica-store.js';
 import { FileDigests } from './file-digests.js';
-import { fileUnderRoot, HTML_PATH, localPathOf } from './local-resource.js';
+import { isHtmlContentType, isPagePath } from '../html-pages.js';
+import { fileUnderRoot, localPathOf } from './local-resource.js';
 
 export interface ContentDigestsOptions {
   /** This server's public origin: which physical URL of a binding is served here. */
@@ -49,12 +50,11 @@ export class ContentDigests {
   /** The digest of one logical URL, or undefined. */
   async digestOf(logicalUrl: string): Promise<string | undefined> {
     const path = localPathOf(logicalUrl, this.options.publicUrl, this.options.directory);
-    if (path === undefined || HTML_PATH.test(path)) return undefined;
+    if (path === undefined) return undefined;
+    // A page's bytes are rewritten by pre-processing: they are not the stored or file bytes.
     const stored = this.options.store.get(path);
-    if (stored !== undefined) {
-      if (/html/i.test(stored.contentType)) return undefined;
-      return `sha256-${Buffer.from(stored.digest, 'hex').toString('base64')}`;
-    }
+    if (stored !== undefined) return isHtmlContentType(stored.contentType) ? undefined : `sha256-${Buffer.from(stored.digest, 'hex').toString('base64')}`;
+    if (isPagePath(path)) return undefined;
     const file = fileUnderRoot(this.root, path);
     return file === undefined ? undefined : this.files.digestOf(file);
   }

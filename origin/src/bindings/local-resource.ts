@@ -6,9 +6,6 @@
 import { resolve, sep } from 'node:path';
 import type { ReplicationDirectory } from '../directory/replication-directory.js';
 
-/** Paths whose responses are HTML (transformed by pre-processing): their bytes are not the file's. */
-export const HTML_PATH = /(?:\/|\.x?html?|\.shtml)$/i;
-
 /**
  * The path this server serves `logicalUrl` at: its own physical URL in the directory, or the
  * logical URL if it is here; undefined elsewhere or with a query.

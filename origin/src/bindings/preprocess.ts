@@ -8,6 +8,7 @@
  */
 import { encodeBindings, type Binding } from '@webpp/core';
 import type { DirectoryMatch, ReplicationDirectory } from '../directory/replication-directory.js';
+import { isHtmlContentType } from '../html-pages.js';
 import { cssReferenceUrls, htmlReferences } from './html-references.js';
 import { injectScriptTag } from './inject-script.js';
 import type { PreprocessResult } from './preprocess-cache.js';
@@ -27,9 +28,8 @@ export interface PreprocessSettings {
 /** Which responses are parsed for references. */
 export function preprocessKind(contentType: string | undefined): PreprocessKind | undefined {
   if (contentType === undefined) return undefined;
-  const mime = contentType.split(';', 1)[0]?.trim().toLowerCase();
-  if (mime === 'text/html' || mime === 'application/xhtml+xml') return 'html';
-  if (mime === 'text/css') return 'css';
+  if (isHtmlContentType(contentType)) return 'html';
+  if (contentType.split(';', 1)[0]?.trim().toLowerCase() === 'text/css') return 'css';
   return undefined;
 }
 

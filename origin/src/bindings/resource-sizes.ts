@@ -14,7 +14,8 @@ import { resolve } from 'node:path';
 import type { Binding } from '@webpp/core';
 import type { ReplicationDirectory } from '../directory/replication-directory.js';
 import type { ReplicaStore } from '../replicas/replica-store.js';
-import { fileUnderRoot, HTML_PATH, localPathOf } from './local-resource.js';
+import { isHtmlContentType, isPagePath } from '../html-pages.js';
+import { fileUnderRoot, localPathOf } from './local-resource.js';
 
 export interface ResourceSizesOptions {
   /** This server's public origin: which physical URL of a binding is served here. */
@@ -56,9 +57,11 @@ export class ResourceSizes {
   /** The body size of one logical URL in bytes, or undefined. */
   sizeOf(logicalUrl: string): number | undefined {
     const path = localPathOf(logicalUrl, this.options.publicUrl, this.options.directory);
-    if (path === undefined || HTML_PATH.test(path)) return undefined;
+    if (path === undefined) return undefined;
+    // A page's bytes are rewritten by pre-processing: its size is not the stored or file size.
     const stored = this.options.store.get(path);
-    if (stored !== undefined) return /html/i.test(stored.contentType) ? undefined : stored.size;
+    if (stored !== undefined) return isHtmlContentType(stored.contentType) ? undefined : stored.size;
+    if (isPagePath(path)) return undefined;
     const file = fileUnderRoot(this.root, path);
     return file === undefined ? undefined : this.fileSize(file);
   }

@@ -8,9 +8,7 @@
  * limit: a large site simply gets more lines.
  */
 import { encodeBindings, type Binding } from '@webpp/core';
-import { WELL_KNOWN_PREFIX } from '../reserved-paths.js';
 
-export const STATIC_BINDINGS_PATH = `${WELL_KNOWN_PREFIX}bindings`;
 
 /** Bindings in first-seen order, each (logical URL, prefix or exact) once. */
 export function uniqueBindings(lists: Iterable<readonly Binding[]>): Binding[] {

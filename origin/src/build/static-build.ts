@@ -18,7 +18,8 @@ import { preprocessBody, type PreprocessKind, type PreprocessSettings } from '..
 import { ClientScripts, PAGE_SCRIPT_FILE, WORKER_ADDON_FILES, WORKER_SCRIPT_FILE, workerAddonPath } from '../client-scripts.js';
 import { WEBPP_ERR_BAD_OPTIONS, WEBPP_ERR_CLIENT_BUNDLE_MISSING, WEBPP_ERR_DIRECTORY_FILE } from '../errors.js';
 import { addBindingsRule, headersFileText, siteWideRules } from './headers-file.js';
-import { encodeBindingLines, STATIC_BINDINGS_PATH, staticBindingsText, uniqueBindings } from './static-bindings-file.js';
+import { STATIC_BINDINGS_PATH } from '@webpp/core';
+import { encodeBindingLines, staticBindingsText, uniqueBindings } from './static-bindings-file.js';
 
 const HEADERS_FILE = '_headers';
 /** GitHub Pages runs Jekyll, which leaves out dot folders such as /.well-known/, unless this file exists. */

@@ -5,30 +5,11 @@
  * source (an upstream, a peer) carry their Age (RFC 9111 Section 5.1).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { isNotModified } from '../http/conditional.js';
 import type { CacheEntry } from './types.js';
 
 /** Headers a 304 repeats (RFC 9110 Section 15.4.5), beside the validators. */
 const NOT_MODIFIED_HEADERS = ['cache-control', 'content-location', 'etag', 'expires', 'last-modified', 'vary'];
-
-function opaque(tag: string): string {
-  return tag.trim().replace(/^W\//, '');
-}
-
-function notModified(request: FastifyRequest, headers: Record<string, string>): boolean {
-  const raw = request.headers['if-none-match'];
-  const ifNoneMatch = Array.isArray(raw) ? raw.join(', ') : raw;
-  if (ifNoneMatch !== undefined) {
-    if (ifNoneMatch.trim() === '*') return true;
-    const etag = headers.etag;
-    return etag !== undefined && ifNoneMatch.split(',').some((tag) => opaque(tag) === opaque(etag));
-  }
-  const since = request.headers['if-modified-since'];
-  const lastModified = headers['last-modified'];
-  if (since === undefined || lastModified === undefined) return false;
-  const sinceMs = Date.parse(since);
-  const modifiedMs = Date.parse(lastModified);
-  return Number.isFinite(sinceMs) && Number.isFinite(modifiedMs) && modifiedMs <= sinceMs;
-}
 
 /** Sends the entry (or a 304); returns the body bytes sent. */
 export function serveEntry(request: FastifyRequest, reply: FastifyReply, entry: CacheEntry, nowMs: number): number {
@@ -36,7 +17,7 @@ export function serveEntry(request: FastifyRequest, reply: FastifyReply, entry: 
   if (entry.source === 'proxy' || entry.source === 'peer') {
     headers.age = String(entry.initialAgeS + Math.max(0, Math.floor((nowMs - entry.storedAtMs) / 1000)));
   }
-  if (notModified(request, headers)) {
+  if (isNotModified(request.headers, { etag: headers.etag, lastModified: headers['last-modified'] })) {
     reply.code(304);
     for (const name of NOT_MODIFIED_HEADERS) if (headers[name] !== undefined) reply.header(name, headers[name]);
     reply.send();

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { BINDINGS_HEADER, BindingsIndex, decodeBindings, type BindingsDocument } from '@webpp/core';
 import { htmlReferences } from '../bindings/html-references.js';
-import { STATIC_BINDINGS_PATH } from '../build/static-bindings-file.js';
+import { STATIC_BINDINGS_PATH } from '@webpp/core';
 import { loopbackAwareLookup } from '../sync/cluster-client.js';
 import { replicaFindings, type Finding } from './replica-findings.js';
 

@@ -13,14 +13,11 @@ import { WEBPP_ERR_LAZY_FETCH_FAILED } from '../errors.js';
 import type { LazyReplicas } from '../lazy/lazy-replicas.js';
 import type { FetchedHead } from '../lazy/shared-fetch.js';
 import { formatVersion, REPLICA_VERSION_HEADER } from '../replicas/replica-version.js';
+import { isNotModified } from './conditional.js';
 import { isWellKnown, requestPath } from './request-paths.js';
 
 export interface LazyReplicasPluginOptions {
   lazy: LazyReplicas;
-}
-
-function etagListed(header: string | undefined, etag: string): boolean {
-  return header !== undefined && (header.trim() === '*' || header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === etag));
 }
 
 async function lazyReplicasPlugin(app: FastifyInstance, { lazy }: LazyReplicasPluginOptions): Promise<void> {
@@ -37,14 +34,15 @@ async function lazyReplicasPlugin(app: FastifyInstance, { lazy }: LazyReplicasPl
       request.log.warn({ path, err: (error as Error).message }, 'webpp lazy replication: no holder answered');
       throw new WEBPP_ERR_LAZY_FETCH_FAILED(target.logicalUrl);
     }
+    const lastModified = new Date(head.version.timeMs).toUTCString();
     reply
       .header('content-type', head.contentType)
       .header('etag', head.etag)
-      .header('last-modified', new Date(head.version.timeMs).toUTCString())
+      .header('last-modified', lastModified)
       .header('cache-control', 'no-cache')
       .header('x-content-type-options', 'nosniff')
       .header(REPLICA_VERSION_HEADER, formatVersion(head.version));
-    if (etagListed(request.headers['if-none-match'], head.etag)) {
+    if (isNotModified(request.headers, { etag: head.etag, lastModified })) {
       reply.code(304).removeHeader('content-type');
       return reply.send();
     }

@@ -10,7 +10,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { PEER_STATE_HEADER } from '../sync/load-record.js';
 import { SYNC_PATH } from '../sync/peer-sync.js';
-import { WELL_KNOWN_PREFIX } from '../reserved-paths.js';
+import { WELL_KNOWN_PREFIX } from '@webpp/core';
 import type { PeerState } from '../sync/peer-state.js';
 
 const PEER_PREFIX = `${WELL_KNOWN_PREFIX}peer/`;

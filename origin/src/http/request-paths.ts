@@ -3,7 +3,7 @@
  * origin's own endpoints, and what is its path.
  */
 import type { ResolvedOptions } from '../options.js';
-import { WELL_KNOWN_PREFIX } from '../reserved-paths.js';
+import { WELL_KNOWN_PREFIX } from '@webpp/core';
 
 /** The request URL without its query (no parsing: the hot path). */
 export function pathWithoutQuery(url: string): string {

@@ -4,10 +4,11 @@
  * digest, identical on every server holding the same version) and Last-Modified (the
  * version's own time, `<timeMs>@<writer>`, so that it too is identical on every server: the
  * time a server happened to store its copy differs between servers by up to the push delay,
- * and a worker resuming a body on another replica would see a different entity). Conditional requests (If-None-Match, If-Modified-Since → 304)
- * and If-Range are decided against them here; @fastify/send then answers byte ranges (one
- * range → 206, unsatisfiable → 416; several ranges get the whole body, as RFC 9110 allows),
- * HEAD (headers only, with the full Content-Length) and streams the blob.
+ * and a worker resuming a body on another replica would see a different entity). Conditional
+ * requests (If-None-Match, If-Modified-Since → 304, http/conditional.ts), If-Range and the
+ * byte range (http/byte-range.ts: one range → 206, unsatisfiable → 416; several ranges get
+ * the whole body, as RFC 9110 allows) are decided against them here; @fastify/send then
+ * answers HEAD (headers only, with the full Content-Length) and streams the blob or its range.
  */
 import send from '@fastify/send';
 import type { Readable } from 'node:stream';
@@ -15,76 +16,45 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { replicaEtag, type ReplicaStore, type StoredReplica } from '../replicas/replica-store.js';
 import { formatVersion, REPLICA_VERSION_HEADER } from '../replicas/replica-version.js';
 import { WEBPP_ERR_REPLICA_UNREADABLE } from '../errors.js';
-
-/** One range in the form a browser or the worker sends: `bytes=first-last`, `bytes=first-` or `bytes=-suffix`. */
-const SINGLE_RANGE = /^\s*bytes\s*=\s*(\d*)\s*-\s*(\d*)\s*$/i;
-
-function etagMatches(header: string, etag: string): boolean {
-  if (header.trim() === '*') return true;
-  const opaque = etag.replace(/^W\//, '');
-  return header.split(',').some((candidate) => candidate.trim().replace(/^W\//, '') === opaque);
-}
-
-function wholeSeconds(timeMs: number): number {
-  return Math.floor(timeMs / 1000);
-}
-
-/** RFC 9110 Section 13.2.2: If-None-Match wins over If-Modified-Since. */
-function isNotModified(request: FastifyRequest, etag: string, updatedAtMs: number): boolean {
-  const ifNoneMatch = request.headers['if-none-match'];
-  if (ifNoneMatch !== undefined) return etagMatches(ifNoneMatch, etag);
-  const ifModifiedSince = request.headers['if-modified-since'];
-  return ifModifiedSince !== undefined && wholeSeconds(updatedAtMs) <= wholeSeconds(Date.parse(ifModifiedSince));
-}
-
-/**
- * The Range header to honour, or undefined to answer the whole body: a header that is not
- * one well-formed range is ignored (RFC 9110 Section 14.2), and so is one whose If-Range
- * names another version.
- */
-function rangeToHonour(request: FastifyRequest, etag: string, updatedAtMs: number, sizeBytes: number): string | undefined {
-  let range = request.headers.range;
-  const match = range === undefined ? null : SINGLE_RANGE.exec(range);
-  if (match === null) return undefined;
-  const [, first = '', last = ''] = match;
-  if ((first === '' && last === '') || (first !== '' && last !== '' && Number(last) < Number(first))) return undefined;
-  // RFC 9110 Section 14.1.1: a suffix longer than the representation selects all of it
-  // (@fastify/send, after range-parser, answers it 416).
-  if (first === '' && sizeBytes > 0 && Number(last) > sizeBytes) range = 'bytes=0-';
-  const ifRangeHeader = request.headers['if-range'];
-  const ifRange = Array.isArray(ifRangeHeader) ? ifRangeHeader[0] : ifRangeHeader?.trim();
-  if (ifRange === undefined) return range;
-  const current = ifRange.startsWith('"') || ifRange.startsWith('W/') ? ifRange === etag : Date.parse(ifRange) === wholeSeconds(updatedAtMs) * 1000;
-  return current ? range : undefined;
-}
+import { byteRangeOf } from './byte-range.js';
+import { isNotModified, isRangeCurrent } from './conditional.js';
 
 export async function serveReplica(request: FastifyRequest, reply: FastifyReply, store: ReplicaStore, replica: StoredReplica): Promise<void> {
   const release = store.hold(replica); // before any await: an update meanwhile must not delete the blob under us
   reply.raw.once('close', release);
   const etag = replicaEtag(replica);
   const modifiedAtMs = replica.version.timeMs;
+  const lastModified = new Date(modifiedAtMs).toUTCString();
   reply
     .header('content-type', replica.contentType)
     .header('etag', etag)
-    .header('last-modified', new Date(modifiedAtMs).toUTCString())
+    .header('last-modified', lastModified)
     .header('accept-ranges', 'bytes')
     .header('cache-control', 'no-cache')
     // The stored content type is what the uploader declared: browsers must not sniff another.
     .header('x-content-type-options', 'nosniff')
     .header(REPLICA_VERSION_HEADER, formatVersion(replica.version));
 
-  if (isNotModified(request, etag, modifiedAtMs)) {
+  if (isNotModified(request.headers, { etag, lastModified })) {
     release();
     reply.code(304).removeHeader('content-type');
     await reply.send();
     return;
   }
 
-  // @fastify/send reads only the method and headers of the request it is given. It sees the
-  // range to honour and nothing else: the conditions were decided above, on the replica's
-  // validators, which it does not know (its own are derived from the blob file's stat).
-  const range = rangeToHonour(request, etag, modifiedAtMs, replica.size);
-  const sendRequest = { method: request.method, headers: range === undefined ? {} : { range } } as unknown as Readable;
+  const range = isRangeCurrent(request.headers, { etag, lastModified }) ? byteRangeOf(request.headers.range, replica.size) : undefined;
+  if (range === 'unsatisfiable') {
+    release();
+    reply.code(416).header('content-range', `bytes */${replica.size}`).header('content-length', '0');
+    await reply.send();
+    return;
+  }
+  // @fastify/send reads only the method and headers of the request it is given: it sees the
+  // range decided above, in the one form its parser reads as range-parser does, and nothing
+  // else (the conditions were decided on the replica's validators, which it does not know:
+  // its own are derived from the blob file's stat).
+  const headers = range === undefined ? {} : { range: `bytes=${range.start}-${range.end}` };
+  const sendRequest = { method: request.method, headers } as unknown as Readable;
   const file = store.blobFile(replica);
   const result = await send(sendRequest, file.name, {
     root: file.root,
@@ -99,15 +69,10 @@ export async function serveReplica(request: FastifyRequest, reply: FastifyReply,
   });
   if (result.type === 'error') {
     release();
-    if (result.statusCode !== 416) {
-      // The blob is gone or unreadable (a damaged store): a 5xx sends the worker to another
-      // replica; the file system's message, with its paths, stays in the log.
-      request.log.error({ err: result.metadata.error, path: replica.path }, 'webpp stored replica unreadable');
-      throw new WEBPP_ERR_REPLICA_UNREADABLE(replica.logicalUrl);
-    }
-    reply.code(416).header('content-range', result.headers['Content-Range'] ?? `bytes */${replica.size}`).header('content-length', '0');
-    await reply.send();
-    return;
+    // The blob is gone or unreadable (a damaged store): a 5xx sends the worker to another
+    // replica; the file system's message, with its paths, stays in the log.
+    request.log.error({ err: result.metadata.error, path: replica.path }, 'webpp stored replica unreadable');
+    throw new WEBPP_ERR_REPLICA_UNREADABLE(replica.logicalUrl);
   }
   reply.code(result.statusCode).header('content-length', String(result.headers['Content-Length']));
   const contentRange = result.headers['Content-Range'];

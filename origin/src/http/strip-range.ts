@@ -5,12 +5,8 @@
  */
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
+import { isPagePath } from '../html-pages.js';
 import { isWellKnown, requestPath } from './request-paths.js';
-
-/** Paths that may be pages: "/", "….html", "….htm", "….xhtml", or no extension at all. */
-function looksLikeHtmlPath(path: string): boolean {
-  return path.endsWith('/') || /\.x?html?$/i.test(path) || !/\.[A-Za-z0-9]{1,8}$/.test(path);
-}
 
 export interface StripRangePluginOptions {
   /** False when no page is rewritten (injectScript off): ranges are left alone. */
@@ -22,7 +18,7 @@ async function stripRangePlugin(app: FastifyInstance, { injecting }: StripRangeP
   app.addHook('onRequest', async (request) => {
     if (request.headers.range === undefined || (request.method !== 'GET' && request.method !== 'HEAD')) return;
     if (isWellKnown(request.url)) return;
-    if (looksLikeHtmlPath(requestPath(request.url) ?? request.url)) delete request.headers.range;
+    if (isPagePath(requestPath(request.url) ?? request.url)) delete request.headers.range;
   });
 }
 

@@ -19,9 +19,8 @@ import type { ReplicaManager } from '../replicas/replica-manager.js';
 import { replicaEtag, type ReplicaStore } from '../replicas/replica-store.js';
 import { parseVersion, REPLICA_VERSION_HEADER } from '../replicas/replica-version.js';
 import { PEER_CONTENT_PATH } from '../routes/peer-content.js';
-import { clusterRequest } from '../sync/cluster-client.js';
+import { clusterRequest, signedGetStream } from '../sync/cluster-client.js';
 import { SharedFetch } from './shared-fetch.js';
-import { signedGetStream } from './signed-stream.js';
 
 export interface LazyReplicasDependencies {
   options: ResolvedOptions;

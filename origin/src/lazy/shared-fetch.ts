@@ -8,9 +8,9 @@
  * the same entity are the readers' streams cut (a worker resumes or fails over then).
  */
 import { PassThrough, type Readable } from 'node:stream';
-import type { IncomingMessage } from 'node:http';
 import { LOGICAL_URL_HEADER } from '../replicas/replica-manager.js';
 import { parseVersion, REPLICA_VERSION_HEADER, type ReplicaVersion } from '../replicas/replica-version.js';
+import type { SignedStreamResponse } from '../sync/cluster-client.js';
 
 /** The entity being fetched, as the first holder that answered described it. */
 export interface FetchedHead {
@@ -22,9 +22,9 @@ export interface FetchedHead {
 }
 
 /** Opens the holder's content; resolves with its response (any status), rejects on network errors. */
-export type OpenHolder = (holderUrl: string, headers: Record<string, string>) => Promise<IncomingMessage>;
+export type OpenHolder = (holderUrl: string, headers: Record<string, string>) => Promise<SignedStreamResponse>;
 
-function headOf(response: IncomingMessage): FetchedHead | undefined {
+function headOf(response: SignedStreamResponse): FetchedHead | undefined {
   const etag = response.headers.etag;
   const version = parseVersion(response.headers[REPLICA_VERSION_HEADER] as string | undefined);
   const sizeBytes = Number(response.headers['content-length']);
@@ -97,7 +97,7 @@ export class SharedFetch {
     for (const holder of holders) {
       const entity = this.entity;
       const resuming = entity !== undefined && this.receivedBytes > 0;
-      let response: IncomingMessage;
+      let response: SignedStreamResponse;
       try {
         response = await open(holder, resuming ? { range: `bytes=${this.receivedBytes}-`, 'if-range': entity.etag } : {});
       } catch (error) {
@@ -113,8 +113,8 @@ export class SharedFetch {
             ((resuming && response.statusCode === 206 && response.headers['content-range']?.startsWith(`bytes ${this.receivedBytes}-`) === true) ||
               (!resuming && response.statusCode === 200)));
       if (!usable) {
-        errors.push(`${holder}: ${response.statusCode ?? 0}${head === undefined ? ' without content headers' : ''}`);
-        response.resume();
+        errors.push(`${holder}: ${response.statusCode}${head === undefined ? ' without content headers' : ''}`);
+        response.body.resume();
         continue;
       }
       this.sources.push(holder);
@@ -124,7 +124,7 @@ export class SharedFetch {
       }
       const total = this.entity?.sizeBytes ?? 0;
       try {
-        for await (const chunk of response as AsyncIterable<Buffer>) {
+        for await (const chunk of response.body as AsyncIterable<Buffer>) {
           if (this.receivedBytes + chunk.byteLength > total) throw new Error(`${holder} sent more than ${total} bytes`);
           this.chunks.push(chunk);
           this.receivedBytes += chunk.byteLength;

@@ -40,7 +40,7 @@ export const replicationOptionProperties = {
     Type.Boolean({
       default: true,
       description:
-        'Also pin every HTML page (a path ending in `/`, `.html` or `.htm`, or whose last segment has no extension): any page may be reached from outside (a bookmark, a search engine), so pages stay home and their embedded resources move.',
+        'Also pin every HTML page (a path ending in `/` or in `.html`, `.htm`, `.xhtml`, `.xht` or `.shtml`, or whose last segment has no extension): any page may be reached from outside (a bookmark, a search engine), so pages stay home and their embedded resources move.',
       cli: { group },
     }),
   ),

@@ -24,7 +24,7 @@
 import { createHash } from 'node:crypto';
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
 import type { ReplicationDirectory } from '../directory/replication-directory.js';
-import { canonicalUrl } from '@webpp/core';
+import { canonicalUrl, WELL_KNOWN_PREFIX } from '@webpp/core';
 import {
   WEBPP_ERR_NOT_A_REPLICA,
   WEBPP_ERR_PREFIX_ENTRY,
@@ -41,7 +41,7 @@ import { compareVersions, formatVersion, nextVersion, REPLICA_VERSION_HEADER, ty
 import type { Tombstones } from './tombstones.js';
 import { ReplicaReconciler } from './replica-reconciler.js';
 
-export const PEER_REPLICAS_PATH = '/.well-known/webpp/peer/replicas';
+export const PEER_REPLICAS_PATH = `${WELL_KNOWN_PREFIX}peer/replicas`;
 export const LOGICAL_URL_HEADER = 'webpp-logical-url';
 
 const MAX_PUSH_ATTEMPTS = 20;

@@ -6,20 +6,15 @@
  *   never re-replicates them;
  * - only paths under one of `autoReplicatePrefixes`;
  * - never a pinned entry point (`autoReplicatePinned`: exact paths, or `…*` prefixes),
- *   nor, with `autoReplicatePinPages`, an HTML page (judged by its path: see isPagePath);
+ *   nor, with `autoReplicatePinPages`, an HTML page (judged by its path: html-pages.ts);
  * - never the client scripts;
  * - never a resource already covered by a prefix entry of the directory (an exact entry
  *   would shadow the prefix's replicas), nor one listed as a replica of another logical URL.
  */
 import { canonicalUrl } from '@webpp/core';
 import type { ReplicationDirectory } from '../directory/replication-directory.js';
+import { isPagePath } from '../html-pages.js';
 import type { ResolvedOptions } from '../options.js';
-
-/** A path that names an HTML page: ending in "/", ".html", ".htm", or a last segment without an extension. */
-export function isPagePath(path: string): boolean {
-  const last = path.slice(path.lastIndexOf('/') + 1);
-  return last === '' || /\.html?$/i.test(last) || !last.includes('.');
-}
 
 function pinTest(pins: readonly string[]): (path: string) => boolean {
   const exact = new Set(pins.filter((pin) => !pin.endsWith('*')));

@@ -16,7 +16,7 @@ import { WEBPP_ERR_BAD_BODY, WEBPP_ERR_BAD_HEADER, WEBPP_ERR_NOT_CACHED } from '
 import type { MemoryCacheApi } from '../cache/cache-api.js';
 import { apiCacheKey, apiCachePrefix } from '../cache/cache-key.js';
 import type { ResolvedOptions } from '../options.js';
-import { WELL_KNOWN_PREFIX } from '../reserved-paths.js';
+import { WELL_KNOWN_PREFIX } from '@webpp/core';
 import { requireAdmin } from './management.js';
 
 export const CACHE_PREFIX = `${WELL_KNOWN_PREFIX}cache`;

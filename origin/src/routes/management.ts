@@ -25,7 +25,7 @@ import type { ReplicationDirectory } from '../directory/replication-directory.js
 import type { ResolvedOptions } from '../options.js';
 import type { ReplicaManager } from '../replicas/replica-manager.js';
 import type { ReplicaStore } from '../replicas/replica-store.js';
-import { WELL_KNOWN_PREFIX } from '../reserved-paths.js';
+import { WELL_KNOWN_PREFIX } from '@webpp/core';
 
 export const REPLICAS_PREFIX = `${WELL_KNOWN_PREFIX}replicas`;
 export const DIRECTORY_PATH = `${WELL_KNOWN_PREFIX}directory`;

@@ -10,6 +10,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { WEBPP_ERR_BAD_URL, WEBPP_ERR_CLIENT_BUNDLE_MISSING } from '../errors.js';
+import { isNotModified } from '../http/conditional.js';
 import { canonicalUrl } from '@webpp/core';
 import { PAGE_SCRIPT_FILE, WORKER_ADDON_FILES, WORKER_SCRIPT_FILE, workerAddonPath } from '../client-scripts.js';
 import { PROMETHEUS_CONTENT_TYPE, toPrometheus } from '../stats/prometheus.js';
@@ -20,7 +21,7 @@ import type { KillSwitch } from '../http/kill-switch.js';
 import type { ResolvedOptions } from '../options.js';
 import type { ReplicaManager } from '../replicas/replica-manager.js';
 import type { ReplicaStore } from '../replicas/replica-store.js';
-import { WELL_KNOWN_PREFIX } from '../reserved-paths.js';
+import { WELL_KNOWN_PREFIX } from '@webpp/core';
 import type { LoadStats } from '../stats/load-stats.js';
 import type { OriginGauges } from '../stats/prometheus.js';
 import type { PeerSync } from '../sync/peer-sync.js';
@@ -133,7 +134,7 @@ export async function publicRoutes(app: FastifyInstance, deps: PublicRoutesOptio
         .header('cache-control', 'no-cache')
         .header('service-worker-allowed', '/')
         .header('etag', result.etag);
-      if (request.headers['if-none-match']?.split(',').some((tag) => tag.trim() === result.etag) === true) {
+      if (isNotModified(request.headers, { etag: result.etag })) {
         return reply.code(304).send();
       }
       return result.body;

@@ -15,6 +15,7 @@
  * round with that peer is retried after that delay (at most one period) instead of
  * waiting a whole period, so that a restarted server catches up within seconds.
  */
+import { WELL_KNOWN_PREFIX } from '@webpp/core';
 import * as Y from 'yjs';
 import * as syncProtocol from 'y-protocols/sync';
 import * as encoding from 'lib0/encoding';
@@ -22,7 +23,7 @@ import * as decoding from 'lib0/decoding';
 import { clusterRequest, type ClusterResponse } from './cluster-client.js';
 import { WEBPP_ERR_BAD_SYNC_MESSAGE } from '../errors.js';
 
-export const SYNC_PATH = '/.well-known/webpp/sync';
+export const SYNC_PATH = `${WELL_KNOWN_PREFIX}sync`;
 
 /** Transaction origin of updates received from peers (they are not pushed again). */
 const REMOTE_ORIGIN = Symbol('webpp-remote-peer');

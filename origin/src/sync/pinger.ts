@@ -11,11 +11,12 @@
  * automatic replicas must be recalled as if it were down. Any other HTTP answer means the
  * peer is alive.
  */
+import { WELL_KNOWN_PREFIX } from '@webpp/core';
 import { clusterRequest } from './cluster-client.js';
 import { PEER_STATE_HEADER } from './load-record.js';
 import type { PeerState } from './peer-state.js';
 
-const PEER_STATE_PATH = '/.well-known/webpp/peer/state';
+const PEER_STATE_PATH = `${WELL_KNOWN_PREFIX}peer/state`;
 export const PING_PATH = `${PEER_STATE_PATH}/ping`;
 
 interface PingerLogger {

@@ -53,7 +53,6 @@ export {
 export { ServiceTimePush, type ServiceTimePushOptions, type PushedServiceTime } from './push/service-time.js';
 export {
   AGGREGATE_HEADER,
-  CLIENT_REPORT_PATH,
   MAX_CLIENT_REPORT_BYTES,
   MAX_CLIENT_REPORT_ROWS,
   formatAggregateHeader,
@@ -62,3 +61,4 @@ export {
   type AggregateHeader,
   type ClientReportRow,
 } from './push/aggregate-header.js';
+export { WELL_KNOWN_PREFIX, STATIC_BINDINGS_PATH, CLIENT_REPORT_PATH } from './well-known.js';

@@ -16,9 +16,10 @@
  * JSON (status, headers, freshness, when the body was read), then the body. The envelope is
  * the request body of a push, so the signature covers all of it.
  */
+import { WELL_KNOWN_PREFIX } from '@webpp/core';
 import { WEBPP_ERR_BAD_BODY } from '../../errors.js';
 
-const PEER_CACHE_PREFIX = '/.well-known/webpp/peer/cache';
+const PEER_CACHE_PREFIX = `${WELL_KNOWN_PREFIX}peer/cache`;
 export const PEER_CACHE_OBJECT_PATH = `${PEER_CACHE_PREFIX}/object`;
 export const PEER_CACHE_COUNTS_PATH = `${PEER_CACHE_PREFIX}/counts`;
 export const PEER_CACHE_INVALIDATE_PATH = `${PEER_CACHE_PREFIX}/invalidate`;

@@ -21,7 +21,6 @@ import type { AggregateResponseTime } from '../engine/policy-types.js';
 import { numberParam, originOf, roundTenth, splitMembers } from './push-headers.js';
 
 export const AGGREGATE_HEADER = 'webpp-aggregate';
-export const CLIENT_REPORT_PATH = '/.well-known/webpp/client-reports';
 export const MAX_CLIENT_REPORT_BYTES = 4096;
 export const MAX_CLIENT_REPORT_ROWS = 32;
 /** At most this many members of webpp-aggregate are read. */
