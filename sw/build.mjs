@@ -22,6 +22,8 @@ const entries = [
   { in: 'src/webpp-sw-batch.ts', out: 'webpp-sw-batch' },
   { in: 'src/webpp-sw-offline.ts', out: 'webpp-sw-offline' },
   { in: 'src/webpp-sw-policies.ts', out: 'webpp-sw-policies' },
+  { in: 'src/webpp-sw-integrity.ts', out: 'webpp-sw-integrity' },
+  { in: 'src/webpp-sw-aggregate.ts', out: 'webpp-sw-aggregate' },
   { in: 'src/webpp.ts', out: 'webpp' },
 ].filter((entry) => existsSync(`${here}${entry.in}`));
 

@@ -75,6 +75,7 @@ async function warmVisitor(browser: Browser, cluster: Cluster, b: string, c: str
 test('a fresh visitor is bound from the aggregate of warmed-up visitors on its network, around a replica whose push looks fine', async ({ browser }) => {
   const cluster = await Cluster.start({
     site: demoSite(4),
+    workerParams: { features: 'aggregate' },
     delaysMs: { a: 5, b: 250, c: 20 },
     peers: true,
     // The visitors are other hosts of one network: k counts distinct reporters (issue 25 §1).

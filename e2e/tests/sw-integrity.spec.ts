@@ -47,7 +47,7 @@ test.beforeAll(() => {
   writeFileSync(
     join(root, 'index.html'),
     `<!doctype html><html><head><meta charset="utf-8"><title>integrity</title>` +
-      `<script src="/webpp.js" async></script><link rel="stylesheet" href="/style.css"></head>` +
+      `<script src="/webpp.js" data-features="integrity" async></script><link rel="stylesheet" href="/style.css"></head>` +
       // The origin sends digests of what the page references (its links too).
       `<body><h1 id="title">Gallery</h1>${images}<a href="/data.bin">data</a> <a href="/big.bin">big</a>` +
       `<script src="/app.js"></script></body></html>`,

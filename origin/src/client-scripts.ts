@@ -19,7 +19,7 @@ export const WORKER_SCRIPT_FILE = 'webpp-sw.js';
  * The worker's opt-in add-ons (@webpp/sw src/addons.ts), served beside the worker script:
  * the worker imports one at start-up when the site's options ask for it.
  */
-export const WORKER_ADDON_FILES = ['webpp-sw-batch.js', 'webpp-sw-offline.js', 'webpp-sw-policies.js'] as const;
+export const WORKER_ADDON_FILES = ['webpp-sw-batch.js', 'webpp-sw-offline.js', 'webpp-sw-policies.js', 'webpp-sw-integrity.js', 'webpp-sw-aggregate.js'] as const;
 
 /** Where an add-on is served: the folder of the worker script's path. */
 export function workerAddonPath(workerPath: string, file: string): string {

@@ -5,11 +5,14 @@
  * seen fetches only during the worker's first evaluation. So the default bundle
  * (webpp-sw.js) carries what a script-tag site uses by default, and each opt-in feature is
  * its own script beside it (webpp-sw-<name>.js), imported during the first evaluation when
- * the registration's options ask for it: `features=batch,offline` (data-features="…")
- * loads batch transmission and offline copies; a policy other than `webpp` (the evaluation's baselines, the paper's
+ * the registration's options ask for it: `features=batch,offline,integrity,aggregate`
+ * (data-features="…") loads batch transmission, offline copies, content integrity and the
+ * client aggregate for first visits; a policy other than `webpp` (the evaluation's baselines, the paper's
  * policies) loads `policies`. An add-on script registers itself in `self.webppAddons`.
  */
 import type { ClientPolicy, PolicyDeps } from '@webpp/core';
+import type { ClientAggregateFactory } from './client-aggregate-stage.js';
+import type { IntegrityFactory } from './integrity-stage.js';
 import type { OfflineCopiesFactory } from './offline-copies.js';
 import type { ReplicaClient } from './replica-client.js';
 
@@ -19,6 +22,10 @@ export type PolicyResolver = (name: string, deps: PolicyDeps, options?: Record<s
 export interface WorkerAddon {
   /** Offline copies (the offline add-on). */
   offlineCopies?: OfflineCopiesFactory;
+  /** Content integrity (the integrity add-on). */
+  integrity?: IntegrityFactory;
+  /** The client aggregate for first visits (the aggregate add-on). */
+  clientAggregate?: ClientAggregateFactory;
   /** Policies this add-on adds (the evaluation's). */
   policies?: PolicyResolver;
   /** Installs the add-on's stage in front of the client (batch transmission). */

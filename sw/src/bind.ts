@@ -5,16 +5,14 @@
  * replica served) → learn (bindings from every answer, samples to the policy, the decision
  * record to the lifecycle callbacks), then the background requests inside waitUntil.
  */
-import { serverOf } from '@webpp/core';
-import type { ClientEngine, ResolvedBinding, ServerId } from '@webpp/core';
-import { classifyStatus, toEngineAttempt, toSpec, toWorkerResult, untilDone } from './attempt-runner.js';
-import type { AttemptSpec, RunResult } from './attempt-runner.js';
+import { classifyStatus, serverOf } from '@webpp/core';
+import type { ClientEngine, EngineAttempt, ResolvedBinding, RunResult, ServerId } from '@webpp/core';
 import type { ControlCheck } from './control-check.js';
 import { decisionRecord } from './decision-record.js';
 import { navigationErrorPage } from './error-page.js';
 import type { ExchangeSender } from './fetch-io.js';
 import type { HeaderLearning } from './header-learning.js';
-import type { IntegrityGuard } from './integrity-guard.js';
+import type { IntegrityStage } from './integrity-stage.js';
 import type { EngineHooks } from './engine-hooks.js';
 import { mediaServedResponse } from './media-range.js';
 import type { DecisionRecord } from './messages.js';
@@ -45,7 +43,7 @@ export interface BindStageOptions {
   reporter: StateReporter;
   headers: HeaderLearning;
   samples: SampleStage;
-  integrity: IntegrityGuard;
+  integrity: IntegrityStage;
   resume: ResumeStage;
   offline: OfflineCopies;
   controlCheck: ControlCheck;
@@ -91,14 +89,12 @@ export class BindStage {
       this.options.probeUrls.remember(server, url, size.sizeBytes);
     }
     const candidates = [...physicalByServer.keys()];
-    const plan = engine
-      .plan(
-        { logicalUrl: resolved.logical, method: request.method, candidates, ...size },
-        (server) => physicalByServer.get(server),
-        // A replica that answered 404/410 for this directory version goes last (it may be back later).
-        (server) => this.options.staleBindings.isStale(physicalByServer.get(server)!, resolved.directoryVersion),
-      )
-      .map(toSpec);
+    const plan = engine.plan(
+      { logicalUrl: resolved.logical, method: request.method, candidates, ...size },
+      (server) => physicalByServer.get(server),
+      // A replica that answered 404/410 for this directory version goes last (it may be back later).
+      (server) => this.options.staleBindings.isStale(physicalByServer.get(server)!, resolved.directoryVersion),
+    );
     const bindMs = performance.now() - arrivedMs;
 
     // attempt
@@ -126,18 +122,30 @@ export class BindStage {
     return learnt === undefined ? {} : { sizeBytes: learnt };
   }
 
-  /** One run of the engine over `specs`; the page's abort ends it. */
-  private attempt(specs: readonly AttemptSpec[], request: Request, resolved: ResolvedBinding, io: RespondIO, resume?: PhysicalRequestOptions['resume']): Promise<RunResult> {
+  /**
+   * One run of the engine over `plan` (core's state machine: timeouts, failover, hedges, the
+   * deadline, the fallback answer, run with fetch-io.ts); the page's abort ends it.
+   */
+  private attempt(plan: readonly EngineAttempt[], request: Request, resolved: ResolvedBinding, io: RespondIO, resume?: PhysicalRequestOptions['resume']): Promise<RunResult<Response>> {
     const { engine } = this.options;
     const sender = this.sender(request, resolved, io, resume);
-    return untilDone<RunResult>(
-      (done) => engine.run(specs.map(toEngineAttempt), (result) => done(toWorkerResult(result)), { context: sender, purpose: resume ? 'resume' : 'request' }),
-      () => ({ kind: 'aborted', attempts: [] }),
-      request.signal,
-    );
+    const signal = request.signal;
+    return new Promise((resolve) => {
+      if (signal?.aborted) return resolve({ kind: 'aborted', attempts: [] });
+      const onAbort = (): void => cancel();
+      const cancel = engine.run(
+        plan,
+        (result) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(result);
+        },
+        { context: sender, purpose: resume ? 'resume' : 'request' },
+      );
+      signal?.addEventListener('abort', onAbort);
+    });
   }
 
-  private async serve(request: Request, resolved: ResolvedBinding, io: RespondIO, plan: readonly AttemptSpec[], result: RunResult): Promise<Response> {
+  private async serve(request: Request, resolved: ResolvedBinding, io: RespondIO, plan: readonly EngineAttempt[], result: RunResult<Response>): Promise<Response> {
     const { reporter, offline, integrity } = this.options;
     const waitUntil = (promise: Promise<unknown>): void => io.waitUntil(promise);
     const navigation = request.mode === 'navigate';
@@ -153,7 +161,7 @@ export class BindStage {
       const own = await this.personalFromOwnOrigin(request, resolved, io, result);
       if (own) return own;
       // A media range is answered with one chunk held whole (media-range.ts).
-      const first = await mediaServedResponse(request, servedResponse(request, result.winner.physicalUrl, result.response));
+      const first = await mediaServedResponse(request, servedResponse(request, result.winner.target, result.response));
       // Decide again at the head (engine-hooks.ts): the body may come from a second fetch.
       const served = this.options.engineHooks?.decideAgainAtHead(first, { request, logicalUrl: resolved.logical, result, plan, sender: this.sender(request, resolved, io) }) ?? first;
       if (navigation && result.winner.server !== this.options.selfOrigin) io.waitUntil(this.options.controlCheck.afterReplicaNavigation(resolved.logical));
@@ -171,7 +179,7 @@ export class BindStage {
     if (result.kind === 'failed' && result.fallback) {
       // Every replica failed, but one answered (e.g. 404 everywhere): that answer is the truth.
       reporter.count('failed');
-      const answer = servedResponse(request, result.fallback.attempt.physicalUrl, result.fallback.response);
+      const answer = servedResponse(request, result.fallback.attempt.target, result.fallback.response);
       return offline.keep(request, resolved.logical, answer, waitUntil); // a 404/410 deletes the copy
     }
     if (result.kind === 'failed') reporter.count('failed');
@@ -183,9 +191,9 @@ export class BindStage {
    * an answer meant for one user: it got no cookies, so that answer is not this visitor's.
    * The page's own request goes to the own origin instead (personal-answers.ts).
    */
-  private async personalFromOwnOrigin(request: Request, resolved: ResolvedBinding, io: RespondIO, result: RunResult & { kind: 'served' }): Promise<Response | undefined> {
+  private async personalFromOwnOrigin(request: Request, resolved: ResolvedBinding, io: RespondIO, result: RunResult<Response> & { kind: 'served' }): Promise<Response | undefined> {
     const { selfOrigin, personal, reporter } = this.options;
-    if (isSameOrigin(result.winner.physicalUrl, selfOrigin) || !carriesCredentials(request, selfOrigin) || !isPersonalAnswer(result.response)) return undefined;
+    if (isSameOrigin(result.winner.target, selfOrigin) || !carriesCredentials(request, selfOrigin) || !isPersonalAnswer(result.response)) return undefined;
     personal.note(resolved.logical);
     const own = await io.fetch(request).catch(() => undefined);
     if (!own || own.type === 'error' || own.status >= 500) return undefined; // the own origin is down: the replica's page still loads
@@ -196,13 +204,13 @@ export class BindStage {
 
   /** The rest of a broken body from the remaining plan (a 'resume' run). */
   private async fetchRest(
-    specs: readonly AttemptSpec[],
+    plan: readonly EngineAttempt[],
     rest: { range: string; ifRange: string | undefined },
     request: Request,
     resolved: ResolvedBinding,
     io: RespondIO,
   ): Promise<{ server: ServerId; response: Response } | undefined> {
-    const result = await this.attempt(specs, request, resolved, io, { range: rest.range, ifRange: rest.ifRange });
+    const result = await this.attempt(plan, request, resolved, io, { range: rest.range, ifRange: rest.ifRange });
     if (result.kind === 'served') return { server: result.winner.server, response: result.response };
     if (result.kind === 'failed') result.fallback?.response.body?.cancel().catch(() => undefined);
     return undefined;

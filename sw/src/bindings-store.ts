@@ -38,7 +38,12 @@ export class BindingsStore {
 
   /** Loads the stored bindings, then re-applies what was learned meanwhile (newer versions win). */
   async load(): Promise<void> {
-    const stored = BindingsIndex.fromJSON(await this.storage.get(BINDINGS_KEY));
+    this.restore(await this.storage.get(BINDINGS_KEY));
+  }
+
+  /** Restores what was stored under BINDINGS_KEY (read by the caller), then re-applies what was learned meanwhile. */
+  restore(value: unknown): void {
+    const stored = BindingsIndex.fromJSON(value);
     const learnedMeanwhile = this.index.toJSON();
     for (const entry of learnedMeanwhile.entries) {
       stored.apply({ directoryVersion: entry.directoryVersion, bindings: [entry.binding] });

@@ -16,6 +16,7 @@
  */
 import { AGGREGATE_HEADER, CLIENT_REPORT_PATH, encodeClientReport, parseAggregateHeader } from '@webpp/core';
 import type { AggregateResponseTime, ClientPolicy, ClientReportRow, ServerId } from '@webpp/core';
+import type { ClientAggregateFactory } from './client-aggregate-stage.js';
 
 export interface ClientAggregateOptions {
   policy: ClientPolicy;
@@ -105,3 +106,6 @@ export class ClientAggregate {
     return (this.options.now ?? Date.now)();
   }
 }
+
+/** The client aggregate of the webpp-sw-aggregate.js add-on (and of a Workbox worker). */
+export const createClientAggregate: ClientAggregateFactory = (deps) => new ClientAggregate(deps);

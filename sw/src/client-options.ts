@@ -1,4 +1,6 @@
 /** The options of a ReplicaClient (replica-client.ts): what a worker script or a Workbox site passes. */
+import type { ClientAggregateFactory } from './client-aggregate-stage.js';
+import type { IntegrityFactory } from './integrity-stage.js';
 import type { ClientPolicy, RandomSource } from '@webpp/core';
 import type { PolicyResolver } from './addons.js';
 import type { OfflineCopiesFactory } from './offline-copies.js';
@@ -53,4 +55,16 @@ export interface ReplicaClientOptions {
   offlineCopies?: OfflineCopiesFactory;
   /** Where offline copies live (default: Cache Storage 'webpp-offline-v1'; offline-cache.ts). */
   openOfflineCache?: () => Promise<CacheLike>;
+  /**
+   * Builds the integrity checks (integrity-guard.ts `createIntegrity`); without it the client
+   * records no digests and checks nothing. The bundled worker passes it when `features` has
+   * `integrity`; the Workbox strategy always does.
+   */
+  integrity?: IntegrityFactory;
+  /**
+   * Builds the client aggregate for first visits (client-aggregate.ts `createClientAggregate`);
+   * without it the client reads no `webpp-aggregate` header. The bundled worker passes it when
+   * `features` has `aggregate`; the Workbox strategy always does.
+   */
+  clientAggregate?: ClientAggregateFactory;
 }

@@ -2,7 +2,7 @@
  * Summarises one bound request for the state snapshot and the live events: which replica
  * served which logical URL, every attempt, and the failovers along the way.
  */
-import type { RunResult } from './attempt-runner.js';
+import type { RunResult } from '@webpp/core';
 import type { AttemptOutcome, DecisionRecord, WebppEvent } from './messages.js';
 
 function isFailureOutcome(outcome: AttemptOutcome): boolean {
@@ -15,7 +15,7 @@ export interface DecisionInput {
   request: Request;
   logicalUrl: string;
   policy: string;
-  result: RunResult;
+  result: RunResult<Response>;
   bindMs: number;
   totalMs: number;
 }
@@ -39,7 +39,7 @@ export function decisionRecord(input: DecisionInput): DecisionRecord {
     navigation: input.request.mode === 'navigate',
     outcome: result.kind === 'served' ? 'served' : result.kind === 'aborted' ? 'aborted' : 'failed',
     ...(answer
-      ? { servedBy: answer.attempt.server, physicalUrl: answer.attempt.physicalUrl, status: answer.response.status }
+      ? { servedBy: answer.attempt.server, physicalUrl: answer.attempt.target, status: answer.response.status }
       : {}),
     failover: result.attempts.some((attempt) => isFailureOutcome(attempt.outcome) || attempt.timedOut === true),
     attempts: result.attempts,

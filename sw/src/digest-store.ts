@@ -57,7 +57,12 @@ export class DigestStore {
 
   /** Loads the stored digests; those recorded meanwhile win. Tolerant of malformed data. */
   async load(): Promise<void> {
-    const stored = (await this.options.storage.get(DIGESTS_KEY)) as Partial<DigestsJSON> | undefined;
+    this.restore(await this.options.storage.get(DIGESTS_KEY));
+  }
+
+  /** Restores what was stored under DIGESTS_KEY (read by the caller); those recorded meanwhile win. */
+  restore(value: unknown): void {
+    const stored = value as Partial<DigestsJSON> | undefined;
     const loaded = new Map<string, string>();
     if (stored?.formatVersion === 1 && Array.isArray(stored.entries)) {
       for (const entry of stored.entries) {

@@ -22,9 +22,7 @@
  *     second is cancelled. Dean and Barroso's tied requests ("The Tail at Scale", CACM 2013),
  *     sent only once the first is known to be slow.
  */
-import type { ClientEngine, ClientPolicy, Exchange, ExchangeEvents, PlannedAttempt, ServerId } from '@webpp/core';
-import type { AttemptSpec, RunResult } from './attempt-runner.js';
-import { toEngineAttempt } from './attempt-runner.js';
+import type { ClientEngine, ClientPolicy, EngineAttempt, Exchange, ExchangeEvents, RunResult, ServerId } from '@webpp/core';
 import type { ConnectionQueue } from './connection-queue.js';
 import type { ExchangeSender } from './fetch-io.js';
 import { bodyExtent, continuation } from './resumable-body.js';
@@ -42,8 +40,8 @@ export interface EngineHooksOptions {
 export interface ServedHead {
   request: Request;
   logicalUrl: string;
-  result: RunResult & { kind: 'served' };
-  plan: readonly AttemptSpec[];
+  result: RunResult<Response> & { kind: 'served' };
+  plan: readonly EngineAttempt[];
   /** How the request's exchanges are sent (bind.ts: the page's request rebuilt per replica). */
   sender: ExchangeSender;
 }
@@ -113,11 +111,11 @@ export class EngineHooks {
     if (target === undefined) return served;
 
     // The second fetch: the whole body from `target`, one attempt, as a 'resume' run of the engine.
-    const attempt: PlannedAttempt & { physicalUrl: string } = { ...target, hedgeAfterMs: undefined, reason: 'head-redecision' };
+    const attempt: EngineAttempt = { ...target, hedgeAfterMs: undefined, reason: 'head-redecision' };
     let second: Response | undefined;
     let cancelSecond: () => void = () => undefined;
     const secondAnswer = new Promise<Response | undefined>((resolve) => {
-      cancelSecond = engine.run([toEngineAttempt(attempt)], (run) => {
+      cancelSecond = engine.run([attempt], (run) => {
         second = run.kind === 'served' ? run.response : undefined;
         if (run.kind === 'failed') run.fallback?.response.body?.cancel().catch(() => undefined);
         resolve(second);

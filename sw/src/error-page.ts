@@ -26,7 +26,7 @@ export function navigationErrorPage(logicalUrl: string, attempts: readonly Attem
     .map((attempt) => {
       const detail = attempt.status !== undefined ? `HTTP ${attempt.status}` : (attempt.error ?? '');
       const elapsed = attempt.ttfbMs !== undefined ? `${Math.round(attempt.ttfbMs)} ms` : `timeout ${attempt.timeoutMs} ms`;
-      return `<tr><td>${escapeHtml(attempt.physicalUrl)}</td><td>${escapeHtml(OUTCOME_TEXT[attempt.outcome])}</td><td>${escapeHtml(detail)}</td><td>${escapeHtml(elapsed)}</td></tr>`;
+      return `<tr><td>${escapeHtml(attempt.target)}</td><td>${escapeHtml(OUTCOME_TEXT[attempt.outcome])}</td><td>${escapeHtml(detail)}</td><td>${escapeHtml(elapsed)}</td></tr>`;
     })
     .join('\n');
   const html = `<!doctype html>

@@ -10,6 +10,7 @@
  * took is only kept for the decision records (elapsedMs).
  */
 import type { Cancel, EngineIO, Exchange, ExchangeEvents } from '@webpp/core';
+import { timerQueue } from './timer-queue.js';
 
 export interface ExchangeSender {
   /** Builds the physical request of an exchange; a throw fails the exchange like a dead server. */
@@ -79,10 +80,8 @@ function sendWith(sender: ExchangeSender, exchange: Exchange, events: ExchangeEv
 export function fetchIO(background: ExchangeSender, now: () => number = Date.now): EngineIO<Response, ExchangeSender> {
   return {
     now,
-    setTimer: (delayMs, run) => {
-      const timer = setTimeout(run, delayMs);
-      return () => clearTimeout(timer);
-    },
+    // One native timer for every attempt's timeout, hedge and deadline (timer-queue.ts).
+    setTimer: timerQueue({ now }),
     send: (exchange, events, sender) => sendWith(sender ?? background, exchange, events),
     discard: (response) => void response.body?.cancel().catch(() => undefined),
   };

@@ -8,11 +8,11 @@
 import { BINDINGS_HEADER } from '@webpp/core';
 import type { BindingsDocument, ServerId } from '@webpp/core';
 import type { BindingsStore } from './bindings-store.js';
-import type { DigestStore } from './digest-store.js';
+import type { IntegrityStage } from './integrity-stage.js';
 import { isSwitchOff } from './kill-switch.js';
 import type { KillSwitch } from './kill-switch.js';
 import type { PushedLoad } from './pushed-load.js';
-import type { ClientAggregate } from './client-aggregate.js';
+import type { ClientAggregateStage } from './client-aggregate-stage.js';
 import type { StateReporter } from './state-reporter.js';
 import type { StaticBindings } from './static-bindings.js';
 import type { TrustRule } from './trust.js';
@@ -21,7 +21,8 @@ export type WaitUntil = (promise: Promise<unknown>) => void;
 
 export interface HeaderLearningOptions {
   bindings: BindingsStore;
-  digests: DigestStore;
+  /** Where the own origin's content digests go (NO_INTEGRITY unless the integrity add-on is on). */
+  integrity: IntegrityStage;
   trust: TrustRule;
   killSwitch: KillSwitch;
   staticBindings: StaticBindings;
@@ -29,7 +30,7 @@ export interface HeaderLearningOptions {
   /** Server push: Server-Timing and webpp-load (pushed-load.ts). */
   pushed?: PushedLoad;
   /** The client aggregate for first visits (client-aggregate.ts): the own origin's webpp-aggregate. */
-  aggregate?: ClientAggregate;
+  aggregate?: ClientAggregateStage;
   /** The own origin answered (control-check.ts). */
   heardFromOwnOrigin(): void;
 }
@@ -66,14 +67,14 @@ export class HeaderLearning {
   }
 
   private applyBindings(headers: Headers, from: string, waitUntil: WaitUntil, replica: ServerId | undefined): void {
-    const { bindings, trust, digests, reporter } = this.options;
+    const { bindings, trust, integrity, reporter } = this.options;
     const learned = bindings.learn(headers, replica === undefined ? undefined : (document) => this.screen(document, replica, from));
     if (learned.kind === 'applied') {
       reporter.count('bindingsHeadersAccepted');
       if (replica === undefined && learned.document) {
         trust.learnServers(learned.document.bindings);
         trust.learnOwnVersion(learned.document.directoryVersion);
-        if (digests.record(learned.document.digests ?? []) > 0) waitUntil(digests.changed());
+        if (learned.document.digests) integrity.learn(learned.document.digests, waitUntil);
       }
       if (learned.applied > 0) {
         waitUntil(bindings.changed());

@@ -17,7 +17,6 @@ export type { PublicWorkerOptions } from './options-schema.js';
 export { idbKeyValueStore, memoryKeyValueStore } from './storage.js';
 export type { KeyValueStore } from './storage.js';
 export { telemetryHooks } from './telemetry.js';
-export type { AttemptSpec, RunResult } from './attempt-runner.js';
 export { EVENT_CHANNEL, STATE_REQUEST, FLUSH_REQUEST } from './messages.js';
 export type {
   AttemptOutcome,

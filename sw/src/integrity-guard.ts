@@ -11,13 +11,12 @@
  * Responses of the own origin are not checked: the digests come from it, so its bytes are
  * the truth by definition (and a file changed since the digest was learned still loads).
  */
-import type { ServerId } from '@webpp/core';
-import type { AttemptSpec, RunResult } from './attempt-runner.js';
-import type { DigestStore } from './digest-store.js';
-import { checkBody, replicaAnswerVerdict, verifyingResponse, wantsWholeBody, type BodyCheck } from './integrity.js';
-import type { AttemptRecord } from './messages.js';
+import type { AttemptRecord, EngineAttempt, RunResult, ServerId } from '@webpp/core';
+import { DigestStore } from './digest-store.js';
+import type { IntegrityDeps, IntegrityStage } from './integrity-stage.js';
+import { DEFAULT_VERIFY_BUFFER_BYTES, checkBody, replicaAnswerVerdict, verifyingResponse, wantsWholeBody, type BodyCheck } from './integrity.js';
 
-export interface IntegrityGuardOptions {
+interface IntegrityGuardOptions {
   digests: DigestStore;
   selfOrigin: string;
   maxBufferBytes: number;
@@ -32,13 +31,13 @@ export interface IntegrityGuardOptions {
 /** Attempt outcomes after which a server is not asked again for the same request. */
 const SPENT = new Set(['served', 'timeout', 'network-error', 'server-error', 'stale']);
 
-export class IntegrityGuard {
+class IntegrityGuard {
   private readonly toStream = new WeakMap<Request, { server: ServerId; logicalUrl: string; integrity: string }>();
 
   constructor(private readonly options: IntegrityGuardOptions) {}
 
   /** Runs the attempts through `attempt`, failing over past replicas whose bytes do not match. */
-  async run(request: Request, logicalUrl: string, specs: readonly AttemptSpec[], attempt: (plan: readonly AttemptSpec[]) => Promise<RunResult>): Promise<RunResult> {
+  async run(request: Request, logicalUrl: string, specs: readonly EngineAttempt[], attempt: (plan: readonly EngineAttempt[]) => Promise<RunResult<Response>>): Promise<RunResult<Response>> {
     const integrity = this.options.digests.get(logicalUrl);
     let result = await attempt(specs);
     if (integrity === undefined) return result;
@@ -47,7 +46,7 @@ export class IntegrityGuard {
     for (;;) {
       if (result.kind !== 'served') return { ...result, attempts: [...earlier, ...result.attempts] };
       const { winner, response, attempts } = result;
-      const merged = (served: Response): RunResult => ({ kind: 'served', winner, response: served, attempts: [...earlier, ...attempts] });
+      const merged = (served: Response): RunResult<Response> => ({ kind: 'served', winner, response: served, attempts: [...earlier, ...attempts] });
       if (winner.server === this.options.selfOrigin || !wantsWholeBody(request)) return merged(response);
       const verdict = replicaAnswerVerdict(response);
       if (verdict === 'pass') return merged(response);
@@ -76,7 +75,7 @@ export class IntegrityGuard {
       earlier.push(...attempts);
       const rest = specs.filter((spec) => !spent.has(spec.server));
       if (!spent.has(this.options.selfOrigin) && !rest.some((spec) => spec.server === this.options.selfOrigin) && isOn(logicalUrl, this.options.selfOrigin)) {
-        rest.push({ server: this.options.selfOrigin, physicalUrl: logicalUrl, timeoutMs: winner.timeoutMs, reason: 'integrity-primary-copy', ...(winner.deadlineMs === undefined ? {} : { deadlineMs: winner.deadlineMs }) });
+        rest.push({ server: this.options.selfOrigin, target: logicalUrl, timeoutMs: winner.timeoutMs, reason: 'integrity-primary-copy', ...(winner.deadlineMs === undefined ? {} : { deadlineMs: winner.deadlineMs }) });
       }
       if (rest.length === 0) return { kind: 'failed', attempts: earlier };
       result = await attempt(rest);
@@ -100,4 +99,36 @@ export class IntegrityGuard {
 
 function isOn(url: string, origin: string): boolean {
   return url.startsWith(origin) && url[origin.length] === '/';
+}
+
+/**
+ * The integrity stage of the webpp-sw-integrity.js add-on (and of a Workbox worker): the
+ * digests the own origin gave (kept in IndexedDB), and the guard that checks replicas' bytes
+ * against them; a replica with wrong bytes is a failed server.
+ */
+export function createIntegrity(deps: IntegrityDeps): IntegrityStage {
+  const { reporter } = deps;
+  const digests = new DigestStore({ storage: deps.storage, flushDelayMs: deps.flushDelayMs });
+  const guard = new IntegrityGuard({
+    digests,
+    selfOrigin: deps.selfOrigin,
+    maxBufferBytes: deps.maxBufferBytes ?? DEFAULT_VERIFY_BUFFER_BYTES,
+    onMismatch: ({ server, logicalUrl, expected, actual, streamed }) => {
+      reporter.count('integrityFailures');
+      reporter.event({ type: 'integrity-failure', atMs: Date.now(), server, logicalUrl, expected, actual, streamed });
+      deps.failed(server);
+    },
+    onUnreadable: (server) => deps.failed(server),
+    onVerified: () => reporter.count('bodiesVerified'),
+  });
+  return {
+    enabled: true,
+    run: (request, logicalUrl, plan, attempt) => guard.run(request, logicalUrl, plan, attempt),
+    guard: (request, response) => guard.guard(request, response),
+    learn: (learned, waitUntil) => {
+      if (digests.record(learned) > 0) waitUntil(digests.changed());
+    },
+    restore: (stored) => digests.restore(stored),
+    flush: () => digests.flushNow(),
+  };
 }

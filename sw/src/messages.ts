@@ -10,6 +10,16 @@ import type { ClientAggregateView } from './client-aggregate.js';
 /** BroadcastChannel on which the worker publishes live events (batched arrays of WebppEvent). */
 export const EVENT_CHANNEL = 'webpp';
 
+/**
+ * Subscription to the live events, on EVENT_CHANNEL itself: a page that listens posts
+ * `{type: EVENTS_SUBSCRIBE}` when it starts listening, again every EVENTS_LEASE_MS / 3, and
+ * in answer to the `{type: EVENTS_HELLO}` a worker posts when it starts. The worker publishes
+ * only while a subscription is live (the lease), so pages without a listener cost nothing.
+ */
+export const EVENTS_SUBSCRIBE = 'webpp:subscribe';
+export const EVENTS_HELLO = 'webpp:hello';
+export const EVENTS_LEASE_MS = 60_000;
+
 /** Message types a page sends to the worker; the answer arrives on the transferred MessagePort. */
 export const STATE_REQUEST = 'webpp:state';
 export const FLUSH_REQUEST = 'webpp:flush';
@@ -42,12 +52,8 @@ export interface ReplicaUnusableMessage {
  */
 export type AttemptOutcome = EngineAttemptOutcome;
 
-/**
- * One attempt of a bound request, as the page sees it: the engine's record (packages/core,
- * engine-io.ts) with its target named `physicalUrl` (the replica's URL) and without the
- * engine-internal purpose.
- */
-export type AttemptRecord = Omit<EngineAttemptRecord, 'target' | 'purpose'> & { physicalUrl: string };
+/** One attempt of a bound request: the engine's record (packages/core, engine-io.ts); `target` is the replica's URL. */
+export type AttemptRecord = EngineAttemptRecord;
 
 /** One bound request: which replica served which logical URL, and what was tried. */
 export interface DecisionRecord {

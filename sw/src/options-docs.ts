@@ -10,7 +10,7 @@ export const WORKER_OPTION_DOCS: Readonly<Record<PublicOptionName, string>> = {
   policy:
     'The replica policy, by name: `webpp` (the default), or the paper\'s extended Refresh with the paper\'s values (`paper`, Figure 10) or with short TTLs and probe intervals (`fast`); the evaluation\'s `refresh`, `hedged`, `random`, `round-robin`, `single-<n>`, `optimal`, `optimal-complete`. Any other than `webpp` loads the `policies` add-on. Change it to reproduce the paper or to compare policies on your own site.',
   features:
-    'Opt-in features, comma-separated: `batch` ([batch transmission](batching.md)), `offline` ([offline copies](#offline-when-every-replica-is-down)); each loads its add-on script. Turn one on when your site serves many small resources (`batch`) or should keep working offline (`offline`).',
+    'Opt-in features, comma-separated: `batch` ([batch transmission](batching.md)), `offline` ([offline copies](#offline-when-every-replica-is-down)), `integrity` (checks bodies against the origin\'s content digests) and `aggregate` (the client aggregate for first visits); each loads its add-on script. Turn one on when your site serves many small resources (`batch`), should keep working offline (`offline`), or its origin runs with `--content-digests` (`integrity`) or `--client-aggregate` (`aggregate`); an origin that injects the tag adds the last two itself.',
   timeoutFloorMs:
     'No attempt times out sooner than this. Raise it when your replicas sometimes pause for longer (a cold start of a serverless replica, a slow TLS handshake) and you see failovers to slower replicas.',
   timeoutCeilingMs:

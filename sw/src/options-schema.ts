@@ -16,7 +16,7 @@
 import { PAPER_DEFAULTS, WEBPP_DEFAULTS } from '@webpp/core';
 
 /** The opt-in features a site names in `features`, each a script `webpp-sw-<name>.js` (addons.ts). */
-export const FEATURE_NAMES = ['batch', 'offline'] as const;
+export const FEATURE_NAMES = ['batch', 'offline', 'integrity', 'aggregate'] as const;
 export type FeatureName = (typeof FEATURE_NAMES)[number];
 
 const DAY_MS = 24 * 60 * 60 * 1_000;

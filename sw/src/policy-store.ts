@@ -36,7 +36,12 @@ export class PolicyStore {
 
   /** Loads the stored state into the policy (what it learned meanwhile is kept where newer). */
   async load(): Promise<void> {
-    this.policy.restore(await this.storage.get(LATENCY_TABLE_KEY));
+    this.restore(await this.storage.get(LATENCY_TABLE_KEY));
+  }
+
+  /** Restores what was stored under LATENCY_TABLE_KEY, read by the caller (ReplicaClient reads all its state at once). */
+  restore(stored: unknown): void {
+    this.policy.restore(stored);
   }
 
   /**

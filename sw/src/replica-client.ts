@@ -19,11 +19,11 @@ import { BindingsStore } from './bindings-store.js';
 import type { ReplicaClientOptions } from './client-options.js';
 import { resolveWorkerOptions } from './config.js';
 import { ConnectionQueue } from './connection-queue.js';
-import { DigestStore } from './digest-store.js';
 import { EngineHooks } from './engine-hooks.js';
 import { relocateEmbeds } from './embed-relocation.js';
 import type { RelocateQuery } from './embed-relocation.js';
-import { DEFAULT_VERIFY_BUFFER_BYTES } from './integrity.js';
+import { NO_INTEGRITY } from './integrity-stage.js';
+import type { IntegrityStage } from './integrity-stage.js';
 import { KillSwitch, pageNotifier } from './kill-switch.js';
 import { observeRequest } from './observe.js';
 import type { WorkerStateSnapshot } from './messages.js';
@@ -38,7 +38,7 @@ import type { Route } from './route.js';
 import { PolicyStore } from './policy-store.js';
 import { policyServerViews, policyTableJSON } from './policy-views.js';
 import { ResumeStage } from './resume.js';
-import { headerStages, integrityStage } from './stage-wiring.js';
+import { headerStages } from './stage-wiring.js';
 import type { HeaderLearning } from './header-learning.js';
 import { NO_OFFLINE_COPIES } from './offline-copies.js';
 import type { OfflineCopies } from './offline-copies.js';
@@ -47,11 +47,12 @@ import { PersonalUrls } from './personal-answers.js';
 import { isSameOrigin } from './physical-request.js';
 import { UnusableReplicas } from './unusable-replicas.js';
 import { StateReporter, broadcastPublisher } from './state-reporter.js';
-import { CONTROL_KEY, idbKeyValueStore } from './storage.js';
+import { BINDINGS_KEY, CONTROL_KEY, DIGESTS_KEY, LATENCY_TABLE_KEY, idbKeyValueStore, readAll } from './storage.js';
 import type { KeyValueStore } from './storage.js';
 import { TrustRule } from './trust.js';
 import { PushedLoad, policyPushSink } from './pushed-load.js';
-import { ClientAggregate } from './client-aggregate.js';
+import { NO_CLIENT_AGGREGATE } from './client-aggregate-stage.js';
+import type { ClientAggregateStage } from './client-aggregate-stage.js';
 import { SW_VERSION } from './version.js';
 
 export type { RespondIO } from './bind.js';
@@ -74,7 +75,8 @@ export class ReplicaClient {
   readonly bindings: BindingsStore;
   readonly reporter: StateReporter;
   readonly offline: OfflineCopies;
-  readonly digests: DigestStore;
+  /** Content integrity (NO_INTEGRITY unless the integrity add-on is on). */
+  readonly integrity: IntegrityStage;
   /** Resolves when the stored state and bindings are loaded (never rejects). */
   readonly ready: Promise<void>;
   private loaded = false;
@@ -86,7 +88,7 @@ export class ReplicaClient {
   private readonly headers: HeaderLearning;
   private readonly trust: TrustRule;
   private readonly pushed: PushedLoad;
-  private readonly aggregate: ClientAggregate;
+  private readonly aggregate: ClientAggregateStage;
   private readonly startedAtMs = Date.now();
   private readonly plainFetch: (request: Request) => Promise<Response>;
   private readonly router: Router;
@@ -106,7 +108,9 @@ export class ReplicaClient {
     const plainFetch = init.fetch ?? ((request: Request) => fetch(request));
     this.plainFetch = plainFetch;
     const { options, selfOrigin, storage } = this;
-    this.reporter = new StateReporter({ historySize: options.historySize, publish: init.publish ?? broadcastPublisher() });
+    // Live events go out only while a page listens (webpp.on, the dashboard), unless the caller publishes itself.
+    const publish = init.publish ?? broadcastPublisher((leaseMs) => this.reporter.subscribe(leaseMs));
+    this.reporter = new StateReporter({ historySize: options.historySize, onlyWhenSubscribed: init.publish === undefined, ...(publish ? { publish } : {}) });
     const reporter = this.reporter;
     this.killSwitch = new KillSwitch({
       storage,
@@ -119,12 +123,13 @@ export class ReplicaClient {
     const personal = new PersonalUrls();
     this.router = new Router({ selfOrigin, ownScriptPaths: ownPaths, bindings: this.bindings, isOff: () => this.killSwitch.isOff, isLoaded: () => this.loaded, isPersonal: (url) => personal.has(url) });
     this.trust = new TrustRule(selfOrigin);
-    this.digests = new DigestStore({ storage, flushDelayMs: options.flushDelayMs });
 
     // Server push (Server-Timing, webpp-load) into the policy's pushed-service-time input.
     this.pushed = new PushedLoad({ sink: policyPushSink(this.policy, () => void this.store.changed()), isKnownServer: (server) => this.trust.isKnownServer(server) });
-    // The client aggregate for first visits (only when the own origin turns it on).
-    this.aggregate = new ClientAggregate({ policy: this.policy, selfOrigin, isKnownServer: (server) => this.trust.isKnownServer(server), post: (url, requestInit) => plainFetch(new Request(url, requestInit)) });
+    // The client aggregate for first visits (the aggregate add-on; read only when the own origin turns it on).
+    this.aggregate =
+      init.clientAggregate?.({ policy: this.policy, selfOrigin, isKnownServer: (server) => this.trust.isKnownServer(server), post: (url, requestInit) => plainFetch(new Request(url, requestInit)) }) ??
+      NO_CLIENT_AGGREGATE;
     // The learn stage (measurements to the policy) and core's engine with the worker's IO.
     const probeUrls = new ProbeUrls();
     const connections = new ConnectionQueue({ now: () => performance.now() });
@@ -143,13 +148,15 @@ export class ReplicaClient {
     }));
     const observe = this.engine.observe.bind(this.engine);
     const failed = (server: ServerId): void => observe({ server, purpose: 'request', outcome: 'network-error', nowMs: Date.now() });
+    // Content integrity (the integrity add-on): a replica with wrong bytes is a failed server.
+    this.integrity = init.integrity?.({ storage, selfOrigin, flushDelayMs: options.flushDelayMs, reporter, failed, ...(init.verifyBufferBytes === undefined ? {} : { maxBufferBytes: init.verifyBufferBytes }) }) ?? NO_INTEGRITY;
 
     const { headers, controlCheck } = headerStages({
       options,
       selfOrigin,
       storage,
       bindings: this.bindings,
-      digests: this.digests,
+      integrity: this.integrity,
       trust: this.trust,
       killSwitch: this.killSwitch,
       reporter,
@@ -168,7 +175,7 @@ export class ReplicaClient {
       reporter,
       headers: this.headers,
       samples: this.samples,
-      integrity: integrityStage(this.digests, selfOrigin, init.verifyBufferBytes ?? DEFAULT_VERIFY_BUFFER_BYTES, reporter, failed),
+      integrity: this.integrity,
       resume: new ResumeStage({ resumeMinBytes: options.resumeMinBytes, reporter, observe }),
       offline: this.offline,
       controlCheck,
@@ -290,7 +297,7 @@ export class ReplicaClient {
   /** Writes pending policy state and bindings changes to IndexedDB now. */
   async flush(): Promise<void> {
     this.samples.expire();
-    await Promise.all([this.store.flushNow(), this.bindings.flushNow(), this.digests.flushNow(), this.offline.flush()]);
+    await Promise.all([this.store.flushNow(), this.bindings.flushNow(), this.integrity.flush(), this.offline.flush()]);
   }
 
   /**
@@ -340,7 +347,11 @@ export class ReplicaClient {
 
   private async load(): Promise<void> {
     try {
-      const [control] = await Promise.all([this.storage.get(CONTROL_KEY), this.store.load(), this.bindings.load(), this.digests.load()]);
+      // The whole state in one read (one IndexedDB transaction): the first fetch event waits for it.
+      const [control, table, bindings, digests] = await readAll(this.storage, [CONTROL_KEY, LATENCY_TABLE_KEY, BINDINGS_KEY, DIGESTS_KEY]);
+      this.store.restore(table);
+      this.bindings.restore(bindings);
+      this.integrity.restore(digests);
       this.trust.learnServers(this.bindings.held());
       this.trust.learnOwnVersion(this.bindings.directoryVersion);
       // Installed again soon after a switch-off: stay off (and tell the pages again).

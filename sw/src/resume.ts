@@ -6,8 +6,7 @@
  * the rest of the plan by a Range request, run by the engine like any request.
  */
 import { bodyIdleTimeoutMs } from '@webpp/core';
-import type { ExchangeSample, ServerId } from '@webpp/core';
-import type { AttemptSpec } from './attempt-runner.js';
+import type { EngineAttempt, ExchangeSample, ServerId } from '@webpp/core';
 import { isMediaRange } from './media-range.js';
 import { resumableBody } from './resumable-body.js';
 import type { ResumeAnswer, ResumeRequest } from './resumable-body.js';
@@ -25,11 +24,11 @@ export interface ResumeStageOptions {
 export interface ServedBody {
   request: Request;
   logicalUrl: string;
-  winner: AttemptSpec;
+  winner: EngineAttempt;
   /** The plan of the request: the replicas to ask for the rest, in order. */
-  plan: readonly AttemptSpec[];
+  plan: readonly EngineAttempt[];
   /** Runs the remaining plan for `rest` (a 'resume' run of the engine). */
-  fetchRest(plan: readonly AttemptSpec[], rest: ResumeRequest): Promise<ResumeAnswer | undefined>;
+  fetchRest(plan: readonly EngineAttempt[], rest: ResumeRequest): Promise<ResumeAnswer | undefined>;
   waitUntil(promise: Promise<unknown>): void;
 }
 

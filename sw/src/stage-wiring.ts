@@ -3,17 +3,15 @@
  * state reporter, and what a failure means for the engine. Wiring only; each stage's logic
  * lives in its own module.
  */
-import type { ServerId } from '@webpp/core';
 import type { BindingsStore } from './bindings-store.js';
 import { workerTimeouts } from './config.js';
 import type { WorkerOptions } from './config.js';
 import { ControlCheck } from './control-check.js';
-import type { DigestStore } from './digest-store.js';
 import { HeaderLearning } from './header-learning.js';
-import { IntegrityGuard } from './integrity-guard.js';
+import type { IntegrityStage } from './integrity-stage.js';
 import type { KillSwitch } from './kill-switch.js';
 import type { PushedLoad } from './pushed-load.js';
-import type { ClientAggregate } from './client-aggregate.js';
+import type { ClientAggregateStage } from './client-aggregate-stage.js';
 import { buildProbeRequest } from './physical-request.js';
 import type { StateReporter } from './state-reporter.js';
 import { StaticBindings } from './static-bindings.js';
@@ -25,13 +23,13 @@ export interface HeaderWiring {
   selfOrigin: string;
   storage: KeyValueStore;
   bindings: BindingsStore;
-  digests: DigestStore;
+  integrity: IntegrityStage;
   trust: TrustRule;
   killSwitch: KillSwitch;
   reporter: StateReporter;
   plainFetch: (request: Request) => Promise<Response>;
   pushed?: PushedLoad;
-  aggregate?: ClientAggregate;
+  aggregate?: ClientAggregateStage;
 }
 
 /** Header learning, and the own-origin check whose answers it reads (control-check.ts). */
@@ -41,7 +39,7 @@ export function headerStages(wiring: HeaderWiring): { headers: HeaderLearning; c
   let controlCheck: ControlCheck | undefined;
   const headers = new HeaderLearning({
     bindings: wiring.bindings,
-    digests: wiring.digests,
+    integrity: wiring.integrity,
     trust: wiring.trust,
     killSwitch: wiring.killSwitch,
     staticBindings: new StaticBindings({ selfOrigin, storage: wiring.storage, fetch: plainFetch }),
@@ -63,20 +61,4 @@ export function headerStages(wiring: HeaderWiring): { headers: HeaderLearning; c
     },
   });
   return { headers, controlCheck };
-}
-
-/** Integrity checks; a replica with wrong bytes is a failed server (`failed`). */
-export function integrityStage(digests: DigestStore, selfOrigin: string, maxBufferBytes: number, reporter: StateReporter, failed: (server: ServerId) => void): IntegrityGuard {
-  return new IntegrityGuard({
-    digests,
-    selfOrigin,
-    maxBufferBytes,
-    onMismatch: ({ server, logicalUrl, expected, actual, streamed }) => {
-      reporter.count('integrityFailures');
-      reporter.event({ type: 'integrity-failure', atMs: Date.now(), server, logicalUrl, expected, actual, streamed });
-      failed(server);
-    },
-    onUnreadable: failed,
-    onVerified: () => reporter.count('bodiesVerified'),
-  });
 }

@@ -5,7 +5,7 @@
  * published on a BroadcastChannel so a dashboard updates as things happen.
  */
 import type { LatencyTable, ServerId } from '@webpp/core';
-import { EVENT_CHANNEL } from './messages.js';
+import { EVENT_CHANNEL, EVENTS_HELLO, EVENTS_LEASE_MS, EVENTS_SUBSCRIBE } from './messages.js';
 import type { DecisionRecord, ServerView, WebppEvent, WorkerCounters } from './messages.js';
 
 function emptyCounters(): WorkerCounters {
@@ -87,13 +87,28 @@ export interface StateReporterOptions {
   historySize: number;
   /** Publishes a batch of events (BroadcastChannel.postMessage in the worker). */
   publish?: (events: WebppEvent[]) => void;
+  /**
+   * Publish only while a page subscribed (subscribe(): the broadcast channel's lease). Off:
+   * every event is published (a caller's own `publish`). Default false.
+   */
+  onlyWhenSubscribed?: boolean;
+  /** Clock of the subscription lease. Default Date.now. */
+  now?: () => number;
 }
+
+/** Events kept while nobody listens, for a page whose subscription crosses its first requests. */
+const BACKLOG_EVENTS = 256;
+const BACKLOG_MS = 2_000;
 
 export class StateReporter {
   readonly counters = emptyCounters();
   private readonly decisions: RingBuffer<DecisionRecord>;
   private readonly events: RingBuffer<WebppEvent>;
   private readonly publish: ((events: WebppEvent[]) => void) | undefined;
+  private readonly onlyWhenSubscribed: boolean;
+  private readonly now: () => number;
+  private subscribedUntilMs = 0;
+  private backlog: { atMs: number; event: WebppEvent }[] = [];
   private queue: WebppEvent[] = [];
   private flushScheduled = false;
   private nextDecisionId = 1;
@@ -102,6 +117,27 @@ export class StateReporter {
     this.decisions = new RingBuffer(options.historySize);
     this.events = new RingBuffer(options.historySize);
     this.publish = options.publish;
+    this.onlyWhenSubscribed = options.onlyWhenSubscribed ?? false;
+    this.now = options.now ?? Date.now;
+  }
+
+  /** True when live events go out: worth building high-rate ones (samples). */
+  get listening(): boolean {
+    return this.publish !== undefined && (!this.onlyWhenSubscribed || this.now() < this.subscribedUntilMs);
+  }
+
+  /**
+   * A page listens (EVENTS_SUBSCRIBE), for `leaseMs`. A new subscription first gets the
+   * events of the last BACKLOG_MS, which its own first requests may have caused.
+   */
+  subscribe(leaseMs: number): void {
+    const nowMs = this.now();
+    const wasListening = this.listening;
+    this.subscribedUntilMs = Math.max(this.subscribedUntilMs, nowMs + leaseMs);
+    if (wasListening) return;
+    const recent = this.backlog.filter((item) => item.atMs >= nowMs - BACKLOG_MS).map((item) => item.event);
+    this.backlog = [];
+    if (recent.length > 0) this.enqueue(recent);
   }
 
   decisionId(): number {
@@ -126,7 +162,17 @@ export class StateReporter {
   /** Publishes without keeping (high-rate events such as samples). */
   send(event: WebppEvent): void {
     if (!this.publish) return;
-    this.queue.push(event);
+    if (!this.listening) {
+      // Nobody listens: no message at all, only a short backlog (no timer, no clone).
+      this.backlog.push({ atMs: this.now(), event });
+      if (this.backlog.length > BACKLOG_EVENTS) this.backlog.splice(0, this.backlog.length - BACKLOG_EVENTS);
+      return;
+    }
+    this.enqueue([event]);
+  }
+
+  private enqueue(events: WebppEvent[]): void {
+    this.queue.push(...events);
     if (this.flushScheduled) return;
     this.flushScheduled = true;
     // One message per burst: a page load's 50 decisions cost a handful of posts, off the hot path.
@@ -154,12 +200,17 @@ export class StateReporter {
   }
 }
 
-/** Publishes event batches on the BroadcastChannel the page script listens to, opened on first use. */
-export function broadcastPublisher(): ((events: WebppEvent[]) => void) | undefined {
+/**
+ * The BroadcastChannel the page script listens to: events are posted on it, and pages
+ * subscribe on it (EVENTS_SUBSCRIBE → `onSubscribe`). The channel opens when the worker
+ * starts, which posts one EVENTS_HELLO so that pages already listening subscribe again.
+ */
+export function broadcastPublisher(onSubscribe: (leaseMs: number) => void): ((events: WebppEvent[]) => void) | undefined {
   if (typeof BroadcastChannel === 'undefined') return undefined;
-  let channel: BroadcastChannel | undefined;
-  return (events) => {
-    channel ??= new BroadcastChannel(EVENT_CHANNEL);
-    channel.postMessage(events);
+  const channel = new BroadcastChannel(EVENT_CHANNEL);
+  channel.onmessage = (message: MessageEvent<{ type?: unknown } | null>) => {
+    if (message.data?.type === EVENTS_SUBSCRIBE) onSubscribe(EVENTS_LEASE_MS);
   };
+  channel.postMessage({ type: EVENTS_HELLO });
+  return (events) => channel.postMessage(events);
 }

@@ -2,7 +2,7 @@
  * The worker's persistent storage: a tiny key-value interface over idb-keyval, so that the
  * stores stay testable and a Workbox site can choose its own database name.
  */
-import { createStore, get, set, update } from 'idb-keyval';
+import { createStore, get, getMany, set, update } from 'idb-keyval';
 
 export interface KeyValueStore {
   get(key: string): Promise<unknown>;
@@ -12,6 +12,13 @@ export interface KeyValueStore {
    * inside one IndexedDB readwrite transaction (idb-keyval `update`).
    */
   update(key: string, updater: (stored: unknown) => unknown): Promise<void>;
+  /** Several keys in one read (one IndexedDB transaction); default: one get per key. */
+  getMany?(keys: readonly string[]): Promise<unknown[]>;
+}
+
+/** The stored values of `keys`, in one read where the store can (the worker's start-up reads its whole state so). */
+export function readAll(storage: KeyValueStore, keys: readonly string[]): Promise<unknown[]> {
+  return storage.getMany ? storage.getMany(keys) : Promise.all(keys.map((key) => storage.get(key)));
 }
 
 /** Database and object store names used by the bundled worker. */
@@ -32,6 +39,7 @@ export function idbKeyValueStore(dbName = DEFAULT_DB_NAME, storeName = DEFAULT_S
     get: (key) => get(key, store()),
     set: (key, value) => set(key, value, store()),
     update: (key, updater) => update(key, updater, store()),
+    getMany: (keys) => getMany([...keys], store()),
   };
 }
 

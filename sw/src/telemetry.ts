@@ -23,6 +23,7 @@ export function telemetryHooks(reporter: StateReporter, policy: ClientPolicy): E
       const nowMs = Date.now();
       if (sample.outcome === 'served' && sample.ttfbMs !== undefined) {
         reporter.count('samples');
+        if (!reporter.listening) return; // the live sample event is for a page that listens
         const view = policyServerView(policy, sample.server, nowMs);
         const kind = sample.purpose === 'refresh' || sample.purpose === 'probe' ? sample.purpose : 'request';
         if (view) reporter.send({ type: 'sample', atMs: nowMs, server: sample.server, ttfbMs: round(sample.ttfbMs), kind, view });

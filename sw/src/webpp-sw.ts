@@ -18,7 +18,15 @@ const wanted = [...parsed.options.features, ...(parsed.options.policy === 'webpp
 const addons = loadAddons(wanted, self.location.href, (url) => self.importScripts(url), parsed.errors);
 const policies = addons[POLICIES_ADDON]?.policies;
 const offlineCopies = addons['offline']?.offlineCopies;
-const client = new ReplicaClient({ parsed, ...(policies ? { policies } : {}), ...(offlineCopies ? { offlineCopies } : {}) });
+const integrity = addons['integrity']?.integrity;
+const clientAggregate = addons['aggregate']?.clientAggregate;
+const client = new ReplicaClient({
+  parsed,
+  ...(policies ? { policies } : {}),
+  ...(offlineCopies ? { offlineCopies } : {}),
+  ...(integrity ? { integrity } : {}),
+  ...(clientAggregate ? { clientAggregate } : {}),
+});
 client.attachMessageListener(self);
 for (const addon of Object.values(addons)) addon.install?.(client, self);
 

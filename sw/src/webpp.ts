@@ -33,6 +33,10 @@ declare global {
 (() => {
   if (window.webpp) return;
   const CHANNEL = 'webpp';
+  // messages.ts EVENTS_SUBSCRIBE, EVENTS_HELLO, EVENTS_LEASE_MS (literal: the page script imports no worker code).
+  const SUBSCRIBE = 'webpp:subscribe';
+  const HELLO = 'webpp:hello';
+  const LEASE_MS = 60_000;
   const OFF_KEY = 'webpp:off';
   const ANSWER_TIMEOUT_MS = 5_000;
   const script = document.currentScript as HTMLScriptElement | null;
@@ -149,9 +153,18 @@ declare global {
   let channel: BroadcastChannel | undefined;
   const listen = (): void => {
     if (channel || typeof BroadcastChannel === 'undefined') return;
-    channel = new BroadcastChannel(CHANNEL);
-    channel.onmessage = (message: MessageEvent<WebppEvent[]>) => {
-      if (!Array.isArray(message.data)) return;
+    const opened = new BroadcastChannel(CHANNEL);
+    channel = opened;
+    // The worker publishes only to subscribers (a lease): subscribe now, on every worker's
+    // hello (it started again), and a few times per lease (messages.ts EVENTS_SUBSCRIBE).
+    const subscribe = (): void => opened.postMessage({ type: SUBSCRIBE });
+    subscribe();
+    setInterval(subscribe, LEASE_MS / 3);
+    opened.onmessage = (message: MessageEvent<WebppEvent[] | { type?: unknown }>) => {
+      if (!Array.isArray(message.data)) {
+        if (message.data?.type === HELLO) subscribe();
+        return;
+      }
       for (const event of message.data) {
         for (const key of [event.type, '*']) listeners.get(key)?.forEach((listener) => listener(event));
       }

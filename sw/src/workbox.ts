@@ -14,6 +14,8 @@
  * (`handlerWillStart`, `handlerWillRespond`, `handlerDidRespond`, …) run as usual.
  */
 import { createPolicy } from '@webpp/core';
+import { createClientAggregate } from './client-aggregate.js';
+import { createIntegrity } from './integrity-guard.js';
 import { Strategy } from 'workbox-strategies';
 import type { StrategyHandler, StrategyOptions } from 'workbox-strategies';
 import type { RouteMatchCallback, WorkboxPlugin } from 'workbox-core/types.js';
@@ -37,6 +39,8 @@ export function getReplicaClient(settings?: WorkerOptionsInput, extra: ReplicaCl
       // A site bundles its own worker: every policy of core's registry is there.
       policies: createPolicy,
       offlineCopies: createOfflineCopies,
+      integrity: createIntegrity,
+      clientAggregate: createClientAggregate,
       ...(settings ? { settings } : {}),
       ...(unregisterOnSwitchOff ? {} : { unregister: () => Promise.resolve() }),
       ...rest,

@@ -111,7 +111,8 @@ describe('worker options', () => {
     expect(batch.options.features).toEqual(['batch']);
     const odd = parseWorkerOptions(new URLSearchParams('features=batch, teleport,batch'));
     expect(odd.options.features).toEqual(['batch']);
-    expect(odd.errors).toEqual(['features: unknown feature "teleport" (known: batch, offline)']);
+    expect(odd.errors).toEqual(['features: unknown feature "teleport" (known: batch, offline, integrity, aggregate)']);
     expect(resolveWorkerOptions({ features: ['offline', 'batch'] }).options.features).toEqual(['offline', 'batch']);
+    expect(parseWorkerOptions(new URLSearchParams('features=integrity,aggregate')).options.features).toEqual(['integrity', 'aggregate']);
   });
 });

@@ -97,7 +97,7 @@ afterAll(async () => {
 function client(observeResourceTiming: boolean): { instance: ReplicaClient; events: WebppEvent[] } {
   const events: WebppEvent[] = [];
   const instance = new ReplicaClient({
-    settings: { flushDelayMs: 0 },
+    internal: { flushDelayMs: 0 },
     selfOrigin: own.origin,
     storage: memoryKeyValueStore(),
     observeResourceTiming,

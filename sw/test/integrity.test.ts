@@ -10,6 +10,7 @@ import type { FastifyInstance } from 'fastify';
 import { BINDINGS_HEADER, encodeBindings } from '@webpp/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPolicy, registerPolicy } from '@webpp/core';
+import { createIntegrity } from '../src/integrity-guard.js';
 import { ReplicaClient } from '../src/replica-client.js';
 import { memoryKeyValueStore } from '../src/storage.js';
 import type { WebppEvent } from '../src/messages.js';
@@ -96,6 +97,7 @@ function newClient(storage = memoryKeyValueStore()): { instance: ReplicaClient; 
     settings: { policy: 'bad-first' },
     internal: { preset: 'fast', flushDelayMs: 0 },
     policies: createPolicy, // core's registry, where the test registers 'bad-first'
+    integrity: createIntegrity, // the integrity add-on (webpp-sw-integrity.js)
     selfOrigin: site.origin,
     storage,
     observeResourceTiming: false,

@@ -160,8 +160,8 @@ export async function buildParts(options: ResolvedOptions, folder: DataFolder): 
     settings: {
       directory,
       maxBindingsHeaderBytes: options.maxBindingsHeaderBytes,
-      // With batch transmission on, injected tags turn on the worker's batch add-on (@webpp/sw addons.ts).
-      injectScriptPath: options.injectScript ? `${options.scriptPath}${options.batch === false ? '' : '?features=batch'}` : undefined,
+      // Injected tags turn on the worker's add-ons (@webpp/sw addons.ts) that this origin's options feed.
+      injectScriptPath: options.injectScript ? `${options.scriptPath}${workerFeaturesQuery(options)}` : undefined,
       // Body sizes of exact bindings (docs/protocol.md, "Binding sizes").
       sizes: new ResourceSizes({ publicUrl: options.publicUrl, contentRoot: options.contentRoot, directory, store }),
     },
@@ -199,4 +199,14 @@ export async function buildParts(options: ResolvedOptions, folder: DataFolder): 
     flushDirectory,
     gauges,
   };
+}
+
+/**
+ * The worker's opt-in add-ons this origin's options feed, as the query of the injected script
+ * tag: batch transmission, content digests (the worker's integrity checks) and the client
+ * aggregate. Empty when none is on.
+ */
+function workerFeaturesQuery(options: { batch?: unknown; contentDigests?: boolean; clientAggregate?: boolean }): string {
+  const features = [...(options.batch === false ? [] : ['batch']), ...(options.contentDigests ? ['integrity'] : []), ...(options.clientAggregate ? ['aggregate'] : [])];
+  return features.length === 0 ? '' : `?features=${features.join(',')}`;
 }

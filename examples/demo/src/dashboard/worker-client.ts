@@ -7,6 +7,10 @@ import type { WebppEvent, WorkerStateSnapshot } from '@webpp/sw';
 /** sw/src/messages.ts STATE_REQUEST and EVENT_CHANNEL (kept literal: the dashboard bundle imports no worker code). */
 const STATE_REQUEST = 'webpp:state';
 const EVENT_CHANNEL = 'webpp';
+/** messages.ts EVENTS_SUBSCRIBE, EVENTS_HELLO, EVENTS_LEASE_MS: the worker publishes only to subscribers. */
+const EVENTS_SUBSCRIBE = 'webpp:subscribe';
+const EVENTS_HELLO = 'webpp:hello';
+const EVENTS_LEASE_MS = 60_000;
 
 export type { WebppEvent, WorkerStateSnapshot };
 
@@ -18,13 +22,24 @@ export type WorkerStatus =
 
 export class WorkerClient {
   private readonly channel: BroadcastChannel | undefined;
+  private readonly renewal: ReturnType<typeof setInterval> | undefined;
 
   constructor(onEvents: (events: WebppEvent[]) => void) {
     this.channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel(EVENT_CHANNEL) : undefined;
     this.channel?.addEventListener('message', (message: MessageEvent<unknown>) => {
       const data = message.data;
-      onEvents(Array.isArray(data) ? (data as WebppEvent[]) : [data as WebppEvent]);
+      if (!Array.isArray(data)) {
+        if ((data as { type?: unknown } | null)?.type === EVENTS_HELLO) this.subscribe();
+        return;
+      }
+      onEvents(data as WebppEvent[]);
     });
+    this.subscribe();
+    this.renewal = this.channel ? setInterval(() => this.subscribe(), EVENTS_LEASE_MS / 3) : undefined;
+  }
+
+  private subscribe(): void {
+    this.channel?.postMessage({ type: EVENTS_SUBSCRIBE });
   }
 
   /** Asks the worker that controls this page for its state; bounded by timeoutMs. */
@@ -53,6 +68,7 @@ export class WorkerClient {
   }
 
   close(): void {
+    clearInterval(this.renewal);
     this.channel?.close();
   }
 }
