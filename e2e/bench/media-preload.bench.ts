@@ -22,33 +22,13 @@ import { chromium, type Browser, type Page } from '@playwright/test';
 import { chromiumLaunchOptions } from '../support/chromium.js';
 import { Cluster } from '../support/cluster/index.js';
 import { openControlled, waitForState } from '../support/webpp-page.js';
+import { wav } from '../support/wav.js';
 
 const repoRoot = new URL('../../', import.meta.url).pathname;
 const loadsFlag = process.argv.indexOf('--loads');
 const LOADS = Math.max(1, loadsFlag < 0 ? 5 : Number(process.argv[loadsFlag + 1]) || 5);
 const IDLE_POLL_MS = 750;
 const IDLE_POLLS = 30;
-
-/** A mono 8-bit 8 kHz WAV of `seconds` (a slow sweep). */
-function wav(seconds: number): Buffer {
-  const rate = 8_000;
-  const samples = Buffer.alloc(seconds * rate);
-  for (let i = 0; i < samples.length; i++) samples[i] = 128 + Math.round(60 * Math.sin((2 * Math.PI * (220 + i / 400) * i) / rate));
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0);
-  header.writeUInt32LE(36 + samples.length, 4);
-  header.write('WAVEfmt ', 8);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20);
-  header.writeUInt16LE(1, 22);
-  header.writeUInt32LE(rate, 24);
-  header.writeUInt32LE(rate, 28);
-  header.writeUInt16LE(1, 32);
-  header.writeUInt16LE(8, 34);
-  header.write('data', 36);
-  header.writeUInt32LE(samples.length, 40);
-  return Buffer.concat([header, samples]);
-}
 
 /** The audio file: an MP3 by ffmpeg when it is there, else a WAV. */
 function writeAudio(root: string): string {

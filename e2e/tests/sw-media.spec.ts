@@ -10,32 +10,12 @@ import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
 import { Cluster } from '../support/cluster/index.js';
 import { openControlled, waitForState, workerState } from '../support/webpp-page.js';
+import { wav } from '../support/wav.js';
 
 const AUDIO_SECONDS = 40;
 const VIDEO_SECONDS = 8;
 /** Longer than one chunk the worker holds for a replica on another origin (MEDIA_CHUNK_MAX_BYTES, 1 MiB). */
 const LONG_AUDIO_SECONDS = 150;
-
-/** A mono 8-bit 8 kHz WAV of `seconds` (a slow sweep: any bytes play). */
-function wav(seconds: number): Buffer {
-  const rate = 8_000;
-  const samples = Buffer.alloc(seconds * rate);
-  for (let i = 0; i < samples.length; i++) samples[i] = 128 + Math.round(60 * Math.sin((2 * Math.PI * (220 + i / 400) * i) / rate));
-  const header = Buffer.alloc(44);
-  header.write('RIFF', 0);
-  header.writeUInt32LE(36 + samples.length, 4);
-  header.write('WAVEfmt ', 8);
-  header.writeUInt32LE(16, 16);
-  header.writeUInt16LE(1, 20); // PCM
-  header.writeUInt16LE(1, 22); // mono
-  header.writeUInt32LE(rate, 24);
-  header.writeUInt32LE(rate, 28); // bytes per second
-  header.writeUInt16LE(1, 32);
-  header.writeUInt16LE(8, 34);
-  header.write('data', 36);
-  header.writeUInt32LE(samples.length, 40);
-  return Buffer.concat([header, samples]);
-}
 
 let root: string;
 let cluster: Cluster;

@@ -25,7 +25,7 @@
 import type { ClientEngine, ClientPolicy, EngineAttempt, Exchange, ExchangeEvents, RunResult, ServerId } from '@webpp/core';
 import type { ConnectionQueue } from './connection-queue.js';
 import type { ExchangeSender } from './fetch-io.js';
-import { bodyExtent, continuation } from './resumable-body.js';
+import { afterSkipped, bodyExtent, continuation } from './resumable-body.js';
 import type { BodyExtent } from './resumable-body.js';
 import type { StateReporter } from './state-reporter.js';
 
@@ -211,14 +211,7 @@ function racedBody(firstBody: ReadableStream<Uint8Array>, extent: BodyExtent, se
             return;
           }
           let chunk = step.result.value;
-          if (skipBytes > 0) {
-            if (chunk.byteLength <= skipBytes) {
-              skipBytes -= chunk.byteLength;
-              continue;
-            }
-            chunk = chunk.subarray(skipBytes);
-            skipBytes = 0;
-          }
+          ({ chunk, skipBytes } = afterSkipped(chunk, skipBytes));
           if (chunk.byteLength === 0) continue;
           delivered += chunk.byteLength;
           controller.enqueue(chunk);

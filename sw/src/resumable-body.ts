@@ -176,6 +176,16 @@ export function continuation(response: Response, first: BodyExtent, fromByte: nu
 }
 
 /**
+ * `chunk` without the bytes still to skip (a continuation's bytes the page already has), and
+ * how many remain to skip after it: an empty chunk when all of it is skipped.
+ */
+export function afterSkipped(chunk: Uint8Array, skipBytes: number): { chunk: Uint8Array; skipBytes: number } {
+  if (skipBytes <= 0) return { chunk, skipBytes: 0 };
+  if (chunk.byteLength <= skipBytes) return { chunk: chunk.subarray(chunk.byteLength), skipBytes: skipBytes - chunk.byteLength };
+  return { chunk: chunk.subarray(skipBytes), skipBytes: 0 };
+}
+
+/**
  * The body for the page: the replica's body, resumed from another replica when it breaks
  * off. Returns the original body when the answer cannot be resumed (not 200/206, multipart).
  */
@@ -273,14 +283,7 @@ export function resumableBody(options: ResumableBodyOptions): ReadableStream<Uin
             }
             continue;
           }
-          if (skipBytes > 0) {
-            if (chunk.byteLength <= skipBytes) {
-              skipBytes -= chunk.byteLength;
-              continue;
-            }
-            chunk = chunk.subarray(skipBytes);
-            skipBytes = 0;
-          }
+          ({ chunk, skipBytes } = afterSkipped(chunk, skipBytes));
           if (expectedBytes !== undefined && delivered + chunk.byteLength > expectedBytes) {
             // A 200 answer to a resume goes on past the range the page asked for.
             chunk = chunk.subarray(0, expectedBytes - delivered);
