@@ -33,7 +33,7 @@ export const WORKER_FILE = 'sw.js';
 export const workerSource = `import { registerRoute } from 'workbox-routing';
 import { ReplicaStrategy, replicaRouteMatcher } from '@webpp/sw';
 
-const replicas = new ReplicaStrategy({ webpp: { preset: 'fast' } });
+const replicas = new ReplicaStrategy({ webpp: { timeoutCeilingMs: 5000 } });
 registerRoute(replicaRouteMatcher, replicas, 'GET');
 registerRoute(replicaRouteMatcher, replicas, 'HEAD');
 `;
@@ -65,7 +65,7 @@ const decoded = decodeBindings('1.j.0.e30');
 export const document: BindingsDocument | undefined = decoded.ok ? decoded.document : undefined;
 export const options: WebppOriginOptions = { publicUrl: ${JSON.stringify(PUBLIC_URL)} };
 export const plugin: typeof webppOrigin = webppOrigin;
-export const strategyOptions: ReplicaStrategyOptions = { webpp: { preset: 'fast' } };
+export const strategyOptions: ReplicaStrategyOptions = { webpp: { timeoutCeilingMs: 5000 } };
 export const strategy: typeof ReplicaStrategy = ReplicaStrategy;
 export const matcher: typeof replicaRouteMatcher = replicaRouteMatcher;
 `;

@@ -29,7 +29,7 @@ export function injectScriptTag(html: string, scriptPath: string): string {
 /**
  * The page has a script tag for the page script already: `src` is the path, the same path
  * on an origin (`https://example.org/webpp.js`, `//example.org/webpp.js`), or, written
- * relative to the root page, the path without its leading slash (`webpp.js?preset=fast`).
+ * relative to the root page, the path without its leading slash (`webpp.js?features=batch`).
  * A second tag would register a second worker URL, and the two would replace each other.
  */
 function alreadyLoads(html: string, scriptPath: string): boolean {
