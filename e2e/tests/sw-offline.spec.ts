@@ -101,9 +101,11 @@ for (const batch of [false, true]) {
     expect(state.events).toContainEqual(
       expect.objectContaining({ type: 'offline-copy', logicalUrl: cluster.logicalUrl('/about.html'), savedAtMs: expect.any(Number) }),
     );
+    // A new subscriber also gets the events of the last 2 s (the page's own copies among
+    // them): wait for the stylesheet's.
     const live = await page.evaluate(async () => {
-      const api = (window as unknown as { webpp: { on(type: string, listener: (event: unknown) => void): () => void } }).webpp;
-      const event = new Promise((resolve) => api.on('offline-copy', resolve));
+      const api = (window as unknown as { webpp: { on(type: string, listener: (event: { logicalUrl?: string }) => void): () => void } }).webpp;
+      const event = new Promise((resolve) => api.on('offline-copy', (received) => received.logicalUrl?.endsWith('/style.css') && resolve(received)));
       const response = await fetch('/style.css', { cache: 'reload' });
       return { event: await event, header: response.headers.get('webpp-offline-copy'), text: await response.text() };
     });
