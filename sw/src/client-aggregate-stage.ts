@@ -6,6 +6,7 @@
  */
 import type { ClientPolicy, ServerId } from '@webpp/core';
 import type { ClientAggregateView } from './client-aggregate.js';
+import type { WorkerPlugin } from './plugins.js';
 
 export interface ClientAggregateStage {
   /** Reads the own origin's header. Never throws. */
@@ -13,6 +14,8 @@ export interface ClientAggregateStage {
   /** Sends a report if the origin takes them and the interval has passed. Never rejects. */
   maybeReport(): Promise<void>;
   view(): ClientAggregateView;
+  /** Its reports after requests (client-aggregate.ts clientAggregatePlugin); none without the add-on. */
+  readonly plugin?: WorkerPlugin;
 }
 
 /** What builds the client aggregate of a ReplicaClient. */

@@ -17,6 +17,7 @@
 import { AGGREGATE_HEADER, CLIENT_REPORT_PATH, encodeClientReport, parseAggregateHeader } from '@webpp/core';
 import type { AggregateResponseTime, ClientPolicy, ClientReportRow, ServerId } from '@webpp/core';
 import type { ClientAggregateFactory } from './client-aggregate-stage.js';
+import type { WorkerPlugin } from './plugins.js';
 
 export interface ClientAggregateOptions {
   policy: ClientPolicy;
@@ -38,7 +39,15 @@ export interface ClientAggregateView {
   reportsFailed: number;
 }
 
+/** handlerDidComplete: a report to the own origin when it takes them and the interval has passed. */
+function clientAggregatePlugin(aggregate: ClientAggregate): WorkerPlugin {
+  return {
+    handlerDidComplete: () => aggregate.maybeReport(),
+  };
+}
+
 export class ClientAggregate {
+  readonly plugin = clientAggregatePlugin(this);
   private reportIntervalMs: number | undefined;
   /** When the last report went out (or reporting was turned on); samples after `reportedUpToMs` are new. */
   private lastReportAtMs = 0;

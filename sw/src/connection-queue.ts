@@ -27,6 +27,8 @@
  * samples, never accuracy.
  */
 
+import type { WorkerPlugin } from './plugins.js';
+
 /** Connections per host Chromium opens over HTTP/1.1 (net::ClientSocketPoolManager). */
 export const CONNECTIONS_PER_HOST = 6;
 
@@ -95,21 +97,28 @@ export class ConnectionQueue {
     this.maxFlightsPerHost = options.maxFlightsPerHost ?? 512;
   }
 
-  /** Wraps a fetch function so that every request it sends is a flight of its host. */
+  /** Wraps a fetch function so that every request it sends is a flight of its host (the background requests). */
   track(fetchFn: (request: Request) => Promise<Response>): (request: Request) => Promise<Response> {
     return (request) => {
-      const flight = this.begin(request.url);
-      this.flights.set(request, flight);
-      const end = (): void => this.end(flight);
-      request.signal?.addEventListener('abort', end, { once: true });
-      return fetchFn(request).then(
-        (response) => response,
-        (error: unknown) => {
-          end();
-          throw error;
-        },
-      );
+      this.sent(request);
+      return fetchFn(request).catch((error: unknown) => {
+        this.failed(request);
+        throw error;
+      });
     };
+  }
+
+  /** `request` is being sent now: a flight of its host until its body ends, it fails or is aborted. */
+  sent(request: Request): void {
+    const flight = this.begin(request.url);
+    this.flights.set(request, flight);
+    request.signal?.addEventListener('abort', () => this.end(flight), { once: true });
+  }
+
+  /** The fetch of `request` (sent()) failed: its connection is free. */
+  failed(request: Request): void {
+    const flight = this.flights.get(request);
+    if (flight !== undefined) this.end(flight);
   }
 
   /** A request to `url` is being sent now. */
@@ -200,4 +209,12 @@ export class ConnectionQueue {
     drop = Math.max(drop, flights.length + 1 - this.maxFlightsPerHost);
     if (drop > 0) flights.splice(0, drop);
   }
+}
+
+/** requestWillFetch / fetchDidFail: every physical request of a bound request is a flight of its host. */
+export function connectionPlugin(queue: ConnectionQueue): WorkerPlugin {
+  return {
+    requestWillFetch: (request) => queue.sent(request),
+    fetchDidFail: (request) => queue.failed(request),
+  };
 }

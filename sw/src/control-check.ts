@@ -6,6 +6,8 @@
  * sends it one background HEAD for the page's URL and reads its webpp headers
  * (`webpp-control`, bindings, digests). At most one such check runs at a time.
  */
+import type { WorkerPlugin } from './plugins.js';
+
 export interface ControlCheckOptions {
   selfOrigin: string;
   intervalMs: number;
@@ -47,4 +49,14 @@ export class ControlCheck {
       this.running = false;
     }
   }
+}
+
+/** handlerWillRespond: after a navigation a replica served, hear from the own origin (its control headers) now and then. */
+export function controlCheckPlugin(check: ControlCheck, selfOrigin: string): WorkerPlugin {
+  return {
+    handlerWillRespond(bound, result, response) {
+      if (bound.request.mode === 'navigate' && result.winner.server !== selfOrigin) bound.io.waitUntil(check.afterReplicaNavigation(bound.logicalUrl));
+      return response;
+    },
+  };
 }

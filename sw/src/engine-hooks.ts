@@ -1,18 +1,21 @@
 /**
  * What the worker tells engine v3 that only the worker sees (issue 22 §2;
- * docs/handover/engine-v3-worker-hooks.md). Three hooks, each called from one place:
+ * docs/handover/engine-v3-worker-hooks.md), as one lifecycle plugin (plugins.ts):
  *
- *  A. Body end (fetch-io.ts, at every page-request head): the engine's in-flight ledger
+ *  A. Body end (headDidArrive, at every page-request head): the engine's in-flight ledger
  *     (core engine/in-flight.ts) holds each exchange until its body ends, and the worker
  *     streams bodies to the page without telling the engine. The exchange's connection
  *     flight (connection-queue.ts) ends when its Resource Timing entry comes (responseEnd),
  *     or when it fails or is aborted; then `events.bodyComplete({})` takes it off the
  *     ledger. Without it a page's served requests stay "in flight" for 60 s, and every later
- *     request to that server looks queued behind them (its timeout then never ejects).
+ *     request to that server looks queued behind them (its timeout then never ejects). A body
+ *     the worker streams itself (resume.ts, hook C) ends the request's entries as soon as the
+ *     page has it whole or cancels it (bodyDidSettle): a cancelled body has no entry to wait for.
  *  B. Size at the head (same call): a 200 with a Content-Length teaches the policy the size
  *     of its logical URL, which feeds the estimates for URLs never fetched (core
  *     size-estimate.ts: the same path under another query, the type, the site's sizes).
- *  C. Decide again at the head (bind.ts, serve): with the size and the server's pace known,
+ *  C. Decide again at the head (handlerWillRespond, serve.ts), when the plan has replicas
+ *     not tried yet: with the size and the server's pace known,
  *     the policy may find that the rest of the body takes longer here than a whole fetch
  *     elsewhere (core head-redecision.ts: rest here > 2 × elsewhere). Then one more fetch of
  *     the whole body goes to that server, run by the engine as a 'resume' (ledger, budget,
@@ -22,9 +25,10 @@
  *     second is cancelled. Dean and Barroso's tied requests ("The Tail at Scale", CACM 2013),
  *     sent only once the first is known to be slow.
  */
-import type { ClientEngine, ClientPolicy, EngineAttempt, Exchange, ExchangeEvents, RunResult, ServerId } from '@webpp/core';
+import type { ClientEngine, ClientPolicy, EngineAttempt, ExchangeEvents, RunResult, ServerId } from '@webpp/core';
 import type { ConnectionQueue } from './connection-queue.js';
 import type { ExchangeSender } from './fetch-io.js';
+import type { BoundRequest, WorkerPlugin } from './plugins.js';
 import { afterSkipped, bodyExtent, continuation } from './resumable-body.js';
 import type { BodyExtent } from './resumable-body.js';
 import type { StateReporter } from './state-reporter.js';
@@ -34,16 +38,6 @@ export interface EngineHooksOptions {
   engine: ClientEngine<Response, ExchangeSender>;
   queue: ConnectionQueue;
   reporter: StateReporter;
-}
-
-/** A served request, as the serve stage knows it at the head (hook C). */
-export interface ServedHead {
-  request: Request;
-  logicalUrl: string;
-  result: RunResult<Response> & { kind: 'served' };
-  plan: readonly EngineAttempt[];
-  /** How the request's exchanges are sent (bind.ts: the page's request rebuilt per replica). */
-  sender: ExchangeSender;
 }
 
 function contentLengthOf(response: Response): number | undefined {
@@ -58,15 +52,28 @@ function isEncoded(response: Response): boolean {
   return encoding !== undefined && encoding !== '' && encoding !== 'identity';
 }
 
-export class EngineHooks {
+/** Engine v3's hooks A, B and C as one lifecycle plugin. */
+export function engineHooksPlugin(options: EngineHooksOptions): WorkerPlugin {
+  const hooks = new EngineHooks(options);
+  return {
+    headDidArrive: ({ bound, exchange, request, response }, events) => {
+      if (exchange.method === 'request') hooks.headArrived(bound, exchange.purpose, request, response, events);
+    },
+    handlerWillRespond: (bound, result, response) => hooks.decideAgainAtHead(response, bound, result),
+    bodyDidSettle: (bound) => hooks.release(bound),
+  };
+}
+
+class EngineHooks {
   /** Ends the ledger entry of the exchange that got this response (hook A), until it is ended. */
   private readonly bodyEnds = new WeakMap<Response, () => void>();
+  /** The ledger ends of each bound request's exchanges whose heads arrived (hook A, on bodyDidSettle). */
+  private readonly endsOf = new WeakMap<BoundRequest, (() => void)[]>();
 
   constructor(private readonly options: EngineHooksOptions) {}
 
   /** Hooks A and B: the head of one of a page request's exchanges (fetch-io.ts, after events.head). */
-  headArrived(logicalUrl: string, exchange: Exchange, request: Request, response: Response, events: ExchangeEvents<Response>): void {
-    if (exchange.method !== 'request') return;
+  headArrived(bound: BoundRequest, purpose: string, request: Request, response: Response, events: ExchangeEvents<Response>): void {
     let ended = false;
     const end = (): void => {
       if (ended) return;
@@ -75,32 +82,44 @@ export class EngineHooks {
       events.bodyComplete({}); // no bytes/ms: no sample (the worker's samples come from Resource Timing)
     };
     this.bodyEnds.set(response, end);
+    const ends = this.endsOf.get(bound);
+    if (ends === undefined) this.endsOf.set(bound, [end]);
+    else ends.push(end);
     this.options.queue.whenEnded(request, end);
     const lengthBytes = response.status === 200 ? contentLengthOf(response) : undefined;
-    if (lengthBytes !== undefined && exchange.purpose === 'request') this.options.policy.learnSize?.(logicalUrl, lengthBytes);
+    if (lengthBytes !== undefined && purpose === 'request') this.options.policy.learnSize?.(bound.logicalUrl, lengthBytes);
+  }
+
+  /** Hook A: the page's body settled (ended whole, broke for good, or was cancelled): every exchange of the request leaves the ledger. */
+  release(bound: BoundRequest): void {
+    const ends = this.endsOf.get(bound);
+    this.endsOf.delete(bound);
+    for (const end of ends ?? []) end();
   }
 
   /**
    * Hook C: the response for the page, whose body may come from a second fetch when the
-   * policy decides again at the head. `served` is the page's response for `head.result`.
+   * policy decides again at the head. `served` is the page's response for `result`.
    */
-  decideAgainAtHead(served: Response, head: ServedHead): Response {
-    const { request, result, plan } = head;
+  decideAgainAtHead(served: Response, bound: BoundRequest, result: RunResult<Response> & { kind: 'served' }): Response {
+    const { request, plan } = bound;
     const { policy, engine } = this.options;
+    if (policy.reconsiderAtHead === undefined || plan.length <= result.attempts.length) return served;
+    // Only when the plan has replicas not tried yet (most requests: none, and nothing to read here).
+    const tried = new Set(result.attempts.map((attempt) => attempt.server));
+    const alternatives = plan.filter((spec) => !tried.has(spec.server));
+    if (alternatives.length === 0) return served;
     const first = result.response;
-    if (policy.reconsiderAtHead === undefined || served.body === null || request.method !== 'GET' || request.mode === 'navigate' || request.headers.has('range')) return served;
+    if (served.body === null || request.method !== 'GET' || request.mode === 'navigate' || request.headers.has('range')) return served;
     if (first.status !== 200 || first.type === 'opaque' || isEncoded(first)) return served;
     const lengthBytes = contentLengthOf(first);
     const extent = bodyExtent(first);
     if (lengthBytes === undefined || extent === undefined) return served;
-    const tried = new Set(result.attempts.map((attempt) => attempt.server));
-    const alternatives = plan.filter((spec) => !tried.has(spec.server));
-    if (alternatives.length === 0) return served;
     const winnerRecord = result.attempts.find((attempt) => attempt.server === result.winner.server && attempt.outcome === 'served');
     const nowMs = engine.now();
     const decision = policy.reconsiderAtHead({
       server: result.winner.server,
-      logicalUrl: head.logicalUrl,
+      logicalUrl: bound.logicalUrl,
       ttfbMs: winnerRecord?.ttfbMs ?? 0,
       contentLengthBytes: lengthBytes,
       alternatives: alternatives.map((spec) => spec.server),
@@ -119,10 +138,10 @@ export class EngineHooks {
         second = run.kind === 'served' ? run.response : undefined;
         if (run.kind === 'failed') run.fallback?.response.body?.cancel().catch(() => undefined);
         resolve(second);
-      }, { context: head.sender, purpose: 'resume' });
+      }, { context: bound.sender, purpose: 'resume' });
     });
     const report = (to: ServerId, switched: boolean, reason: string, atByte: number): void =>
-      this.options.reporter.event({ type: 'head-redecided', atMs: Date.now(), logicalUrl: head.logicalUrl, from: result.winner.server, to, switched, reason, atByte, restHereMs: decision!.restHereMs, elsewhereMs: decision!.elsewhereMs });
+      this.options.reporter.event({ type: 'head-redecided', atMs: Date.now(), logicalUrl: bound.logicalUrl, from: result.winner.server, to, switched, reason, atByte, restHereMs: decision!.restHereMs, elsewhereMs: decision!.elsewhereMs });
     const body = racedBody(served.body, extent, secondAnswer, {
       switched: (atByte) => {
         report(target.server, true, 'second answered first', atByte);

@@ -18,10 +18,10 @@ export interface ExchangeSender {
   fetch(request: Request): Promise<Response>;
   /**
    * Every response that arrived, also for an exchange the engine no longer waits for (it
-   * still tells something about its server): `elapsedMs` is fetch() → headers and
+   * still tells something about its server), with the physical request that got it: `elapsedMs` is fetch() → headers and
    * `sentAtMs` the performance.now() reading just before fetch() was called.
    */
-  onResponse?(exchange: Exchange, response: Response, elapsedMs: number, sentAtMs: number): void;
+  onResponse?(exchange: Exchange, response: Response, elapsedMs: number, sentAtMs: number, request: Request): void;
   /** The head of an exchange the engine still waits for, after the engine heard of it (engine-hooks.ts). */
   headArrived?(exchange: Exchange, request: Request, response: Response, events: ExchangeEvents<Response>): void;
 }
@@ -44,7 +44,7 @@ function sendWith(sender: ExchangeSender, exchange: Exchange, events: ExchangeEv
   sender.fetch(request).then(
     (response) => {
       const elapsedMs = performance.now() - sentAtMs;
-      sender.onResponse?.(exchange, response, elapsedMs, sentAtMs);
+      sender.onResponse?.(exchange, response, elapsedMs, sentAtMs, request);
       if (cancelled) return void response.body?.cancel().catch(() => undefined);
       events.head({ status: response.status, served: response.type === 'opaqueredirect', elapsedMs, response });
       sender.headArrived?.(exchange, request, response, events);

@@ -11,6 +11,7 @@ import type { BindingsStore } from './bindings-store.js';
 import type { IntegrityStage } from './integrity-stage.js';
 import { isSwitchOff } from './kill-switch.js';
 import type { KillSwitch } from './kill-switch.js';
+import type { WorkerPlugin } from './plugins.js';
 import type { PushedLoad } from './pushed-load.js';
 import type { ClientAggregateStage } from './client-aggregate-stage.js';
 import type { StateReporter } from './state-reporter.js';
@@ -118,4 +119,14 @@ export class HeaderLearning {
     reporter.event({ type: 'control-off', atMs: Date.now(), from });
     reporter.flushEvents();
   }
+}
+
+/** fetchDidSucceed: the headers of every answer below 500; a replica's pass the trust rule (trust.ts). */
+export function headerLearningPlugin(headers: HeaderLearning, trust: TrustRule): WorkerPlugin {
+  return {
+    fetchDidSucceed({ bound, exchange, response, outcome }) {
+      if (outcome === 'server-error') return;
+      headers.learnFrom(response, bound.logicalUrl, bound.io.waitUntil, trust.isOwn(exchange.server, response.url) ? undefined : exchange.server);
+    },
+  };
 }

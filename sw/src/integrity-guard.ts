@@ -1,7 +1,7 @@
 /**
  * Content integrity for bound requests (docs/service-worker.md, "Integrity"), hooked into the
- * request path of replica-client.ts at two points:
- *  - run() wraps the attempt runner: when the logical URL has a digest from the site's own
+ * request path as a lifecycle plugin (integrityPlugin) at two points:
+ *  - check() follows the attempt stage's run: when the logical URL has a digest from the site's own
  *    origin, a replica's body of at most maxBufferBytes is checked before the page sees it;
  *    on a mismatch the replica is reported and marked failed, and the attempts go on with
  *    the replicas not yet tried, then the own origin itself (the primary copy) as a last
@@ -14,6 +14,7 @@
 import type { AttemptRecord, EngineAttempt, RunResult, ServerId } from '@webpp/core';
 import { DigestStore } from './digest-store.js';
 import type { IntegrityDeps, IntegrityStage } from './integrity-stage.js';
+import type { WorkerPlugin } from './plugins.js';
 import { DEFAULT_VERIFY_BUFFER_BYTES, checkBody, replicaAnswerVerdict, verifyingResponse, wantsWholeBody, type BodyCheck } from './integrity.js';
 
 interface IntegrityGuardOptions {
@@ -36,10 +37,10 @@ class IntegrityGuard {
 
   constructor(private readonly options: IntegrityGuardOptions) {}
 
-  /** Runs the attempts through `attempt`, failing over past replicas whose bytes do not match. */
-  async run(request: Request, logicalUrl: string, specs: readonly EngineAttempt[], attempt: (plan: readonly EngineAttempt[]) => Promise<RunResult<Response>>): Promise<RunResult<Response>> {
+  /** Checks the run's answer (`first`), failing over past replicas whose bytes do not match through `attempt`. */
+  async check(request: Request, logicalUrl: string, specs: readonly EngineAttempt[], first: RunResult<Response>, attempt: (plan: readonly EngineAttempt[]) => Promise<RunResult<Response>>): Promise<RunResult<Response>> {
     const integrity = this.options.digests.get(logicalUrl);
-    let result = await attempt(specs);
+    let result = first;
     if (integrity === undefined) return result;
     const earlier: AttemptRecord[] = [];
     const spent = new Set<ServerId>();
@@ -101,6 +102,14 @@ function isOn(url: string, origin: string): boolean {
   return url.startsWith(origin) && url[origin.length] === '/';
 }
 
+/** attemptsDidFinish (wrong bytes fail over) and handlerWillRespond (a large body checked as it ends). */
+function integrityPlugin(guard: IntegrityGuard): WorkerPlugin {
+  return {
+    attemptsDidFinish: (bound, result) => guard.check(bound.request, bound.logicalUrl, bound.plan, result, (plan) => bound.attemptAgain(plan)),
+    handlerWillRespond: (bound, _result, response) => guard.guard(bound.request, response),
+  };
+}
+
 /**
  * The integrity stage of the webpp-sw-integrity.js add-on (and of a Workbox worker): the
  * digests the own origin gave (kept in IndexedDB), and the guard that checks replicas' bytes
@@ -123,8 +132,7 @@ export function createIntegrity(deps: IntegrityDeps): IntegrityStage {
   });
   return {
     enabled: true,
-    run: (request, logicalUrl, plan, attempt) => guard.run(request, logicalUrl, plan, attempt),
-    guard: (request, response) => guard.guard(request, response),
+    plugin: integrityPlugin(guard),
     learn: (learned, waitUntil) => {
       if (digests.record(learned) > 0) waitUntil(digests.changed());
     },

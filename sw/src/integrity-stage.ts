@@ -5,7 +5,8 @@
  * without it the worker records no digests and checks nothing (NO_INTEGRITY). A site whose
  * origin sends digests turns the add-on on (the origin's injected script tag does).
  */
-import type { ContentDigest, EngineAttempt, RunResult, ServerId } from '@webpp/core';
+import type { ContentDigest, ServerId } from '@webpp/core';
+import type { WorkerPlugin } from './plugins.js';
 import type { StateReporter } from './state-reporter.js';
 import type { KeyValueStore } from './storage.js';
 
@@ -13,10 +14,8 @@ type WaitUntil = (promise: Promise<unknown>) => void;
 
 export interface IntegrityStage {
   readonly enabled: boolean;
-  /** Runs the attempts through `attempt`, failing over past replicas whose bytes do not match the digest. */
-  run(request: Request, logicalUrl: string, plan: readonly EngineAttempt[], attempt: (plan: readonly EngineAttempt[]) => Promise<RunResult<Response>>): Promise<RunResult<Response>>;
-  /** The response for the page: a body too large to check up front is checked as it ends. */
-  guard(request: Request, response: Response): Response;
+  /** The checks on the request path (integrity-guard.ts integrityPlugin); none without the add-on. */
+  readonly plugin?: WorkerPlugin;
   /** The own origin's digests from a bindings header (only the own origin's count: trust.ts). */
   learn(digests: readonly ContentDigest[], waitUntil: WaitUntil): void;
   /** Restores the digests stored under DIGESTS_KEY (storage.ts), read by the caller with the rest of the state. */
@@ -41,8 +40,6 @@ export type IntegrityFactory = (deps: IntegrityDeps) => IntegrityStage;
 /** The worker without integrity checks. */
 export const NO_INTEGRITY: IntegrityStage = Object.freeze({
   enabled: false,
-  run: (_request: Request, _logicalUrl: string, plan: readonly EngineAttempt[], attempt: (plan: readonly EngineAttempt[]) => Promise<RunResult<Response>>) => attempt(plan),
-  guard: (_request: Request, response: Response) => response,
   learn: () => undefined,
   restore: () => undefined,
   flush: () => Promise.resolve(),

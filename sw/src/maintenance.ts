@@ -7,8 +7,10 @@
  * cookies across origins. Its answer below 500 is a time-to-first-byte sample, taken from
  * Resource Timing like a request's (ttfb-sampler.ts).
  */
-import type { BackgroundRequest, Exchange, RandomSource, ServerId } from '@webpp/core';
+import type { BackgroundRequest, ClientEngine, Exchange, RandomSource, ServerId } from '@webpp/core';
 import type { ExchangeSender } from './fetch-io.js';
+import type { WorkerPlugin } from './plugins.js';
+import type { PolicyStore } from './policy-store.js';
 import type { PushedLoad } from './pushed-load.js';
 import { buildProbeRequest } from './physical-request.js';
 import type { SampleStage } from './samples.js';
@@ -41,6 +43,18 @@ export function backgroundSender(options: BackgroundSenderOptions): ExchangeSend
       // A HEAD can wait behind a burst to the same server too: its sample comes from Resource Timing.
       if (response.status < 500) options.samples.add(exchange, response, elapsedMs, sentAtMs, false);
       options.pushed?.read(response, exchange.server);
+    },
+  };
+}
+
+/** handlerDidComplete: after every bound request, the policy's background requests (Figure 4), then a batched state write. */
+export function backgroundPlugin(options: { engine: ClientEngine<Response, ExchangeSender>; samples: SampleStage; store: PolicyStore }): WorkerPlugin {
+  const { engine, samples, store } = options;
+  return {
+    async handlerDidComplete(bound) {
+      samples.expire();
+      await new Promise<void>((resolve) => engine.maintain(bound.candidates, resolve));
+      await store.changed();
     },
   };
 }

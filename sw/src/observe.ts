@@ -4,7 +4,7 @@
  * file). When the site's origin fails, a saved copy answers (offline-cache.ts).
  */
 import { BINDINGS_HEADER } from '@webpp/core';
-import type { RespondIO } from './bind.js';
+import type { RespondIO } from './plugins.js';
 import type { HeaderLearning } from './header-learning.js';
 import type { OfflineCopies } from './offline-copies.js';
 import type { StateReporter } from './state-reporter.js';

@@ -28,6 +28,7 @@ import { LogicalCache, type CacheLike } from './batch/logical-cache.js';
 import type { KeyValueStore } from './storage.js';
 import { OFFLINE_COPY_HEADER } from './offline-copies.js';
 import type { OfflineCopies, OfflineCopiesFactory, OfflineStats } from './offline-copies.js';
+import type { WorkerPlugin } from './plugins.js';
 
 export { OFFLINE_COPY_HEADER } from './offline-copies.js';
 import { readCapped } from './_private/read-capped.js';
@@ -112,7 +113,16 @@ function originOf(url: string): string {
   }
 }
 
+/** handlerDidError (a saved copy when every replica failed) and cacheWillUpdate (the page's answer may be kept). */
+function offlinePlugin(offline: OfflineCopies): WorkerPlugin {
+  return {
+    handlerDidError: (bound) => offline.rescue(bound.request, bound.logicalUrl),
+    cacheWillUpdate: (request, logicalUrl, response, waitUntil) => offline.keep(request, logicalUrl, response, waitUntil),
+  };
+}
+
 class OfflineCache implements OfflineCopies {
+  readonly plugin = offlinePlugin(this);
   readonly enabled: boolean;
   private readonly cache: LogicalCache;
   private readonly limits: OfflineLimits;

@@ -6,6 +6,7 @@
 import type { LogicalCache } from './batch/logical-cache.js';
 import type { CacheLike } from './batch/logical-cache.js';
 import type { WorkerOptions } from './config.js';
+import type { WorkerPlugin } from './plugins.js';
 import type { StateReporter } from './state-reporter.js';
 import type { KeyValueStore } from './storage.js';
 
@@ -31,6 +32,8 @@ export interface OfflineCopies {
   rescue(request: Request, logicalUrl: string): Promise<Response | undefined>;
   flush(): Promise<void>;
   snapshot(): OfflineStats;
+  /** Rescue and keep on the request path (offline-cache.ts offlinePlugin); none without the add-on. */
+  readonly plugin?: WorkerPlugin;
 }
 
 /** What builds the offline copies of a ReplicaClient. */
@@ -53,8 +56,3 @@ export const NO_OFFLINE_COPIES: OfflineCopies = Object.freeze({
   flush: () => Promise.resolve(),
   snapshot: () => ({ entries: 0, bytes: 0, saved: 0, servedFromCache: 0, lastAtMs: null }),
 });
-
-/** True when every replica failed for network reasons (no answer, or 5xx): stale-if-error applies. */
-export function failedEverywhere(result: { kind: string; fallback?: { response: Response } }): boolean {
-  return result.kind === 'failed' && (result.fallback === undefined || result.fallback.response.status >= 500);
-}

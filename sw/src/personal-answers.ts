@@ -13,6 +13,8 @@
  */
 import { BoundedMap } from './_private/bounded-map.js';
 import { isSameOrigin } from './physical-request.js';
+import type { WorkerPlugin } from './plugins.js';
+import type { StateReporter } from './state-reporter.js';
 
 const PERSONAL_VARY = /(?:^|,)\s*(?:cookie|authorization)\s*(?=,|$)/i;
 
@@ -43,4 +45,26 @@ export class PersonalUrls {
   note(logicalUrl: string): void {
     this.urls.set(logicalUrl, true);
   }
+}
+
+/**
+ * replicaAnswerWillBeUsed: a replica on another origin answered a request that carries the
+ * visitor's cookies with an answer meant for one user. It got no cookies, so that answer is
+ * not this visitor's: the page's own request goes to the own origin instead, and the URL is
+ * never bound again (route.ts). When the own origin is down, the replica's answer stands.
+ */
+export function personalAnswersPlugin(options: { selfOrigin: string; personal: PersonalUrls; reporter: StateReporter }): WorkerPlugin {
+  const { selfOrigin, personal, reporter } = options;
+  return {
+    async replicaAnswerWillBeUsed(bound, result) {
+      const { request } = bound;
+      if (isSameOrigin(result.winner.target, selfOrigin) || !carriesCredentials(request, selfOrigin) || !isPersonalAnswer(result.response)) return undefined;
+      personal.note(bound.logicalUrl);
+      const own = await bound.io.fetch(request).catch(() => undefined);
+      if (!own || own.type === 'error' || own.status >= 500) return undefined; // the own origin is down: the replica's page still loads
+      result.response.body?.cancel().catch(() => undefined);
+      reporter.count('personalFromOwnOrigin');
+      return own;
+    },
+  };
 }

@@ -1,61 +1,43 @@
 /**
  * The smart client of Web++ (paper Section 3) as one object that both integration paths
- * share: the bundled worker (webpp-sw.ts) and the Workbox strategy (workbox.ts). It wires
- * the stages a request passes, top to bottom:
+ * share: the bundled worker (webpp-sw.ts) and the Workbox strategy (workbox.ts). One bound
+ * request goes down the path once, each stage calling the next:
  *
- *   route (here: answer at all?) → bind.ts: plan → attempt → serve → learn → background
+ *   route.ts → plan.ts → attempt.ts → serve.ts → learn.ts
  *
+ * with cross-cutting work as lifecycle plugins (plugins.ts) that the stages call by name.
  * The decisions (plan, timeouts, hedges, failover, refreshes and probes) are @webpp/core's
- * client engine with the policy named in the options (packages/core/src/policies); this
- * worker drives it with fetch and real timers (fetch-io.ts). Telemetry hooks in through the
- * engine's lifecycle callbacks (telemetry.ts). Anything unexpected in its own logic falls
- * back to a plain fetch (fail open).
+ * client engine with the policy named in the options (packages/core/src/policies), driven
+ * with fetch and real timers (fetch-io.ts). Its parts are built in assemble.ts. Anything
+ * unexpected in its own logic falls back to a plain fetch (fail open).
  */
 import { serverOf } from '@webpp/core';
-import type { ClientPolicy, ServerId } from '@webpp/core';
-import { BindStage } from './bind.js';
-import type { RespondIO } from './bind.js';
-import { BindingsStore } from './bindings-store.js';
+import type { ClientPolicy } from '@webpp/core';
+import { assemble } from './assemble.js';
+import type { ClientParts } from './assemble.js';
+import type { BindingsStore } from './bindings-store.js';
 import type { ReplicaClientOptions } from './client-options.js';
-import { resolveWorkerOptions } from './config.js';
-import { ConnectionQueue } from './connection-queue.js';
-import { EngineHooks } from './engine-hooks.js';
+import type { WorkerOptions } from './config.js';
 import { relocateEmbeds } from './embed-relocation.js';
 import type { RelocateQuery } from './embed-relocation.js';
-import { NO_INTEGRITY } from './integrity-stage.js';
 import type { IntegrityStage } from './integrity-stage.js';
-import { KillSwitch, pageNotifier } from './kill-switch.js';
-import { observeRequest } from './observe.js';
 import type { WorkerStateSnapshot } from './messages.js';
-import type { WorkerOptions } from './config.js';
-import type { SampleStage } from './samples.js';
-import { reportDecision } from './telemetry.js';
-import { namedPolicy, workerEngine } from './worker-engine.js';
-import type { WorkerEngine } from './worker-engine.js';
+import { observeRequest } from './observe.js';
+import type { OfflineCopies } from './offline-copies.js';
 import { listenToPages } from './page-messages.js';
+import { isSameOrigin } from './physical-request.js';
+import { plan } from './plan.js';
+import type { RespondIO } from './plugins.js';
+import type { PolicyStore } from './policy-store.js';
+import { policyServerViews, policyTableJSON } from './policy-views.js';
 import { Router } from './route.js';
 import type { Route } from './route.js';
-import { PolicyStore } from './policy-store.js';
-import { policyServerViews, policyTableJSON } from './policy-views.js';
-import { ResumeStage } from './resume.js';
-import { headerStages } from './stage-wiring.js';
-import type { HeaderLearning } from './header-learning.js';
-import { NO_OFFLINE_COPIES } from './offline-copies.js';
-import type { OfflineCopies } from './offline-copies.js';
-import { ProbeUrls, StaleBindings } from './server-memory.js';
-import { PersonalUrls } from './personal-answers.js';
-import { isSameOrigin } from './physical-request.js';
-import { UnusableReplicas } from './unusable-replicas.js';
-import { StateReporter, broadcastPublisher } from './state-reporter.js';
-import { BINDINGS_KEY, CONTROL_KEY, DIGESTS_KEY, LATENCY_TABLE_KEY, idbKeyValueStore, readAll } from './storage.js';
-import type { KeyValueStore } from './storage.js';
-import { TrustRule } from './trust.js';
-import { PushedLoad, policyPushSink } from './pushed-load.js';
-import { NO_CLIENT_AGGREGATE } from './client-aggregate-stage.js';
-import type { ClientAggregateStage } from './client-aggregate-stage.js';
+import type { StateReporter } from './state-reporter.js';
+import { BINDINGS_KEY, CONTROL_KEY, DIGESTS_KEY, LATENCY_TABLE_KEY, readAll } from './storage.js';
 import { SW_VERSION } from './version.js';
+import type { WorkerEngine } from './worker-engine.js';
 
-export type { RespondIO } from './bind.js';
+export type { RespondIO } from './plugins.js';
 export type { ReplicaClientOptions } from './client-options.js';
 
 export type { Route } from './route.js';
@@ -80,121 +62,24 @@ export class ReplicaClient {
   /** Resolves when the stored state and bindings are loaded (never rejects). */
   readonly ready: Promise<void>;
   private loaded = false;
-  private readonly killSwitch: KillSwitch;
-  private readonly selfOrigin: string;
-  private readonly storage: KeyValueStore;
-  private readonly samples: SampleStage;
-  private readonly bindStage: BindStage;
-  private readonly headers: HeaderLearning;
-  private readonly trust: TrustRule;
-  private readonly pushed: PushedLoad;
-  private readonly aggregate: ClientAggregateStage;
-  private readonly startedAtMs = Date.now();
-  private readonly plainFetch: (request: Request) => Promise<Response>;
+  private readonly parts: ClientParts;
   private readonly router: Router;
+  private readonly startedAtMs = Date.now();
   private messageListenerAttached = false;
   private batching: FrontStage | undefined;
 
   constructor(init: ReplicaClientOptions = {}) {
-    const parsed = init.parsed ?? resolveWorkerOptions(init.settings, init.internal);
-    this.options = parsed.options;
-    this.configErrors = [...parsed.errors];
-    const random = init.random ?? Math.random;
-    this.policy = init.policy ?? namedPolicy(this.options, random, this.configErrors, init.policies);
-    const location = (globalThis as { location?: { origin: string; pathname: string } }).location;
-    this.selfOrigin = init.selfOrigin ?? location?.origin ?? '';
-    const ownPaths = init.ownScriptPaths ?? ['/webpp.js', ...(location?.pathname ? [location.pathname] : [])];
-    this.storage = init.storage ?? idbKeyValueStore();
-    const plainFetch = init.fetch ?? ((request: Request) => fetch(request));
-    this.plainFetch = plainFetch;
-    const { options, selfOrigin, storage } = this;
-    // Live events go out only while a page listens (webpp.on, the dashboard), unless the caller publishes itself.
-    const publish = init.publish ?? broadcastPublisher((leaseMs) => this.reporter.subscribe(leaseMs));
-    this.reporter = new StateReporter({ historySize: options.historySize, onlyWhenSubscribed: init.publish === undefined, ...(publish ? { publish } : {}) });
-    const reporter = this.reporter;
-    this.killSwitch = new KillSwitch({
-      storage,
-      offRetryMs: options.offRetryMs,
-      unregister: init.unregister ?? (() => (globalThis as unknown as { registration?: ServiceWorkerRegistration }).registration?.unregister() ?? Promise.resolve()),
-      notifyPages: init.notifyPages ?? pageNotifier(),
-    });
-    this.store = new PolicyStore({ policy: this.policy, storage, flushDelayMs: options.flushDelayMs, onFlushed: () => reporter.count('tableFlushes') });
-    this.bindings = new BindingsStore({ storage, flushDelayMs: options.flushDelayMs });
-    const personal = new PersonalUrls();
-    this.router = new Router({ selfOrigin, ownScriptPaths: ownPaths, bindings: this.bindings, isOff: () => this.killSwitch.isOff, isLoaded: () => this.loaded, isPersonal: (url) => personal.has(url) });
-    this.trust = new TrustRule(selfOrigin);
-
-    // Server push (Server-Timing, webpp-load) into the policy's pushed-service-time input.
-    this.pushed = new PushedLoad({ sink: policyPushSink(this.policy, () => void this.store.changed()), isKnownServer: (server) => this.trust.isKnownServer(server) });
-    // The client aggregate for first visits (the aggregate add-on; read only when the own origin turns it on).
-    this.aggregate =
-      init.clientAggregate?.({ policy: this.policy, selfOrigin, isKnownServer: (server) => this.trust.isKnownServer(server), post: (url, requestInit) => plainFetch(new Request(url, requestInit)) }) ??
-      NO_CLIENT_AGGREGATE;
-    // The learn stage (measurements to the policy) and core's engine with the worker's IO.
-    const probeUrls = new ProbeUrls();
-    const connections = new ConnectionQueue({ now: () => performance.now() });
-    ({ engine: this.engine, samples: this.samples } = workerEngine({
-      policy: this.policy,
-      options,
-      selfOrigin,
-      random,
-      probeUrls,
-      connections,
-      plainFetch,
-      reporter,
-      store: this.store,
-      observeResourceTiming: init.observeResourceTiming !== false,
-      pushed: this.pushed,
-    }));
-    const observe = this.engine.observe.bind(this.engine);
-    const failed = (server: ServerId): void => observe({ server, purpose: 'request', outcome: 'network-error', nowMs: Date.now() });
-    // Content integrity (the integrity add-on): a replica with wrong bytes is a failed server.
-    this.integrity = init.integrity?.({ storage, selfOrigin, flushDelayMs: options.flushDelayMs, reporter, failed, ...(init.verifyBufferBytes === undefined ? {} : { maxBufferBytes: init.verifyBufferBytes }) }) ?? NO_INTEGRITY;
-
-    const { headers, controlCheck } = headerStages({
-      options,
-      selfOrigin,
-      storage,
-      bindings: this.bindings,
-      integrity: this.integrity,
-      trust: this.trust,
-      killSwitch: this.killSwitch,
-      reporter,
-      plainFetch,
-      pushed: this.pushed,
-      aggregate: this.aggregate,
-    });
-    this.headers = headers;
-    // Offline copies only when given (the webpp-sw-offline.js add-on, or a Workbox worker).
-    this.offline = init.offlineCopies?.({ options, storage, selfOrigin, reporter, ...(init.openOfflineCache ? { openCache: init.openOfflineCache } : {}) }) ?? NO_OFFLINE_COPIES;
-    // In a worker only: its diagnostic request and its messages to pages are the browser's.
-    const unusable = 'registration' in globalThis ? new UnusableReplicas({ selfOrigin, reporter }) : undefined;
-    this.bindStage = new BindStage({
-      engine: this.engine,
-      selfOrigin,
-      reporter,
-      headers: this.headers,
-      samples: this.samples,
-      integrity: this.integrity,
-      resume: new ResumeStage({ resumeMinBytes: options.resumeMinBytes, reporter, observe }),
-      offline: this.offline,
-      controlCheck,
-      trust: this.trust,
-      probeUrls,
-      staleBindings: new StaleBindings(),
-      personal,
-      // Replicas the worker cannot use (CORS, opaque, redirected) are reported once (unusable-replicas.ts).
-      track: (fetcher) => connections.track(unusable === undefined ? fetcher : unusable.watch(fetcher)),
-      afterRequest: (candidates) => this.afterRequest(candidates),
-      decisionMade: reportDecision(reporter),
-      engineHooks: new EngineHooks({ policy: this.policy, engine: this.engine, queue: connections, reporter }),
-    });
+    const parts = assemble(init);
+    this.parts = parts;
+    const { selfOrigin, ownScriptPaths, bindings, killSwitch, personal } = parts;
+    this.router = new Router({ selfOrigin, ownScriptPaths, bindings, isOff: () => killSwitch.isOff, isLoaded: () => this.loaded, isPersonal: (url) => personal.has(url) });
+    ({ options: this.options, configErrors: this.configErrors, policy: this.policy, engine: this.engine, store: this.store, bindings: this.bindings, reporter: this.reporter, offline: this.offline, integrity: this.integrity } = parts);
     this.ready = this.load();
   }
 
   /** True until the site switched the worker off. */
   get isEnabled(): boolean {
-    return !this.killSwitch.isOff;
+    return !this.parts.killSwitch.isOff;
   }
 
   /**
@@ -205,7 +90,6 @@ export class ReplicaClient {
   route(request: Request): Route {
     return this.router.route(request);
   }
-
 
   /**
    * Answers a request route() did not pass. Never rejects: an internal error falls back to
@@ -218,8 +102,8 @@ export class ReplicaClient {
       if (!this.loaded) await this.ready;
       const enabled = this.isEnabled;
       const resolved = enabled ? this.router.resolved(request) : undefined;
-      if (resolved && (request.method === 'GET' || request.method === 'HEAD')) return await this.bindStage.handle(request, resolved, io);
-      if (enabled && this.router.isObservable(request)) return await observeRequest(request, io, { reporter: this.reporter, headers: this.headers, offline: this.offline });
+      if (resolved && (request.method === 'GET' || request.method === 'HEAD')) return await plan(request, resolved, io, this.parts.path);
+      if (enabled && this.router.isObservable(request)) return await observeRequest(request, io, { reporter: this.reporter, headers: this.parts.headers, offline: this.offline });
       return await io.fetch(request).catch(() => Response.error());
     } catch (error) {
       this.reporter.count('internalErrors');
@@ -234,9 +118,9 @@ export class ReplicaClient {
    * Responses for other origins are ignored (trust rule).
    */
   learnFromCache(requestUrl: string, response: Response, waitUntil: (promise: Promise<unknown>) => void): void {
-    if (!isSameOrigin(requestUrl, this.selfOrigin)) return;
+    if (!isSameOrigin(requestUrl, this.parts.selfOrigin)) return;
     try {
-      this.headers.learnCachedBindings(response, requestUrl, waitUntil);
+      this.parts.headers.learnCachedBindings(response, requestUrl, waitUntil);
     } catch {
       // Learning never affects a page.
     }
@@ -262,8 +146,8 @@ export class ReplicaClient {
       decisions: this.reporter.recentDecisions(),
       events: this.reporter.recentEvents(),
       offline: { enabled: this.offline.enabled, ...this.offline.snapshot() },
-      pushed: this.pushed.views(),
-      aggregate: this.aggregate.view(),
+      pushed: this.parts.pushed.views(),
+      aggregate: this.parts.aggregate.view(),
     };
   }
 
@@ -296,7 +180,7 @@ export class ReplicaClient {
 
   /** Writes pending policy state and bindings changes to IndexedDB now. */
   async flush(): Promise<void> {
-    this.samples.expire();
+    this.parts.samples.expire();
     await Promise.all([this.store.flushNow(), this.bindings.flushNow(), this.integrity.flush(), this.offline.flush()]);
   }
 
@@ -309,7 +193,6 @@ export class ReplicaClient {
     this.messageListenerAttached = true;
     listenToPages(scope, { ready: this.ready, snapshot: () => this.snapshot(), flush: () => this.flush(), relocate: (query) => this.relocateEmbeds(query) });
   }
-
 
   /** Where a page's <object>/<embed> elements should load from (embed-relocation.ts). */
   private relocateEmbeds(query: RelocateQuery): Promise<(string | null)[]> {
@@ -327,35 +210,22 @@ export class ReplicaClient {
         for (let i = decisions.length - 1; i >= 0; i--) if (decisions[i]!.navigation && decisions[i]!.logicalUrl === pageUrl) return decisions[i]!.servedBy;
         return undefined;
       },
-      fetch: this.plainFetch,
+      fetch: this.parts.plainFetch,
     });
   }
-
-  /** After every bound request: the policy's background requests (Figure 4), then a batched state write. */
-  private async afterRequest(candidates: readonly ServerId[]): Promise<void> {
-    try {
-      this.samples.expire();
-      await new Promise<void>((resolve) => this.engine.maintain(candidates, resolve));
-      await this.store.changed();
-      await this.aggregate.maybeReport();
-    } catch {
-      // Background work never affects a page.
-    }
-  }
-
-
 
   private async load(): Promise<void> {
     try {
       // The whole state in one read (one IndexedDB transaction): the first fetch event waits for it.
-      const [control, table, bindings, digests] = await readAll(this.storage, [CONTROL_KEY, LATENCY_TABLE_KEY, BINDINGS_KEY, DIGESTS_KEY]);
+      const [control, table, bindings, digests] = await readAll(this.parts.storage, [CONTROL_KEY, LATENCY_TABLE_KEY, BINDINGS_KEY, DIGESTS_KEY]);
+      const { trust, killSwitch } = this.parts;
       this.store.restore(table);
       this.bindings.restore(bindings);
       this.integrity.restore(digests);
-      this.trust.learnServers(this.bindings.held());
-      this.trust.learnOwnVersion(this.bindings.directoryVersion);
+      trust.learnServers(this.bindings.held());
+      trust.learnOwnVersion(this.bindings.directoryVersion);
       // Installed again soon after a switch-off: stay off (and tell the pages again).
-      if (await this.killSwitch.restore(control)) {
+      if (await killSwitch.restore(control)) {
         this.reporter.event({ type: 'control-off', atMs: Date.now(), from: 'stored switch-off' });
       }
     } catch {

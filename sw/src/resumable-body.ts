@@ -49,7 +49,7 @@ export interface ResumeRequest {
   exclude: ReadonlySet<ServerId>;
 }
 
-export interface ResumeAnswer {
+interface ResumeAnswer {
   server: ServerId;
   response: Response;
 }

@@ -9,6 +9,7 @@
 import { ClientEngine } from '@webpp/core';
 import type { Exchange, ExchangeSample, ServerId } from '@webpp/core';
 import type { ConnectionQueue } from './connection-queue.js';
+import type { WorkerPlugin } from './plugins.js';
 import { TtfbSampler } from './ttfb-sampler.js';
 import type { BodyTiming } from './ttfb-sampler.js';
 
@@ -63,4 +64,15 @@ export class SampleStage {
   expire(): void {
     this.sampler.expire();
   }
+}
+
+/** fetchDidSucceed: every answer below 500 is a sample once its Resource Timing entry is in. */
+export function samplesPlugin(samples: SampleStage): WorkerPlugin {
+  return {
+    fetchDidSucceed({ bound, exchange, response, outcome, elapsedMs, sentAtMs, resume }) {
+      if (outcome === 'server-error') return;
+      const { method, cache } = bound.request;
+      samples.add(exchange, response, elapsedMs, sentAtMs, !resume && method === 'GET' && cache !== 'no-store' && cache !== 'reload');
+    },
+  };
 }

@@ -9,6 +9,8 @@
  *    most 1 000, the oldest forgotten first.
  */
 import type { RandomSource, ServerId } from '@webpp/core';
+import type { WorkerPlugin } from './plugins.js';
+import type { SizeMemory } from './size-memory.js';
 import { BoundedMap } from './_private/bounded-map.js';
 
 export class ProbeUrls {
@@ -69,4 +71,25 @@ export class StaleBindings {
     const version = this.staleAt.get(physicalUrl);
     return version !== undefined && version >= directoryVersion;
   }
+}
+
+/** What the plan stage reads of the replicas' URLs (plan.ts), and the plugin that keeps it. */
+export interface ServerMemory {
+  probeUrls: ProbeUrls;
+  staleBindings: StaleBindings;
+  /** Sizes of earlier responses, for resources whose binding carries none. */
+  sizes: SizeMemory;
+}
+
+/** fetchDidSucceed: a whole answer's size; a 404/410 makes its physical URL stale for this directory version. */
+export function serverMemoryPlugin(memory: ServerMemory): WorkerPlugin {
+  return {
+    fetchDidSucceed({ bound, exchange, response, outcome, resume }) {
+      if (outcome !== 'server-error' && !resume) memory.sizes.learn(bound.logicalUrl, response);
+      if (outcome === 'stale') {
+        memory.staleBindings.note(exchange.target, bound.resolved.directoryVersion);
+        memory.probeUrls.forget(exchange.server, exchange.target);
+      }
+    },
+  };
 }

@@ -1,12 +1,13 @@
 /**
  * Telemetry as named lifecycle callbacks on core's engine (like Workbox plugins'
  * fetchDidSucceed, fetchDidFail, …): the state reporter's counters and live events for
- * samples, failed servers, refreshes and probes. Nothing here decides anything; the request
- * path never calls the reporter for these.
+ * samples, failed servers, refreshes and probes; and the request path's own as a worker
+ * lifecycle plugin (plugins.ts). Nothing here decides anything.
  */
 import type { ClientPolicy, EngineHooks, ExchangeSample } from '@webpp/core';
-import { failoverEvents } from './decision-record.js';
-import type { AttemptOutcome, DecisionRecord } from './messages.js';
+import { decisionRecord, failoverEvents } from './decision-record.js';
+import type { AttemptOutcome } from './messages.js';
+import type { WorkerPlugin } from './plugins.js';
 import { policyServerView } from './policy-views.js';
 import type { StateReporter } from './state-reporter.js';
 
@@ -51,14 +52,23 @@ export function telemetryHooks(reporter: StateReporter, policy: ClientPolicy): E
   };
 }
 
-/** The `decisionMade` callback: the decision and one `failover` event per failed attempt. */
-export function reportDecision(reporter: StateReporter): (decision: DecisionRecord) => void {
-  return (decision) => {
-    for (const event of failoverEvents(decision, Date.now())) {
-      reporter.count('failovers');
-      if (event.type === 'failover' && event.outcome === 'stale') reporter.count('staleBindings');
-      reporter.event(event);
-    }
-    reporter.decision(decision);
+/**
+ * The request path's telemetry as a lifecycle plugin: the bound/served/failed counters, and
+ * for each bound request its decision record and one `failover` event per failed attempt.
+ */
+export function telemetryPlugin(reporter: StateReporter, policyName: string): WorkerPlugin {
+  return {
+    handlerWillStart: () => reporter.count('bound'),
+    handlerDidRespond(bound, result) {
+      if (result.kind !== 'aborted') reporter.count(result.kind === 'served' ? 'served' : 'failed');
+      const { request, logicalUrl, atMs, planMs } = bound;
+      const decision = decisionRecord({ id: reporter.decisionId(), atMs, request, logicalUrl, policy: policyName, result, bindMs: planMs, totalMs: performance.now() - bound.arrivedMs });
+      for (const event of failoverEvents(decision, Date.now())) {
+        reporter.count('failovers');
+        if (event.type === 'failover' && event.outcome === 'stale') reporter.count('staleBindings');
+        reporter.event(event);
+      }
+      reporter.decision(decision);
+    },
   };
 }

@@ -11,10 +11,10 @@
  * once per browsing session (webpp.ts). A server that is merely down is not reported, and
  * is probed again at most once a minute.
  *
- * Carried by the worker through one call: ReplicaClient wraps every replica fetch with
- * `watch` (replica-client.ts, the `track` option of the bind stage).
+ * A lifecycle plugin (plugins.ts) on every physical request of a bound request.
  */
 import { REPLICA_UNUSABLE_MESSAGE, type ReplicaUnusableMessage as UnusableReplicaReport } from './messages.js';
+import type { WorkerPlugin } from './plugins.js';
 import type { StateReporter } from './state-reporter.js';
 
 interface UnusableReplicasOptions {
@@ -51,19 +51,14 @@ export class UnusableReplicas {
     this.now = options.now ?? Date.now;
   }
 
-  /** `fetcher`, reporting the replicas it cannot use. */
-  watch(fetcher: (request: Request) => Promise<Response>): (request: Request) => Promise<Response> {
-    return (request) =>
-      fetcher(request).then(
-        (response) => {
-          this.inspect(request, response);
-          return response;
-        },
-        (error: unknown) => {
-          if (this.mayDiagnose(request, error)) void this.diagnose(request);
-          throw error;
-        },
-      );
+  /** fetchDidSucceed / fetchDidFail of a bound request's physical requests: reports the replicas the worker cannot use. */
+  plugin(): WorkerPlugin {
+    return {
+      fetchDidSucceed: ({ request, response }) => this.inspect(request, response),
+      fetchDidFail: (request, error) => {
+        if (this.mayDiagnose(request, error)) void this.diagnose(request);
+      },
+    };
   }
 
   private server(request: Request): string | undefined {

@@ -51,6 +51,6 @@ self.addEventListener('fetch', (event) => {
     event.respondWith(pageScript.respond(event.request, (promise) => event.waitUntil(promise)));
     return;
   }
-  // The pipeline: (an add-on's front stage) → route → plan → attempt → serve → learn (replica-client.ts).
+  // The pipeline: (an add-on's front stage) → route → plan → attempt → serve → learn (replica-client.ts, plugins.ts).
   client.handleFetch(event);
 });

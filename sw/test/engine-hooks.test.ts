@@ -2,20 +2,20 @@
  * Engine v3's worker hooks (engine-hooks.ts), driven the way a fetch event drives the
  * worker, against real HTTP servers on loopback (Node's fetch stands in for the browser's,
  * and reports Resource Timing entries as the browser does):
- *  A. a served body leaves the engine's in-flight ledger when it ends;
+ *  A. a served body leaves the engine's in-flight ledger when it ends, or when the page cancels it;
  *  B. a 200's Content-Length teaches the size of the logical URL (estimates for its other versions);
  *  C. at a head whose rest will take longer than a whole fetch elsewhere, a second fetch goes
  *     there and the page's body continues from whichever answers first, byte for byte.
  */
-import type { AddressInfo } from 'node:net';
-import Fastify from 'fastify';
-import type { FastifyInstance } from 'fastify';
+import { Readable } from 'node:stream';
 import { BINDINGS_HEADER, encodeBindings } from '@webpp/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ReplicaClient } from '../src/replica-client.js';
 import { memoryKeyValueStore } from '../src/storage.js';
 import type { WebppEvent } from '../src/messages.js';
 import { eventIO } from './support/event-io.js';
+import { closeServers, startServer } from './support/servers.js';
+import type { TestServer } from './support/servers.js';
 
 const BIG_BYTES = 256 * 1024;
 const CHUNK_BYTES = 8 * 1024;
@@ -24,10 +24,7 @@ const SLOW_CHUNK_EVERY_MS = 50;
 const big = Buffer.alloc(BIG_BYTES, 0);
 for (let i = 0; i < BIG_BYTES; i++) big[i] = (i * 7 + (i >> 10)) & 0xff;
 
-interface Server {
-  origin: string;
-  app: FastifyInstance;
-  log: string[];
+interface Server extends TestServer {
   /** Sends /big.bin in chunks, SLOW_CHUNK_EVERY_MS apart. */
   slowBody: boolean;
 }
@@ -49,34 +46,24 @@ function bindingsHeader(): string {
 }
 
 async function start(slowBody = false): Promise<Server> {
-  const app = Fastify({ forceCloseConnections: true });
-  const server: Server = { origin: '', app, log: [], slowBody };
-  app.route({
-    method: ['GET', 'HEAD'],
-    url: '/*',
-    handler: async (request, reply) => {
-      server.log.push(`${request.method} ${request.url}`);
-      reply.header(BINDINGS_HEADER, bindingsHeader());
-      reply.header('access-control-expose-headers', '*');
-      const path = request.url.split('?')[0];
-      if (path === '/big.bin' || path === '/only-a.bin') {
-        reply.header('content-type', 'application/octet-stream').header('etag', '"big-v1"').header('last-modified', 'Sat, 28 Nov 2026 10:00:00 GMT');
-        reply.header('content-length', String(BIG_BYTES));
-        if (!server.slowBody) return reply.send(big);
-        const { Readable } = await import('node:stream');
-        const chunks = async function* (): AsyncGenerator<Buffer> {
-          for (let at = 0; at < BIG_BYTES; at += CHUNK_BYTES) {
-            yield big.subarray(at, at + CHUNK_BYTES);
-            await new Promise((resolve) => setTimeout(resolve, SLOW_CHUNK_EVERY_MS));
-          }
-        };
-        return reply.send(Readable.from(chunks()));
-      }
-      return reply.header('content-type', 'text/plain').send(`from ${server.origin}`);
-    },
+  const server = await startServer<Server>({ slowBody }, async (server, request, reply) => {
+    reply.header(BINDINGS_HEADER, bindingsHeader());
+    reply.header('access-control-expose-headers', '*');
+    const path = request.url.split('?')[0];
+    if (path === '/big.bin' || path === '/only-a.bin') {
+      reply.header('content-type', 'application/octet-stream').header('etag', '"big-v1"').header('last-modified', 'Sat, 28 Nov 2026 10:00:00 GMT');
+      reply.header('content-length', String(BIG_BYTES));
+      if (!server.slowBody) return reply.send(big);
+      const chunks = async function* (): AsyncGenerator<Buffer> {
+        for (let at = 0; at < BIG_BYTES; at += CHUNK_BYTES) {
+          yield big.subarray(at, at + CHUNK_BYTES);
+          await new Promise((resolve) => setTimeout(resolve, SLOW_CHUNK_EVERY_MS));
+        }
+      };
+      return reply.send(Readable.from(chunks()));
+    }
+    return reply.header('content-type', 'text/plain').send(`from ${server.origin}`);
   });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  server.origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   servers.push(server);
   return server;
 }
@@ -87,12 +74,7 @@ beforeAll(async () => {
   b = await start();
 });
 
-afterAll(async () => {
-  for (const server of servers) {
-    server.app.server.closeAllConnections();
-    await server.app.close();
-  }
-});
+afterAll(() => closeServers(servers));
 
 function client(observeResourceTiming: boolean): { instance: ReplicaClient; events: WebppEvent[] } {
   const events: WebppEvent[] = [];
@@ -139,6 +121,20 @@ describe('engine v3 hooks in the worker', () => {
     // Bodies end with their Resource Timing entries, which come a little later.
     const inFlight = (): number => instance.engine.inFlight.snapshot(Date.now()).length;
     expect(await eventually(() => inFlight() === 0), `still in flight: ${JSON.stringify(instance.engine.inFlight.snapshot(Date.now()))}`).toBe(true);
+  });
+
+  it('A: a body the page cancels leaves the in-flight ledger at once, not a minute later', async () => {
+    // No Resource Timing entries here: only the page's cancel can tell the worker the body is over.
+    const { instance } = client(false);
+    await learnBindings(instance);
+    const io = eventIO();
+    const response = await instance.respond(new Request(`${own.origin}/only-a.bin?cancelled`), io);
+    const reader = response.body!.getReader();
+    expect((await reader.read()).done).toBe(false); // a sends its 256 KiB over about 1.6 s
+    expect(instance.engine.inFlight.count(a.origin)).toBe(1);
+    await reader.cancel();
+    expect(instance.engine.inFlight.count(a.origin)).toBe(0);
+    await io.settled();
   });
 
   it("B: a 200's Content-Length teaches the size of its URL, for its versions never fetched", async () => {

@@ -2,9 +2,6 @@
  * The engine both integration paths share, driven the way a fetch event drives it, against
  * real HTTP servers on loopback (Node's fetch stands in for the browser's).
  */
-import type { AddressInfo } from 'node:net';
-import Fastify from 'fastify';
-import type { FastifyInstance } from 'fastify';
 import { BINDINGS_HEADER, CONTROL_HEADER, FAST_PRESET, PAPER_DEFAULTS, encodeBindings } from '@webpp/core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPolicy, registerPolicy } from '@webpp/core';
@@ -12,13 +9,12 @@ import { ReplicaClient } from '../src/replica-client.js';
 import { memoryKeyValueStore } from '../src/storage.js';
 import type { WebppEvent } from '../src/messages.js';
 import { eventIO } from './support/event-io.js';
+import { closeServers, startServer } from './support/servers.js';
+import type { TestServer } from './support/servers.js';
 
-interface Server {
-  origin: string;
-  app: FastifyInstance;
+interface Server extends TestServer {
   delayMs: number;
   control?: string;
-  log: string[];
 }
 
 const servers: Server[] = [];
@@ -27,25 +23,16 @@ let fast: Server;
 let slow: Server;
 
 async function start(delayMs: number): Promise<Server> {
-  const app = Fastify({ forceCloseConnections: true });
-  const server: Server = { origin: '', app, delayMs, log: [] };
-  app.route({
-    method: ['GET', 'HEAD'],
-    url: '/*',
-    handler: async (request, reply) => {
-      server.log.push(`${request.method} ${request.url}`);
-      if (server.delayMs) await new Promise((resolve) => setTimeout(resolve, server.delayMs));
-      const bindings = encodeBindings({
-        directoryVersion: 1,
-        bindings: [{ logical: `${primary.origin}/file.txt`, prefix: false, replicas: servers.map((s) => `${s.origin}/file.txt`) }],
-      }).value;
-      reply.header(BINDINGS_HEADER, bindings);
-      if (server.control) reply.header(CONTROL_HEADER, server.control);
-      return reply.header('content-type', 'text/plain').send(`from ${server.origin}`);
-    },
+  const server = await startServer<Server>({ delayMs }, async (server, _request, reply) => {
+    if (server.delayMs) await new Promise((resolve) => setTimeout(resolve, server.delayMs));
+    const bindings = encodeBindings({
+      directoryVersion: 1,
+      bindings: [{ logical: `${primary.origin}/file.txt`, prefix: false, replicas: servers.map((s) => `${s.origin}/file.txt`) }],
+    }).value;
+    reply.header(BINDINGS_HEADER, bindings);
+    if (server.control) reply.header(CONTROL_HEADER, server.control);
+    return reply.header('content-type', 'text/plain').send(`from ${server.origin}`);
   });
-  await app.listen({ port: 0, host: '127.0.0.1' });
-  server.origin = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`;
   servers.push(server);
   return server;
 }
@@ -56,12 +43,7 @@ beforeAll(async () => {
   slow = await start(80);
 });
 
-afterAll(async () => {
-  for (const server of servers) {
-    server.app.server.closeAllConnections();
-    await server.app.close();
-  }
-});
+afterAll(() => closeServers(servers));
 
 afterEach(() => {
   for (const server of servers) {

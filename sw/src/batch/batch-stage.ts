@@ -7,7 +7,7 @@
  *
  * Pages can read its state with a MessageChannel: postMessage({ type: 'webpp:batch-state' }).
  */
-import type { RespondIO } from '../bind.js';
+import type { RespondIO } from '../plugins.js';
 import type { BindingsStore } from '../bindings-store.js';
 import type { OfflineCopies } from '../offline-copies.js';
 import { BatchClient, type BatchClientOptions } from './batch-client.js';
