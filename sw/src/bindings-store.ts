@@ -6,7 +6,7 @@
  */
 import { BINDINGS_HEADER, BindingsIndex, decodeBindings } from '@webpp/core';
 import type { Binding, BindingsDocument, BindingsError, ResolvedBinding } from '@webpp/core';
-import { DebouncedTask } from './_private/debounced-task.js';
+import { PersistedState } from './_private/persisted-state.js';
 import { BINDINGS_KEY } from './storage.js';
 import type { KeyValueStore } from './storage.js';
 
@@ -28,17 +28,10 @@ export class BindingsStore {
   private index = new BindingsIndex();
   /** Recently applied header values, oldest first: the same bytes mean the same bindings. */
   private readonly recentValues = new Set<string>();
-  private readonly storage: KeyValueStore;
-  private readonly writer: DebouncedTask;
+  private readonly persisted: PersistedState;
 
   constructor(options: BindingsStoreOptions) {
-    this.storage = options.storage;
-    this.writer = new DebouncedTask(options.flushDelayMs, () => this.flush());
-  }
-
-  /** Loads the stored bindings, then re-applies what was learned meanwhile (newer versions win). */
-  async load(): Promise<void> {
-    this.restore(await this.storage.get(BINDINGS_KEY));
+    this.persisted = new PersistedState({ storage: options.storage, key: BINDINGS_KEY, flushDelayMs: options.flushDelayMs, snapshot: () => this.index.toJSON() });
   }
 
   /** Restores what was stored under BINDINGS_KEY (read by the caller), then re-applies what was learned meanwhile. */
@@ -94,14 +87,10 @@ export class BindingsStore {
 
   /** Returns the promise of the batched write, for `event.waitUntil`. */
   changed(): Promise<void> {
-    return this.writer.schedule();
+    return this.persisted.changed();
   }
 
-  async flushNow(): Promise<void> {
-    await this.writer.runNow();
-  }
-
-  private async flush(): Promise<void> {
-    await this.storage.set(BINDINGS_KEY, this.index.toJSON());
+  flushNow(): Promise<void> {
+    return this.persisted.flushNow();
   }
 }

@@ -7,7 +7,7 @@
  */
 import { isSha256Integrity } from '@webpp/core';
 import type { ContentDigest } from '@webpp/core';
-import { DebouncedTask } from './_private/debounced-task.js';
+import { PersistedState } from './_private/persisted-state.js';
 import { DIGESTS_KEY } from './storage.js';
 import type { KeyValueStore } from './storage.js';
 
@@ -26,11 +26,11 @@ interface DigestsJSON {
 export class DigestStore {
   private digests = new Map<string, string>();
   private readonly maxEntries: number;
-  private readonly writer: DebouncedTask;
+  private readonly persisted: PersistedState;
 
-  constructor(private readonly options: DigestStoreOptions) {
+  constructor(options: DigestStoreOptions) {
     this.maxEntries = options.maxEntries ?? 10_000;
-    this.writer = new DebouncedTask(options.flushDelayMs, () => this.options.storage.set(DIGESTS_KEY, this.toJSON()));
+    this.persisted = new PersistedState({ storage: options.storage, key: DIGESTS_KEY, flushDelayMs: options.flushDelayMs, snapshot: () => this.toJSON() });
   }
 
   /** The digest of a logical URL (canonical, as BindingsIndex.resolve gives it), or undefined. */
@@ -55,11 +55,6 @@ export class DigestStore {
     return changed;
   }
 
-  /** Loads the stored digests; those recorded meanwhile win. Tolerant of malformed data. */
-  async load(): Promise<void> {
-    this.restore(await this.options.storage.get(DIGESTS_KEY));
-  }
-
   /** Restores what was stored under DIGESTS_KEY (read by the caller); those recorded meanwhile win. */
   restore(value: unknown): void {
     const stored = value as Partial<DigestsJSON> | undefined;
@@ -79,11 +74,11 @@ export class DigestStore {
 
   /** Returns the promise of the batched write, for `event.waitUntil`. */
   changed(): Promise<void> {
-    return this.writer.schedule();
+    return this.persisted.changed();
   }
 
-  async flushNow(): Promise<void> {
-    await this.writer.runNow();
+  flushNow(): Promise<void> {
+    return this.persisted.flushNow();
   }
 
   private toJSON(): DigestsJSON {

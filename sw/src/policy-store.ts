@@ -8,7 +8,7 @@
  * paper's "rudimentary concurrency control" likewise "does not prevent lost updates".
  */
 import type { ClientPolicy } from '@webpp/core';
-import { DebouncedTask } from './_private/debounced-task.js';
+import { PersistedState } from './_private/persisted-state.js';
 import { LATENCY_TABLE_KEY } from './storage.js';
 import type { KeyValueStore } from './storage.js';
 
@@ -22,24 +22,26 @@ export interface PolicyStoreOptions {
 
 export class PolicyStore {
   readonly policy: ClientPolicy;
-  private readonly storage: KeyValueStore;
-  private readonly writer: DebouncedTask;
-  private readonly onFlushed: (() => void) | undefined;
-  private dirty = false;
+  private readonly persisted: PersistedState;
 
   constructor(options: PolicyStoreOptions) {
-    this.policy = options.policy;
-    this.storage = options.storage;
-    this.onFlushed = options.onFlushed;
-    this.writer = new DebouncedTask(options.flushDelayMs, () => this.flush());
+    const policy = options.policy;
+    this.policy = policy;
+    // A read-merge-write: the stored state is restored into the policy first, then the union is written back.
+    this.persisted = new PersistedState({
+      storage: options.storage,
+      key: LATENCY_TABLE_KEY,
+      flushDelayMs: options.flushDelayMs,
+      merge: true,
+      snapshot: (stored) => {
+        policy.restore(stored);
+        return policy.snapshot();
+      },
+      ...(options.onFlushed ? { onFlushed: options.onFlushed } : {}),
+    });
   }
 
-  /** Loads the stored state into the policy (what it learned meanwhile is kept where newer). */
-  async load(): Promise<void> {
-    this.restore(await this.storage.get(LATENCY_TABLE_KEY));
-  }
-
-  /** Restores what was stored under LATENCY_TABLE_KEY, read by the caller (ReplicaClient reads all its state at once). */
+  /** Restores what was stored under LATENCY_TABLE_KEY, read by the caller (ReplicaClient reads all its state at once); what the policy learned meanwhile is kept where newer. */
   restore(stored: unknown): void {
     this.policy.restore(stored);
   }
@@ -49,28 +51,11 @@ export class PolicyStore {
    * `event.waitUntil`; many changes within flushDelayMs share one write.
    */
   changed(): Promise<void> {
-    this.dirty = true;
-    return this.writer.schedule();
-  }
-
-  /** Writes now: read the stored state, merge it into the policy's, write the union back, atomically. */
-  async flush(): Promise<void> {
-    if (!this.dirty) return;
-    this.dirty = false;
-    try {
-      await this.storage.update(LATENCY_TABLE_KEY, (stored) => {
-        this.policy.restore(stored);
-        return this.policy.snapshot();
-      });
-      this.onFlushed?.();
-    } catch (error) {
-      this.dirty = true;
-      throw error;
-    }
+    return this.persisted.changed();
   }
 
   /** Forces any pending batched write to happen now. */
-  async flushNow(): Promise<void> {
-    await this.writer.runNow();
+  flushNow(): Promise<void> {
+    return this.persisted.flushNow();
   }
 }

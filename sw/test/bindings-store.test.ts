@@ -1,7 +1,7 @@
 import { BINDINGS_HEADER, encodeBindings } from '@webpp/core';
 import { describe, expect, it } from 'vitest';
 import { BindingsStore } from '../src/bindings-store.js';
-import { memoryKeyValueStore } from '../src/storage.js';
+import { BINDINGS_KEY, memoryKeyValueStore } from '../src/storage.js';
 
 function headers(directoryVersion: number, replicas: string[]): Headers {
   const value = encodeBindings({
@@ -44,11 +44,11 @@ describe('BindingsStore', () => {
 
     const after = new BindingsStore({ storage, flushDelayMs: 0 });
     after.learn(headers(2, ['http://c.localhost:3/img/cat.png'])); // arrives while loading
-    await after.load();
+    after.restore(await storage.get(BINDINGS_KEY)); // what the client's start-up does (readAll)
     expect(after.resolve('http://a.localhost:1/img/cat.png')?.physicalUrls).toEqual(['http://c.localhost:3/img/cat.png']);
 
     const fresh = new BindingsStore({ storage, flushDelayMs: 0 });
-    await fresh.load();
+    fresh.restore(await storage.get(BINDINGS_KEY));
     expect(fresh.resolve('http://a.localhost:1/img/cat.png')?.physicalUrls).toEqual(['http://b.localhost:2/img/cat.png']);
   });
 });
