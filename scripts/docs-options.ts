@@ -9,7 +9,8 @@
  * table and its schema disagree. Tables: the origin plugin's, startReplicaServer's and
  * batching options, `webpp-origin --help`, the origin's response path (its hooks in the order
  * Fastify runs them, origin/src/compose/response-path.ts), the netem scenario format, and the worker's
- * options with the options it no longer has (sw/src/options-schema.ts). The schemas are
+ * options with the options it no longer has (sw/src/options-schema.ts), and the worker's request
+ * path (its stages and lifecycle plugins, read from sw/src: scripts/request-path.ts). The schemas are
  * the one definition of every option.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -37,6 +38,7 @@ import { INTERNAL_CONSTANTS, removedFlag } from '../origin/src/options/internals
 import { FAST_PRESET, PAPER_DEFAULTS, WEBPP_DEFAULTS } from '@webpp/core';
 import { WORKER_INTERNALS, WORKER_OPTION_SCHEMA, removedOptionNames, type OptionSpec, type PublicOptionName } from '../sw/src/options-schema.js';
 import { WORKER_OPTION_DOCS } from '../sw/src/options-docs.js';
+import { requestPathMarkdown } from './request-path.js';
 
 /** The origin options that became constants (issue 24): name, former flag, value. */
 function removedOriginOptionsTable(): string {
@@ -145,6 +147,7 @@ export const BLOCKS: GeneratedBlock[] = [
   { file: 'docs/evaluation.md', id: 'scenario-fields', content: scenarioTable },
   { file: 'docs/service-worker.md', id: 'worker-options', content: workerOptionsTable },
   { file: 'docs/service-worker.md', id: 'removed-worker-options', content: removedWorkerOptionsTable },
+  { file: 'docs/service-worker.md', id: 'request-path', content: requestPathMarkdown },
 ];
 
 function markers(id: string): [string, string] {
