@@ -17,6 +17,7 @@
  *   npm run bench page-cost -- --runs 3     # medians and ranges over three runs
  *   npm run bench page-cost -- --quick      # 3 rounds, fewer requests; writes to the temp folder
  *   npm run bench page-cost -- --profile    # where the warm worker's time goes: docs/benchmarks/page-cost-profile.json
+ *   npm run bench page-cost -- --path-files # the source files one request crosses: docs/benchmarks/page-cost-path-files.json
  *
  * docs/service-worker.md ("What the worker costs a page") reads the figures.
  */
@@ -24,7 +25,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { profileOnce, runOnce, type RunOptions, type RunResult } from './page-cost/run.js';
+import { pathFilesOnce, profileOnce, runOnce, type RunOptions, type RunResult } from './page-cost/run.js';
 import { PAGES } from './page-cost/site.js';
 import { goals, median, pageRows, requestRows, signedMs, summary } from './page-cost/stats.js';
 
@@ -76,6 +77,28 @@ async function profile(): Promise<void> {
     console.log('  self by function (ms per fetch event):');
     for (const [label, ms] of entry.byFunctionSelfMs) console.log(`    ${String(ms).padStart(7)}  ${label}`);
   }
+  console.log(`wrote ${out}`);
+}
+
+/** `--path-files`: appends this build's row (labelled with `--label <name>`, default the git commit) to page-cost-path-files.json. */
+async function pathFiles(): Promise<void> {
+  const labelFlag = args.indexOf('--label');
+  const label = labelFlag < 0 ? 'this build' : String(args[labelFlag + 1]);
+  const report = await pathFilesOnce({ log: runOptions.log });
+  const out = join(repoRoot, 'docs/benchmarks/page-cost-path-files.json');
+  let rows: unknown[] = [];
+  try {
+    rows = (JSON.parse(readFileSync(out, 'utf8')) as { rows?: unknown[] }).rows ?? [];
+  } catch {
+    // first row
+  }
+  const row = { label, date: new Date().toISOString(), command: `npm run bench page-cost -- ${args.join(' ')}`.trim(), load_average: loadavg().map(round1), ...report };
+  rows = [...rows.filter((existing) => (existing as { label?: string }).label !== label), row];
+  writeFileSync(out, `${JSON.stringify({ bench: 'page-cost --path-files', issue: 26, rows }, null, 2)}\n`);
+  console.log(`${label}: sw/src ${report.counts.sw} files, packages/core ${report.counts.core}, other ${report.counts.other}`);
+  console.log(`  sw: ${report.swFiles.join(' ')}`);
+  console.log(`  core: ${report.coreFiles.join(' ')}`);
+  console.log(`  other: ${report.otherFiles.join(' ')}`);
   console.log(`wrote ${out}`);
 }
 
@@ -138,7 +161,7 @@ async function main(): Promise<void> {
   console.log(`wrote ${OUT}`);
 }
 
-(args.includes('--profile') ? profile() : main()).catch((error: unknown) => {
+(args.includes('--profile') ? profile() : args.includes('--path-files') ? pathFiles() : main()).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });

@@ -54,7 +54,7 @@ interface TraceEvent {
 }
 
 /** Maps a position of the minified bundle to its source file (and original name, when the map has one). */
-class BundleMap {
+export class BundleMap {
   private readonly sources: string[];
   private readonly names: string[];
   private readonly mappings: SourceMapMappings;

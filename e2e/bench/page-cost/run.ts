@@ -25,6 +25,7 @@ import {
 import { startServers } from './servers.js';
 import { PAGES, REQUEST_SIZES_BYTES, requestPath, writeSite, type Variant } from './site.js';
 import { profileWarmWorker, type ProfileReport } from './profile.js';
+import { measurePathFiles, type PathFilesReport } from './path-files.js';
 import { measureWorkerStartup, type WorkerStartup } from './startup-trace.js';
 
 export interface RunOptions {
@@ -181,6 +182,31 @@ export async function profileOnce(options: { loads: number; fetches: number; log
       await tab.context.close();
     }
     return reports;
+  } finally {
+    await browser?.close();
+    await servers.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
+/** `--path-files`: the source files one request crosses in the warm webpp worker (path-files.ts). */
+export async function pathFilesOnce(options: { log: (line: string) => void }): Promise<PathFilesReport> {
+  const workDir = mkdtempSync(join(tmpdir(), 'webpp-page-cost-'));
+  const siteRoot = join(workDir, 'site');
+  writeSite(siteRoot);
+  const servers = await startServers(siteRoot, workDir);
+  const logical = servers.origins[0] as string;
+  let browser: Browser | undefined;
+  try {
+    browser = await chromium.launch(chromiumLaunchOptions);
+    const tab = await openTab(browser);
+    const pageUrl = `${logical}/webpp/demo/index.html`;
+    await installWorker(tab, pageUrl);
+    for (let load = 0; load < 2; load++) await measureLoad(tab.page, pageUrl);
+    const fetchUrl = `${logical}${requestPath(REQUEST_SIZES_BYTES[1])}`;
+    await fetchTimes(tab.page, fetchUrl, 5);
+    options.log('webpp: warmed up; measuring coverage of one request');
+    return await measurePathFiles(browser, tab, fetchUrl);
   } finally {
     await browser?.close();
     await servers.stop();
