@@ -9,8 +9,8 @@
  *     or when it fails or is aborted; then `events.bodyComplete({})` takes it off the
  *     ledger. Without it a page's served requests stay "in flight" for 60 s, and every later
  *     request to that server looks queued behind them (its timeout then never ejects). A body
- *     the worker streams itself (resume.ts, hook C) ends the request's entries as soon as the
- *     page has it whole or cancels it (bodyDidSettle): a cancelled body has no entry to wait for.
+ *     the worker streams itself (resume.ts, hook C) that the page cancels ends the request's
+ *     entries at once (bodyWasCancelled): a cancelled body has no entry to wait for.
  *  B. Size at the head (same call): a 200 with a Content-Length teaches the policy the size
  *     of its logical URL, which feeds the estimates for URLs never fetched (core
  *     size-estimate.ts: the same path under another query, the type, the site's sizes).
@@ -60,14 +60,14 @@ export function engineHooksPlugin(options: EngineHooksOptions): WorkerPlugin {
       if (exchange.method === 'request') hooks.headArrived(bound, exchange.purpose, request, response, events);
     },
     handlerWillRespond: (bound, result, response) => hooks.decideAgainAtHead(response, bound, result),
-    bodyDidSettle: (bound) => hooks.release(bound),
+    bodyWasCancelled: (bound) => hooks.release(bound),
   };
 }
 
 class EngineHooks {
   /** Ends the ledger entry of the exchange that got this response (hook A), until it is ended. */
   private readonly bodyEnds = new WeakMap<Response, () => void>();
-  /** The ledger ends of each bound request's exchanges whose heads arrived (hook A, on bodyDidSettle). */
+  /** The ledger ends of each bound request's exchanges whose heads arrived (hook A, on bodyWasCancelled). */
   private readonly endsOf = new WeakMap<BoundRequest, (() => void)[]>();
 
   constructor(private readonly options: EngineHooksOptions) {}
@@ -90,7 +90,7 @@ class EngineHooks {
     if (lengthBytes !== undefined && purpose === 'request') this.options.policy.learnSize?.(bound.logicalUrl, lengthBytes);
   }
 
-  /** Hook A: the page's body settled (ended whole, broke for good, or was cancelled): every exchange of the request leaves the ledger. */
+  /** Hook A: the page cancelled the body: every exchange of the request leaves the ledger. */
   release(bound: BoundRequest): void {
     const ends = this.endsOf.get(bound);
     this.endsOf.delete(bound);

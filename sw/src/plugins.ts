@@ -6,7 +6,7 @@
  * callback in one place, in this order (docs/service-worker.md, "The request path"):
  *
  *   attempt.ts  handlerWillStart, requestWillFetch → fetchDidFail | fetchDidSucceed → headDidArrive,
- *               attemptsDidFinish; bodyDidSettle (when a plugin that streams the body says so)
+ *               attemptsDidFinish; bodyWasCancelled (when the page cancels a body a plugin streams)
  *   serve.ts    handlerDidError | replicaAnswerWillBeUsed → handlerWillRespond, cacheWillUpdate
  *   learn.ts    handlerDidRespond → handlerDidComplete
  *
@@ -44,8 +44,8 @@ export interface BoundRequest {
   readonly sender: ExchangeSender;
   /** Runs `plan` again with the engine (a 'resume' run for `range`, else a 'request' run); the page's abort ends it. */
   attemptAgain(plan: readonly EngineAttempt[], range?: ResumeRange): Promise<RunResult<Response>>;
-  /** The page's body ended, broke for good, or was cancelled (serve.ts: the bodyDidSettle callbacks). */
-  bodySettled(): void;
+  /** The page cancelled the body a plugin streams (the bodyWasCancelled callbacks). */
+  bodyCancelled(): void;
 }
 
 /** One answer of one exchange of a bound request (also one the engine no longer waits for). */
@@ -87,8 +87,8 @@ export interface WorkerPlugin {
   handlerWillRespond?(bound: BoundRequest, result: Served, response: Response): Response;
   /** serve: the page's answer (served or a replica's failed answer), which a plugin may keep (offline copies). */
   cacheWillUpdate?(request: Request, logicalUrl: string, response: Response, waitUntil: RespondIO['waitUntil']): Response;
-  /** serve: the page's body settled (ended, or cancelled by the page) when a plugin watched it. */
-  bodyDidSettle?(bound: BoundRequest): void;
+  /** serve: the page cancelled a body a plugin streams (resume.ts): the request's exchanges will not end on their own. */
+  bodyWasCancelled?(bound: BoundRequest): void;
   /** learn: the page has its response (decision records, telemetry, the own-origin check). */
   handlerDidRespond?(bound: BoundRequest, result: RunResult<Response>, response: Response): void;
   /** learn, inside waitUntil, one plugin after the other: background work (refreshes, probes, state writes). */

@@ -75,6 +75,8 @@ export interface ResumableBodyOptions {
   onResumed?(report: ResumeReport): void;
   /** Called once when the stream ends, however it ends (for event.waitUntil). */
   onSettled?(): void;
+  /** The page cancelled the body (its request's exchanges will not end on their own). */
+  onCancelled?(): void;
   /** At most this many resumes per body. Default 3. */
   maxResumes?: number;
   /**
@@ -303,6 +305,7 @@ export function resumableBody(options: ResumableBodyOptions): ReadableStream<Uin
       cancel(reason) {
         cancelled = true;
         settle();
+        options.onCancelled?.();
         return reader.cancel(reason);
       },
     },

@@ -4,8 +4,8 @@
  * body breaks off or freezes (no byte within the winning attempt's deadline: core's
  * bodyIdleTimeoutMs, the same rule the simulator follows), its server is reported to the
  * engine ('cut-mid-body') and the rest comes from the rest of the plan by a Range request,
- * run by the engine like any request (BoundRequest.attemptAgain). When the body settles the
- * plugins hear it (bodyDidSettle).
+ * run by the engine like any request (BoundRequest.attemptAgain). When the page cancels the
+ * body the plugins hear it (bodyWasCancelled).
  */
 import { bodyIdleTimeoutMs } from '@webpp/core';
 import type { ExchangeSample, ServerId } from '@webpp/core';
@@ -55,10 +55,8 @@ export function resumePlugin(options: ResumeOptions): WorkerPlugin {
           options.reporter.count('bodyResumes');
           options.reporter.event({ type: 'body-resumed', atMs: Date.now(), logicalUrl: bound.logicalUrl, ...report });
         },
-        onSettled: () => {
-          settle();
-          bound.bodySettled();
-        },
+        onSettled: () => settle(),
+        onCancelled: () => bound.bodyCancelled(),
       });
       if (body === response.body) return response;
       // The worker's code runs until the body ends: keep the worker alive that long.
