@@ -293,8 +293,7 @@ class EngineClient implements PolicyClient {
           headServed = true;
           if (engine.policy.winOn === 'body') return finish({ ok: true, server: result.winner.server });
           const won = result.attempts.find((record) => record.server === result.winner.server && record.outcome === 'served');
-          // A server whose attempt lost a race (cancelled at the winner's head) is still a candidate; one that failed is not.
-          if (context.resume === 0) reconsider(result.winner.server, won?.ttfbMs, new Set(result.attempts.filter((record) => record.outcome !== 'cancelled').map((record) => record.server)));
+          if (context.resume === 0) reconsider(result.winner.server, won?.ttfbMs, new Set(result.attempts.map((record) => record.server)));
         },
         {
           purpose: context.resume === 0 ? 'request' : 'resume',
