@@ -223,6 +223,8 @@ class EngineClient implements PolicyClient {
     let finished = false;
     let headServed = false;
     const cancels = new Set<Cancel>();
+    /** The first body broke while a second fetch from the head still ran: what to do if that one fails too. */
+    let pendingResume: (() => void) | undefined;
     /** The policy's next look at a body still running (decide again, deferred). */
     let recheck: TimerHandle | undefined;
     const stopRecheck = (): void => {
@@ -273,12 +275,23 @@ class EngineClient implements PolicyClient {
         }
         const attempt = plan.find((candidate) => candidate.server === decision.server);
         if (attempt === undefined) return;
-        const cancel = engine.run([{ ...attempt, hedgeAfterMs: undefined, reason: 'head-redecision' }], () => undefined, {
+        // The second fetch lost (no head, or its body broke): if the first body broke meanwhile, resume now.
+        const lost = (): void => {
+          cancels.delete(cancel);
+          if (cancels.size > 0 || pendingResume === undefined) return;
+          const resume = pendingResume;
+          pendingResume = undefined;
+          resume();
+        };
+        const cancel = engine.run([{ ...attempt, hedgeAfterMs: undefined, reason: 'head-redecision' }], (result) => void (result.kind !== 'served' && lost()), {
           purpose: 'resume',
           context: { request, resume: 1 },
           sizeBytes: request.sizeBytes,
           onBodyComplete: (server) => finish({ ok: true, server }),
-          onBodyBroken: () => cancels.delete(cancel),
+          onBodyBroken: (server) => {
+            broken.add(server);
+            lost();
+          },
         });
         cancels.add(cancel);
       };
@@ -305,12 +318,20 @@ class EngineClient implements PolicyClient {
           onBodyBroken: (server) => {
             stopRecheck();
             broken.add(server);
-            const rest = engine.remainingPlan(plan, broken);
             cancels.delete(cancel);
-            // A race from the head still runs: it finishes the request.
-            if (cancels.size > 0 || finished) return;
-            if (!this.midBodyFailover || rest.length === 0) return finish({ ok: false, failure: 'cut-mid-body' });
-            run(rest, { request, resume: context.resume + 1 });
+            const resume = (): void => {
+              if (finished) return;
+              const rest = engine.remainingPlan(plan, broken);
+              if (!this.midBodyFailover || rest.length === 0) return finish({ ok: false, failure: 'cut-mid-body' });
+              run(rest, { request, resume: context.resume + 1 });
+            };
+            if (finished) return;
+            // A race from the head still runs: it finishes the request, or resumes it if it fails too.
+            if (cancels.size > 0) {
+              pendingResume = resume;
+              return;
+            }
+            resume();
           },
         },
       );
