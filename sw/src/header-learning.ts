@@ -7,7 +7,7 @@
  */
 import { BINDINGS_HEADER } from '@webpp/core';
 import type { BindingsDocument, ServerId } from '@webpp/core';
-import type { BindingsStore } from './bindings-store.js';
+import type { BindingsStore, LearnResult } from './bindings-store.js';
 import type { IntegrityStage } from './integrity-stage.js';
 import { isSwitchOff } from './kill-switch.js';
 import type { KillSwitch } from './kill-switch.js';
@@ -67,8 +67,15 @@ export class HeaderLearning {
   }
 
   private applyBindings(headers: Headers, from: string, waitUntil: WaitUntil, replica: ServerId | undefined): void {
-    const { bindings, trust, integrity, reporter } = this.options;
+    const { bindings } = this.options;
     const learned = bindings.learn(headers, replica === undefined ? undefined : (document) => this.screen(document, replica, from));
+    // A compressed header is inflated asynchronously (bindings-store.ts): report it when it is in.
+    if (learned instanceof Promise) waitUntil(learned.then((result) => this.applied(result, from, waitUntil, replica)));
+    else this.applied(learned, from, waitUntil, replica);
+  }
+
+  private applied(learned: LearnResult, from: string, waitUntil: WaitUntil, replica: ServerId | undefined): void {
+    const { bindings, trust, integrity, reporter } = this.options;
     if (learned.kind === 'applied') {
       reporter.count('bindingsHeadersAccepted');
       if (replica === undefined && learned.document) {
