@@ -29,14 +29,23 @@ export class NavigationPreload {
   /** What the registration was last told; undefined before the first call. */
   private enabled: boolean | undefined;
 
+  /**
+   * `allowed` false keeps the preload off: batch transmission (the batch add-on) asks for a
+   * page with a request of its own, so a preload would be one request too many.
+   */
   constructor(
     private readonly registration: ServiceWorkerRegistration,
+    private readonly allowed = true,
     private readonly plainFetch: Fetcher = (request) => fetch(request),
   ) {}
 
-  /** Turns the preload on (in `activate`). Fails open: a browser without it just has none. */
+  /**
+   * In `activate`: turns the preload on, or off when not allowed (the setting belongs to the
+   * registration and outlives a worker with other options). Fails open: a browser without
+   * it just has none.
+   */
   activate(): Promise<void> {
-    return this.set(true);
+    return this.set(this.allowed);
   }
 
   /**
@@ -46,7 +55,7 @@ export class NavigationPreload {
    */
   fetchFor(event: FetchEvent): Fetcher {
     const logical = event.request;
-    if (logical.mode !== 'navigate' || logical.method !== 'GET') return this.plainFetch;
+    if (logical.mode !== 'navigate' || logical.method !== 'GET' || !this.allowed) return this.plainFetch;
     const preload = (event as { preloadResponse?: Promise<Response | undefined> }).preloadResponse;
     // Let the preload settle within the event even when it goes unused (else the browser warns it was cancelled).
     if (preload !== undefined) event.waitUntil(preload.catch(() => undefined));

@@ -38,8 +38,9 @@ const pageScript = new PageScriptCache({
   onServedFromCache: () => client.reporter.count('pageScriptFromCache'),
 });
 
-// The browser sends a navigation's request while the worker starts (navigation-preload.ts).
-const navigationPreload = new NavigationPreload(self.registration);
+// The browser sends a navigation's request while the worker starts (navigation-preload.ts);
+// not with batch transmission, whose page request is its own.
+const navigationPreload = new NavigationPreload(self.registration, addons['batch'] === undefined);
 
 self.addEventListener('install', (event) => {
   void self.skipWaiting();
