@@ -4,7 +4,7 @@
 // build), checks what the tarballs hold, installs them into a fresh project in the system's
 // temporary folder (no workspace links), and there
 //   1. runs `npx webpp-origin --help`;
-//   2. runs a small Fastify app that registers the plugin, and fetches over real HTTP on
+//   2. runs a small Fastify app that registers the plugin and @webpp/origin/batch, and fetches over real HTTP on
 //      127.0.0.1 a page whose webpp-bindings header decodes (with the installed @webpp/core),
 //      and the page script and worker the origin serves from the installed @webpp/sw;
 //   3. bundles a Workbox worker that imports @webpp/sw with esbuild;
@@ -171,7 +171,9 @@ try {
       ...(decoded.ok ? [] : [`header does not decode: ${decoded.error.code} ${decoded.error.message}`]),
       ...(decoded.ok && !binding ? [`no binding for ${logicalUrl} in ${JSON.stringify(decoded.document)}`] : []),
       ...(binding && servers.join() !== [fixtures.PUBLIC_URL, fixtures.MIRROR_URL].join() ? [`replicas ${servers.join(', ')}`] : []),
-      ...(html.includes('src="/webpp.js"') ? [] : ['the page script tag was not injected']),
+      // @webpp/origin/batch, registered after the plugin, asks the worker for batches.
+      ...(html.includes('src="/webpp.js?features=batch"') ? [] : ['the page script tag (with ?features=batch) was not injected']),
+      ...((page.headers.get('vary') ?? '').includes('Accept') ? [] : ['no Vary: Accept from @webpp/origin/batch']),
     ]);
     const scriptProblems = [];
     for (const file of ['webpp.js', 'webpp-sw.js']) {

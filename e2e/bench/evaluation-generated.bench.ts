@@ -12,8 +12,10 @@
  *   npm run bench evaluation-generated -- --training-only
  *   npm run bench evaluation-generated -- --seeds 6,900018
  *
- * Writes docs/benchmarks/evaluation-generated.{json,md} for the full sample; any other
- * selection writes evaluation-generated-partial.* (git-ignored). Rows as generalization.json's
+ * Writes docs/benchmarks/evaluation-generated.{json,md} and evaluation-generated-cdf.svg (the
+ * CDF of relative_to_best_single over the held-out worlds for webpp, webpp-paper and freecdn,
+ * as generalization-cdf.svg is for the simulator) for the full sample; any other selection
+ * writes evaluation-generated-partial.* (git-ignored). Rows as generalization.json's
  * (seed, held_out, policy, mean_ms, p95_ms, relative_to_optimal_complete,
  * relative_to_best_single, extra_requests_pct, extra_bytes_pct, failed_requests, page_mean_ms),
  * medians over the runs with ranges.
@@ -23,6 +25,7 @@ import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from '@playwright/test';
 import { generateWorld } from '@webpp/netem';
+import { ratioCdfSvg } from '@webpp/simulator';
 import { chromiumLaunchOptions } from '../support/chromium.js';
 import { engineLabel } from './evaluation/engine-label.js';
 import { generatedPolicies } from './evaluation/generated/policies.js';
@@ -121,5 +124,11 @@ function write(done: readonly (readonly GeneratedRow[])[], final: boolean): void
   mkdirSync(out, { recursive: true });
   writeFileSync(resolve(out, `${base}.json`), `${JSON.stringify(document, null, 1)}\n`);
   writeFileSync(resolve(out, `${base}.md`), generatedMarkdown(rows, summary, info));
+  const heldOut = rows.filter((row) => row.held_out);
+  if (heldOut.length === 0) return;
+  const series = ['webpp', 'webpp-paper', 'freecdn'].map((policy) => ({ policy, values: heldOut.filter((row) => row.policy === policy).map((row) => row.relative_to_best_single) }));
+  const worlds = new Set(heldOut.map((row) => row.seed)).size;
+  const title = `Held-out worlds in Chromium (${worlds}): mean response time relative to the best single replica fetched directly`;
+  writeFileSync(resolve(out, `${base}-cdf.svg`), ratioCdfSvg(series, title, 'mean ÷ best direct single replica\'s mean (log scale; left of the dashed line: better than the best single)'));
 }
 console.log(`\nwrote docs/benchmarks/${whole ? 'evaluation-generated' : 'evaluation-generated-partial'}.{json,md} (${Math.round((performance.now() - started) / 1000)} s)`);

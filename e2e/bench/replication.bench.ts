@@ -217,7 +217,7 @@ async function oneRun(run: number, workDir: string): Promise<Record<'without' | 
       phases[name] = {
         ...phase,
         refused: servers.reduce((sum, server) => sum + server.refused(), 0),
-        lazy: servers.slice(1).map((server) => server.app.webpp.lazyReplicas.stats()),
+        lazy: servers.slice(1).map((server) => server.app.webpp.lazyReplicas!.stats()),
         flaps: stats?.flaps ?? 0,
         decisions: stats?.decisions ?? [],
       };

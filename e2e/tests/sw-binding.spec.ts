@@ -80,7 +80,11 @@ test('a typed-URL navigation is bound like any other request', async ({ page }) 
   const navigation = decisionsAfter(await workerState(page), before).find((decision) => decision.navigation);
   expect(navigation).toMatchObject({ logicalUrl: typed, servedBy: fast.origin, outcome: 'served', destination: 'document' });
   expect(fast.requests('/page2.html', 'GET')).toHaveLength(1);
-  expect(cluster.replica('a').requests('/page2.html', 'GET')).toHaveLength(0);
+  // The worker sent nothing to a. The browser may have: navigation preload stays on until a
+  // navigation goes elsewhere first (navigation-preload.ts), and the warm-up's last one may have gone to a.
+  const toA = cluster.replica('a').requests('/page2.html', 'GET');
+  expect(toA.filter((entry) => entry.headers['service-worker-navigation-preload'] !== 'true')).toHaveLength(0);
+  expect(toA.length).toBeLessThanOrEqual(1);
 });
 
 test('POST passes through to the logical URL untouched', async ({ page }) => {

@@ -47,8 +47,8 @@ export interface WebppOrigin {
    * now; `stats()`); undefined when no peers are configured.
    */
   readonly replication: ReplicationController | undefined;
-  /** Lazy fetch of automatic replicas placed here (stats(), revalidateAll() runs one T_validate round now). */
-  readonly lazyReplicas: LazyReplicas;
+  /** Lazy fetch of automatic replicas placed here (stats(), revalidateAll() runs one T_validate round now); undefined without a cluster secret. */
+  readonly lazyReplicas: LazyReplicas | undefined;
   readonly clientScripts: ClientScripts;
   /** The client aggregate for first visits (`clientAggregate`; gauges(), dump()); undefined when off. */
   readonly clientAggregate: ClientAggregates | undefined;

@@ -8,8 +8,11 @@
  * It is wrapped with fastify-plugin, so its hooks see every route of the app; its own
  * endpoints live in encapsulated children under /.well-known/webpp/. This file only composes:
  * the data folder (compose/data-folder.ts), the server's parts (compose/parts.ts), the
- * response path as one table (compose/response-path.ts), the endpoints (compose/endpoints.ts)
- * and the timers started when the app is ready (compose/lifecycle.ts).
+ * response path as one table (compose/response-path.ts, run by compose/path-hooks.ts), the
+ * endpoints (compose/endpoints.ts), the opt-in features its options turn on
+ * (compose/features.ts: the plugins of @webpp/origin/batch, /memory-cache, /client-aggregate,
+ * which an app may register itself instead) and the timers started when the app is ready
+ * (compose/lifecycle.ts).
  */
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
@@ -18,7 +21,10 @@ import { withDirectoryLogicalOrigin } from './directory/logical-origin.js';
 import { declareMemoryCacheRequest } from './cache/cache-plugin.js';
 import { openDataFolder } from './compose/data-folder.js';
 import { buildParts } from './compose/parts.js';
-import { enabledSteps } from './compose/response-path.js';
+import { enabledSteps, rankInTable } from './compose/response-path.js';
+import { declareResponsePath } from './compose/path-hooks.js';
+import { declareOriginParts } from './features/origin-context.js';
+import { FEATURES } from './compose/features.js';
 import { ENDPOINTS } from './compose/endpoints.js';
 import { originApi, registerLifecycle } from './compose/lifecycle.js';
 
@@ -29,9 +35,12 @@ async function webppOriginPlugin(app: FastifyInstance, rawOptions: WebppOriginOp
   try {
     const parts = await buildParts(options, folder);
     app.decorate('webpp', originApi(parts));
+    declareOriginParts(app, parts);
+    declareResponsePath(app, rankInTable);
     declareMemoryCacheRequest(app); // request state of the memory cache, before any route
-    for (const step of enabledSteps(options)) await step.register(app, parts);
-    for (const endpoints of ENDPOINTS) if (endpoints.when?.(options) ?? true) await endpoints.register(app, parts);
+    for (const step of enabledSteps(options)) await step.register?.(app, parts);
+    for (const endpoints of ENDPOINTS) await endpoints.register(app, parts);
+    for (const feature of FEATURES) await feature.registerFor(app, options);
     registerLifecycle(app, parts);
   } catch (error) {
     await folder.dataDirLock?.release(); // a server that failed to start leaves its folder free

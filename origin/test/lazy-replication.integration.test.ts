@@ -86,14 +86,14 @@ describe('lazy replication on a co-op', () => {
       expect(answer.status).toBe(200);
       expect(answer.body.equals(BIG)).toBe(true);
     }
-    const stats = servers.b.app.webpp.lazyReplicas.stats();
+    const stats = servers.b.app.webpp.lazyReplicas!.stats();
     expect(stats.fetches).toBe(1);
     expect(stats.sharedRequests).toBe(5);
     await waitFor('copy stored', () => servers.b.app.webpp.store.get('/img/big.bin'), { timeoutMs: 5000 });
     const again = await get('b', '/img/big.bin');
     expect(again.body.equals(BIG)).toBe(true);
     expect(again.headers.get('etag')).toBe(`"sha256-${createHash('sha256').update(BIG).digest('base64url')}"`);
-    expect(servers.b.app.webpp.lazyReplicas.stats().fetches).toBe(1);
+    expect(servers.b.app.webpp.lazyReplicas!.stats().fetches).toBe(1);
     const metrics = await (await fetch(`${urls.b.replace(/b\.localhost/, '127.0.0.1')}/.well-known/webpp/metrics`, { headers: auth })).text();
     expect(metrics).toContain('webpp_lazy_fetches_total{result="started"} 1');
     expect(metrics).toContain('webpp_lazy_shared_requests_total 5');
@@ -103,7 +103,7 @@ describe('lazy replication on a co-op', () => {
     await place('/app.js', 'b');
     expect((await get('b', '/app.js')).body.toString()).toBe('console.log("v1");\n');
     await waitFor('copy stored', () => servers.b.app.webpp.store.get('/app.js'), { timeoutMs: 5000 });
-    const lazy = servers.b.app.webpp.lazyReplicas;
+    const lazy = servers.b.app.webpp.lazyReplicas!;
     await lazy.revalidateAll();
     expect(lazy.stats().revalidationUpdates).toBe(0);
     await writeFile(`${homeRoot}/app.js`, 'console.log("v2");\n');
@@ -171,7 +171,7 @@ describe('lazy replication on a co-op', () => {
       }
       expect(Buffer.concat(chunks).equals(BIG)).toBe(true);
       expect(served).toBe(1);
-      await waitFor('fetch resumed', () => servers.c.app.webpp.lazyReplicas.stats().resumedFetches === 1, { timeoutMs: 5000 });
+      await waitFor('fetch resumed', () => servers.c.app.webpp.lazyReplicas!.stats().resumedFetches === 1, { timeoutMs: 5000 });
     } finally {
       release();
       await new Promise((resolve) => dying.close(resolve));
@@ -193,8 +193,8 @@ describe('lazy replication on a co-op', () => {
     expect(servers.b.app.webpp.store.get('/img/big.bin')).toBeDefined();
     servers.a.app.webpp.directory.removeReplica(`${urls.a}/img/big.bin`, `${urls.b}/img/big.bin`);
     // The store forgets the copy before the sweep that deleted it counts it: wait for both.
-    await waitFor('copy dropped', () => servers.b.app.webpp.store.get('/img/big.bin') === undefined && servers.b.app.webpp.lazyReplicas.stats().droppedCopies > 0, { timeoutMs: 5000 });
-    expect(servers.b.app.webpp.lazyReplicas.stats().droppedCopies).toBe(1);
+    await waitFor('copy dropped', () => servers.b.app.webpp.store.get('/img/big.bin') === undefined && servers.b.app.webpp.lazyReplicas!.stats().droppedCopies > 0, { timeoutMs: 5000 });
+    expect(servers.b.app.webpp.lazyReplicas!.stats().droppedCopies).toBe(1);
     expect((await get('b', '/img/big.bin')).status).toBe(404);
   });
 });

@@ -244,7 +244,7 @@ describe('peer state', () => {
 describe('eligibility (operator control and Algorithm 1 step 2)', () => {
   const base = { publicUrl: HOME, logicalOrigin: HOME, scriptPath: '/webpp.js', workerPath: '/webpp-sw.js', autoReplicatePinPages: true };
   const rules = (overrides: Partial<ResolvedOptions> = {}, directory = new ReplicationDirectory()) =>
-    eligibility({ ...base, autoReplicatePrefixes: ['/'], autoReplicatePinned: ['/'], ...overrides } as ResolvedOptions, directory);
+    eligibility({ ...base, autoReplicatePrefixes: ['/'], autoReplicatePinned: ['/'], ...overrides }, directory);
 
   it('keeps pages, pinned paths, client scripts and paths outside the prefixes home', () => {
     const only = rules({ autoReplicatePrefixes: ['/img/', '/js/'], autoReplicatePinned: ['/', '/js/entry.js', '/img/logo/*'] });

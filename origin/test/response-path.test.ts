@@ -1,53 +1,81 @@
 /**
  * The response path is the table in compose/response-path.ts (issue 24): a real request for an
- * HTML page (served by @fastify/static) runs exactly the hooks the table lists for the options
+ * HTML page (served by @fastify/static) runs exactly the steps the table lists for the options
  * in force, in the order it lists them; an opt-in feature that is off adds none of its hooks,
- * and one that is on adds its own. The hooks are observed by wrapping `addHook` of the app
- * before the plugin is registered: each hook records its kind and the plugin that added it
- * when it runs, then does what it did before.
+ * and one that is on adds its own, at its row, whether webppOrigin registers it for its option
+ * or the app registers it from its entry point after webppOrigin. The steps are observed by
+ * wrapping ResponsePathHooks.add (compose/path-hooks.ts) before the plugin is registered: each
+ * step's hook records its kind and step when it runs, then does what it did before. Fastify
+ * itself gets one hook per kind (the runners), counted by wrapping the app's `addHook`.
  */
 import { writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import Fastify from 'fastify';
+import Fastify, { type FastifyInstance } from 'fastify';
 import fastifyStatic from '@fastify/static';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { webppOrigin } from '../src/plugin.js';
 import { resolveOptions, type WebppOriginOptions } from '../src/options.js';
 import { enabledSteps, hookOrder } from '../src/compose/response-path.js';
+import { ResponsePathHooks } from '../src/compose/path-hooks.js';
+import { webppBatch } from '../src/features/batch.js';
+import { webppMemoryCache } from '../src/features/memory-cache.js';
+import { webppClientAggregate } from '../src/features/client-aggregate.js';
 import { ADMIN_TOKEN, CLUSTER_SECRET, ORIGIN_A, removeTempDirs, tempDir } from './helpers.js';
 
 afterAll(removeTempDirs);
 
-const LIFECYCLE_HOOKS = new Set(['onReady', 'onClose', 'onRoute', 'onRegister', 'onListen', 'preClose']);
+const REQUEST_HOOKS = new Set(['onRequest', 'preParsing', 'preValidation', 'preHandler', 'preSerialization', 'onSend', 'onResponse', 'onRequestAbort', 'onError', 'onTimeout']);
 
-/** The hooks (`kind plugin`) that run on GET /index.html, in the order they ran. */
-async function hooksRunOnPage(options: Partial<WebppOriginOptions>): Promise<string[]> {
+let ran: string[] = [];
+// eslint-disable-next-line @typescript-eslint/unbound-method -- called with each ResponsePathHooks as `this`
+const { add } = ResponsePathHooks.prototype;
+beforeEach(() => {
+  ran = [];
+  ResponsePathHooks.prototype.add = function (this: ResponsePathHooks, plugin: string, kind: 'onSend', run: (...args: never[]) => Promise<unknown>) {
+    const recorded = async (...args: never[]): Promise<unknown> => {
+      ran.push(`${kind} ${plugin}`);
+      return run(...args);
+    };
+    add.call(this, plugin, kind, recorded as never);
+  } as typeof add;
+});
+afterEach(() => {
+  ResponsePathHooks.prototype.add = add;
+});
+
+interface PageRun {
+  /** The steps that ran on GET /index.html, in order (`kind plugin`). */
+  steps: string[];
+  /** The request hooks Fastify got on the app itself (the response path's runners). */
+  fastifyHooks: string[];
+  body: string;
+}
+
+/** GET /index.html through webppOrigin with `options`, then `features` registered by the app. */
+async function runPage(options: Partial<WebppOriginOptions>, features: (app: FastifyInstance) => PromiseLike<unknown> = async () => undefined): Promise<PageRun> {
   const root = await tempDir();
   await writeFile(join(root, 'index.html'), '<!doctype html><html><head><title>page</title></head><body><img src="/a.png"></body></html>');
   const app = Fastify({ logger: false });
-  const ran: string[] = [];
-  // eslint-disable-next-line @typescript-eslint/unbound-method -- called with each plugin instance as `this`: each adds to its own context
+  const fastifyHooks: string[] = [];
+  // eslint-disable-next-line @typescript-eslint/unbound-method -- called with each plugin instance as `this`
   const addHook = app.addHook;
-  // Every plugin instance inherits this property from the root instance (avvio's Object.create).
   Object.defineProperty(app, 'addHook', {
-    value: function (this: typeof app & { pluginName: string }, kind: string, hook: (...args: unknown[]) => unknown) {
-      if (LIFECYCLE_HOOKS.has(kind)) return addHook.call(this, kind as 'onReady', hook as () => Promise<void>);
-      const label = `${kind} ${this.pluginName.split(' -> ').pop() ?? ''}`;
-      const recorded = function (this: unknown, ...args: unknown[]): unknown {
-        ran.push(label);
-        return hook.apply(this, args);
-      };
-      return addHook.call(this, kind as 'onRequest', recorded as never);
+    value: function (this: FastifyInstance, kind: string, hook: never) {
+      // Hooks on the app itself (fastify-plugin's); the endpoints' own children check credentials.
+      if (this === app && REQUEST_HOOKS.has(kind)) fastifyHooks.push(kind);
+      return addHook.call(this, kind as 'onRequest', hook);
     },
   });
   try {
     await app.register(webppOrigin, { publicUrl: ORIGIN_A, adminToken: ADMIN_TOKEN, ...options });
+    await features(app);
     await app.register(fastifyStatic, { root });
     await app.ready();
+    ran = [];
     const response = await app.inject({ method: 'GET', url: '/index.html' });
     expect(response.statusCode).toBe(200);
     expect(response.body).toMatch(/<script src="\/webpp\.js(\?[^"]*)?" async><\/script>/); // the page really went through the path
-    return ran;
+    return { steps: ran, fastifyHooks, body: response.body };
   } finally {
     await app.close();
   }
@@ -62,10 +90,10 @@ function tableFor(options: Partial<WebppOriginOptions>): string[] {
 }
 
 describe('the response path', () => {
-  it('with default options, an HTML page runs the table’s ten hooks, in its order', async () => {
-    const ran = await hooksRunOnPage({});
-    expect(ran).toEqual(tableFor({}));
-    expect(ran).toEqual([
+  it('with default options, an HTML page runs the table’s ten steps, in its order, through three Fastify hooks', async () => {
+    const { steps, fastifyHooks } = await runPage({});
+    expect(steps).toEqual(tableFor({}));
+    expect(steps).toEqual([
       'onRequest webpp-push-headers',
       'onRequest webpp-cors',
       'onRequest webpp-injected-etag',
@@ -77,6 +105,7 @@ describe('the response path', () => {
       'onSend webpp-bindings-header',
       'onResponse webpp-record-load',
     ]);
+    expect(fastifyHooks).toEqual(['onRequest', 'onSend', 'onResponse']);
   });
 
   const features: Array<[string, Partial<WebppOriginOptions>, string[]]> = [
@@ -88,13 +117,48 @@ describe('the response path', () => {
     ['a cluster', { peers: ['http://127.0.0.1:1'], clusterSecret: CLUSTER_SECRET }, ['webpp-lazy-replicas', 'webpp-peer-state']],
   ];
 
-  it.each(features)('%s adds its own hooks when on, and none when off', async (_name, on, plugins) => {
+  it.each(features)('%s adds its own steps when on, and none when off', async (_name, on, plugins) => {
     const defaults = tableFor({});
     for (const plugin of plugins) expect(defaults.some((row) => row.endsWith(` ${plugin}`))).toBe(false);
-    const ran = await hooksRunOnPage(on);
-    expect(ran).toEqual(tableFor(on));
-    // The feature's hooks are the only ones added; the default path's run as before, in the same order.
-    expect(new Set(ran.filter((row) => !defaults.includes(row)).map((row) => row.split(' ')[1]))).toEqual(new Set(plugins));
-    expect(ran.filter((row) => defaults.includes(row))).toEqual(defaults);
+    const { steps } = await runPage(on);
+    expect(steps).toEqual(tableFor(on));
+    // The feature's steps are the only ones added; the default path's run as before, in the same order.
+    expect(new Set(steps.filter((row) => !defaults.includes(row)).map((row) => row.split(' ')[1]))).toEqual(new Set(plugins));
+    expect(steps.filter((row) => defaults.includes(row))).toEqual(defaults);
+  });
+
+  const standalone: Array<[string, Partial<WebppOriginOptions>, (app: FastifyInstance) => PromiseLike<unknown>]> = [
+    ['@webpp/origin/memory-cache', { memoryCacheBytes: 1024 * 1024 }, (app) => app.register(webppMemoryCache, { memoryCacheBytes: 1024 * 1024 })],
+    ['@webpp/origin/batch', { batch: true }, (app) => app.register(webppBatch, {})],
+    ['@webpp/origin/client-aggregate', { clientAggregate: true }, (app) => app.register(webppClientAggregate, {})],
+  ];
+
+  it.each(standalone)('%s registered by the app after webppOrigin runs its steps at their rows, as its option does', async (_entry, option, register) => {
+    const { steps } = await runPage({}, register);
+    expect(steps).toEqual(tableFor(option));
+    expect(steps).not.toEqual(tableFor({}));
+  });
+
+  // Registered by the app after webppOrigin, from its entry point: each lands at its row, as if
+  // webppOrigin had registered it for its option (the memory cache's fill before the bindings
+  // header rewrites the page; batch after it), and in either order among themselves.
+  it('features registered by the app after webppOrigin take their rows of the table', async () => {
+    const all = { memoryCacheBytes: 1024 * 1024, batch: true, clientAggregate: true, maxConcurrentRequests: 8 } as const;
+    const { steps, fastifyHooks, body } = await runPage({ maxConcurrentRequests: 8 }, async (app) => {
+      await app.register(webppClientAggregate, {});
+      await app.register(webppBatch, {});
+      await app.register(webppMemoryCache, { memoryCacheBytes: 1024 * 1024 });
+    });
+    expect(steps).toEqual(tableFor(all));
+    expect(steps.indexOf('onSend webpp-memory-cache')).toBeLessThan(steps.indexOf('onSend webpp-bindings-header'));
+    expect(steps.filter((row) => row.startsWith('onSend ')).at(-1)).toBe('onSend webpp-concurrency-gate-release'); // still the last onSend
+    // One runner per kind, whoever registered the steps (the memory cache adds onRequestAbort's).
+    expect([...fastifyHooks].sort()).toEqual(['onRequest', 'onRequestAbort', 'onResponse', 'onSend']);
+    // The worker is asked for the features' add-ons, as with the options.
+    expect(body).toContain('<script src="/webpp.js?features=batch,aggregate" async></script>');
+  });
+
+  it('a feature registered both by option and by the app is refused, naming it', async () => {
+    await expect(runPage({ batch: true }, (app) => app.register(webppBatch, {}))).rejects.toThrow(/webpp-batch is registered twice/);
   });
 });

@@ -1,5 +1,6 @@
 // The files the pack-and-install test writes into its fresh project, as a user would:
-// a Fastify app that registers the origin plugin, and a Workbox worker that imports
+// a Fastify app that registers the origin plugin and one opt-in feature from its own entry
+// point (@webpp/origin/batch), and a Workbox worker that imports
 // @webpp/sw, with the esbuild script that bundles it.
 
 /** Logical origin and replicas of the app's directory (only announced, never contacted). */
@@ -10,6 +11,7 @@ export const BOUND_PATH = '/img/cat.jpg';
 export const APP_FILE = 'app.mjs';
 export const appSource = `import Fastify from 'fastify';
 import { webppOrigin } from '@webpp/origin';
+import webppBatch from '@webpp/origin/batch';
 
 const app = Fastify();
 await app.register(webppOrigin, {
@@ -19,6 +21,7 @@ await app.register(webppOrigin, {
     entries: [{ logical: '/img/*', servers: [${JSON.stringify(PUBLIC_URL)}, ${JSON.stringify(MIRROR_URL)}] }],
   },
 });
+await app.register(webppBatch, { maxParts: 20 });
 app.get('/', async (request, reply) =>
   reply.type('text/html; charset=utf-8').send('<!doctype html><title>t</title><img src=${JSON.stringify(BOUND_PATH)} alt="">'),
 );
@@ -59,12 +62,15 @@ console.log(JSON.stringify(Object.keys(result.metafile.inputs)));
 export const TYPES_FILE = 'check-types.ts';
 export const typesSource = `import { decodeBindings, type BindingsDocument } from '@webpp/core';
 import { webppOrigin, type WebppOriginOptions } from '@webpp/origin';
+import webppMemoryCache, { type MemoryCacheOptions } from '@webpp/origin/memory-cache';
 import { ReplicaStrategy, replicaRouteMatcher, type ReplicaStrategyOptions } from '@webpp/sw';
 
 const decoded = decodeBindings('1.j.0.e30');
 export const document: BindingsDocument | undefined = decoded.ok ? decoded.document : undefined;
 export const options: WebppOriginOptions = { publicUrl: ${JSON.stringify(PUBLIC_URL)} };
 export const plugin: typeof webppOrigin = webppOrigin;
+export const cacheOptions: MemoryCacheOptions = { memoryCacheBytes: 1 << 20 };
+export const cachePlugin: typeof webppMemoryCache = webppMemoryCache;
 export const strategyOptions: ReplicaStrategyOptions = { webpp: { timeoutCeilingMs: 5000 } };
 export const strategy: typeof ReplicaStrategy = ReplicaStrategy;
 export const matcher: typeof replicaRouteMatcher = replicaRouteMatcher;

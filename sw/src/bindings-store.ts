@@ -4,8 +4,8 @@
  * worker handles, applied in memory at once (so a page's bindings serve its own
  * subresources), and written to IndexedDB in batches so they survive worker restarts.
  */
-import { BINDINGS_HEADER, BindingsIndex, decodeBindings } from '@webpp/core';
-import type { Binding, BindingsDocument, BindingsError, ResolvedBinding } from '@webpp/core';
+import { BINDINGS_HEADER, BindingsIndex, decodeBindingsNative } from '@webpp/core';
+import type { Binding, BindingsDocument, BindingsError, DecodeResult, ResolvedBinding } from '@webpp/core';
 import { PersistedState } from './_private/persisted-state.js';
 import { BINDINGS_KEY } from './storage.js';
 import type { KeyValueStore } from './storage.js';
@@ -29,6 +29,8 @@ export class BindingsStore {
   /** Recently applied header values, oldest first: the same bytes mean the same bindings. */
   private readonly recentValues = new Set<string>();
   private readonly persisted: PersistedState;
+  /** Compressed header values being inflated, by key: the same value arriving twice is inflated once. */
+  private readonly inflating = new Map<string, Promise<LearnResult>>();
 
   constructor(options: BindingsStoreOptions) {
     this.persisted = new PersistedState({ storage: options.storage, key: BINDINGS_KEY, flushDelayMs: options.flushDelayMs, snapshot: () => this.index.toJSON() });
@@ -64,19 +66,40 @@ export class BindingsStore {
   }
 
   /**
-   * Reads the bindings header of a response. Synchronous, so that bindings that arrive
-   * with a page apply before the page's subresources are requested. Never throws: a
-   * malformed header is reported and otherwise ignored. `screen`, for a header from a
-   * replica, keeps only what the trust rule (trust.ts) allows; `document` in the result is
+   * Reads the bindings header of a response. Synchronous for an uncompressed header, so that
+   * bindings that arrive with a page apply before the page's subresources are requested; a
+   * compressed one is inflated by the platform (DecompressionStream) and the result comes as a
+   * promise, while `learning` is true (the router holds requests until then: route.ts). Never
+   * throws: a malformed header is reported and otherwise ignored. `screen`, for a header from
+   * a replica, keeps only what the trust rule (trust.ts) allows; `document` in the result is
    * what was applied.
    */
-  learn(headers: Headers, screen?: (document: BindingsDocument) => BindingsDocument): LearnResult {
+  learn(headers: Headers, screen?: (document: BindingsDocument) => BindingsDocument): LearnResult | Promise<LearnResult> {
     const value = headers.get(BINDINGS_HEADER);
     if (value === null) return { kind: 'none' };
     // The same bytes from the own origin and from a replica do not mean the same bindings.
     const key = screen === undefined ? value : `screened:${value}`;
     if (this.recentValues.has(key)) return { kind: 'applied', applied: 0, ignored: 0, repeated: true };
-    const decoded = decodeBindings(value);
+    const pending = this.inflating.get(key);
+    if (pending !== undefined) return pending.then((): LearnResult => ({ kind: 'applied', applied: 0, ignored: 0, repeated: true }));
+    const decoded = decodeBindingsNative(value);
+    if (!(decoded instanceof Promise)) return this.apply(key, decoded, screen);
+    const learned = decoded.then((result) => this.apply(key, result, screen)).finally(() => this.inflating.delete(key));
+    this.inflating.set(key, learned);
+    return learned;
+  }
+
+  /** True while a compressed header is being inflated: its bindings are not applied yet. */
+  get learning(): boolean {
+    return this.inflating.size > 0;
+  }
+
+  /** Resolves when no header is being inflated. */
+  async settled(): Promise<void> {
+    while (this.inflating.size > 0) await Promise.all(this.inflating.values());
+  }
+
+  private apply(key: string, decoded: DecodeResult, screen?: (document: BindingsDocument) => BindingsDocument): LearnResult {
     if (!decoded.ok) return { kind: 'rejected', error: decoded.error };
     const document = screen === undefined ? decoded.document : screen(decoded.document);
     const { applied, ignored } = this.index.apply(document);

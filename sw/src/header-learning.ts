@@ -7,7 +7,7 @@
  */
 import { BINDINGS_HEADER } from '@webpp/core';
 import type { BindingsDocument, ServerId } from '@webpp/core';
-import type { BindingsStore } from './bindings-store.js';
+import type { BindingsStore, LearnResult } from './bindings-store.js';
 import type { IntegrityStage } from './integrity-stage.js';
 import { isSwitchOff } from './kill-switch.js';
 import type { KillSwitch } from './kill-switch.js';
@@ -52,10 +52,14 @@ export class HeaderLearning {
       reporter.count('untrustedHeaders');
       reporter.event({ type: 'untrusted-header', atMs: Date.now(), header: 'webpp-control', server: replica, from });
     }
-    this.applyBindings(headers, from, waitUntil, replica);
+    const applying = this.applyBindings(headers, from, waitUntil, replica);
     // After the bindings: the servers they name are known to the trust rule when push rows about them are read.
-    this.options.pushed?.read(response, replica ?? trust.selfOrigin);
-    if (replica === undefined) this.options.aggregate?.read(response);
+    const readPushed = (): void => {
+      this.options.pushed?.read(response, replica ?? trust.selfOrigin);
+      if (replica === undefined) this.options.aggregate?.read(response);
+    };
+    if (applying === undefined) readPushed();
+    else waitUntil(applying.then(readPushed));
   }
 
   /**
@@ -64,12 +68,21 @@ export class HeaderLearning {
    * are not news, and it is not word from the own origin.
    */
   learnCachedBindings(response: Response, from: string, waitUntil: WaitUntil): void {
-    this.applyBindings(response.headers, from, waitUntil, undefined);
+    void this.applyBindings(response.headers, from, waitUntil, undefined);
   }
 
-  private applyBindings(headers: Headers, from: string, waitUntil: WaitUntil, replica: ServerId | undefined): void {
-    const { bindings, trust, integrity, reporter } = this.options;
+  /** Applies a response's bindings: at once, or (a compressed header, bindings-store.ts) when the returned promise settles. */
+  private applyBindings(headers: Headers, from: string, waitUntil: WaitUntil, replica: ServerId | undefined): Promise<void> | undefined {
+    const { bindings } = this.options;
     const learned = bindings.learn(headers, replica === undefined ? undefined : (document) => this.screen(document, replica, from));
+    if (!(learned instanceof Promise)) return void this.applied(learned, from, waitUntil, replica);
+    const applied = learned.then((result) => this.applied(result, from, waitUntil, replica));
+    waitUntil(applied);
+    return applied;
+  }
+
+  private applied(learned: LearnResult, from: string, waitUntil: WaitUntil, replica: ServerId | undefined): void {
+    const { bindings, trust, integrity, reporter } = this.options;
     if (learned.kind === 'applied') {
       reporter.count('bindingsHeadersAccepted');
       if (replica === undefined && learned.document) {

@@ -3,7 +3,7 @@
  * are, only to read their bindings header (or, from a static host, the static bindings
  * file). When the site's origin fails, a saved copy answers (offline-cache.ts).
  */
-import { BINDINGS_HEADER } from '@webpp/core';
+import { BINDINGS_HEADER, CONTROL_HEADER } from '@webpp/core';
 import type { RespondIO } from './plugins.js';
 import type { HeaderLearning } from './header-learning.js';
 import type { OfflineCopies } from './offline-copies.js';
@@ -13,6 +13,8 @@ export interface ObserveStageOptions {
   reporter: StateReporter;
   headers: HeaderLearning;
   offline: OfflineCopies;
+  /** The answer had nothing to learn (no webpp header): the router may pass its URL on for a while (route.ts). */
+  quiet?(request: Request): void;
 }
 
 export async function observeRequest(request: Request, io: RespondIO, options: ObserveStageOptions): Promise<Response> {
@@ -29,6 +31,7 @@ export async function observeRequest(request: Request, io: RespondIO, options: O
   if (offlineCopy) return (void response.body?.cancel().catch(() => undefined), offlineCopy);
   if (response.type === 'basic' || response.type === 'default') {
     headers.learnFrom(response, request.url, waitUntil);
+    if (response.ok && !response.headers.has(BINDINGS_HEADER) && !response.headers.has(CONTROL_HEADER)) options.quiet?.(request);
     // A static host sends no header: its bindings are in the static bindings file (static-bindings.ts).
     if (response.ok && !response.headers.has(BINDINGS_HEADER)) await headers.learnStaticBindings(waitUntil);
   }

@@ -100,10 +100,11 @@ export class ReplicaClient {
     this.reporter.count('intercepted');
     try {
       if (!this.loaded) await this.ready;
+      if (this.bindings.learning) await this.bindings.settled();
       const enabled = this.isEnabled;
       const resolved = enabled ? this.router.resolved(request) : undefined;
       if (resolved && (request.method === 'GET' || request.method === 'HEAD')) return await plan(request, resolved, io, this.parts.path);
-      if (enabled && this.router.isObservable(request)) return await observeRequest(request, io, { reporter: this.reporter, headers: this.parts.headers, offline: this.offline });
+      if (enabled && this.router.isObservable(request)) return await observeRequest(request, io, { reporter: this.reporter, headers: this.parts.headers, offline: this.offline, ...(this.offline.enabled ? {} : { quiet: (quiet: Request) => this.router.noteQuiet(quiet) }) });
       return await io.fetch(request).catch(() => Response.error());
     } catch (error) {
       this.reporter.count('internalErrors');
@@ -163,9 +164,10 @@ export class ReplicaClient {
   /**
    * The worker's whole fetch pipeline for one event: the batch stage (if enabled), then
    * route and respond. Returns false when the worker does not answer (no respondWith), so
-   * the browser fetches the request itself.
+   * the browser fetches the request itself. `fetcher` sends the event's requests (the bundled
+   * worker's takes a navigation's preload response: navigation-preload.ts).
    */
-  handleFetch(event: FetchEvent): boolean {
+  handleFetch(event: FetchEvent, fetcher: (request: Request) => Promise<Response> = (request) => fetch(request)): boolean {
     if (this.batching?.handleFetch(event)) return true;
     let route: Route;
     try {
@@ -174,7 +176,7 @@ export class ReplicaClient {
       return false; // fail open: the browser fetches as if there were no worker
     }
     if (route === 'pass') return false;
-    event.respondWith(this.respond(event.request, { fetch: (request) => fetch(request), waitUntil: (promise) => event.waitUntil(promise) }));
+    event.respondWith(this.respond(event.request, { fetch: fetcher, waitUntil: (promise) => event.waitUntil(promise) }));
     return true;
   }
 

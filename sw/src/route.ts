@@ -7,6 +7,7 @@
 import type { ResolvedBinding } from '@webpp/core';
 import type { BindingsStore } from './bindings-store.js';
 import { isSameOrigin } from './physical-request.js';
+import { BoundedMap } from './_private/bounded-map.js';
 
 /** How the worker handles a request. */
 export type Route =
@@ -14,13 +15,21 @@ export type Route =
   | 'bind'
   /** Same-origin navigation, fetch() or stylesheet without bindings: fetch as is, read its bindings. */
   | 'observe'
-  /** The stored state is still loading (worker just started): decide once it is there. */
+  /** The stored state is still loading (worker just started), or bindings are being inflated: decide once they are there. */
   | 'wait'
   /** Not the worker's business: let the browser handle it (no respondWith). */
   | 'pass';
 
 /** Same-origin requests without bindings that are still worth reading bindings from. */
 const OBSERVED_DESTINATIONS = new Set(['', 'document', 'iframe', 'style']);
+
+/**
+ * How long a same-origin URL whose answer carried no webpp header is passed on instead of
+ * observed again: as long as the worker trusts its copy of a static host's bindings file
+ * (static-bindings.ts), so a site that starts sending headers is heard within the same time.
+ */
+const QUIET_FOR_MS = 5 * 60_000;
+const QUIET_URLS = 1_000;
 
 export interface RouterOptions {
   selfOrigin: string;
@@ -36,6 +45,8 @@ export interface RouterOptions {
 export class Router {
   private readonly ownScriptPrefixes: string[];
   private readonly resolvedByRequest = new WeakMap<Request, ResolvedBinding>();
+  /** Same-origin URLs (not navigations) observed lately whose answer had nothing to learn: until when they are passed on. */
+  private readonly quietUntilMs = new BoundedMap<string, number>(QUIET_URLS);
 
   constructor(private readonly options: RouterOptions) {
     this.ownScriptPrefixes = options.ownScriptPaths.map((path) => `${options.selfOrigin}${path}`);
@@ -47,13 +58,30 @@ export class Router {
     if (method !== 'GET' && method !== 'HEAD') return 'pass';
     if (!url.startsWith('http:') && !url.startsWith('https:')) return 'pass';
     if (this.isOwnScript(url)) return 'pass';
-    if (!this.options.isLoaded()) return 'wait';
+    // Held while the stored state loads, or while a compressed bindings header is inflated (bindings-store.ts).
+    if (!this.options.isLoaded() || this.options.bindings.learning) return 'wait';
     const resolved = this.options.bindings.resolve(url);
     if (resolved && !this.options.isPersonal?.(resolved.logical)) {
       this.resolvedByRequest.set(request, resolved);
       return 'bind';
     }
-    return this.isObservable(request) ? 'observe' : 'pass';
+    return this.isObservable(request) && !this.isQuiet(request) ? 'observe' : 'pass';
+  }
+
+  /**
+   * An observed answer without bindings or control header: its URL (unless a navigation) is
+   * passed on, untouched by the worker, for the next QUIET_FOR_MS. A page's fetch() of an API
+   * then costs nothing; navigations are always observed (the kill switch and static bindings).
+   * Not with offline copies (the add-on keeps copies of observed answers).
+   */
+  noteQuiet(request: Request, nowMs = Date.now()): void {
+    if (request.mode !== 'navigate') this.quietUntilMs.set(request.url, nowMs + QUIET_FOR_MS);
+  }
+
+  private isQuiet(request: Request): boolean {
+    if (request.mode === 'navigate') return false;
+    const untilMs = this.quietUntilMs.get(request.url);
+    return untilMs !== undefined && untilMs > Date.now();
   }
 
   /** The binding route() found for this request, else a fresh lookup. */

@@ -11,6 +11,7 @@ import type { Exchange, ExchangeSample, ServerId } from '@webpp/core';
 import type { ConnectionQueue } from './connection-queue.js';
 import type { WorkerPlugin } from './plugins.js';
 import { TtfbSampler } from './ttfb-sampler.js';
+import { wasPreloaded } from './navigation-preload.js';
 import type { BodyTiming } from './ttfb-sampler.js';
 
 export interface SampleStageOptions {
@@ -45,6 +46,8 @@ export class SampleStage {
 
   /** An answered exchange: its sample waits for its Resource Timing entry. */
   add(exchange: Exchange, response: Response, elapsedMs: number, sentAtMs: number, mayBeCached: boolean): void {
+    // A navigation's preload left before the worker asked (navigation-preload.ts): its timing says nothing.
+    if (wasPreloaded(response)) return;
     this.sampler.add({
       url: exchange.target,
       server: exchange.server,

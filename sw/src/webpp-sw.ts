@@ -10,6 +10,7 @@ import { POLICIES_ADDON, loadAddons } from './addons.js';
 import { parseWorkerOptions, workerTimeouts } from './config.js';
 import { ReplicaClient } from './replica-client.js';
 import { PageScriptCache } from './page-script-cache.js';
+import { NavigationPreload } from './navigation-preload.js';
 
 declare const self: ServiceWorkerGlobalScope;
 
@@ -37,13 +38,17 @@ const pageScript = new PageScriptCache({
   onServedFromCache: () => client.reporter.count('pageScriptFromCache'),
 });
 
+// The browser sends a navigation's request while the worker starts (navigation-preload.ts);
+// not with batch transmission, whose page request is its own.
+const navigationPreload = new NavigationPreload(self.registration, addons['batch'] === undefined);
+
 self.addEventListener('install', (event) => {
   void self.skipWaiting();
   event.waitUntil(pageScript.install());
 });
 
 self.addEventListener('activate', (event) => {
-  event.waitUntil(Promise.all([self.clients.claim(), pageScript.activate()]));
+  event.waitUntil(Promise.all([self.clients.claim(), pageScript.activate(), navigationPreload.activate()]));
 });
 
 self.addEventListener('fetch', (event) => {
@@ -52,5 +57,5 @@ self.addEventListener('fetch', (event) => {
     return;
   }
   // The pipeline: (an add-on's front stage) → route → plan → attempt → serve → learn (replica-client.ts, plugins.ts).
-  client.handleFetch(event);
+  client.handleFetch(event, navigationPreload.fetchFor(event));
 });

@@ -3,6 +3,7 @@
  * not to webpp (the way a real site has APIs and redirects next to its static files).
  * - `POST /api/echo`: echoes its body and the replica's name (the body is also logged).
  * - `GET /set-cookie`: sets a cookie named after the replica (cookies must never leak).
+ * - `GET /api/time`: a JSON answer of the site's own (no file, no bindings), like a page's API call.
  * - a 301 for every site file with `redirectTo`.
  */
 import type { FastifyInstance } from 'fastify';
@@ -16,6 +17,7 @@ export function siteRoutes(app: FastifyInstance, site: Site, replica: string): v
     if (entry) entry.body = typeof request.body === 'string' ? request.body : JSON.stringify(request.body);
     return reply.header('cache-control', 'no-store').send({ replica, received: request.body });
   });
+  app.get('/api/time', async (_request, reply) => reply.header('cache-control', 'no-store').send({ replica, atMs: Date.now() }));
   app.get('/set-cookie', async (_request, reply) =>
     reply
       .header('set-cookie', `replica-${replica}=secret; Path=/; SameSite=None; Secure`)

@@ -15,7 +15,7 @@ function pathAndQuery(url: string): string {
 }
 
 export interface OriginBatchSourceOptions {
-  options: ResolvedOptions;
+  options: Pick<ResolvedOptions, 'publicUrl' | 'cors' | 'scriptPath' | 'workerPath'>;
   directory: ReplicationDirectory;
   killSwitch: KillSwitch;
 }

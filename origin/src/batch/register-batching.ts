@@ -22,6 +22,7 @@ import { createPageAnalyses } from './page-analyses.js';
 import { createSheetReader } from './sheet-reader.js';
 import { acceptsBatch, chooseEncoding, isCompressible, type BatchEncoding } from './negotiation.js';
 import { headOf, injectResourceReader, partHeaders, usableValidator, type ResourceBody, type ResourceHead, type ResourceReader } from './resource-reader.js';
+import { pathStep } from '../compose/path-hooks.js';
 
 
 /** Where batches get their facts; batchSourceFromOrigin builds it from the webpp plugin. */
@@ -126,8 +127,9 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
   const analyses = createPageAnalyses();
   const sheetReader = createSheetReader(reader);
 
+  const step = pathStep(app, 'webpp-batch');
   if (source.cors !== false) {
-    app.addHook('onRequest', async (request, reply) => {
+    step.addHook('onRequest', async (request, reply) => {
       if (request.method !== 'OPTIONS' || reply.sent) return;
       const method = request.headers['access-control-request-method']?.trim().toUpperCase();
       const asked = (request.headers['access-control-request-headers'] ?? '')
@@ -150,7 +152,7 @@ export function registerBatching(app: FastifyInstance, source: BatchSource, rawO
   }
 
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  step.addHook('onSend', async (request, reply, payload) => {
     if (request.method !== 'GET' || reply.statusCode !== 200) return payload;
     const contentType = headerString(reply, 'content-type');
     if (!isHtmlContentType(contentType)) return payload;

@@ -54,17 +54,32 @@ export interface MemoryCacheSummary extends MemoryCacheCounters {
 export class MemoryCacheApi {
   private hooks: CacheClusterHooks = {};
 
+  private cache: MemoryCache | undefined;
+
   /**
-   * `local` undefined: the cache is off. `reservedReason` names why a path cannot be put (the
-   * paths webpp answers itself, which never reach the cache).
+   * `local` undefined: the cache is off until `attach` (the memory-cache feature,
+   * features/memory-cache.ts). `reservedReason` names why a path cannot be put (the paths
+   * webpp answers itself, which never reach the cache).
    */
   constructor(
-    readonly local: MemoryCache | undefined,
+    local: MemoryCache | undefined,
     private readonly reservedReason: (path: string) => string | undefined = () => undefined,
   ) {
-    local?.onRemove((entry, reason) => {
+    if (local !== undefined) this.attach(local);
+  }
+
+  /** Turns the cache on with `local` (once). */
+  attach(local: MemoryCache): void {
+    if (this.cache !== undefined) throw new TypeError('the memory cache is already attached');
+    this.cache = local;
+    local.onRemove((entry, reason) => {
       if (reason === 'evicted') this.hooks.onEvict?.(entry);
     });
+  }
+
+  /** This server's cache; undefined while it is off. */
+  get local(): MemoryCache | undefined {
+    return this.cache;
   }
 
   get enabled(): boolean {

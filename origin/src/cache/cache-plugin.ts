@@ -36,6 +36,7 @@ import { SingleFlight, type SharedResponse } from './single-flight.js';
 import type { CacheEntry, CacheSource, CachedResponse } from './types.js';
 import { bufferPayload, discardPayload } from '../http/payload.js';
 import { bytesDigest } from '../bindings/file-digests.js';
+import { pathStep } from '../compose/path-hooks.js';
 
 /** A route's cache declaration: `true` (default lifetime) or a lifetime and/or source. */
 export type RouteCacheConfig = true | { ttlMs?: number; source?: Extract<CacheSource, 'static' | 'route' | 'proxy'> };
@@ -121,7 +122,8 @@ async function memoryCachePlugin(app: FastifyInstance, options: MemoryCachePlugi
     return reply;
   };
 
-  app.addHook('onRequest', async (request, reply) => {
+  const step = pathStep(app, 'webpp-memory-cache');
+  step.addHook('onRequest', async (request, reply) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return;
     if (request.headers.range !== undefined || request.headers.authorization !== undefined || isOwnEndpoint(request.url)) return;
     const key = requestCacheKey(request.url);
@@ -172,10 +174,10 @@ async function memoryCachePlugin(app: FastifyInstance, options: MemoryCachePlugi
     const fill = request.webppCacheFill;
     if (fill?.leads === true) flights.settle(fill.key, undefined);
   };
-  app.addHook('onResponse', settleLeft);
-  app.addHook('onRequestAbort', settleLeft);
+  step.addHook('onResponse', settleLeft);
+  step.addHook('onRequestAbort', settleLeft);
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  step.addHook('onSend', async (request, reply, payload) => {
     const fill = request.webppCacheFill;
     if (fill === null) return payload;
     request.webppCacheFill = null;

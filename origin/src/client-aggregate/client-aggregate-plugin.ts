@@ -1,6 +1,6 @@
 /**
- * The client aggregate for first visits (issue 13 §6), as one plugin, present only with
- * `clientAggregate: true` (off by default): on every response for content, the
+ * The client aggregate for first visits (issue 13 §6), as one step of the response path,
+ * registered by its feature (features/client-aggregate.ts), so present only when it is on: on every response for content, the
  * `webpp-aggregate` header (core's push/aggregate-header.ts) — the report interval, and the
  * rows of the requester's network class that rest on at least k reports — and the endpoint
  * the workers report to (report-route.ts). A memory-cache copy never keeps the header
@@ -12,31 +12,21 @@ import { AGGREGATE_HEADER, canonicalUrl, formatAggregateHeader } from '@webpp/co
 import type { ReplicationDirectory } from '../directory/replication-directory.js';
 import { isWellKnown } from '../http/request-paths.js';
 import type { ResolvedOptions } from '../options.js';
-import { ClientAggregates } from './client-aggregates.js';
+import type { ClientAggregates } from './client-aggregates.js';
 import { NetworkClasses } from './network-class.js';
 import { clientReportRoute } from './report-route.js';
-
-/** The aggregate store, when the option is on. */
-export function createClientAggregates(options: ResolvedOptions): ClientAggregates | undefined {
-  if (!options.clientAggregate) return undefined;
-  return new ClientAggregates({
-    intervalMs: options.clientReportIntervalMs,
-    minReports: options.clientAggregateMinReports,
-    halfLifeMs: options.clientAggregateHalfLifeMs,
-    reportsPerMinute: options.clientReportsPerMinute,
-  });
-}
+import { pathStep } from '../compose/path-hooks.js';
 
 export interface ClientAggregatePluginOptions {
   options: Pick<ResolvedOptions, 'clientReportIntervalMs' | 'publicUrl' | 'logicalOrigin'>;
-  aggregates: ClientAggregates | undefined;
+  aggregates: ClientAggregates;
   directory: ReplicationDirectory;
 }
 
 async function clientAggregatePlugin(app: FastifyInstance, { options, aggregates, directory }: ClientAggregatePluginOptions): Promise<void> {
-  if (aggregates === undefined) return;
   const classes = new NetworkClasses();
-  app.addHook('onSend', async (request, reply, payload) => {
+  const step = pathStep(app, 'webpp-client-aggregate');
+  step.addHook('onSend', async (request, reply, payload) => {
     if (isWellKnown(request.url) || (request.method !== 'GET' && request.method !== 'HEAD')) return payload;
     const rows = aggregates.published(classes.classOf(request.ip), Date.now());
     if (rows.length > 0) aggregates.headersWithRows += 1;

@@ -1,23 +1,17 @@
 /**
  * The origin's own endpoints under /.well-known/webpp/, each set in an encapsulated child
- * with its own slice of the options, in registration order. Sets that belong to an opt-in
- * feature are registered only when it is on (`when`), like the response path's plugins.
+ * with its own slice of the options, in registration order. The endpoints of an opt-in
+ * feature are registered by the feature's plugin (features/*.ts), like its response-path steps.
  */
 import type { FastifyInstance } from 'fastify';
-import type { ResolvedOptions } from '../options.js';
 import type { OriginParts } from './parts.js';
+import { pick } from '../options/slice.js';
 import { publicRoutes } from '../routes/public.js';
 import { managementRoutes } from '../routes/management.js';
 import { peerRoutes } from '../routes/peer.js';
 import { peerStateRoutes } from '../routes/peer-state.js';
 import { peerContentRoutes } from '../routes/peer-content.js';
 import { cacheRoutes } from '../routes/cache.js';
-import { webppCooperativeCache } from '../cache/cluster/cluster-plugin.js';
-
-/** The options named by `keys`, and no others. */
-function pick<K extends keyof ResolvedOptions>(options: ResolvedOptions, keys: readonly K[]): Pick<ResolvedOptions, K> {
-  return Object.fromEntries(keys.map((key) => [key, options[key]])) as Pick<ResolvedOptions, K>;
-}
 
 /** What a signed server-to-server route checks (http/cluster-auth-hooks.ts). */
 const CLUSTER_CALL = ['clusterSecret', 'publicUrl', 'aliasUrls', 'maxClockSkewMs'] as const;
@@ -25,7 +19,6 @@ const RESERVED_PATHS = ['scriptPath', 'workerPath'] as const;
 
 export interface EndpointSet {
   name: string;
-  when?: (options: ResolvedOptions) => boolean;
   register: (app: FastifyInstance, parts: OriginParts) => PromiseLike<unknown>;
 }
 
@@ -67,11 +60,5 @@ export const ENDPOINTS: readonly EndpointSet[] = [
   {
     name: 'cache',
     register: (app, { options, memoryCache }) => app.register(cacheRoutes, { options: pick(options, ['adminToken', 'memoryCacheMaxEntryBytes']), cache: memoryCache }),
-  },
-  {
-    // The memory caches of the cluster as one (cache/cluster/): peer routes and the reporter.
-    name: 'cooperative-cache',
-    when: (options) => options.memoryCacheBytes > 0 && options.memoryCacheCooperative,
-    register: (app, { options, cooperativeCache }) => app.register(webppCooperativeCache, { options: pick(options, [...CLUSTER_CALL, 'maxReplicaBytes']), parts: cooperativeCache }),
   },
 ];

@@ -8,7 +8,7 @@ import { closeDataFolder } from './data-folder.js';
 import type { OriginParts } from './parts.js';
 
 export function originApi(parts: OriginParts): WebppOrigin {
-  const { options, folder, directory, store, replicas, stats, preprocessCache, memoryCache, sync, gossip, loadTable, replication, lazyReplicas, clientScripts, clientAggregate, killSwitch, flushDirectory, gauges } = parts;
+  const { options, folder, directory, store, replicas, stats, preprocessCache, memoryCache, sync, gossip, loadTable, replication, lazyReplicas, clientScripts, killSwitch, flushDirectory, gauges } = parts;
   return {
     options,
     dataDir: folder.dataDir,
@@ -24,7 +24,9 @@ export function originApi(parts: OriginParts): WebppOrigin {
     replication,
     lazyReplicas,
     clientScripts,
-    clientAggregate,
+    get clientAggregate() {
+      return parts.clientAggregate; // set when the client-aggregate feature is registered
+    },
     get killSwitch() {
       return killSwitch.on;
     },
@@ -50,12 +52,12 @@ export function registerLifecycle(app: FastifyInstance, parts: OriginParts): voi
     loadTable.start();
     replication?.start();
     replicas.start();
-    lazyReplicas.start();
+    lazyReplicas?.start();
   });
   app.addHook('onClose', async () => {
     await push.announcer?.stop();
     await replicas.stop();
-    await lazyReplicas.stop();
+    await lazyReplicas?.stop();
     replication?.stop();
     loadTable.stop();
     await gossip?.pinger.stop();

@@ -1,9 +1,11 @@
 /**
  * The objects one webpp server is made of, built once at registration from the resolved
  * options and the data folder: the replication directory (restored from disk, seeded), the
- * replica store, the statistics, the peer machinery and the state of each feature. The
- * response path (response-path.ts) and the endpoints (endpoints.ts) each take from here the
- * few parts they need; `app.webpp` (origin-api.ts) exposes them to code outside the plugin.
+ * replica store, the statistics and the peer machinery. The response path (response-path.ts)
+ * and the endpoints (endpoints.ts) each take from here the few parts they need; `app.webpp`
+ * (origin-api.ts) exposes them to code outside the plugin. The opt-in features build their
+ * own parts when they are registered (features/*.ts) and leave here what others read:
+ * `memoryCache` (attached), `cooperativeCache`, `clientAggregate` and the worker features.
  */
 import { join, resolve } from 'node:path';
 import * as Y from 'yjs';
@@ -21,8 +23,9 @@ import { createPeerGossip, type PeerGossip } from '../sync/peer-gossip.js';
 import { LoadTable } from '../replication/load-table.js';
 import { ReplicationController } from '../replication/controller.js';
 import { createUtilisation } from '../stats/utilisation.js';
-import { createMemoryCache } from '../cache/create-memory-cache.js';
-import { createCooperativeCache, type CooperativeCacheParts } from '../cache/cluster/cluster-plugin.js';
+import { MemoryCacheApi } from '../cache/cache-api.js';
+import type { CooperativeCacheParts } from '../cache/cluster/cluster-plugin.js';
+import { reservedPathReason } from '../reserved-paths.js';
 import { ClientScripts } from '../client-scripts.js';
 import { ContentDigests } from '../bindings/content-digests.js';
 import { FileDigests } from '../bindings/file-digests.js';
@@ -35,9 +38,7 @@ import { UrlResolutions } from '../http/url-resolutions.js';
 import { LazyReplicas } from '../lazy/lazy-replicas.js';
 import type { OriginGauges } from '../stats/prometheus.js';
 import { PushState } from '../push/push-state.js';
-import { createClientAggregates } from '../client-aggregate/client-aggregate-plugin.js';
 import type { ClientAggregates } from '../client-aggregate/client-aggregates.js';
-import type { MemoryCacheApi } from '../cache/cache-api.js';
 import type { DataFolder } from './data-folder.js';
 
 const DIRECTORY_STATE_FILE = 'directory.ywebpp';
@@ -56,16 +57,22 @@ export interface OriginParts {
   replicas: ReplicaManager;
   stats: LoadStats;
   preprocessCache: PreprocessCache;
+  /** The cache API; off until the memory-cache feature attaches a cache. */
   memoryCache: MemoryCacheApi;
+  /** Set by the memory-cache feature in a cluster. */
   cooperativeCache: CooperativeCacheParts | undefined;
   utilisation: ReturnType<typeof createUtilisation>;
   loadTable: LoadTable;
   gossip: PeerGossip | undefined;
   replication: ReplicationController | undefined;
-  lazyReplicas: LazyReplicas;
+  /** Copies of automatic replicas placed here: only in a cluster (with a cluster secret). */
+  lazyReplicas: LazyReplicas | undefined;
   sync: PeerSync | undefined;
   push: PushState;
+  /** Set by the client-aggregate feature. */
   clientAggregate: ClientAggregates | undefined;
+  /** The worker add-ons this origin feeds, named in the injected script's query. */
+  workerFeatures: WorkerFeatures;
   killSwitch: KillSwitch;
   clientScripts: ClientScripts;
   resolutions: UrlResolutions;
@@ -100,7 +107,7 @@ export async function buildParts(options: ResolvedOptions, folder: DataFolder): 
   await tombstones.open();
   const preprocessCache = new PreprocessCache(options.preprocessCacheBytes);
   directory.onChange(() => preprocessCache.clear());
-  const memoryCache = createMemoryCache(options);
+  const memoryCache = new MemoryCacheApi(undefined, (path) => reservedPathReason(path, options));
   const stats = new LoadStats({ ewmaWeight: options.statsEwmaWeight, rateHalfLifeMs: options.statsRateHalfLifeMs, maxResources: options.statsMaxResources });
   // One meter of this server's busy share: pushed in Server-Timing `util`, and replication's
   // `utilisation` metric (0 while the server cannot tell: see stats/utilisation.ts).
@@ -111,7 +118,7 @@ export async function buildParts(options: ResolvedOptions, folder: DataFolder): 
   const replication = gossip === undefined ? undefined : new ReplicationController({ options, directory, loadTable, peerState: gossip.state, log });
   const flushDirectory = (): Promise<void> => directoryStore.flush();
   const replicas = new ReplicaManager({ options, directory, flushDirectory, store, tombstones, log });
-  const lazyReplicas = new LazyReplicas({ options, directory, store, replicas, log });
+  const lazyReplicas = options.clusterSecret === undefined ? undefined : new LazyReplicas({ options, directory, store, replicas, log });
   const sync =
     options.peers.length > 0 && options.clusterSecret !== undefined
       ? new PeerSync({
@@ -124,12 +131,11 @@ export async function buildParts(options: ResolvedOptions, folder: DataFolder): 
           piggyback: gossip?.piggyback,
         })
       : undefined;
-  const cooperativeCache = createCooperativeCache(options, memoryCache, gossip?.state, log);
   const push = new PushState(options, gossip, utilisation);
-  const clientAggregate = createClientAggregates(options);
   const killSwitch = new KillSwitch(options.killSwitch);
   const clientScripts = new ClientScripts(options.clientBundleDir);
   const gauges = (): OriginGauges => ({
+    // Read when asked: the features set theirs after this is built.
     directoryVersion: directory.version,
     directoryPairs: directory.size,
     storedReplicas: store.size,
@@ -137,12 +143,12 @@ export async function buildParts(options: ResolvedOptions, folder: DataFolder): 
     preprocessCacheMisses: preprocessCache.misses,
     preprocessCacheBytes: preprocessCache.bytes,
     memoryCache: memoryCache.summary(),
-    cacheCluster: cooperativeCache?.cooperative.snapshot(),
+    cacheCluster: parts.cooperativeCache?.cooperative.snapshot(),
     peers: sync?.peerStatus() ?? [],
     push: push.gauges(),
     replication: gossip === undefined || replication === undefined ? undefined : { peers: gossip.state.peerLiveness(), decisions: replication.stats() },
-    lazyReplication: lazyReplicas.stats(),
-    clientAggregate: clientAggregate?.gauges(Date.now()),
+    lazyReplication: lazyReplicas?.stats(),
+    clientAggregate: parts.clientAggregate?.gauges(Date.now()),
   });
 
   // The files as they are now: what content digests announce and static copies in memory follow (issue 25 §2).
@@ -161,7 +167,7 @@ export async function buildParts(options: ResolvedOptions, folder: DataFolder): 
       directory,
       maxBindingsHeaderBytes: options.maxBindingsHeaderBytes,
       // Injected tags turn on the worker's add-ons (@webpp/sw addons.ts) that this origin's options feed.
-      injectScriptPath: options.injectScript ? `${options.scriptPath}${workerFeaturesQuery(options)}` : undefined,
+      injectScriptPath: undefined, // set by workerFeatures below
       // Body sizes of exact bindings (docs/protocol.md, "Binding sizes").
       sizes: new ResourceSizes({ publicUrl: options.publicUrl, contentRoot: options.contentRoot, directory, store }),
     },
@@ -170,7 +176,9 @@ export async function buildParts(options: ResolvedOptions, folder: DataFolder): 
       : undefined,
   });
 
-  return {
+  const workerFeatures = new WorkerFeatures((query) => headers.setInjectScriptPath(options.injectScript ? `${options.scriptPath}${query}` : undefined));
+  if (options.contentDigests) workerFeatures.add('integrity');
+  const parts: OriginParts = {
     options,
     folder,
     doc,
@@ -181,7 +189,7 @@ export async function buildParts(options: ResolvedOptions, folder: DataFolder): 
     stats,
     preprocessCache,
     memoryCache,
-    cooperativeCache,
+    cooperativeCache: undefined,
     utilisation,
     loadTable,
     gossip,
@@ -189,7 +197,8 @@ export async function buildParts(options: ResolvedOptions, folder: DataFolder): 
     lazyReplicas,
     sync,
     push,
-    clientAggregate,
+    clientAggregate: undefined,
+    workerFeatures,
     killSwitch,
     clientScripts,
     resolutions: new UrlResolutions(directory, options.publicUrl),
@@ -199,14 +208,29 @@ export async function buildParts(options: ResolvedOptions, folder: DataFolder): 
     flushDirectory,
     gauges,
   };
+  return parts;
 }
 
+/** The worker's add-ons, in the order the injected script's query names them. */
+const WORKER_FEATURE_ORDER = ['batch', 'integrity', 'aggregate'] as const;
+type WorkerFeature = (typeof WORKER_FEATURE_ORDER)[number];
+
 /**
- * The worker's opt-in add-ons this origin's options feed, as the query of the injected script
- * tag: batch transmission, content digests (the worker's integrity checks) and the client
- * aggregate. Empty when none is on.
+ * The worker's opt-in add-ons this origin's features feed (batch transmission, content
+ * digests for the worker's integrity checks, the client aggregate), as the query of the
+ * injected script tag (`/webpp.js?features=batch,aggregate`); empty when none is on. Each
+ * feature adds its own when it is registered.
  */
-function workerFeaturesQuery(options: { batch?: unknown; contentDigests?: boolean; clientAggregate?: boolean }): string {
-  const features = [...(options.batch === false ? [] : ['batch']), ...(options.contentDigests ? ['integrity'] : []), ...(options.clientAggregate ? ['aggregate'] : [])];
-  return features.length === 0 ? '' : `?features=${features.join(',')}`;
+class WorkerFeatures {
+  private readonly on = new Set<WorkerFeature>();
+
+  constructor(private readonly changed: (query: string) => void) {
+    changed('');
+  }
+
+  add(feature: WorkerFeature): void {
+    this.on.add(feature);
+    const names = WORKER_FEATURE_ORDER.filter((name) => this.on.has(name));
+    this.changed(names.length === 0 ? '' : `?features=${names.join(',')}`);
+  }
 }

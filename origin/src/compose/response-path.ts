@@ -1,11 +1,15 @@
 /**
- * The response path of webppOrigin as one table: the plugins in the order they are
- * registered, which hooks each adds and when it is there at all. plugin.ts registers exactly
- * these rows, in this order; `hookOrder()` lists the hooks in the order Fastify runs them on a
- * request (every onRequest hook in registration order, then preHandler, onSend, onResponse:
+ * The response path of webppOrigin as one table: its steps in order, which hooks each adds and
+ * when it is there at all. plugin.ts registers the default path's rows; an opt-in feature's
+ * rows (`feature`) are registered by the feature's plugin, whether webppOrigin registers it for
+ * its option (compose/features.ts) or the app does after webppOrigin. Either way each hook runs
+ * at its row: the steps hand their hooks to compose/path-hooks.ts, which runs them in this
+ * order whenever they were registered. `hookOrder()` lists the hooks in the order they run on
+ * a request (every onRequest step in table order, then onSend, onResponse:
  * https://fastify.dev/docs/latest/Reference/Lifecycle/), and docs/origin.md's response-path
- * table is generated from it (`npm run docs:options`). A row with `when` is an opt-in feature:
- * off, it is not registered and adds no hook (origin/test/response-path.test.ts checks both).
+ * table is generated from it (`npm run docs:options`). A row with `when` is off unless its
+ * option is set: then it is not registered and adds no hook (origin/test/response-path.test.ts
+ * checks both).
  *
  * Each plugin gets its own slice of what the server is made of (compose/parts.ts), never the
  * whole resolved options.
@@ -19,15 +23,11 @@ import { webppCors } from '../http/cors-plugin.js';
 import { webppInjectedEtag } from '../http/injected-etag.js';
 import { webppStripRange } from '../http/strip-range.js';
 import { webppStoredReplicas } from '../http/stored-replicas.js';
-import { webppMemoryCache } from '../cache/cache-plugin.js';
 import { webppLazyReplicas } from '../http/lazy-replicas-plugin.js';
 import { webppKillSwitch } from '../http/kill-switch.js';
 import { webppBindingsHeader } from '../http/bindings-header-plugin.js';
-import { webppBatch } from '../batch/batch-plugin.js';
-import { batchSourceFromOrigin } from '../batch/origin-source.js';
 import { webppRecordLoad } from '../http/record-load.js';
 import { webppPeerState } from '../http/peer-state-plugin.js';
-import { webppClientAggregate } from '../client-aggregate/client-aggregate-plugin.js';
 
 /** The request hooks, in the order Fastify runs them. */
 const FASTIFY_HOOK_ORDER = ['onRequest', 'preParsing', 'preValidation', 'preHandler', 'preSerialization', 'onSend', 'onResponse', 'onRequestAbort'] as const;
@@ -38,11 +38,14 @@ export interface ResponseStep {
   plugin: string;
   /** Its file under origin/src/. */
   file: string;
-  /** An opt-in feature: registered only when `test` holds; `option` says which setting, for the docs. */
+  /** Present only when `test` holds; `option` says which setting, for the docs. */
   when?: { option: string; test: (options: ResolvedOptions) => boolean };
   /** The hooks it adds, each with what it does there. */
   hooks: Partial<Record<RequestHook, string>>;
-  register: (app: FastifyInstance, parts: OriginParts) => PromiseLike<unknown>;
+  /** A step of the default path: webppOrigin registers it. */
+  register?: (app: FastifyInstance, parts: OriginParts) => PromiseLike<unknown>;
+  /** A step of an opt-in feature: the feature's plugin (its entry point of @webpp/origin) registers it, whether webppOrigin registers the feature for its option or the app does. */
+  feature?: string;
 }
 
 /** Present only with a finite capacity; its onRequest hook is first and its release last. */
@@ -98,8 +101,7 @@ const RESPONSE_PATH: readonly ResponseStep[] = [
       onResponse: 'settles a fill the response did not complete',
       onRequestAbort: 'the same for an aborted request',
     },
-    register: (app, { options, memoryCache, isOwnEndpoint, staticFileDigest }) =>
-      app.register(webppMemoryCache, { api: memoryCache, isOwnEndpoint, defaultTtlMs: options.memoryCacheTtlMs, maxEntryBytes: options.memoryCacheMaxEntryBytes, staticFileDigest }),
+    feature: '@webpp/origin/memory-cache',
   },
   {
     plugin: 'webpp-lazy-replicas',
@@ -126,7 +128,7 @@ const RESPONSE_PATH: readonly ResponseStep[] = [
     file: 'batch/batch-plugin.ts',
     when: { option: '`batch`', test: (options) => options.batch !== false },
     hooks: { onRequest: "answers a batch navigation's CORS preflight", onSend: 'batch transmission: the pre-processed page and its embedded resources in one response ([batching](batching.md))' },
-    register: (app, { options, directory, killSwitch }) => app.register(webppBatch, { source: batchSourceFromOrigin({ options, directory, killSwitch }), batch: options.batch }),
+    feature: '@webpp/origin/batch',
   },
   {
     plugin: 'webpp-record-load',
@@ -146,12 +148,7 @@ const RESPONSE_PATH: readonly ResponseStep[] = [
     file: 'client-aggregate/client-aggregate-plugin.ts',
     when: { option: '`clientAggregate`', test: (options) => options.clientAggregate },
     hooks: { onSend: '`webpp-aggregate` on responses for content; the client-report endpoint ([client aggregate](#client-aggregate))' },
-    register: (app, { options, clientAggregate, directory }) =>
-      app.register(webppClientAggregate, {
-        options: { clientReportIntervalMs: options.clientReportIntervalMs, publicUrl: options.publicUrl, logicalOrigin: options.logicalOrigin },
-        aggregates: clientAggregate,
-        directory,
-      }),
+    feature: '@webpp/origin/client-aggregate',
   },
   {
     plugin: 'webpp-concurrency-gate-release',
@@ -162,7 +159,13 @@ const RESPONSE_PATH: readonly ResponseStep[] = [
   },
 ];
 
-/** The steps registered with these options, in registration order. */
+/** The row of each step, by plugin name: the order path-hooks.ts runs the steps' hooks in. */
+export function rankInTable(plugin: string): number | undefined {
+  const index = RESPONSE_PATH.findIndex((step) => step.plugin === plugin);
+  return index === -1 ? undefined : index;
+}
+
+/** The steps present with these options, in the table's order. */
 export function enabledSteps(options: ResolvedOptions, steps: readonly ResponseStep[] = RESPONSE_PATH): ResponseStep[] {
   return steps.filter((step) => step.when?.test(options) ?? true);
 }
@@ -180,6 +183,7 @@ export function hookOrder(steps: readonly ResponseStep[] = RESPONSE_PATH): HookR
 
 /** docs/origin.md's response-path table: every hook in the order Fastify runs it. */
 export function responsePathMarkdown(): string {
-  const rows = hookOrder().map(({ hook, step, job }, index) => `| ${index + 1} | ${hook} | \`${step.plugin}\` (\`${step.file}\`) | ${step.when?.option ?? 'always'} | ${job.replace(/\|/g, '\\|')} |`);
+  const presence = (step: ResponseStep): string => (step.feature === undefined ? (step.when?.option ?? 'always') : `${step.when?.option ?? ''}, or the app registers \`${step.feature}\``);
+  const rows = hookOrder().map(({ hook, step, job }, index) => `| ${index + 1} | ${hook} | \`${step.plugin}\` (\`${step.file}\`) | ${presence(step)} | ${job.replace(/\|/g, '\\|')} |`);
   return ['| # | hook | plugin (file) | present when | job |', '| --- | --- | --- | --- | --- |', ...rows].join('\n');
 }

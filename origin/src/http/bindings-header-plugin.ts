@@ -16,6 +16,7 @@ import { withInjectedSuffix } from './injected-etag.js';
 import type { KillSwitch } from './kill-switch.js';
 import { bufferPayload, discardPayload, isStream } from './payload.js';
 import type { UrlResolutions } from './url-resolutions.js';
+import { pathStep } from '../compose/path-hooks.js';
 
 /** The page a request was answered with, as pre-processing (or its cache) saw it. */
 interface PreprocessedPage {
@@ -65,7 +66,8 @@ async function bindingsHeaderPlugin(app: FastifyInstance, options: BindingsHeade
     }
   };
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  const step = pathStep(app, 'webpp-bindings-header');
+  step.addHook('onSend', async (request, reply, payload) => {
     if (killSwitch.on || (request.method !== 'GET' && request.method !== 'HEAD')) return payload;
     const status = reply.statusCode;
     if ((status !== 200 && status !== 206 && status !== 304) || isOwnEndpoint(request.url)) return payload;

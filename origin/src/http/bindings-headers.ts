@@ -31,12 +31,18 @@ export class BindingsHeaders {
   readonly settings: PreprocessSettings;
   private readonly digests: ContentDigests | undefined;
   /** What else changes a result: the injected script and the header size limit. */
-  private readonly variant: string;
+  private variant = '';
 
   constructor(options: BindingsHeadersOptions) {
     ({ cache: this.cache, settings: this.settings, digests: this.digests } = options);
     this.directory = options.settings.directory;
-    this.variant = `${this.settings.injectScriptPath ?? '-'}|${this.settings.maxBindingsHeaderBytes}`;
+    this.setInjectScriptPath(this.settings.injectScriptPath);
+  }
+
+  /** The script tag injected into pages (undefined: none); a feature registered at start-up may add to its query. */
+  setInjectScriptPath(path: string | undefined): void {
+    this.settings.injectScriptPath = path;
+    this.variant = `${path ?? '-'}|${this.settings.maxBindingsHeaderBytes}`;
   }
 
   /** Key of a parsed response with a validator (ETag or Last-Modified). */

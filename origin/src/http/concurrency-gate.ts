@@ -19,6 +19,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { WEBPP_ERR_OVERLOADED } from '../errors.js';
 import { isWellKnown } from './request-paths.js';
+import { pathStep } from '../compose/path-hooks.js';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -89,7 +90,7 @@ export class ConcurrencyGate {
 async function concurrencyGatePlugin(app: FastifyInstance, { gate }: { gate: ConcurrencyGate | undefined }): Promise<void> {
   if (gate === undefined) return;
   app.decorateRequest('webppReleaseSlot', null);
-  app.addHook('onRequest', async (request, reply) => {
+  pathStep(app, 'webpp-concurrency-gate').addHook('onRequest', async (request, reply) => {
     if (isWellKnown(request.url)) return;
     let ticket: ReturnType<ConcurrencyGate['acquire']>;
     try {
@@ -115,7 +116,7 @@ async function concurrencyGatePlugin(app: FastifyInstance, { gate }: { gate: Con
 
 async function concurrencyGateReleasePlugin(app: FastifyInstance, { gate }: { gate: ConcurrencyGate | undefined }): Promise<void> {
   if (gate === undefined) return;
-  app.addHook('onSend', async (request, _reply, payload) => {
+  pathStep(app, 'webpp-concurrency-gate-release').addHook('onSend', async (request, _reply, payload) => {
     // Requests of contexts made before the gate decorated the request have no slot (undefined).
     (request.webppReleaseSlot as (() => void) | null | undefined)?.();
     return payload;

@@ -9,6 +9,7 @@ import type { CorsMode } from '../options.js';
 import { answerPreflight, setCorsHeaders } from './cors.js';
 import { isWellKnown } from './request-paths.js';
 import type { UrlResolutions } from './url-resolutions.js';
+import { pathStep } from '../compose/path-hooks.js';
 
 export interface CorsPluginOptions {
   mode: CorsMode;
@@ -19,7 +20,8 @@ export interface CorsPluginOptions {
 async function corsPlugin(app: FastifyInstance, { mode, resolutions, isOwnEndpoint }: CorsPluginOptions): Promise<void> {
   if (mode === 'off') return;
 
-  app.addHook('onRequest', async (request, reply) => {
+  const step = pathStep(app, 'webpp-cors');
+  step.addHook('onRequest', async (request, reply) => {
     if (request.method !== 'OPTIONS' || isWellKnown(request.url)) return;
     const method = request.headers['access-control-request-method'];
     if (method !== undefined && answerPreflight(method, request.headers['access-control-request-headers'], reply)) {
@@ -27,7 +29,7 @@ async function corsPlugin(app: FastifyInstance, { mode, resolutions, isOwnEndpoi
     }
   });
 
-  app.addHook('onSend', async (request, reply, payload) => {
+  step.addHook('onSend', async (request, reply, payload) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return payload;
     // Every status: the worker reads a replica's 404 as a stale binding, its 3xx and 204 as
     // answers; without these headers any of them is a network error in CORS mode, and a live

@@ -10,6 +10,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { isWellKnown } from './request-paths.js';
+import { pathStep } from '../compose/path-hooks.js';
 
 /** Suffix added inside the entity tag of pages whose body got the script tag. */
 const INJECTED_ETAG_SUFFIX = '-webpp';
@@ -34,7 +35,8 @@ async function injectedEtagPlugin(app: FastifyInstance, { injecting }: InjectedE
   app.decorateRequest('webppSentInjectedValidator', false);
   if (!injecting) return;
   const marker = `${INJECTED_ETAG_SUFFIX}"`;
-  app.addHook('onRequest', async (request) => {
+  const step = pathStep(app, 'webpp-injected-etag');
+  step.addHook('onRequest', async (request) => {
     if ((request.method !== 'GET' && request.method !== 'HEAD') || isWellKnown(request.url)) return;
     for (const name of ['if-none-match', 'if-range'] as const) {
       const raw = request.headers[name];

@@ -7,6 +7,7 @@
 import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { CONTROL_HEADER, CONTROL_OFF } from '@webpp/core';
+import { pathStep } from '../compose/path-hooks.js';
 
 /** The switch itself, shared by the plugins that pause while it is on. */
 export class KillSwitch {
@@ -18,7 +19,8 @@ export interface KillSwitchPluginOptions {
 }
 
 async function killSwitchPlugin(app: FastifyInstance, { killSwitch }: KillSwitchPluginOptions): Promise<void> {
-  app.addHook('onSend', async (_request, reply, payload) => {
+  const step = pathStep(app, 'webpp-kill-switch');
+  step.addHook('onSend', async (_request, reply, payload) => {
     if (killSwitch.on) reply.header(CONTROL_HEADER, CONTROL_OFF);
     return payload;
   });

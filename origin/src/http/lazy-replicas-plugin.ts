@@ -15,13 +15,17 @@ import type { FetchedHead } from '../lazy/shared-fetch.js';
 import { formatVersion, REPLICA_VERSION_HEADER } from '../replicas/replica-version.js';
 import { isNotModified } from './conditional.js';
 import { isWellKnown, requestPath } from './request-paths.js';
+import { pathStep } from '../compose/path-hooks.js';
 
 export interface LazyReplicasPluginOptions {
-  lazy: LazyReplicas;
+  /** Undefined outside a cluster: nothing is added. */
+  lazy: LazyReplicas | undefined;
 }
 
 async function lazyReplicasPlugin(app: FastifyInstance, { lazy }: LazyReplicasPluginOptions): Promise<void> {
-  app.addHook('onRequest', async (request, reply) => {
+  if (lazy === undefined) return;
+  const step = pathStep(app, 'webpp-lazy-replicas');
+  step.addHook('onRequest', async (request, reply) => {
     if ((request.method !== 'GET' && request.method !== 'HEAD') || isWellKnown(request.url)) return;
     const path = requestPath(request.url);
     const target = path === undefined ? undefined : await lazy.target(path);

@@ -12,6 +12,7 @@ import { PEER_STATE_HEADER } from '../sync/load-record.js';
 import { SYNC_PATH } from '../sync/peer-sync.js';
 import { WELL_KNOWN_PREFIX } from '@webpp/core';
 import type { PeerState } from '../sync/peer-state.js';
+import { pathStep } from '../compose/path-hooks.js';
 
 const PEER_PREFIX = `${WELL_KNOWN_PREFIX}peer/`;
 
@@ -21,7 +22,8 @@ function isPeerCall(url: string): boolean {
 
 async function peerStatePlugin(app: FastifyInstance, { state }: { state: PeerState | undefined }): Promise<void> {
   if (state === undefined) return;
-  app.addHook('onSend', async (request, reply, payload) => {
+  const step = pathStep(app, 'webpp-peer-state');
+  step.addHook('onSend', async (request, reply, payload) => {
     if (!isPeerCall(request.url) || reply.statusCode >= 400) return payload;
     state.receive(request.headers[PEER_STATE_HEADER]);
     reply.header(PEER_STATE_HEADER, state.outgoingHeaders()[PEER_STATE_HEADER]);

@@ -6,13 +6,15 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import type { LoadStats } from '../stats/load-stats.js';
 import { isWellKnown, pathWithoutQuery } from './request-paths.js';
+import { pathStep } from '../compose/path-hooks.js';
 
 export interface RecordLoadPluginOptions {
   stats: LoadStats;
 }
 
 async function recordLoadPlugin(app: FastifyInstance, { stats }: RecordLoadPluginOptions): Promise<void> {
-  app.addHook('onResponse', async (request, reply) => {
+  const step = pathStep(app, 'webpp-record-load');
+  step.addHook('onResponse', async (request, reply) => {
     if (isWellKnown(request.url)) return;
     const length = Number(reply.getHeader('content-length') ?? 0) || 0;
     const bytes = request.method === 'HEAD' ? 0 : length;

@@ -9,13 +9,15 @@ import type { FastifyInstance } from 'fastify';
 import type { ReplicaStore } from '../replicas/replica-store.js';
 import { isWellKnown, requestPath } from './request-paths.js';
 import { serveReplica } from './serve-replica.js';
+import { pathStep } from '../compose/path-hooks.js';
 
 export interface StoredReplicasPluginOptions {
   store: ReplicaStore;
 }
 
 async function storedReplicasPlugin(app: FastifyInstance, { store }: StoredReplicasPluginOptions): Promise<void> {
-  app.addHook('onRequest', async (request, reply) => {
+  const step = pathStep(app, 'webpp-stored-replicas');
+  step.addHook('onRequest', async (request, reply) => {
     if ((request.method !== 'GET' && request.method !== 'HEAD') || store.size === 0 || isWellKnown(request.url)) return;
     const path = requestPath(request.url);
     const replica = path === undefined ? undefined : store.get(path);

@@ -7,6 +7,7 @@ import fp from 'fastify-plugin';
 import type { FastifyInstance } from 'fastify';
 import { isPagePath } from '../html-pages.js';
 import { isWellKnown, requestPath } from './request-paths.js';
+import { pathStep } from '../compose/path-hooks.js';
 
 export interface StripRangePluginOptions {
   /** False when no page is rewritten (injectScript off): ranges are left alone. */
@@ -15,7 +16,8 @@ export interface StripRangePluginOptions {
 
 async function stripRangePlugin(app: FastifyInstance, { injecting }: StripRangePluginOptions): Promise<void> {
   if (!injecting) return;
-  app.addHook('onRequest', async (request) => {
+  const step = pathStep(app, 'webpp-strip-range');
+  step.addHook('onRequest', async (request) => {
     if (request.headers.range === undefined || (request.method !== 'GET' && request.method !== 'HEAD')) return;
     if (isWellKnown(request.url)) return;
     if (isPagePath(requestPath(request.url) ?? request.url)) delete request.headers.range;

@@ -23,7 +23,7 @@ import { clusterRequest, signedGetStream } from '../sync/cluster-client.js';
 import { SharedFetch } from './shared-fetch.js';
 
 export interface LazyReplicasDependencies {
-  options: ResolvedOptions;
+  options: Pick<ResolvedOptions, 'publicUrl' | 'contentRoot' | 'clusterSecret' | 'peerTimeoutMs' | 'maxReplicaBytes' | 'replicationValidateIntervalMs'>;
   directory: ReplicationDirectory;
   store: ReplicaStore;
   replicas: ReplicaManager;

@@ -6,7 +6,7 @@
 import { Type } from 'typebox';
 import { defaulted } from './resolved.js';
 
-export const clientAggregateOptionProperties = {
+const clientAggregateSwitch = {
   clientAggregate: defaulted(
     Type.Boolean({
       default: false,
@@ -15,6 +15,10 @@ export const clientAggregateOptionProperties = {
       cli: { group: 'Behaviour' },
     }),
   ),
+};
+
+/** The options of the client-aggregate feature (features/client-aggregate.ts). */
+export const clientAggregateSettings = {
   clientReportIntervalMs: defaulted(
     Type.Integer({
       minimum: 1_000,
@@ -43,3 +47,5 @@ export const clientAggregateOptionProperties = {
     }),
   ),
 };
+
+export const clientAggregateOptionProperties = { ...clientAggregateSwitch, ...clientAggregateSettings };

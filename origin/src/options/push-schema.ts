@@ -21,7 +21,8 @@ export const pushOptionProperties = {
       minimum: 10,
       maximum: 3_600_000,
       default: 1_000,
-      description: "I: the service time is averaged over intervals this long, and may change once per interval (Fei used 4 s and 10 s; browser sessions are short).",
+      description:
+        "I: the service time (and the utilisation pushed with it) is averaged over intervals this long, and may change once per interval (Fei used 4 s and 10 s; browser sessions are short). Raise it when few requests per interval make the pushed value noisy; lower it so that workers see a load change sooner, at the cost of noisier values.",
       cli: { group: 'Limits and tuning' },
     }),
   ),

@@ -11,6 +11,7 @@ import { formatLoadHeader, formatServerTiming, LOAD_HEADER, SERVER_TIMING_HEADER
 import { isWellKnown } from '../http/request-paths.js';
 import type { PeerLoads } from './peer-loads.js';
 import type { ServiceTimePush } from '@webpp/core';
+import { pathStep } from '../compose/path-hooks.js';
 
 export interface PushHeadersOptions {
   push: ServiceTimePush;
@@ -28,13 +29,14 @@ async function pushHeadersPlugin(app: FastifyInstance, options: PushHeadersOptio
   // are the unloaded service time (core's ServiceTimePush).
   let inFlight = 0;
   const arrivedIdle = new WeakSet<FastifyRequest>();
-  app.addHook('onRequest', async (request, reply) => {
+  const step = pathStep(app, 'webpp-push-headers');
+  step.addHook('onRequest', async (request, reply) => {
     if (isWellKnown(request.url) || request.method === 'OPTIONS') return;
     if (inFlight === 0) arrivedIdle.add(request);
     inFlight += 1;
     reply.raw.once('close', () => (inFlight -= 1));
   });
-  app.addHook('onSend', async (request, reply, payload) => {
+  step.addHook('onSend', async (request, reply, payload) => {
     const nowMs = now();
     // A 503 (a full queue) took no service: it is not a sample.
     if (!isWellKnown(request.url) && request.method !== 'OPTIONS' && reply.statusCode !== 503) push.record(reply.elapsedTime, nowMs, arrivedIdle.has(request));

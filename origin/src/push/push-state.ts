@@ -29,6 +29,12 @@ export interface PushGauges {
   exchange: { sent: number; failed: number } | null;
 }
 
+/** The push's slice of the options: its switch, the capacity and the constants of Fei's rule (options/internals.ts). */
+type PushOptions = Pick<
+  ResolvedOptions,
+  'pushServiceTime' | 'serviceTimeIntervalMs' | 'serviceTimeSmoothing' | 'serviceTimeThreshold' | 'serviceTimeThresholdDecay' | 'serviceTimeFloorMs' | 'maxConcurrentRequests' | 'peerLoadMaxAgeMs'
+>;
+
 export class PushState {
   readonly push: ServiceTimePush;
   readonly peerLoads: PeerLoads;
@@ -43,7 +49,7 @@ export class PushState {
    * @param capacity the concurrency limit (undefined: none) and the server's utilisation meter.
    */
   constructor(
-    private readonly options: ResolvedOptions,
+    private readonly options: PushOptions,
     gossip: PeerGossip | undefined,
     capacity: { gate: MeteredConcurrencyGate | undefined; meter: UtilisationMeter },
     private readonly now: () => number = Date.now,

@@ -22,11 +22,11 @@
  * everything as it was.
  */
 import { createHash } from 'node:crypto';
-import type { FastifyBaseLogger, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger } from 'fastify';
 import type { ReplicationDirectory } from '../directory/replication-directory.js';
 import { canonicalUrl } from '@webpp/core';
 import { WEBPP_ERR_NOT_A_REPLICA, WEBPP_ERR_PREFIX_ENTRY, WEBPP_ERR_REPLICA_EXISTS, WEBPP_ERR_REPLICA_NOT_FOUND, WEBPP_ERR_STALE_VERSION } from '../errors.js';
-import type { PushOutcome, ReplicaOperation, ResolvedOptions } from '../options.js';
+import type { ReplicaOperation, ResolvedOptions } from '../options.js';
 import { KeyedMutex } from './keyed-mutex.js';
 import { replicaEtag, type ReplicaStore, type StoredReplica } from './replica-store.js';
 import { compareVersions, formatVersion, nextVersion, type ReplicaVersion } from './replica-version.js';
@@ -34,28 +34,11 @@ import type { Tombstones } from './tombstones.js';
 import { ReplicaReconciler } from './replica-reconciler.js';
 import { runPostFilters, runPreFilters } from './replica-filters.js';
 import { ReplicaPushes } from './replica-push.js';
-
-interface OperationContext {
-  source: ReplicaOperation['source'];
-  request?: FastifyRequest;
-}
-
-export interface CreateResult {
-  logicalUrl: string;
-  physicalUrl: string;
-  replica: StoredReplica;
-}
-
-export interface UpdateResult {
-  logicalUrl: string;
-  version: string;
-  etag: string;
-  stored: boolean;
-  pushes: PushOutcome[];
-}
+import { newest, replicaOperation, type CreateResult, type OperationContext, type UpdateResult } from './replica-operation.js';
 
 export interface ReplicaManagerDependencies {
-  options: ResolvedOptions;
+  /** Its slice of the options, and those of the push and the reconciler it drives. */
+  options: Pick<ResolvedOptions, 'publicUrl' | 'logicalOrigin' | 'syncIntervalMs' | 'preFilters' | 'postFilters' | 'clusterSecret' | 'peerTimeoutMs' | 'maxReplicaBytes'>;
   directory: ReplicationDirectory;
   flushDirectory: () => Promise<void>;
   store: ReplicaStore;
@@ -266,24 +249,8 @@ export class ReplicaManager {
     return version;
   }
 
-  private operation(
-    kind: ReplicaOperation['operation'],
-    path: string,
-    context: OperationContext,
-    content?: Buffer,
-    contentType?: string,
-  ): ReplicaOperation {
-    const operation: ReplicaOperation = {
-      operation: kind,
-      source: context.source,
-      logicalUrl: this.logicalUrlOf(path),
-      path,
-      physicalUrl: this.physicalUrlOf(path),
-    };
-    if (content !== undefined) operation.content = content;
-    if (contentType !== undefined) operation.contentType = contentType;
-    if (context.request !== undefined) operation.request = context.request;
-    return operation;
+  private operation(kind: ReplicaOperation['operation'], path: string, context: OperationContext, content?: Buffer, contentType?: string): ReplicaOperation {
+    return replicaOperation(kind, { path, logicalUrl: this.logicalUrlOf(path), physicalUrl: this.physicalUrlOf(path) }, context, content, contentType);
   }
 
   private runPreFilters(operation: ReplicaOperation): Promise<void> {
@@ -293,10 +260,4 @@ export class ReplicaManager {
   private runPostFilters(operation: ReplicaOperation, outcome: Parameters<typeof runPostFilters>[2]): Promise<void> {
     return runPostFilters(this.deps.options.postFilters, operation, outcome, this.deps.log);
   }
-}
-
-function newest(a: ReplicaVersion | undefined, b: ReplicaVersion | undefined): ReplicaVersion | undefined {
-  if (a === undefined) return b;
-  if (b === undefined) return a;
-  return compareVersions(a, b) >= 0 ? a : b;
 }

@@ -24,7 +24,28 @@ interface ControllerLogger {
 }
 
 export interface ReplicationControllerOptions {
-  options: ResolvedOptions;
+  options: Pick<
+    ResolvedOptions,
+    | 'publicUrl'
+    | 'logicalOrigin'
+    | 'scriptPath'
+    | 'workerPath'
+    | 'autoReplicate'
+    | 'autoReplicatePrefixes'
+    | 'autoReplicatePinned'
+    | 'autoReplicatePinPages'
+    | 'maxReplicaBytes'
+    | 'replicationCoopIntervalMs'
+    | 'replicationHitThreshold'
+    | 'replicationHomeMs'
+    | 'replicationIntervalMs'
+    | 'replicationLoadMetric'
+    | 'replicationMaxBytesPerCoop'
+    | 'replicationMaxPerCoop'
+    | 'replicationMinLoad'
+    | 'replicationOverloadRatio'
+    | 'replicationPeerMaxAgeMs'
+  >;
   directory: ReplicationDirectory;
   loadTable: LoadTable;
   peerState: PeerState;

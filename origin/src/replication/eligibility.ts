@@ -29,7 +29,8 @@ export interface Eligibility {
   logicalUrlOf(path: string): string | undefined;
 }
 
-export function eligibility(options: ResolvedOptions, directory: ReplicationDirectory): Eligibility {
+export function eligibility(
+  options: Pick<ResolvedOptions, 'publicUrl' | 'logicalOrigin' | 'scriptPath' | 'workerPath' | 'autoReplicatePrefixes' | 'autoReplicatePinned' | 'autoReplicatePinPages'>, directory: ReplicationDirectory): Eligibility {
   const isHome = options.logicalOrigin === options.publicUrl;
   const pinned = pinTest(options.autoReplicatePinned);
   const clientScripts = new Set([options.scriptPath, options.workerPath].flatMap((path) => [path, `${path}.map`]));

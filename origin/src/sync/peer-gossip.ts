@@ -35,7 +35,8 @@ function reused<T>(compute: () => T, reuseMs: number, clock: () => number = Date
   };
 }
 
-export function createPeerGossip(options: ResolvedOptions, ownLoad: () => OwnLoad, log: GossipLogger): PeerGossip | undefined {
+export function createPeerGossip(
+  options: Pick<ResolvedOptions, 'publicUrl' | 'peers' | 'clusterSecret' | 'peerTimeoutMs' | 'maxClockSkewMs' | 'peerPingIntervalMs' | 'peerMissedPingsForDown'>, ownLoad: () => OwnLoad, log: GossipLogger): PeerGossip | undefined {
   const secret = options.clusterSecret;
   if (options.peers.length === 0 || secret === undefined) return undefined;
   const state = new PeerState({

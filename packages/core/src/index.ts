@@ -27,7 +27,7 @@ export {
   DEFAULT_MAX_INFLATED_BYTES,
 } from './bindings/format.js';
 export { encodeBindings, MIN_HEADER_BYTES } from './bindings/encode.js';
-export { decodeBindings } from './bindings/decode.js';
+export { decodeBindings, decodeBindingsNative } from './bindings/decode.js';
 export {
   BindingsIndex,
   serverOf,

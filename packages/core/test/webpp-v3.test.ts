@@ -109,6 +109,49 @@ describe('deciding again at the response head (head-redecision.ts)', () => {
   });
 });
 
+describe('rent or buy: a body whose pace is not known, or runs late (head-redecision.ts)', () => {
+  /** C: first byte measured (10 ms) but no body ended there yet; B: 60 ms, 10 MB/s. */
+  function unknownPace(): { policy: Policy; nowMs: number } {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    const nowMs = teach(policy, B, 60, 10_000, 12);
+    policy.observe({ server: A, purpose: 'request', outcome: 'served', nowMs, ttfbMs: 10 });
+    for (let i = 0; i < 200; i++) policy.plan({ logicalUrl: `/r${i}`, method: 'GET', candidates: [A, B], sizeBytes: 1_000, nowMs }); // earn budget
+    return { policy, nowMs };
+  }
+
+  it('waits until the body has taken a whole fetch elsewhere, then starts that fetch', () => {
+    const { policy, nowMs } = unknownPace();
+    const facts = { server: A, ttfbMs: 10, contentLengthBytes: 1_000 * KB, alternatives: [B], nowMs, deferrable: true };
+    // At the head: nothing to compare A's rest with, so wait for as long as a whole fetch from B takes (60 ms + 100 ms).
+    const atHead = policy.reconsiderAtHead({ ...facts, bodyElapsedMs: 0 });
+    expect(atHead?.startAfterMs).toBeGreaterThan(150);
+    expect(atHead!.startAfterMs).toBeLessThan(170);
+    // Asked again once the body has run that long: start the fetch from B now.
+    const later = policy.reconsiderAtHead({ ...facts, nowMs: nowMs + atHead!.startAfterMs!, bodyElapsedMs: atHead!.startAfterMs! });
+    expect(later).toMatchObject({ server: B });
+    expect(later?.startAfterMs ?? 0).toBe(0);
+  });
+
+  it('a driver that cannot wait gets only decisions to start now (the worker\'s behaviour is unchanged)', () => {
+    const { policy, nowMs } = unknownPace();
+    expect(policy.reconsiderAtHead({ server: A, ttfbMs: 10, contentLengthBytes: 1_000 * KB, alternatives: [B], nowMs })).toBeUndefined();
+  });
+
+  it('a body running past what its measured pace predicted is treated as a pace not known', () => {
+    const { policy, nowMs } = thinAndFat();
+    for (let i = 0; i < 200; i++) policy.plan({ logicalUrl: `/r${i}`, method: 'GET', candidates: [A, B], sizeBytes: 1_000, nowMs });
+    // 100 KB at A's 1 MB/s: about 100 ms, not worth a second transfer at the head…
+    const facts = { server: A, ttfbMs: 10, contentLengthBytes: 100 * KB, alternatives: [B], nowMs, deferrable: true };
+    const atHead = policy.reconsiderAtHead(facts);
+    expect(atHead?.server).toBe(B);
+    expect(atHead!.startAfterMs).toBeGreaterThan(90);
+    // …but still running after 400 ms: its link slowed; B (about 70 ms for the whole) takes over.
+    const late = policy.reconsiderAtHead({ ...facts, nowMs: nowMs + 400, bodyElapsedMs: 400 });
+    expect(late?.server).toBe(B);
+    expect(late?.startAfterMs ?? 0).toBe(0);
+  });
+});
+
 describe('brownouts and recovery (brownout.ts, backoff cap)', () => {
   it('a replica with occasional quick 5xx stays in use, ranked by what its errors cost; five in a row eject it', () => {
     const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });

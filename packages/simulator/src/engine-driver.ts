@@ -6,6 +6,7 @@
  */
 import { ClientEngine, combineHooks, createPolicy } from '@webpp/core';
 import type { Cancel, ClientPolicy, EngineHooks, EngineIO, TablePolicy, Exchange as EngineExchange, ExchangeEvents, PolicyServerView } from '@webpp/core';
+import type { TimerHandle } from './event-queue.js';
 import type { ExchangeHandlers, ExchangePurpose } from './network.js';
 import type { PushedValue } from './server-queue.js';
 import type { CancelRequest, FailureReason, LogicalRequest, Policy, PolicyClient, PolicyEnvironment, RequestResult } from './policy.js';
@@ -126,12 +127,23 @@ function purposeOf(exchange: EngineExchange): ExchangePurpose {
 class SimulatedExchange implements ExchangeHandlers {
   private headAtMs = 0;
 
+  /**
+   * `requestStartMs`: when the request left the browser (onSent). Until then it waits for one
+   * of the host's connections; the first byte is timed from there, as the worker times it:
+   * responseStart − requestStart of its Resource Timing entry (sw/src/ttfb-sampler.ts; the
+   * origin sends Timing-Allow-Origin), so the browser's own queue is not taken for the
+   * server's latency. The engine prices that queue itself (queue-ahead.ts).
+   */
   constructor(
     private readonly events: ExchangeEvents<undefined>,
-    private readonly sentAtMs: number,
+    private requestStartMs: number,
     private readonly bodyBytes: number,
     private readonly policy: ClientPolicy,
   ) {}
+
+  onSent(atMs: number): void {
+    this.requestStartMs = atMs;
+  }
 
   onFirstByte(atMs: number, pushed?: readonly PushedValue[], status = 200): void {
     this.headAtMs = atMs;
@@ -139,7 +151,7 @@ class SimulatedExchange implements ExchangeHandlers {
     if (pushed !== undefined && this.policy.learnPushedServiceTime) {
       for (const value of pushed) this.policy.learnPushedServiceTime(value.server, value.serviceMs, ENGINE_EPOCH_MS + value.atMs, value.utilisation);
     }
-    this.events.head({ status, ttfbMs: atMs - this.sentAtMs, response: undefined });
+    this.events.head({ status, ttfbMs: atMs - this.requestStartMs, response: undefined });
   }
 
   onComplete(atMs: number): void {
@@ -211,9 +223,18 @@ class EngineClient implements PolicyClient {
     let finished = false;
     let headServed = false;
     const cancels = new Set<Cancel>();
+    /** The first body broke while a second fetch from the head still ran: what to do if that one fails too. */
+    let pendingResume: (() => void) | undefined;
+    /** The policy's next look at a body still running (decide again, deferred). */
+    let recheck: TimerHandle | undefined;
+    const stopRecheck = (): void => {
+      if (recheck !== undefined) environment.queue.cancel(recheck);
+      recheck = undefined;
+    };
     const finish = (result: RequestResult): void => {
       if (finished) return;
       finished = true;
+      stopRecheck();
       // A race started at the head (below): the body that lost stops.
       if (cancels.size > 1) for (const cancel of cancels) cancel();
       done(result);
@@ -222,32 +243,59 @@ class EngineClient implements PolicyClient {
     /**
      * Decide again at the response head (core: ClientPolicy.reconsiderAtHead): with the size
      * known (Content-Length: the simulator's sizeBytes), a whole fetch elsewhere may beat the
-     * rest of the body here; it then races, and the first complete body wins.
+     * rest of the body here; it then races, and the first complete body wins. The simulator
+     * can wait (`deferrable`): when the policy says to look again later (a pace not known
+     * yet, or a body running late), it asks again then, with the body's time so far.
      */
     const reconsider = (winner: string, ttfbMs: number | undefined, tried: ReadonlySet<string>): void => {
       if (raced || finished || engine.policy.reconsiderAtHead === undefined || ttfbMs === undefined) return;
       raced = true;
       const alternatives = plan.filter((attempt) => !tried.has(attempt.server)).map((attempt) => attempt.server);
       if (alternatives.length === 0) return;
-      const decision = engine.policy.reconsiderAtHead({
-        server: winner,
-        logicalUrl,
-        ttfbMs,
-        contentLengthBytes: request.sizeBytes,
-        alternatives,
-        nowMs: engine.now(),
-        inFlight: engine.inFlight.snapshot(engine.now()),
-      });
-      const attempt = decision && plan.find((candidate) => candidate.server === decision.server);
-      if (attempt === undefined) return;
-      const cancel = engine.run([{ ...attempt, hedgeAfterMs: undefined, reason: 'head-redecision' }], () => undefined, {
-        purpose: 'resume',
-        context: { request, resume: 1 },
-        sizeBytes: request.sizeBytes,
-        onBodyComplete: (server) => finish({ ok: true, server }),
-        onBodyBroken: () => cancels.delete(cancel),
-      });
-      cancels.add(cancel);
+      const headAtMs = engine.now();
+      const ask = (): void => {
+        recheck = undefined;
+        if (finished) return;
+        const nowMs = engine.now();
+        const decision = engine.policy.reconsiderAtHead!({
+          server: winner,
+          logicalUrl,
+          ttfbMs,
+          contentLengthBytes: request.sizeBytes,
+          alternatives,
+          nowMs,
+          inFlight: engine.inFlight.snapshot(nowMs),
+          deferrable: true,
+          bodyElapsedMs: nowMs - headAtMs,
+        });
+        if (decision === undefined) return;
+        if ((decision.startAfterMs ?? 0) > 0) {
+          recheck = environment.queue.after(decision.startAfterMs as number, ask);
+          return;
+        }
+        const attempt = plan.find((candidate) => candidate.server === decision.server);
+        if (attempt === undefined) return;
+        // The second fetch lost (no head, or its body broke): if the first body broke meanwhile, resume now.
+        const lost = (): void => {
+          cancels.delete(cancel);
+          if (cancels.size > 0 || pendingResume === undefined) return;
+          const resume = pendingResume;
+          pendingResume = undefined;
+          resume();
+        };
+        const cancel = engine.run([{ ...attempt, hedgeAfterMs: undefined, reason: 'head-redecision' }], (result) => void (result.kind !== 'served' && lost()), {
+          purpose: 'resume',
+          context: { request, resume: 1 },
+          sizeBytes: request.sizeBytes,
+          onBodyComplete: (server) => finish({ ok: true, server }),
+          onBodyBroken: (server) => {
+            broken.add(server);
+            lost();
+          },
+        });
+        cancels.add(cancel);
+      };
+      ask();
     };
     const run = (attempts: typeof plan, context: RunContext): void => {
       const cancel: Cancel = engine.run(
@@ -268,13 +316,22 @@ class EngineClient implements PolicyClient {
             finish({ ok: true, server });
           },
           onBodyBroken: (server) => {
+            stopRecheck();
             broken.add(server);
-            const rest = engine.remainingPlan(plan, broken);
             cancels.delete(cancel);
-            // A race from the head still runs: it finishes the request.
-            if (cancels.size > 0 || finished) return;
-            if (!this.midBodyFailover || rest.length === 0) return finish({ ok: false, failure: 'cut-mid-body' });
-            run(rest, { request, resume: context.resume + 1 });
+            const resume = (): void => {
+              if (finished) return;
+              const rest = engine.remainingPlan(plan, broken);
+              if (!this.midBodyFailover || rest.length === 0) return finish({ ok: false, failure: 'cut-mid-body' });
+              run(rest, { request, resume: context.resume + 1 });
+            };
+            if (finished) return;
+            // A race from the head still runs: it finishes the request, or resumes it if it fails too.
+            if (cancels.size > 0) {
+              pendingResume = resume;
+              return;
+            }
+            resume();
           },
         },
       );
@@ -283,6 +340,7 @@ class EngineClient implements PolicyClient {
     run(plan, { request, resume: 0 });
     return (): FailureReason | void => {
       finished = true;
+      stopRecheck();
       for (const cancel of cancels) cancel();
       return headServed ? 'cut-mid-body' : undefined;
     };

@@ -39,6 +39,11 @@ export interface Exchange {
 
 export interface ExchangeHandlers {
   /**
+   * The request left the browser: a connection was free (at once without a pool; after the
+   * wait for one of the host's connections under HTTP/1.1). Resource Timing's requestStart.
+   */
+  onSent?(atMs: number): void;
+  /**
    * The response head (first byte) arrived. `pushed`: with server queues, the server's own
    * pushed service time (Server-Timing) and its peers' (webpp-load) that the head carried.
    * `status`: 200 unless a brownout shed the request (a quick 5xx; no body events follow).
@@ -153,6 +158,7 @@ export class SimulatedNetwork {
     const timeline = this.timelineOf(exchange.server);
     const queue = this.queue;
     const sentAtMs = queue.now();
+    handlers.onSent?.(sentAtMs);
     const down = timeline.outageAt(sentAtMs);
     if (down) {
       // Refused/reset at once; a black hole answers only with a reset when it ends.
@@ -203,6 +209,7 @@ export class SimulatedNetwork {
 /** The handlers, releasing the exchange's connection when it ends (complete or error). */
 function releasing(handlers: ExchangeHandlers, release: () => void): ExchangeHandlers {
   return {
+    onSent: (atMs) => handlers.onSent?.(atMs),
     onFirstByte: (atMs, pushed, status) => handlers.onFirstByte?.(atMs, pushed, status),
     onStall: (atMs, resumesAtMs) => handlers.onStall?.(atMs, resumesAtMs),
     onComplete: (atMs) => {

@@ -11,7 +11,7 @@
  */
 import { compileScenario, createRandom, type GeneratedWorld } from '@webpp/netem/model';
 import { EventQueue } from './event-queue.js';
-import { SimulatedNetwork } from './network.js';
+import { SimulatedNetwork, type ExchangeCounts } from './network.js';
 import type { Policy, PolicyEnvironment, RequestResult } from './policy.js';
 import { ServerQueues } from './server-queue.js';
 import { summarize } from './statistics.js';
@@ -26,12 +26,16 @@ export interface WorldRunResult {
   p95Ms: number;
   /** Page-shaped workloads: mean time from a page's start to its last resource; null for sequential ones. */
   pageMeanMs: number | null;
+  /** Page-shaped workloads: each page's time, in the order the pages finished (empty for sequential ones). */
+  pageTimesMs: number[];
   /** Exchanges beyond one per logical request (retries, hedges, probes, …), in % of requests. */
   extraRequestsPct: number;
   /** Body bytes beyond one copy of each served resource (copies, cut and cancelled bodies, failures), in % of the workload's bytes. */
   extraBytesPct: number;
   /** Times a server was marked failed. */
   markedFailed: number;
+  /** Exchanges on the wire by purpose (requests, retries, hedges, refreshes, probes, …). */
+  exchanges: ExchangeCounts;
   servedBy: Record<string, number>;
   virtualDurationMs: number;
 }
@@ -139,9 +143,11 @@ export function runWorld(world: GeneratedWorld, policy: Policy, options: WorldRu
     meanMs: summary.meanMs,
     p95Ms: summary.p95Ms,
     pageMeanMs: workload.shape === 'page' ? summarize(pageMs).meanMs : null,
+    pageTimesMs: workload.shape === 'page' ? pageMs : [],
     extraRequestsPct: requests === 0 ? 0 : ((exchanges - requests) / requests) * 100,
     extraBytesPct: workloadBytes === 0 ? 0 : (Math.max(0, network.bytesDelivered - servedBytes) / workloadBytes) * 100,
     markedFailed,
+    exchanges: { ...network.counts },
     servedBy,
     virtualDurationMs: lastFinishMs,
   };

@@ -4,6 +4,7 @@ import { freecdnHostWeight, freecdnPolicy } from '../src/policies/freecdn.js';
 import { optimalPolicy, registryPolicy, singleServerPolicy } from '../src/policies/engine-policies.js';
 import { bestSingle, runSeed } from '../src/generalization.js';
 import { runWorld } from '../src/world-run.js';
+import { enginePolicy } from '../src/engine-driver.js';
 
 const resource = (i: number, sizeBytes: number): GeneratedResource => ({ url: `/img/r${i}.jpg`, kind: 'img', sizeBytes });
 
@@ -51,6 +52,39 @@ describe('runWorld on page-shaped workloads', () => {
     expect(single.pageMeanMs).toBeCloseTo(20 + 2_000, 3);
     expect(optimal.pageMeanMs!).toBeLessThanOrEqual(single.pageMeanMs! + 1e-6);
     expect(optimal.extraBytesPct).toBeGreaterThan(50);
+  });
+
+  it('the engine times a first byte from when the request left the browser, not from its wait for one of the host\'s connections', () => {
+    const page = Array.from({ length: 3 }, (_, i) => resource(i, 1_000));
+    const samples: number[] = [];
+    const policy = enginePolicy({
+      name: 'single-A',
+      description: 'every request to A',
+      policy: 'single-server',
+      options: { server: 'A' },
+      hooks: { sampleObserved: (sample) => void (sample.purpose === 'request' && sample.ttfbMs !== undefined && samples.push(sample.ttfbMs)) },
+    });
+    // One connection: the three requests go out one after another, 100 ms apart.
+    const result = runWorld(world({ A: { link: { delayMs: 100, bandwidthBytesPerSec: null } } }, [page], 1), policy);
+    expect(result.pageMeanMs).toBeCloseTo(300, 6);
+    // As the worker measures it (responseStart − requestStart): the server's 100 ms each time, never 200 or 300.
+    expect(samples).toHaveLength(3);
+    for (const ttfbMs of samples) expect(ttfbMs).toBeCloseTo(100, 6);
+  });
+
+  it('a first page spread before anything is measured: a body crawling on a thin link is fetched again from the fat one (rent or buy)', () => {
+    // A answers first (5 ms) but over 100 kB/s; B in 30 ms over 20 MB/s. Nothing is measured when the page starts.
+    const servers = { A: { link: { delayMs: 5, bandwidthBytesPerSec: 100_000 }, linkSharing: 'shared' as const }, B: { link: { delayMs: 30, bandwidthBytesPerSec: 20_000_000 }, linkSharing: 'shared' as const } };
+    // The first request races both replicas (the cold start) and A's head wins it: a small one. The others join the
+    // shortest queue, A and B in turn.
+    const page = [resource(0, 1_000), ...Array.from({ length: 4 }, (_, i) => resource(i + 1, 200_000))];
+    const generated = world(servers, [page], null);
+    const webpp = runWorld(generated, registryPolicy('webpp'));
+    expect(webpp.failed).toBe(0);
+    // A's 200 KB bodies would take 2–4 s at 100 kB/s; B's end within about 100 ms, and A's are then fetched
+    // from B once they have taken as long as a whole fetch there.
+    expect(webpp.pageMeanMs!).toBeLessThan(1_000);
+    expect(webpp.servedBy['B']).toBe(4);
   });
 
   it('finishes world 65 under webpp in bounded events (shared-link milestones below the clock\'s resolution once woke it up forever)', () => {

@@ -48,7 +48,7 @@ export function goalsTable(checks: readonly GoalCheck[]): string[] {
 
 /** One line per world: the best single, and each policy's ratio to it (medians over the runs). */
 export function worldsTable(rows: readonly GeneratedRow[]): string[] {
-  const policies = ['webpp', 'freecdn', 'optimal-complete'].filter((policy) => rows.some((row) => row.policy === policy));
+  const policies = ['webpp', 'webpp-paper', 'freecdn', 'optimal-complete'].filter((policy) => rows.some((row) => row.policy === policy));
   const seeds = [...new Set(rows.map((row) => row.seed))];
   const out = [
     `| world | held out | stratum | best single (mean ms) | ${policies.map((policy) => `${policy} ÷best single / ÷optimal-complete / failed`).join(' | ')} |`,

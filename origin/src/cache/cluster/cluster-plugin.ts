@@ -68,7 +68,25 @@ function localCacheOf(cache: MemoryCache, api: MemoryCacheApi, stored: (key: str
   };
 }
 
-export function createCooperativeCache(options: ResolvedOptions, api: MemoryCacheApi, peerState: PeerState | undefined, log: FastifyInstance['log']): CooperativeCacheParts | undefined {
+/** What the cooperative layer is set with: the cluster's options, the GOS constants (options/internals.ts) and the cache's own. */
+type CooperativeLayerOptions = Pick<
+  ResolvedOptions,
+  | 'publicUrl'
+  | 'peers'
+  | 'clusterSecret'
+  | 'peerTimeoutMs'
+  | 'maxClockSkewMs'
+  | 'memoryCacheReportIntervalMs'
+  | 'memoryCacheReportThreshold'
+  | 'memoryCacheAgingIntervalMs'
+  | 'memoryCacheHotShare'
+  | 'memoryCacheHotCopies'
+  | 'memoryCacheRecirculation'
+  | 'memoryCacheCooperative'
+  | 'memoryCacheMaxEntryBytes'
+>;
+
+export function createCooperativeCache(options: CooperativeLayerOptions, api: MemoryCacheApi, peerState: PeerState | undefined, log: FastifyInstance['log']): CooperativeCacheParts | undefined {
   const cache = api.local;
   if (cache === undefined || !options.memoryCacheCooperative || options.peers.length === 0 || options.clusterSecret === undefined) return undefined;
   const cooperative = new CooperativeCache({
@@ -138,9 +156,8 @@ export function createCooperativeCache(options: ResolvedOptions, api: MemoryCach
   return { cooperative, invalidation };
 }
 
-async function cooperativeCachePlugin(app: FastifyInstance, deps: { options: Pick<ResolvedOptions, 'clusterSecret' | 'publicUrl' | 'aliasUrls' | 'maxClockSkewMs' | 'maxReplicaBytes'>; parts: CooperativeCacheParts | undefined }): Promise<void> {
+async function cooperativeCachePlugin(app: FastifyInstance, deps: { options: Pick<ResolvedOptions, 'clusterSecret' | 'publicUrl' | 'aliasUrls' | 'maxClockSkewMs' | 'maxReplicaBytes'>; parts: CooperativeCacheParts }): Promise<void> {
   const { parts, options } = deps;
-  if (parts === undefined) return;
   // Peer cache calls are internal traffic, one or more per cooperative miss: two request log
   // lines each at info cost about as much as the lookup (profiled); warnings and errors stay.
   await app.register(peerCacheRoutes, { options, cooperative: parts.cooperative, invalidation: parts.invalidation, logLevel: 'warn' });
@@ -148,5 +165,5 @@ async function cooperativeCachePlugin(app: FastifyInstance, deps: { options: Pic
   app.addHook('onClose', async () => parts.cooperative.stop());
 }
 
-/** The cooperative cache's peer routes and reporter (registered whether or not it is active). */
+/** The cooperative cache's peer routes and reporter (registered by features/memory-cache.ts when it is active). */
 export const webppCooperativeCache = fp(cooperativeCachePlugin, { fastify: '5.x', name: 'webpp-cooperative-cache' });

@@ -1,4 +1,3 @@
-import { Inflate, strFromU8 } from 'fflate';
 import { decodeBase64Url } from '../_private/base64url.js';
 import { canonicalUrlOnOrigin, parseHttpUrl } from '../_private/whatwg-url.js';
 import type { Binding, BindingsDocument, BindingsErrorCode, ContentDigest, DecodeOptions, DecodeResult } from '../types.js';
@@ -11,6 +10,8 @@ import {
   MAX_VALIDATOR_LENGTH,
   VALIDATOR_PATTERN,
 } from './format.js';
+import { inflateRawNative, inflateRawSync } from './inflate.js';
+import type { InflateResult } from './inflate.js';
 
 /** Thrown internally and turned into `{ ok: false }`: decodeBindings itself never throws. */
 class DecodeFailure {
@@ -36,15 +37,54 @@ const HEADER_SAFE = /^[\x21-\x7e]*$/;
  */
 export function decodeBindings(value: string | null | undefined, options: DecodeOptions = {}): DecodeResult {
   try {
-    return { ok: true, document: decodeOrThrow(value, options) };
+    const envelope = openEnvelope(value, options);
+    const json = envelope.compressed === undefined ? envelope.json : inflatedJson(inflateRawSync(envelope.compressed, envelope.jsonLength));
+    return { ok: true, document: documentOf(json, envelope.jsonLength) };
   } catch (error) {
-    if (error instanceof DecodeFailure) return { ok: false, error: { code: error.code, message: error.message } };
-    // Anything else (e.g. a stack overflow in JSON.parse) is still malformed input.
-    return { ok: false, error: { code: 'MALFORMED', message: `bindings header rejected: ${String(error)}` } };
+    return failureOf(error);
   }
 }
 
-function decodeOrThrow(value: string | null | undefined, options: DecodeOptions): BindingsDocument {
+/**
+ * decodeBindings with the platform's inflater (DecompressionStream), for a bundle that should
+ * not carry one (the worker): the same format, checks and error codes. The result comes at
+ * once when there is nothing to inflate (an uncompressed or invalid value), else as a promise.
+ */
+export function decodeBindingsNative(value: string | null | undefined, options: DecodeOptions = {}): DecodeResult | Promise<DecodeResult> {
+  let compressed: Uint8Array;
+  let jsonLength: number;
+  try {
+    const envelope = openEnvelope(value, options);
+    if (envelope.compressed === undefined) return { ok: true, document: documentOf(envelope.json, envelope.jsonLength) };
+    ({ compressed, jsonLength } = envelope);
+  } catch (error) {
+    return failureOf(error);
+  }
+  return inflateRawNative(compressed, jsonLength).then((inflated): DecodeResult => {
+    try {
+      return { ok: true, document: documentOf(inflatedJson(inflated), jsonLength) };
+    } catch (error) {
+      return failureOf(error);
+    }
+  });
+}
+
+/** A rejection as `{ ok: false }`: decoding never throws. */
+function failureOf(error: unknown): DecodeResult {
+  if (error instanceof DecodeFailure) return { ok: false, error: { code: error.code, message: error.message } };
+  // Anything else (e.g. a stack overflow in JSON.parse) is still malformed input.
+  return { ok: false, error: { code: 'MALFORMED', message: `bindings header rejected: ${String(error)}` } };
+}
+
+/** The envelope "version.encoding.length.payload", opened: the JSON text, or the compressed bytes. */
+interface Envelope {
+  jsonLength: number;
+  json: string;
+  /** The payload's deflate-raw bytes, for encoding "z". */
+  compressed?: Uint8Array;
+}
+
+function openEnvelope(value: string | null | undefined, options: DecodeOptions): Envelope {
   const maxBytes = options.maxBytes ?? DEFAULT_DECODE_MAX_BYTES;
   const maxInflatedBytes = options.maxInflatedBytes ?? DEFAULT_MAX_INFLATED_BYTES;
   if (typeof value !== 'string') reject('EMPTY', 'no bindings header');
@@ -68,17 +108,35 @@ function decodeOrThrow(value: string | null | undefined, options: DecodeOptions)
   if (jsonLength > maxInflatedBytes) {
     reject('TOO_LARGE', `bindings payload of ${jsonLength} bytes exceeds ${maxInflatedBytes}`);
   }
-  let json: string;
-  if (encoding === 'j') {
-    json = payload;
-  } else if (encoding === 'z') {
-    json = inflatePayload(payload, jsonLength);
-  } else {
-    reject('UNSUPPORTED_VERSION', `bindings payload encoding "${encoding}" is not supported`);
+  if (encoding === 'j') return { jsonLength, json: payload };
+  if (encoding !== 'z') reject('UNSUPPORTED_VERSION', `bindings payload encoding "${encoding}" is not supported`);
+  // base64url(deflate-raw): the inflater stops as soon as the output passes the declared length.
+  const bytes = decodeBase64Url(payload);
+  if (bytes === 'truncated') reject('TRUNCATED', 'compressed bindings payload has an impossible base64url length');
+  if (bytes === 'invalid') reject('BAD_COMPRESSION', 'compressed bindings payload is not base64url');
+  return { jsonLength, json: '', compressed: bytes };
+}
+
+/** The inflated payload as JSON text: printable ASCII only. */
+function inflatedJson(inflated: InflateResult): string {
+  if (!inflated.ok) {
+    if (inflated.reason === 'overflow') reject('MALFORMED', `compressed bindings payload ${inflated.message}, beyond its declared length`);
+    if (inflated.reason === 'truncated') reject('TRUNCATED', 'compressed bindings payload ends early');
+    reject('BAD_COMPRESSION', `compressed bindings payload does not inflate: ${inflated.message}`);
   }
+  const { bytes } = inflated;
+  for (const byte of bytes) {
+    if (byte > 0x7e || byte < 0x20) reject('MALFORMED', 'bindings payload is not printable ASCII JSON');
+  }
+  let json = '';
+  for (let offset = 0; offset < bytes.length; offset += 8_192) json += String.fromCharCode(...bytes.subarray(offset, offset + 8_192));
+  return json;
+}
+
+/** The payload's JSON, checked against its declared length and parsed into a document. */
+function documentOf(json: string, jsonLength: number): BindingsDocument {
   if (json.length < jsonLength) reject('TRUNCATED', `bindings payload has ${json.length} of ${jsonLength} bytes`);
   if (json.length > jsonLength) reject('MALFORMED', `bindings payload is longer than its declared ${jsonLength} bytes`);
-
   let wire: unknown;
   try {
     wire = JSON.parse(json);
@@ -86,42 +144,6 @@ function decodeOrThrow(value: string | null | undefined, options: DecodeOptions)
     reject('MALFORMED', 'bindings payload is not valid JSON');
   }
   return fromWire(wire);
-}
-
-/** Inflates base64url(deflate-raw) input, stopping as soon as the output passes the declared length. */
-function inflatePayload(payload: string, jsonLength: number): string {
-  const bytes = decodeBase64Url(payload);
-  if (bytes === 'truncated') reject('TRUNCATED', 'compressed bindings payload has an impossible base64url length');
-  if (bytes === 'invalid') reject('BAD_COMPRESSION', 'compressed bindings payload is not base64url');
-  const output = new Uint8Array(jsonLength + 1);
-  let written = 0;
-  let overflow = false;
-  let ended = false;
-  const inflater = new Inflate((chunk, final) => {
-    if (written + chunk.length > jsonLength) overflow = true;
-    else output.set(chunk, written);
-    written += chunk.length;
-    if (final) ended = true;
-  });
-  const CHUNK_BYTES = 512; // at most ~0.5 MB of output per push, however the input is crafted
-  try {
-    for (let offset = 0; offset < bytes.length && !overflow; offset += CHUNK_BYTES) {
-      const end = Math.min(bytes.length, offset + CHUNK_BYTES);
-      inflater.push(bytes.subarray(offset, end), end === bytes.length);
-    }
-    if (bytes.length === 0) inflater.push(bytes, true);
-  } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    if (/unexpected EOF/i.test(message)) reject('TRUNCATED', 'compressed bindings payload ends early');
-    reject('BAD_COMPRESSION', `compressed bindings payload does not inflate: ${message}`);
-  }
-  if (overflow) reject('MALFORMED', `compressed bindings payload inflates beyond its declared ${jsonLength} bytes`);
-  if (!ended) reject('TRUNCATED', 'compressed bindings payload ends early');
-  const json = output.subarray(0, written);
-  for (const byte of json) {
-    if (byte > 0x7e || byte < 0x20) reject('MALFORMED', 'bindings payload is not printable ASCII JSON');
-  }
-  return strFromU8(json, true);
 }
 
 function fromWire(wire: unknown): BindingsDocument {

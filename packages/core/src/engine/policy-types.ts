@@ -48,6 +48,14 @@ export interface HeadFacts {
   alternatives: readonly ServerId[];
   nowMs: number;
   inFlight?: readonly InFlightExchange[] | undefined;
+  /**
+   * The driver can wait: it asks again after a decision's `startAfterMs` if the body is still
+   * not complete (the simulator; the worker once it does). Absent: only decisions to start
+   * now are returned.
+   */
+  deferrable?: boolean;
+  /** Head → now (ms): 0 at the head, the body's time so far when the driver asks again. */
+  bodyElapsedMs?: number;
 }
 
 /** A second fetch worth starting at the head (ClientPolicy.reconsiderAtHead): the first body to complete wins. */
@@ -56,6 +64,11 @@ export interface HeadRedecision {
   /** Expected ms of the rest of the body on the first server, and of a whole fetch on `server`. */
   restHereMs: number;
   elsewhereMs: number;
+  /**
+   * Deferrable facts only: start nothing now; ask again after this long (ms) if the body is
+   * still running. Absent or 0: start the fetch elsewhere now.
+   */
+  startAfterMs?: number;
 }
 
 export interface PlannedAttempt {

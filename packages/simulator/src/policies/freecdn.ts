@@ -98,7 +98,8 @@ function loadFile(
       if (loaders.size === 0) finish({ ok: false, failure: 'no-replica' });
       return;
     }
-    const sentAtMs = queue.now();
+    // responseStart − requestStart: requestStart is when a connection took the request (onSent).
+    let requestStartMs = queue.now();
     let headAtMs: number | undefined;
     let status = 200;
     const purpose = tried++ === 0 ? 'request' : 'retry';
@@ -114,6 +115,9 @@ function loadFile(
     const handle = network.send(
       { server, method: 'GET', bodyBytes: sizeBytes, key, purpose },
       {
+        onSent: (atMs) => {
+          requestStartMs = atMs;
+        },
         onFirstByte: (atMs, _pushed, headStatus = 200) => {
           headAtMs = atMs;
           status = headStatus;
@@ -122,7 +126,7 @@ function loadFile(
         },
         onComplete: () => {
           // Resource Timing reports the ended response, whatever its status.
-          if (headAtMs !== undefined) observe(server, headAtMs - sentAtMs);
+          if (headAtMs !== undefined) observe(server, headAtMs - requestStartMs);
           if (status !== 200) return failed();
           loaders.delete(handle);
           finish({ ok: true, server });

@@ -18,8 +18,19 @@
  *
  * Dean and Barroso's tied requests ("The Tail at Scale", CACM 2013) race two copies and keep
  * the first; here the second copy is sent only when the first is known to be slow, so the
- * extra bytes stay with the bodies that gain. A server whose pace is not measured yet is
- * never second-guessed (nothing to compare), and the race is paid from the one extra budget.
+ * extra bytes stay with the bodies that gain.
+ *
+ * **A pace not known, or a prediction that failed: rent or buy.** A server whose pace is not
+ * measured yet (a first page, planned before any body ended), or a body that runs past the
+ * time its measured pace predicted (the link slowed), gives no restHere to compare. Waiting
+ * on it is renting, the fetch elsewhere is buying at `elsewhere`: the deterministic
+ * ski-rental rule — wait until the body has taken `elsewhere`, then start the fetch elsewhere
+ * — costs at most twice what knowing the rest in advance would, whatever the rest is
+ * (Karlin, Manasse, Rudolph and Sleator, "Competitive snoopy caching", Algorithmica 1988; the
+ * 2-competitive rent-or-buy). A driver that can wait (HeadFacts.deferrable) is told when to
+ * ask again (`startAfterMs`); it asks then with the body's time so far, and the rule runs
+ * again on what is known by then (other bodies have ended meanwhile, and measured their
+ * servers). With no alternative measured yet it asks again after the time so far, doubling.
  */
 import type { HeadFacts, HeadRedecision } from '../../engine/policy-types.js';
 import type { ServerId } from '../../types.js';
@@ -28,16 +39,21 @@ import type { ServerRecord } from './server-record.js';
 
 /** The fetch elsewhere must beat the rest here by this factor: saved time ≥ its own cost (see above). */
 const WORTH_FACTOR = 2;
+/** The first time a driver asks again when no alternative is measured yet (ms); then the body's time so far (doubling). */
+const FIRST_RECHECK_MS = 50;
+/**
+ * The shortest wait before asking again (ms): a few timer ticks, so that a body asks at most
+ * a handful of times (the waits grow with the body's time so far).
+ */
+const MIN_RECHECK_MS = 10;
 
 export function redecideAtHead(facts: HeadFacts, records: ReadonlyMap<ServerId, ServerRecord>): HeadRedecision | undefined {
   const here = records.get(facts.server);
-  const hereRate = here?.throughput.bytesPerMs();
   const sizeBytes = facts.contentLengthBytes;
-  if (here === undefined || hereRate === undefined || !(hereRate > 0) || !(sizeBytes > 0)) return undefined;
-  // The body shares the link with this client's other bodies there (itself excluded: it is in flight).
-  const hereQueue = queueAhead(facts.server, facts.inFlight, sizeBytes, 0, hereRate, facts.nowMs);
-  const restHereMs = sizeBytes / hereRate + Math.max(0, hereQueue.sharedLinkMs - sizeBytes / hereRate);
-  let best: HeadRedecision | undefined;
+  if (here === undefined || !(sizeBytes > 0)) return undefined;
+  const elapsedMs = Math.max(0, facts.bodyElapsedMs ?? 0);
+  const hereRate = here.throughput.bytesPerMs();
+  let best: { server: ServerId; elsewhereMs: number } | undefined;
   for (const server of facts.alternatives) {
     const record = records.get(server);
     const rate = record?.throughput.bytesPerMs();
@@ -45,9 +61,29 @@ export function redecideAtHead(facts: HeadFacts, records: ReadonlyMap<ServerId, 
     const ttfbMs = record.ttfb.meanMs();
     const queue = queueAhead(server, facts.inFlight, sizeBytes, ttfbMs, rate, facts.nowMs);
     const elsewhereMs = ttfbMs + sizeBytes / rate + queue.connectionWaitMs + queue.sharedLinkMs;
-    if (restHereMs > WORTH_FACTOR * elsewhereMs && (best === undefined || elsewhereMs < best.elsewhereMs)) {
-      best = { server, restHereMs, elsewhereMs };
-    }
+    if (best === undefined || elsewhereMs < best.elsewhereMs) best = { server, elsewhereMs };
   }
-  return best;
+  // The rest here as its measured pace predicts it (its body shares the link with this client's other bodies there).
+  let predictedRestMs: number | undefined;
+  if (hereRate !== undefined && hereRate > 0) {
+    const hereQueue = queueAhead(facts.server, facts.inFlight, sizeBytes, 0, hereRate, facts.nowMs);
+    predictedRestMs = sizeBytes / hereRate + Math.max(0, hereQueue.sharedLinkMs - sizeBytes / hereRate) - elapsedMs;
+  }
+  const onTime = predictedRestMs !== undefined && predictedRestMs > 0;
+  if (best === undefined) {
+    // Nothing to compare with yet: a driver that can wait asks again once others may be measured.
+    if (!facts.deferrable) return undefined;
+    const recheckMs = Math.max(FIRST_RECHECK_MS, elapsedMs, onTime ? (predictedRestMs as number) : 0);
+    return { server: facts.server, restHereMs: predictedRestMs ?? Number.NaN, elsewhereMs: Number.NaN, startAfterMs: recheckMs };
+  }
+  if (onTime) {
+    const restHereMs = predictedRestMs as number;
+    if (restHereMs > WORTH_FACTOR * best.elsewhereMs) return { server: best.server, restHereMs, elsewhereMs: best.elsewhereMs };
+    // On time and not worth a second fetch: ask again when it should have ended (then it is late, or done).
+    return facts.deferrable ? { server: best.server, restHereMs, elsewhereMs: best.elsewhereMs, startAfterMs: Math.max(MIN_RECHECK_MS, restHereMs, elapsedMs) } : undefined;
+  }
+  // Pace unknown or the prediction failed: rent until the body has taken `elsewhere`, then buy.
+  if (!facts.deferrable) return undefined;
+  const waitMs = best.elsewhereMs - elapsedMs;
+  return { server: best.server, restHereMs: Number.NaN, elsewhereMs: best.elsewhereMs, ...(waitMs > 0 ? { startAfterMs: Math.max(MIN_RECHECK_MS, waitMs) } : {}) };
 }

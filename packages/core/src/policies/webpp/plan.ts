@@ -174,8 +174,12 @@ function score(
 ): Scored[] {
   const sizeBytes = input.method.toUpperCase() === 'HEAD' ? 0 : Math.max(0, input.sizeBytes ?? 0);
   const rates = measured.map((server) => records.get(server)?.throughput.bytesPerMs()).filter((rate): rate is number => rate !== undefined);
-  // A server whose throughput is not known yet is assumed average, neither favoured nor shunned.
-  const fallbackRate = rates.length === 0 ? undefined : rates.reduce((a, b) => a + b, 0) / rates.length;
+  // A server whose throughput is not known yet is assumed to be like the measured ones: its
+  // expected body time is size · E[1 / rate] over them, i.e. the size over their harmonic
+  // mean rate. The time is linear in 1 / rate, so by Jensen's inequality the arithmetic mean
+  // of the rates (what this used before) under-estimates it, and a thin link never measured
+  // borrowed the fat links' pace.
+  const fallbackRate = rates.length === 0 ? undefined : rates.length / rates.reduce((sum, rate) => sum + 1 / rate, 0);
   return measured.map((server) => {
     const record = records.get(server) as ServerRecord;
     const ttfb = record.ttfb.weighted();

@@ -176,8 +176,10 @@ export class WebppPolicy implements ClientPolicy {
   reconsiderAtHead(facts: HeadFacts): HeadRedecision | undefined {
     if (facts.logicalUrl !== undefined) this.sizes.learn(facts.logicalUrl, facts.contentLengthBytes);
     const decision = redecideAtHead(facts, this.records);
-    if (decision === undefined || !this.extraBudget.trySpend()) return undefined;
-    return decision;
+    if (decision === undefined) return undefined;
+    // Asking again later costs nothing; a fetch started now spends a token of the one extra budget.
+    if ((decision.startAfterMs ?? 0) > 0) return decision;
+    return this.extraBudget.trySpend() ? decision : undefined;
   }
 
   /** Server push (ClientPolicy.learnPushedServiceTime; pushed-load.ts). A value dated in the future is ignored. */
