@@ -50,8 +50,17 @@ interface ByteTransform {
 }
 type DecompressionStreamClass = new (format: 'deflate-raw') => ByteTransform;
 
-/** Chromium says "Compressed input was truncated.", Node (zlib) "unexpected end of file". */
+/**
+ * Chromium says "Compressed input was truncated."; Node 20 (zlib) "unexpected end of file";
+ * Node 22 and 24 throw a TypeError with no message and zlib's code Z_BUF_ERROR (the input
+ * ended before the stream did).
+ */
 const TRUNCATED_MESSAGE = /truncat|unexpected end/i;
+const TRUNCATED_CODE = 'Z_BUF_ERROR';
+
+function isTruncation(failure: unknown, message: string): boolean {
+  return TRUNCATED_MESSAGE.test(message) || (failure as { code?: unknown } | null)?.code === TRUNCATED_CODE;
+}
 
 export async function inflateRawNative(input: Uint8Array, maxBytes: number): Promise<InflateResult> {
   const Decompression = (globalThis as { DecompressionStream?: DecompressionStreamClass }).DecompressionStream;
@@ -90,8 +99,8 @@ export async function inflateRawNative(input: Uint8Array, maxBytes: number): Pro
   failure = (await reading) ?? failure;
   if (over) return overflow(maxBytes);
   if (failure !== undefined) {
-    const message = failure instanceof Error ? failure.message : JSON.stringify(failure);
-    return { ok: false, reason: TRUNCATED_MESSAGE.test(message) ? 'truncated' : 'corrupt', message };
+    const message = failure instanceof Error ? failure.message || failure.name : JSON.stringify(failure);
+    return { ok: false, reason: isTruncation(failure, message) ? 'truncated' : 'corrupt', message };
   }
   return { ok: true, bytes: output.subarray(0, written) };
 }
