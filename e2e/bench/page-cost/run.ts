@@ -156,19 +156,29 @@ async function requestRow(tabs: Record<Variant, VariantTab>, logical: string, op
   return [...records.values()];
 }
 
+/** The page-cost site on three servers and a Chromium, for `body`; all torn down after it. */
+async function withSiteAndBrowser<T>(body: (browser: Browser, logical: string) => Promise<T>): Promise<T> {
+  const workDir = mkdtempSync(join(tmpdir(), 'webpp-page-cost-'));
+  const siteRoot = join(workDir, 'site');
+  writeSite(siteRoot);
+  const servers = await startServers(siteRoot, workDir);
+  let browser: Browser | undefined;
+  try {
+    browser = await chromium.launch(chromiumLaunchOptions);
+    return await body(browser, servers.origins[0] as string);
+  } finally {
+    await browser?.close();
+    await servers.stop();
+    rmSync(workDir, { recursive: true, force: true });
+  }
+}
+
 /**
  * `--profile`: the warm webpp worker under V8's CPU profiler (profile.ts), on the pages with
  * the most resources and on the per-request row's 50 KB URL.
  */
 export async function profileOnce(options: { loads: number; fetches: number; log: (line: string) => void }): Promise<ProfileReport[]> {
-  const workDir = mkdtempSync(join(tmpdir(), 'webpp-page-cost-'));
-  const siteRoot = join(workDir, 'site');
-  writeSite(siteRoot);
-  const servers = await startServers(siteRoot, workDir);
-  const logical = servers.origins[0] as string;
-  let browser: Browser | undefined;
-  try {
-    browser = await chromium.launch(chromiumLaunchOptions);
+  return withSiteAndBrowser(async (browser, logical) => {
     const reports: ProfileReport[] = [];
     const fetchUrl = `${logical}${requestPath(REQUEST_SIZES_BYTES[1])}`;
     for (const variant of ['webpp', 'bare'] as const) {
@@ -182,23 +192,12 @@ export async function profileOnce(options: { loads: number; fetches: number; log
       await tab.context.close();
     }
     return reports;
-  } finally {
-    await browser?.close();
-    await servers.stop();
-    rmSync(workDir, { recursive: true, force: true });
-  }
+  });
 }
 
 /** `--path-files`: the source files one request crosses in the warm webpp worker (path-files.ts). */
 export async function pathFilesOnce(options: { log: (line: string) => void }): Promise<PathFilesReport> {
-  const workDir = mkdtempSync(join(tmpdir(), 'webpp-page-cost-'));
-  const siteRoot = join(workDir, 'site');
-  writeSite(siteRoot);
-  const servers = await startServers(siteRoot, workDir);
-  const logical = servers.origins[0] as string;
-  let browser: Browser | undefined;
-  try {
-    browser = await chromium.launch(chromiumLaunchOptions);
+  return withSiteAndBrowser(async (browser, logical) => {
     const tab = await openTab(browser);
     const pageUrl = `${logical}/webpp/demo/index.html`;
     await installWorker(tab, pageUrl);
@@ -206,10 +205,6 @@ export async function pathFilesOnce(options: { log: (line: string) => void }): P
     const fetchUrl = `${logical}${requestPath(REQUEST_SIZES_BYTES[1])}`;
     await fetchTimes(tab.page, fetchUrl, 5);
     options.log('webpp: warmed up; measuring coverage of one request');
-    return await measurePathFiles(browser, tab, fetchUrl);
-  } finally {
-    await browser?.close();
-    await servers.stop();
-    rmSync(workDir, { recursive: true, force: true });
-  }
+    return measurePathFiles(browser, tab, fetchUrl);
+  });
 }
