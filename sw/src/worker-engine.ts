@@ -9,7 +9,7 @@ import type { ClientPolicy, PolicyDeps, RandomSource } from '@webpp/core';
 import type { PolicyResolver } from './addons.js';
 import { workerTimeouts } from './config.js';
 import type { WorkerOptions } from './config.js';
-import type { ConnectionQueue } from './connection-queue.js';
+import { CONNECTIONS_PER_HOST, type ConnectionQueue } from './connection-queue.js';
 import { fetchIO } from './fetch-io.js';
 import type { ExchangeSender } from './fetch-io.js';
 import { backgroundSender, backgroundTarget } from './maintenance.js';
@@ -83,6 +83,8 @@ export function workerEngine(init: WorkerEngineOptions): { engine: WorkerEngine;
     io: fetchIO(background),
     backgroundTarget: backgroundTarget(probeUrls, random),
     backgroundTimeoutMs: workerTimeouts(options).timeoutCeilingMs,
+    // Chromium's six connections per host (HTTP/1.1): a timeout starts when the request could leave the browser.
+    connectionsPerServer: () => CONNECTIONS_PER_HOST,
     hooks: combineHooks(
       { sampleWillBeObserved: (sample) => samples.noteEngineSample(sample), sampleObserved: () => void store.changed() },
       telemetryHooks(reporter, policy),

@@ -161,6 +161,85 @@ describe('ClientEngine', () => {
     expect(result?.kind === 'served' && result.response).toBe('C');
   });
 
+  it('the client\'s own queue is no timeout: an attempt\'s timeout starts when one of the host\'s connections frees', () => {
+    const harness = new Harness();
+    const samples: ExchangeSample[] = [];
+    const policy = basePolicy({ plan: () => ['A', 'B'].map((server) => ({ server, timeoutMs: 1_000, reason: 'next' })) });
+    const wrapped = { ...policy, observe: (sample: ExchangeSample) => void samples.push(sample) };
+    // Six connections per host, as a browser over HTTP/1.1.
+    const engine = new ClientEngine({ policy: wrapped, io: harness.io, backgroundTarget: (server) => `${server}/x`, connectionsPerServer: () => 6 });
+    const results: RunResult<string>[] = [];
+    for (let i = 0; i < 7; i++) engine.run(engine.plan({ logicalUrl: `u${i}`, method: 'GET', candidates: ['A', 'B'] }, (s) => s), (result) => results.push(result));
+    harness.advance(900);
+    for (const entry of harness.sent.slice(0, 6)) entry.events.head({ status: 200, response: 'A', ttfbMs: 900 });
+    // The six bodies take until 1.4 s: the seventh request waits for a connection until then.
+    harness.advance(500);
+    for (const entry of harness.sent.slice(0, 6)) entry.events.bodyComplete({ bodyBytes: 100_000, bodyMs: 500 });
+    harness.advance(900);
+    harness.sent[6]!.events.head({ status: 200, response: 'A, seventh', ttfbMs: 900 });
+    expect(results.map((result) => result.kind)).toEqual(Array(7).fill('served'));
+    expect(samples.filter((sample) => sample.outcome === 'timeout')).toEqual([]);
+    expect(harness.sent.map((entry) => entry.exchange.server)).toEqual(Array(7).fill('A'));
+  });
+
+  it('every replica down: tries the plan again after the policy\'s backoff, servers not marked failed first, and serves a replica that came back', () => {
+    const harness = new Harness();
+    const asked: [number, number][] = [];
+    const policy = basePolicy({
+      plan: () => ['A', 'B'].map((server) => ({ server, timeoutMs: 1_000, reason: 'next' })),
+      retryAfterMs: (round, elapsedMs) => (asked.push([round, elapsedMs]), round < 2 ? 1_500 : undefined),
+      // A stays failed (marked by its error); B is not marked, so the retry round asks B first.
+      describe: () => [{ server: 'A', state: 'failed', sampleCount: 1, lastSampleAtMs: 0 }],
+    });
+    const engine = engineWith(policy, harness);
+    let result: RunResult<string> | undefined;
+    engine.run(engine.plan({ logicalUrl: 'u', method: 'GET', candidates: ['A', 'B'] }, (s) => s), (done) => (result = done));
+    harness.to('A').error('refused');
+    harness.advance(10);
+    harness.to('B').head({ status: 503, response: '503 from B', ttfbMs: 5 });
+    // Both failed: no result yet, and nothing sent until the backoff has passed.
+    expect(result).toBeUndefined();
+    expect(asked).toEqual([[0, 10]]);
+    harness.advance(1_499);
+    expect(harness.sent).toHaveLength(2);
+    harness.advance(1);
+    expect(harness.sent.map((entry) => `${entry.exchange.server}${entry.exchange.retryRound ?? ''}`)).toEqual(['A', 'B', 'B1']);
+    harness.to('B').head({ status: 200, response: 'B is back', ttfbMs: 5 });
+    expect(result?.kind === 'served' && result.response).toBe('B is back');
+  });
+
+  it('retries no longer than the policy says: then the request fails, with the best answer seen', () => {
+    const harness = new Harness();
+    const policy = basePolicy({
+      plan: () => [{ server: 'A', timeoutMs: 1_000, reason: 'only' }],
+      retryAfterMs: (round) => (round < 1 ? 1_000 : undefined),
+    });
+    const engine = engineWith(policy, harness);
+    let result: RunResult<string> | undefined;
+    engine.run(engine.plan({ logicalUrl: 'u', method: 'GET', candidates: ['A'] }, (s) => s), (done) => (result = done));
+    harness.to('A').head({ status: 502, response: '502', ttfbMs: 5 });
+    harness.advance(1_000);
+    harness.to('A').error('reset');
+    expect(harness.sent).toHaveLength(2);
+    expect(result?.kind).toBe('failed');
+    expect(result?.kind === 'failed' && result.fallback?.response).toBe('502');
+  });
+
+  it('a missing resource is not retried, and a policy without retryAfterMs fails at once (Figure 4)', () => {
+    for (const retryAfterMs of [() => 1_000, undefined]) {
+      const harness = new Harness();
+      const policy = basePolicy({ plan: () => [{ server: 'A', timeoutMs: 1_000, reason: 'only' }], ...(retryAfterMs ? { retryAfterMs } : {}) });
+      const engine = engineWith(policy, harness);
+      let result: RunResult<string> | undefined;
+      engine.run(engine.plan({ logicalUrl: 'u', method: 'GET', candidates: ['A'] }, (s) => s), (done) => (result = done));
+      if (retryAfterMs) harness.to('A').head({ status: 404, response: '404', ttfbMs: 5 });
+      else harness.to('A').error('refused');
+      expect(result?.kind).toBe('failed');
+      harness.advance(5_000);
+      expect(harness.sent).toHaveLength(1);
+    }
+  });
+
   it('runs maintenance when the policy says, and never sends two background requests to one server', () => {
     const harness = new Harness();
     const asked: number[] = [];

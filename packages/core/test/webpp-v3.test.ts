@@ -192,6 +192,22 @@ describe('brownouts and recovery (brownout.ts, backoff cap)', () => {
   });
 });
 
+describe('every replica down: retry rounds (policy.ts, retryAfterMs)', () => {
+  it('asks for the plan again after the probes\' backoff, and not once the request is older than retryWindowMs', () => {
+    const policy = createWebppPolicy({ random: seededRandom(3), now: () => T0 }, { retryWindowMs: 10_000 });
+    const first = policy.retryAfterMs(0, 0) as number;
+    expect(first).toBeGreaterThanOrEqual(1_000);
+    expect(first).toBeLessThanOrEqual(2_000);
+    const later = policy.retryAfterMs(3, 2_000) as number;
+    expect(later).toBeGreaterThanOrEqual(2_000);
+    expect(later).toBeLessThanOrEqual(4_000);
+    // The retry would start after the window: the request fails now.
+    expect(policy.retryAfterMs(5, 9_000)).toBeUndefined();
+    // 0: the paper's behaviour, fail once every replica has failed.
+    expect(createWebppPolicy({ random: seededRandom(3), now: () => T0 }, { retryWindowMs: 0 }).retryAfterMs(0, 0)).toBeUndefined();
+  });
+});
+
 describe('the engine\'s in-flight ledger (in-flight.ts)', () => {
   it('shows a plan what is in flight, tells a sample how many were ahead, and forgets an exchange when it ends', () => {
     const sent: { exchange: Exchange; events: ExchangeEvents<string> }[] = [];

@@ -89,10 +89,13 @@ function newEngine(environment: PolicyEnvironment, policy: ClientPolicy, engineN
     },
     send: (exchange, events, context) => sendExchange(environment, exchange, events, context, () => `${engineName}|${exchange.purpose}|${backgroundCount++}`, policy),
   };
+  // Under HTTP/1.1 the browser sends six exchanges per host at once (connection-pool.ts): the engine's timeouts start when one could leave.
+  const connections = environment.network.pool?.connectionsPerHost;
   return new ClientEngine({
     policy,
     io,
     backgroundTarget: (server) => server,
+    ...(connections === undefined ? {} : { connectionsPerServer: () => connections }),
     hooks: combineHooks({
       sampleWillBeObserved: (sample) => {
         // Paper Figure 5: |estimate − sample| / sample just before the sample is folded in.
@@ -178,7 +181,9 @@ function sendExchange(
   const sizeBytes = context?.request.sizeBytes ?? 0;
   const bodyBytes = exchange.method === 'head' ? 0 : exchange.method === 'range' ? (exchange.rangeBytes ?? 0) : sizeBytes;
   // Common random numbers: a request's first try on a server draws the same luck under every policy.
-  const key = context ? (context.resume === 0 ? context.request.key : `${context.request.key}#resume${context.resume}`) : backgroundKey();
+  // A retry round's exchange is a new request with luck of its own (else a retry on a shedding server would be shed again, by the same draw).
+  const runKey = context ? (context.resume === 0 ? context.request.key : `${context.request.key}#resume${context.resume}`) : backgroundKey();
+  const key = exchange.retryRound === undefined ? runKey : `${runKey}#retry${exchange.retryRound}`;
   const handlers = new SimulatedExchange(events, environment.queue.now(), bodyBytes, policy);
   const handle = environment.network.send(
     { server: exchange.server, method: exchange.method === 'head' ? 'HEAD' : 'GET', bodyBytes, key, purpose: purposeOf(exchange) },

@@ -102,6 +102,30 @@ describe('runWorld on page-shaped workloads', () => {
   });
 });
 
+describe('failed requests (issue 22: 0 failed requests)', () => {
+  it('a page that only queues in the browser for its one live replica loses no request (timeouts start when a connection frees)', () => {
+    // Sixty 200 KB resources over one 1 MB/s link and six connections: the last ones wait about 10 s for a connection.
+    const page = Array.from({ length: 60 }, (_, i) => resource(i, 200_000));
+    const generated = world({ A: { link: { delayMs: 50, bandwidthBytesPerSec: 1_000_000 }, linkSharing: 'shared' } }, [page], 6);
+    const single = runWorld(generated, singleServerPolicy('A'));
+    const webpp = runWorld(generated, registryPolicy('webpp'));
+    expect(single.failed).toBe(0);
+    expect(webpp.failed).toBe(0);
+    expect(webpp.markedFailed).toBe(0);
+  });
+
+  it('every replica down when a page starts: its requests are tried again after a backoff and served once one is back', () => {
+    const page = Array.from({ length: 4 }, (_, i) => resource(i, 10_000));
+    const down = [{ fromMs: 0, toMs: 1_500, mode: 'refuse' as const }];
+    const servers = { A: { link: { delayMs: 20, bandwidthBytesPerSec: 10_000_000 }, outages: down }, B: { link: { delayMs: 30, bandwidthBytesPerSec: 10_000_000 }, outages: down } };
+    const webpp = runWorld(world(servers, [page], null), registryPolicy('webpp'));
+    expect(webpp.failed).toBe(0);
+    expect(webpp.pageMeanMs!).toBeGreaterThan(1_500);
+    // Within the retry window (30 s): backoffs of 1–2 s, then 2–4 s.
+    expect(webpp.pageMeanMs!).toBeLessThan(10_000);
+  });
+});
+
 describe('bestSingle', () => {
   it('is the lowest mean among the singles with the fewest failed requests', () => {
     const result = (policy: string, meanMs: number, failed: number) => ({ policy, meanMs, failed }) as Parameters<typeof bestSingle>[0][number];

@@ -26,6 +26,14 @@ export interface ClientEngineOptions<R, C = unknown> {
   backgroundTarget: (server: ServerId, request: BackgroundRequest) => string | undefined;
   /** Timeout of a refresh or probe whose policy set none. Default 5000 ms. */
   backgroundTimeoutMs?: number;
+  /**
+   * How many exchanges the driver's transport sends to a server at once: a browser over
+   * HTTP/1.1 opens 6 connections per host and queues the rest; undefined for a server without
+   * such a limit (HTTP/2). An attempt's timeout then starts when it could have left the
+   * browser, not while it waits behind the client's own exchanges (the ledger, in-flight.ts).
+   * Absent: timeouts start at the send.
+   */
+  connectionsPerServer?: (server: ServerId) => number | undefined;
 }
 
 export interface RunOptions<C = unknown> {
@@ -85,6 +93,9 @@ export class ClientEngine<R, C = unknown> {
         : undefined,
       admitHedge: policy.admitHedge ? (server: ServerId, nowMs: number) => policy.admitHedge!(server, nowMs) : undefined,
       admitFailover: policy.admitFailover ? (server: ServerId, nowMs: number) => policy.admitFailover!(server, nowMs) : undefined,
+      connectionsOf: options.connectionsPerServer,
+      retryAfterMs: policy.retryAfterMs ? (round: number, elapsedMs: number) => policy.retryAfterMs!(round, elapsedMs) : undefined,
+      retryOrder: (plan: readonly EngineAttempt[]) => this.retryOrder(plan),
       hooks: options.hooks,
     };
   }
@@ -133,6 +144,9 @@ export class ClientEngine<R, C = unknown> {
       watchServerFailure: shared.watchServerFailure,
       admitHedge: shared.admitHedge,
       admitFailover: shared.admitFailover,
+      connectionsOf: shared.connectionsOf,
+      retryAfterMs: shared.retryAfterMs,
+      retryOrder: shared.retryOrder,
       hooks: shared.hooks,
       purpose: options.purpose ?? 'request',
       context: options.context,
@@ -180,6 +194,13 @@ export class ClientEngine<R, C = unknown> {
   /** True when the outcome marks a server failed. */
   static isFailure(outcome: ExchangeSample['outcome']): boolean {
     return FAILURES.has(outcome);
+  }
+
+  /** A retry round's order: the plan's servers not marked failed now, then the failed ones, each in the plan's order. */
+  private retryOrder(plan: readonly EngineAttempt[]): EngineAttempt[] {
+    const failed = new Set(this.policy.describe(this.io.now()).filter((view) => view.state === 'failed').map((view) => view.server));
+    if (failed.size === 0) return [...plan];
+    return [...plan.filter((attempt) => !failed.has(attempt.server)), ...plan.filter((attempt) => failed.has(attempt.server))];
   }
 
   private isFailed(server: ServerId, nowMs: number): boolean {

@@ -27,6 +27,8 @@ export interface Exchange {
   attemptIndex?: number;
   /** The attempt's planned hedge delay, when it has one (0: sent to every replica at once). */
   hedgeAfterMs?: number;
+  /** Every attempt had failed and the plan is tried again (ClientPolicy.retryAfterMs): the round, from 1. Absent in the first. */
+  retryRound?: number;
 }
 
 export interface ExchangeHead<R> {

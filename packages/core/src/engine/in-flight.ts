@@ -8,6 +8,11 @@
  * them to the page) leaves its winner in the ledger; the policy counts its body as done once
  * the measured throughput would have carried it, and the ledger forgets it after
  * FORGET_AFTER_HEAD_MS.
+ *
+ * The same ledger tells the engine when an exchange could have left the browser
+ * (whenSendable): over HTTP/1.1 a browser sends at most six requests at once to a host and
+ * queues the rest, so an attempt's timeout starts only once fewer than six of this client's
+ * earlier exchanges to that server are still in flight (run-attempts.ts).
  */
 import type { ServerId } from '../types.js';
 import type { InFlightExchange } from './policy-types.js';
@@ -24,31 +29,52 @@ export interface InFlightEntry extends InFlightExchange {
   head(atMs: number): void;
 }
 
+type Entry = InFlightEntry & { headAtMs?: number; sendable?: { connections: number; run: () => void } };
+
 export class InFlightLedger {
-  private readonly entries = new Set<InFlightEntry & { headAtMs?: number }>();
+  private readonly entries = new Set<Entry>();
+  /** Per server, its entries in the order they were sent: an entry's index is the exchanges ahead of it. */
+  private readonly byServer = new Map<ServerId, Entry[]>();
 
   /** An exchange to `server` of `sizeBytes` (0: unknown) was sent at `nowMs`. */
   start(server: ServerId, sizeBytes: number, nowMs: number): InFlightEntry {
     if (this.entries.size >= MAX_ENTRIES) this.prune(nowMs, true);
-    const entries = this.entries;
-    const entry: InFlightEntry & { headAtMs?: number } = {
+    const entry: Entry = {
       server,
       sizeBytes,
       sentAtMs: nowMs,
-      end: () => void entries.delete(entry),
+      end: () => this.remove(entry),
       head: (atMs: number) => {
         entry.headAtMs ??= atMs;
       },
     };
-    entries.add(entry);
+    this.entries.add(entry);
+    const line = this.byServer.get(server);
+    if (line === undefined) this.byServer.set(server, [entry]);
+    else line.push(entry);
     return entry;
   }
 
   /** Exchanges to `server` in flight now (all servers without one). */
   count(server: ServerId): number {
-    let count = 0;
-    for (const entry of this.entries) if (entry.server === server) count++;
-    return count;
+    return this.byServer.get(server)?.length ?? 0;
+  }
+
+  /**
+   * The client's own queue (issue 22 §2): `run` once `entry` could have left the browser,
+   * i.e. fewer than `connections` exchanges to its server sent before it are still in flight
+   * (a browser sends at most that many at once to a host: 6 over HTTP/1.1). Returns
+   * undefined when that is so now (`run` is not called), else a cancel.
+   */
+  whenSendable(entry: InFlightEntry, connections: number, run: () => void): (() => void) | undefined {
+    const line = this.byServer.get(entry.server);
+    const waiting: Entry = entry;
+    const ahead = line?.indexOf(waiting) ?? -1;
+    if (ahead < connections) return undefined;
+    waiting.sendable = { connections, run };
+    return () => {
+      if (waiting.sendable?.run === run) delete waiting.sendable;
+    };
   }
 
   /** A plain snapshot for a plan: what is in flight now. */
@@ -57,14 +83,32 @@ export class InFlightLedger {
     return [...this.entries].map(({ server, sizeBytes, sentAtMs, headAtMs }) => (headAtMs === undefined ? { server, sizeBytes, sentAtMs } : { server, sizeBytes, sentAtMs, headAtMs }));
   }
 
+  private remove(entry: Entry): void {
+    if (!this.entries.delete(entry)) return;
+    delete entry.sendable;
+    const line = this.byServer.get(entry.server);
+    if (line === undefined) return;
+    line.splice(line.indexOf(entry), 1);
+    if (line.length === 0) this.byServer.delete(entry.server);
+    // The exchanges behind it moved up: those now among the first `connections` could leave.
+    for (let index = 0; index < line.length; index++) {
+      const waiting = line[index]!;
+      const sendable = waiting.sendable;
+      if (sendable === undefined) continue;
+      if (index >= sendable.connections) break;
+      delete waiting.sendable;
+      sendable.run();
+    }
+  }
+
   private prune(nowMs: number, hard: boolean): void {
     for (const entry of this.entries) {
-      if (entry.headAtMs !== undefined && nowMs - entry.headAtMs > FORGET_AFTER_HEAD_MS) this.entries.delete(entry);
+      if (entry.headAtMs !== undefined && nowMs - entry.headAtMs > FORGET_AFTER_HEAD_MS) this.remove(entry);
     }
     // Still full: the oldest go (a driver that never ends its exchanges must not grow this).
     if (hard) for (const entry of this.entries) {
       if (this.entries.size < MAX_ENTRIES) break;
-      this.entries.delete(entry);
+      this.remove(entry);
     }
   }
 }

@@ -53,6 +53,16 @@ export interface RunContext<R, C = unknown> {
   inFlight?: InFlightLedger | undefined;
   /** The body size the run expects (bytes; 0 or absent: unknown), for the ledger. */
   sizeBytes?: number | undefined;
+  /**
+   * How many exchanges the driver's transport sends to `server` at once (a browser over
+   * HTTP/1.1: 6; undefined: no limit, e.g. HTTP/2): an attempt's timeout starts only when it
+   * could have left (in-flight.ts, whenSendable). Absent: every timeout starts at the send.
+   */
+  connectionsOf?: ((server: ServerId) => number | undefined) | undefined;
+  /** Every attempt failed: ms before the plan is tried again, or undefined to fail now (ClientPolicy.retryAfterMs). */
+  retryAfterMs?: ((round: number, elapsedMs: number) => number | undefined) | undefined;
+  /** The order of a retry round's attempts (default: the plan's). */
+  retryOrder?: ((plan: readonly EngineAttempt[]) => readonly EngineAttempt[]) | undefined;
 }
 
 /** How long a served body may stall before it counts as cut off: the attempt's deadline. */
@@ -107,7 +117,12 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
   const records: AttemptRecord[] = [];
   const running = new Set<Running<R>>();
   const hedgeTimers: Cancel[] = [];
+  /** The current round's attempts: the plan, then (retry rounds) the plan again in retryOrder. */
+  let attempts: readonly EngineAttempt[] = plan;
   let next = 0;
+  /** Retry rounds started so far, and the timer of the next one while it waits. */
+  let retryRound = 0;
+  let retryTimer: Cancel | undefined;
   let settled = false;
   let winner: Running<R> | undefined;
   let fallback: { attempt: EngineAttempt; response: R; rank: number } | undefined;
@@ -124,6 +139,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     if (settled) return;
     settled = true;
     for (const cancelTimer of hedgeTimers) cancelTimer();
+    retryTimer?.();
     for (const run of running) if (run !== winner) cancel(run, 'cancelled');
     if (result.kind !== 'failed' && fallback) io.discard?.(fallback.response);
     if (hooks?.runDidFinish) safe(() => hooks.runDidFinish!(result));
@@ -148,7 +164,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
 
   const startNext = (purpose: SamplePurpose): boolean => {
     if (settled) return false;
-    const attempt = plan[next];
+    const attempt = attempts[next];
     if (!attempt) return false;
     launch(attempt, next++, purpose);
     return true;
@@ -156,16 +172,39 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
 
   /** After a timeout on `server`: true when a next attempt exists and the policy admits it now (it pays for it). */
   const failoverAdmitted = (server: ServerId): boolean => {
-    if (settled || winner || next >= plan.length) return false;
+    if (settled || winner || next >= attempts.length) return false;
     return ctx.admitFailover?.(server, io.now()) ?? true;
   };
 
-  /** After a failure: the next attempt, or the end when nothing is left or running. */
+  const failRun = (): void => finish(fallback ? { kind: 'failed', attempts: records, fallback } : { kind: 'failed', attempts: records });
+
+  /**
+   * Every attempt failed and none runs: the plan again after the policy's backoff, while its
+   * window lasts (ClientPolicy.retryAfterMs): a replica that was down, flapping or shedding
+   * when it was tried may be back. A missing resource (404/410) is not retried.
+   */
+  const retryLater = (): boolean => {
+    if (retryTimer !== undefined) return true;
+    if (fallback !== undefined && fallback.rank === 2) return false;
+    const delayMs = ctx.retryAfterMs?.(retryRound, io.now() - startMs);
+    if (delayMs === undefined || !(delayMs >= 0)) return false;
+    retryTimer = io.setTimer(delayMs, () => {
+      retryTimer = undefined;
+      if (settled || winner) return;
+      retryRound++;
+      // The first round's hedges are over; a retry round walks its attempts one after another.
+      for (const cancelTimer of hedgeTimers.splice(0)) cancelTimer();
+      attempts = ctx.retryOrder?.(plan) ?? plan;
+      next = 0;
+      failedOver();
+    });
+    return true;
+  };
+
+  /** After a failure: the next attempt, or the end when nothing is left or running (unless a retry round follows). */
   const failedOver = (): void => {
     if (settled || winner) return;
-    if (!startNext(ctx.purpose) && running.size === 0) {
-      finish(fallback ? { kind: 'failed', attempts: records, fallback } : { kind: 'failed', attempts: records });
-    }
+    if (!startNext(ctx.purpose) && running.size === 0 && !retryLater()) failRun();
   };
 
   const keepAsFallback = (attempt: EngineAttempt, response: R, rank: number): void => {
@@ -187,6 +226,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
       method: 'request',
       attemptIndex: index,
       ...(attempt.hedgeAfterMs === undefined ? {} : { hedgeAfterMs: attempt.hedgeAfterMs }),
+      ...(retryRound > 0 ? { retryRound } : {}),
     };
     const record: AttemptRecord = {
       server: attempt.server,
@@ -211,7 +251,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
       const alone = running.size === 1;
       // Alone and still no budget for a second request: wait one more period rather than
       // pile on (the request does not fail for want of budget; the page may give up first).
-      if (alone && next < plan.length && !failoverAdmitted(attempt.server)) {
+      if (alone && next < attempts.length && !failoverAdmitted(attempt.server)) {
         run.timer = io.setTimer(waitMs, atDeadline);
         return;
       }
@@ -219,14 +259,13 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
       run.cancelExchange();
       if (alone || running.size === 0) failedOver();
     };
-    // A browser's longest timer (2^31 − 1 ms) or more is no timeout at all (the baselines): no timer.
-    if (attempt.timeoutMs < NEVER_MS) run.timer = io.setTimer(attempt.timeoutMs, () => {
+    const onTimeout = (): void => {
       record.outcome = 'timeout';
       if (deadlineMs <= attempt.timeoutMs) {
         learn(run, 'timeout');
         // No deadline beyond the timeout: fail over now, unless the policy's budget says
         // not now (then keep waiting, as below).
-        if (failoverAdmitted(attempt.server) || next >= plan.length) {
+        if (failoverAdmitted(attempt.server) || next >= attempts.length) {
           settle(run);
           run.cancelExchange();
           return failedOver();
@@ -249,7 +288,18 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
       // The budget is empty: keep waiting on this attempt; its deadline fails over.
       if (!failoverAdmitted(attempt.server)) return;
       failedOver();
-    });
+    };
+    // A browser's longest timer (2^31 − 1 ms) or more is no timeout at all (the baselines): no
+    // timer. The timeout starts when the exchange could leave the browser, not when it joined
+    // the client's own queue for one of the host's connections (in-flight.ts, whenSendable):
+    // that queue is never the server's failure (issue 22 §2).
+    if (attempt.timeoutMs < NEVER_MS) {
+      const arm = (): void => void (run.timer = io.setTimer(attempt.timeoutMs, onTimeout));
+      const connections = inFlight === undefined ? undefined : ctx.connectionsOf?.(attempt.server);
+      const waiting = connections === undefined ? undefined : ctx.inFlight?.whenSendable(inFlight!, connections, arm);
+      if (waiting === undefined) arm();
+      else run.timer = waiting;
+    }
     let nudged = false;
     run.unwatch = ctx.watchServerFailure?.(attempt.server, () => {
       if (nudged || run.done) return;

@@ -101,6 +101,16 @@ export interface WebppOptions extends HerdOptions, BudgetOptions {
   probeBackoffCapMs: number;
   /** Most hedge / refresh tokens saved up (a burst). 3: one page's burst of stalls. */
   bucketCapacityTokens: number;
+  /**
+   * When every replica a request tried failed, the engine tries them again after the probes'
+   * backoff (1–2 s, then 2–4 s: probeBackoffBaseMs, probeBackoffCapMs) as long as the request
+   * is younger than this (ms); then it fails. 30 000: a failed request costs the page its
+   * resource, so waiting beats failing while any replica may come back, but a page still
+   * waiting after half a minute is one its user has given up on (Nielsen, "Usability
+   * Engineering", 1993, §5.5: 10 s keeps the user's attention; beyond it they turn to other
+   * tasks). 0: fail as soon as every replica has failed once (the paper's Figure 4).
+   */
+  retryWindowMs: number;
 }
 
 export const WEBPP_DEFAULTS: Readonly<WebppOptions> = Object.freeze({
@@ -122,6 +132,7 @@ export const WEBPP_DEFAULTS: Readonly<WebppOptions> = Object.freeze({
   probeBackoffBaseMs: 1_000,
   probeBackoffCapMs: 4_000,
   bucketCapacityTokens: 3,
+  retryWindowMs: 30_000,
   ...HERD_DEFAULTS,
   ...BUDGET_DEFAULTS,
 });
@@ -152,6 +163,7 @@ const RULES: Record<keyof WebppOptions, [Check, string]> = {
   probeBackoffBaseMs: [positive, '> 0'],
   probeBackoffCapMs: [positive, '> 0'],
   bucketCapacityTokens: [(v) => v >= 1, '>= 1'],
+  retryWindowMs: [nonNegative, '>= 0'],
   ...HERD_RULES,
   ...BUDGET_RULES,
 };

@@ -19,6 +19,7 @@ import type {
   PolicyServerView,
 } from '../../engine/policy-types.js';
 import type { ServerId } from '../../types.js';
+import { probeDelayMs } from './backoff.js';
 import { busyAtTimeout } from './busy.js';
 import { redecideAtHead } from './head-redecision.js';
 import { CONNECTIONS_PER_SERVER } from './queue-ahead.js';
@@ -129,6 +130,17 @@ export class WebppPolicy implements ClientPolicy {
     if (!(busy ? this.extraBudget.trySpend() : this.extraBudget.borrow())) return false;
     this.refreshBucket.charge();
     return true;
+  }
+
+  /**
+   * Every replica failed (ClientPolicy.retryAfterMs): the plan again after the probes'
+   * jittered exponential backoff (backoff.ts), while the request is younger than
+   * retryWindowMs. Its attempts are extra requests, paid as failovers are (observe).
+   */
+  retryAfterMs(round: number, elapsedMs: number): number | undefined {
+    const { probeBackoffBaseMs, probeBackoffCapMs, retryWindowMs } = this.options;
+    const delayMs = probeDelayMs(round, probeBackoffBaseMs, probeBackoffCapMs, this.deps.random);
+    return elapsedMs + delayMs <= retryWindowMs ? delayMs : undefined;
   }
 
   observe(sample: ExchangeSample): void {
