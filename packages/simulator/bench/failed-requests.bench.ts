@@ -14,6 +14,7 @@
  *
  *   npm run bench failed-requests                       # training seeds (1–300) only
  *   npm run bench failed-requests -- --seeds 38,66 -v   # some seeds, every failed request's exchanges
+ *   npm run bench failed-requests -- --webpp-options '{"retryWindowMs":0}'   # webpp with other options
  *
  * Training seeds only unless --seeds names others: the held-out range is for reports.
  * Prints a table; writes nothing.
@@ -29,6 +30,8 @@ const option = (name: string): string | undefined => {
 };
 const verbose = args.includes('-v');
 const seeds = option('--seeds')?.split(',').map(Number) ?? seedsOf(TRAINING_SEEDS);
+/** webpp's options (JSON), e.g. '{"retryWindowMs":0}' to see the failures without retry rounds. */
+const webppOptions = JSON.parse(option('--webpp-options') ?? '{}') as Record<string, unknown>;
 
 interface Trace {
   server: string;
@@ -76,6 +79,9 @@ function classify(traces: Trace[], timelines: ReadonlyMap<string, ServerTimeline
 }
 
 /** `policy` with every exchange of every page request traced, and each failure classified into `sink`. */
+/** Per policy: timeouts and cut bodies the engine reported on a replica with no outage during the exchange (it was alive), and how many of those timeouts came while the exchange still waited for a connection. */
+const liveFailures: Record<string, { timeouts: number; queuedTimeouts: number; cuts: number }> = {};
+
 function traced(base: (hooks: Parameters<typeof enginePolicy>[0]['hooks']) => Policy, seed: number, sink: Failure[]): Policy {
   const world = generateWorld(seed);
   const timelines = compileScenario(world.scenario);
@@ -86,7 +92,13 @@ function traced(base: (hooks: Parameters<typeof enginePolicy>[0]['hooks']) => Po
     requestWillFetch: (exchange: EngineExchange) => void (pending = exchange),
     fetchDidFail: (exchange: EngineExchange, outcome: SampleOutcome) => {
       const trace = ofEngine.get(exchange);
-      if (trace) trace.engine.push({ outcome, atMs: now(), sent: trace.sentAtMs !== undefined });
+      if (!trace) return;
+      trace.engine.push({ outcome, atMs: now(), sent: trace.sentAtMs !== undefined });
+      if ((outcome !== 'timeout' && outcome !== 'cut-mid-body') || downDuring(timelines.get(trace.server)!, trace.queuedAtMs, now())) return;
+      const live = (liveFailures[policy.name] ??= { timeouts: 0, queuedTimeouts: 0, cuts: 0 });
+      if (outcome === 'cut-mid-body') live.cuts++;
+      else if (trace.sentAtMs === undefined) live.queuedTimeouts++;
+      else live.timeouts++;
     },
   };
   let now = (): number => 0;
@@ -169,7 +181,7 @@ function traced(base: (hooks: Parameters<typeof enginePolicy>[0]['hooks']) => Po
 }
 
 const policies: Record<string, (hooks: Parameters<typeof enginePolicy>[0]['hooks']) => Policy> = {
-  webpp: (hooks) => enginePolicy({ name: 'webpp', description: 'core policy "webpp"', policy: 'webpp', ...(hooks ? { hooks } : {}) }),
+  webpp: (hooks) => enginePolicy({ name: 'webpp', description: 'core policy "webpp"', policy: 'webpp', options: webppOptions, ...(hooks ? { hooks } : {}) }),
   // As optimalPolicy(), with the hooks.
   'optimal-complete': (hooks) =>
     enginePolicy({ name: 'optimal-complete', description: 'every replica at once, the first complete body wins', policy: 'optimal-complete', shared: false, ...(hooks ? { hooks } : {}) }),
@@ -191,6 +203,8 @@ console.log(`| --- | --- | --- |${causes.map(() => ' --- |').join('')}`);
 for (const [name, list] of Object.entries(failures)) {
   console.log(`| ${name} | ${requests[name]} | ${list.length} | ${causes.map((cause) => list.filter((failure) => failure.cause === cause).length).join(' | ')} |`);
 }
+console.log('\nFailure samples on a live replica (no outage during the exchange):');
+for (const [name, live] of Object.entries(liveFailures)) console.log(`  ${name}: ${live.timeouts} timeouts after leaving the browser, ${live.queuedTimeouts} while still queued for a connection, ${live.cuts} bodies cut (idle)`);
 for (const [name, list] of Object.entries(failures)) {
   const bySeed = new Map<number, Failure[]>();
   for (const failure of list) bySeed.set(failure.seed, [...(bySeed.get(failure.seed) ?? []), failure]);
