@@ -161,7 +161,7 @@ describe('ClientEngine', () => {
     expect(result?.kind === 'served' && result.response).toBe('C');
   });
 
-  it('the client\'s own queue is no timeout: an attempt\'s timeout starts when one of the host\'s connections frees', () => {
+  it('the client\'s own queue is no timeout: an attempt\'s timeout starts when one of the host\'s connections frees; still queued at its timeout, the next replica is asked beside it', () => {
     const harness = new Harness();
     const samples: ExchangeSample[] = [];
     const policy = basePolicy({ plan: () => ['A', 'B'].map((server) => ({ server, timeoutMs: 1_000, reason: 'next' })) });
@@ -178,8 +178,12 @@ describe('ClientEngine', () => {
     harness.advance(900);
     harness.sent[6]!.events.head({ status: 200, response: 'A, seventh', ttfbMs: 900 });
     expect(results.map((result) => result.kind)).toEqual(Array(7).fill('served'));
-    expect(samples.filter((sample) => sample.outcome === 'timeout')).toEqual([]);
-    expect(harness.sent.map((entry) => entry.exchange.server)).toEqual(Array(7).fill('A'));
+    // A is never timed out (B, asked at 1 s and silent, is: its own timeout, at 2 s).
+    expect(samples.filter((sample) => sample.outcome === 'timeout').map((sample) => `${sample.server}@${sample.nowMs}`)).toEqual(['B@2000']);
+    // At 1 s the seventh was still queued: B was asked beside it (no failure learnt), and lost to A.
+    expect(harness.sent.map((entry) => entry.exchange.server)).toEqual([...Array(7).fill('A'), 'B']);
+    expect(harness.sent[7]!.cancelled).toBe(true);
+    expect(results[6]!.kind === 'served' && results[6]!.response).toBe('A, seventh');
   });
 
   it('every replica down: tries the plan again after the policy\'s backoff, servers not marked failed first, and serves a replica that came back', () => {

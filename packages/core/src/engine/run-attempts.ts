@@ -95,6 +95,8 @@ interface Running<R> {
   /** Its entry in the in-flight ledger, and how many of this client's exchanges to its server were in flight when it was sent. */
   inFlight?: InFlightEntry | undefined;
   queuedAhead: number;
+  /** While it waits in the client's own queue: the moment to try the next attempt beside it (no failure). */
+  patience?: Cancel | undefined;
 }
 
 const round = (ms: number): number => Math.round(ms * 100) / 100;
@@ -149,6 +151,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
   const settle = (run: Running<R>): void => {
     run.done = true;
     run.timer?.();
+    run.patience?.();
     run.unwatch?.();
     run.inFlight?.end();
     running.delete(run);
@@ -294,11 +297,24 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     // the client's own queue for one of the host's connections (in-flight.ts, whenSendable):
     // that queue is never the server's failure (issue 22 §2).
     if (attempt.timeoutMs < NEVER_MS) {
-      const arm = (): void => void (run.timer = io.setTimer(attempt.timeoutMs, onTimeout));
+      const arm = (): void => {
+        run.patience?.();
+        run.patience = undefined;
+        run.timer = io.setTimer(attempt.timeoutMs, onTimeout);
+      };
       const connections = inFlight === undefined ? undefined : ctx.connectionsOf?.(attempt.server);
       const waiting = connections === undefined ? undefined : ctx.inFlight?.whenSendable(inFlight!, connections, arm);
       if (waiting === undefined) arm();
-      else run.timer = waiting;
+      else {
+        run.timer = waiting;
+        // Still queued after its timeout (which the plan lengthened by the wait it expected):
+        // the next attempt starts beside it, paid as a failover, and this one keeps its place.
+        // Nothing is learnt: the client's queue says nothing of the server.
+        run.patience = io.setTimer(attempt.timeoutMs, () => {
+          run.patience = undefined;
+          if (!run.done && run.head === undefined && failoverAdmitted(attempt.server)) startNext(ctx.purpose);
+        });
+      }
     }
     let nudged = false;
     run.unwatch = ctx.watchServerFailure?.(attempt.server, () => {
