@@ -186,6 +186,6 @@ export function assemble(init: ReplicaClientOptions): ClientParts {
     integrity,
     offline,
     headers,
-    path: { engine, selfOrigin, lifecycle, memory },
+    path: { engine, selfOrigin, lifecycle, memory, retryFailedRequests: !offline.enabled },
   };
 }

@@ -44,10 +44,20 @@ function run(bound: BoundRequest, plan: readonly EngineAttempt[], path: RequestP
         signal?.removeEventListener('abort', onAbort);
         resolve(result);
       },
-      { context: sender, purpose: range ? 'resume' : 'request' },
+      { context: sender, purpose: range ? 'resume' : 'request', retry: retries(bound, path) },
     );
     signal?.addEventListener('abort', onAbort);
   });
+}
+
+/**
+ * Every replica failed: core's retry rounds (a backoff, then the plan again, within the
+ * policy's window) for a page's subresources; not for a navigation, whose readable error page
+ * (listing what was tried) comes at once rather than after half a minute of a blank page, nor
+ * when offline copies answer such a request at once (RequestPath.retryFailedRequests).
+ */
+function retries(bound: BoundRequest, path: RequestPath): boolean {
+  return bound.request.mode !== 'navigate' && path.retryFailedRequests;
 }
 
 /** How this request's exchanges reach the replicas, with the plugins' callbacks around each. */

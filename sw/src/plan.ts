@@ -20,6 +20,12 @@ export interface RequestPath {
   lifecycle: Lifecycle;
   /** What the worker remembers of replicas' URLs: probe targets, sizes, stale bindings (server-memory.ts). */
   memory: ServerMemory;
+  /**
+   * Every replica failed: whether a subresource's request is tried again after a backoff (core's
+   * retry rounds). False when a plugin answers such a request at once (offline copies:
+   * stale-if-error, RFC 5861 §4). A navigation is never retried (attempt.ts).
+   */
+  retryFailedRequests: boolean;
 }
 
 /** The body size the binding row announces, when it has one (issue 11: size-aware policies). */

@@ -47,6 +47,12 @@ export interface RunOptions<C = unknown> {
   onBodyComplete?: (server: ServerId) => void;
   /** The body size the run expects (bytes), for the in-flight ledger; default: what plan() knew or estimated for this plan. */
   sizeBytes?: number;
+  /**
+   * false: no retry rounds for this run (ClientPolicy.retryAfterMs), it fails once every
+   * attempt failed: for a driver with another answer then (the worker's offline copies, served
+   * at once as stale-if-error, RFC 5861 §4). Default true.
+   */
+  retry?: boolean;
 }
 
 function holds(attempts: readonly EngineAttempt[], server: ServerId): boolean {
@@ -145,7 +151,7 @@ export class ClientEngine<R, C = unknown> {
       admitHedge: shared.admitHedge,
       admitFailover: shared.admitFailover,
       connectionsOf: shared.connectionsOf,
-      retryAfterMs: shared.retryAfterMs,
+      retryAfterMs: options.retry === false ? undefined : shared.retryAfterMs,
       retryOrder: shared.retryOrder,
       hooks: shared.hooks,
       purpose: options.purpose ?? 'request',
