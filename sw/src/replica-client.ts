@@ -62,6 +62,7 @@ export class ReplicaClient {
   /** Resolves when the stored state and bindings are loaded (never rejects). */
   readonly ready: Promise<void>;
   private loaded = false;
+  private restoreDeadline: Promise<false> | undefined;
   private readonly parts: ClientParts;
   private readonly router: Router;
   private readonly startedAtMs = Date.now();
@@ -99,7 +100,8 @@ export class ReplicaClient {
   async respond(request: Request, io: RespondIO): Promise<Response> {
     this.reporter.count('intercepted');
     try {
-      if (!this.loaded) await this.ready;
+      // The stored state first (a request planned on an empty state goes to the origin's first replica), within a bound.
+      if (!this.loaded && !(await this.restoredInTime())) return await io.fetch(request).catch(() => Response.error());
       if (this.bindings.learning) await this.bindings.settled();
       const enabled = this.isEnabled;
       const resolved = enabled ? this.router.resolved(request) : undefined;
@@ -214,6 +216,16 @@ export class ReplicaClient {
       },
       fetch: this.parts.plainFetch,
     });
+  }
+
+  /**
+   * Resolves true once the stored state is restored, or false when it is not within
+   * restoreWaitMs of the worker's start (a blocked IndexedDB): the request then fails open.
+   * The restore still completes later and merges with what was learned meanwhile.
+   */
+  private restoredInTime(): Promise<boolean> {
+    this.restoreDeadline ??= new Promise<false>((resolve) => setTimeout(() => resolve(false), Math.max(0, this.startedAtMs + this.options.restoreWaitMs - Date.now())));
+    return Promise.race([this.ready.then(() => true), this.restoreDeadline]);
   }
 
   private async load(): Promise<void> {
