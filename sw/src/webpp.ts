@@ -33,9 +33,10 @@ declare global {
 (() => {
   if (window.webpp) return;
   const CHANNEL = 'webpp';
-  // messages.ts EVENTS_SUBSCRIBE, EVENTS_HELLO, EVENTS_LEASE_MS (literal: the page script imports no worker code).
+  // messages.ts EVENTS_SUBSCRIBE, EVENTS_HELLO, EVENTS_LEASE_MS, FLUSH_REQUEST (literal: the page script imports no worker code).
   const SUBSCRIBE = 'webpp:subscribe';
   const HELLO = 'webpp:hello';
+  const FLUSH = 'webpp:flush';
   const LEASE_MS = 60_000;
   const OFF_KEY = 'webpp:off';
   const ANSWER_TIMEOUT_MS = 5_000;
@@ -191,6 +192,28 @@ declare global {
     worker.postMessage({ ...payload, type }, [channel.port2]);
     return timeout(answer, `${type}`);
   };
+
+  // The worker writes what it learns (bindings, the policy's state) to IndexedDB in batches, at
+  // most once a second. A browser that quits or kills the worker without grace loses what was
+  // not written yet: after a first visit, everything, and the next start binds nothing. So the
+  // page asks for the write when its load is over and when it is hidden (Page Lifecycle API:
+  // "hidden" is the last state a page is sure to see), and only when it loaded something since
+  // it last asked (a hidden tab must not wake a stopped worker for nothing).
+  let loadedSinceFlush = true;
+  const flushState = (): void => {
+    const worker = container?.controller;
+    if (!worker || !loadedSinceFlush) return;
+    loadedSinceFlush = false;
+    worker.postMessage({ type: FLUSH }, [new MessageChannel().port2]);
+  };
+  try {
+    new PerformanceObserver(() => void (loadedSinceFlush = true)).observe({ type: 'resource' });
+  } catch {
+    // no Resource Timing: flush on every hide
+  }
+  if (document.readyState === 'complete') flushState();
+  else window.addEventListener('load', flushState, { once: true });
+  document.addEventListener('visibilitychange', () => void (document.visibilityState === 'hidden' && flushState()));
 
   // <object data> and <embed src> loads bypass the worker in Chromium, so they do not fail over
   // with the page. When one fails, or its server is down (the worker checks), it is moved to
