@@ -83,14 +83,6 @@ export type PublicWorkerOptionsInput = Partial<Omit<PublicWorkerOptions, 'featur
 export const WORKER_INTERNALS = Object.freeze({
   /** Latency-table and bindings writes to IndexedDB are batched at most this often: off the hot path, and a crash loses at most a second of samples. */
   flushDelayMs: 1_000,
-  /**
-   * How long, from the worker's start, a request waits for the stored state (one IndexedDB
-   * read) before it is sent as it is, as if there were no worker (fail open). The read took
-   * 5–24 ms at a cold start in the page-cost traces (machine load 12–30); one that takes a
-   * second is a blocked or broken database (another tab's version change, a stalled disk),
-   * and a page must not wait on it.
-   */
-  restoreWaitMs: 1_000,
   /** Recent decisions and events the state snapshot keeps: a dashboard's screenful, a few kilobytes of memory. */
   historySize: 200,
   /**

@@ -42,6 +42,15 @@ export type { ReplicaClientOptions } from './client-options.js';
 
 export type { Route } from './route.js';
 
+/**
+ * How long, from the worker's start, a request waits for the stored state (one IndexedDB
+ * read) before it is sent as it is, as if there were no worker (fail open). The read took
+ * 5–24 ms at a cold start in the page-cost traces (machine load 12–30); one that takes a
+ * second is a blocked or broken database (another tab's version change, a stalled disk),
+ * and a page must not wait on it.
+ */
+const RESTORE_WAIT_MS = 1_000;
+
 /** A stage that may answer a fetch event before route and respond (batch transmission). */
 export interface FrontStage {
   /** Answers the event (respondWith) and returns true when it handles it. Never throws. */
@@ -220,11 +229,11 @@ export class ReplicaClient {
 
   /**
    * Resolves true once the stored state is restored, or false when it is not within
-   * restoreWaitMs of the worker's start (a blocked IndexedDB): the request then fails open.
+   * RESTORE_WAIT_MS of the worker's start (a blocked IndexedDB): the request then fails open.
    * The restore still completes later and merges with what was learned meanwhile.
    */
   private restoredInTime(): Promise<boolean> {
-    this.restoreDeadline ??= new Promise<false>((resolve) => setTimeout(() => resolve(false), Math.max(0, this.startedAtMs + this.options.restoreWaitMs - Date.now())));
+    this.restoreDeadline ??= new Promise<false>((resolve) => setTimeout(() => resolve(false), Math.max(0, this.startedAtMs + RESTORE_WAIT_MS - Date.now())));
     return Promise.race([this.ready.then(() => true), this.restoreDeadline]);
   }
 

@@ -129,9 +129,9 @@ describe('ReplicaClient', () => {
     expect(events.some((event) => event.type === 'internal-error' && event.message.includes('policy bug'))).toBe(true);
   });
 
-  it('fails open when the stored state does not come: a request waits at most restoreWaitMs, then goes out as it is', async () => {
+  it('fails open when the stored state does not come: a request waits at most a second, then goes out as it is', async () => {
     const stuck = { ...memoryKeyValueStore(), getMany: () => new Promise<unknown[]>(() => undefined) }; // a blocked IndexedDB
-    const { instance } = client({ storage: stuck, internal: { preset: 'fast', flushDelayMs: 0, restoreWaitMs: 50 } });
+    const { instance } = client({ storage: stuck });
     const request = new Request(`${primary.origin}/file.txt`);
     expect(instance.route(request)).toBe('wait');
     const response = await instance.respond(request, eventIO());
