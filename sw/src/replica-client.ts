@@ -176,9 +176,10 @@ export class ReplicaClient {
    * The worker's whole fetch pipeline for one event: the batch stage (if enabled), then
    * route and respond. Returns false when the worker does not answer (no respondWith), so
    * the browser fetches the request itself. `fetcher` sends the event's requests (the bundled
-   * worker's takes a navigation's preload response: navigation-preload.ts).
+   * worker's takes a navigation's preload response: navigation-preload.ts), and `preferred` is
+   * the server whose answer it already has on its way (RespondIO.preferred).
    */
-  handleFetch(event: FetchEvent, fetcher: (request: Request) => Promise<Response> = (request) => fetch(request)): boolean {
+  handleFetch(event: FetchEvent, fetcher: (request: Request) => Promise<Response> = (request) => fetch(request), preferred?: string): boolean {
     if (this.batching?.handleFetch(event)) return true;
     let route: Route;
     try {
@@ -187,7 +188,7 @@ export class ReplicaClient {
       return false; // fail open: the browser fetches as if there were no worker
     }
     if (route === 'pass') return false;
-    event.respondWith(this.respond(event.request, { fetch: fetcher, waitUntil: (promise) => event.waitUntil(promise) }));
+    event.respondWith(this.respond(event.request, { fetch: fetcher, waitUntil: (promise) => event.waitUntil(promise), ...(preferred === undefined ? {} : { preferred }) }));
     return true;
   }
 

@@ -106,7 +106,7 @@ export class ClientEngine<R, C = unknown> {
     if (known) policy.learnSize?.(input.logicalUrl, input.sizeBytes as number);
     const sizeBytes = known ? input.sizeBytes : policy.estimateSizeBytes?.(input.logicalUrl);
     const inFlight = this.inFlight.snapshot(nowMs);
-    const planned = policy.plan({ logicalUrl: input.logicalUrl, method: input.method, candidates: input.candidates, sizeBytes: input.sizeBytes, nowMs, ...(inFlight.length > 0 ? { inFlight } : {}) });
+    const planned = policy.plan({ logicalUrl: input.logicalUrl, method: input.method, candidates: input.candidates, sizeBytes: input.sizeBytes, nowMs, ...(inFlight.length > 0 ? { inFlight } : {}), ...(input.preferred === undefined ? {} : { preferred: input.preferred }) });
     const plan: EngineAttempt[] = [];
     let last: EngineAttempt[] | undefined;
     for (const attempt of planned) {

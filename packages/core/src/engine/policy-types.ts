@@ -23,6 +23,12 @@ export interface PlanInput {
    * in-flight.ts): the queue a new request joins (issue 22 §2, bursts). Absent: none known.
    */
   inFlight?: readonly InFlightExchange[] | undefined;
+  /**
+   * A server whose answer costs this client less in a way the policy cannot see (the worker:
+   * the own origin of a navigation, whose request the browser already sent as the navigation
+   * preload). A policy may put it first where it predicts no gain elsewhere. Absent: none.
+   */
+  preferred?: ServerId | undefined;
 }
 
 /** One exchange this client has in flight (in-flight.ts). */
