@@ -197,23 +197,18 @@ declare global {
   // most once a second. A browser that quits or kills the worker without grace loses what was
   // not written yet: after a first visit, everything, and the next start binds nothing. So the
   // page asks for the write when its load is over and when it is hidden (Page Lifecycle API:
-  // "hidden" is the last state a page is sure to see), and only when it loaded something since
-  // it last asked (a hidden tab must not wake a stopped worker for nothing).
-  let loadedSinceFlush = true;
+  // "hidden" is the last state a page is sure to see), and only when its performance timeline
+  // grew since it last asked (a hidden tab must not wake a stopped worker for nothing).
+  let timelineSeen = 0;
   const flushState = (): void => {
-    const worker = container?.controller;
-    if (!worker || !loadedSinceFlush) return;
-    loadedSinceFlush = false;
-    worker.postMessage({ type: FLUSH }, [new MessageChannel().port2]);
+    const timeline = performance.getEntries().length;
+    if (!container?.controller || timeline === timelineSeen) return;
+    timelineSeen = timeline;
+    container.controller.postMessage({ type: FLUSH }, [new MessageChannel().port2]);
   };
-  try {
-    new PerformanceObserver(() => void (loadedSinceFlush = true)).observe({ type: 'resource' });
-  } catch {
-    // no Resource Timing: flush on every hide
-  }
   if (document.readyState === 'complete') flushState();
-  else window.addEventListener('load', flushState, { once: true });
-  document.addEventListener('visibilitychange', () => void (document.visibilityState === 'hidden' && flushState()));
+  else addEventListener('load', flushState);
+  document.addEventListener('visibilitychange', () => document.hidden && flushState());
 
   // <object data> and <embed src> loads bypass the worker in Chromium, so they do not fail over
   // with the page. When one fails, or its server is down (the worker checks), it is moved to
