@@ -30,8 +30,8 @@ function fromDescription(view: PolicyServerView, nowMs: number): ServerView {
     expired: false,
     probeIntervalMs: 0,
     nextProbeInMs: view.nextProbeAtMs === undefined ? null : Math.max(0, view.nextProbeAtMs - nowMs),
-    ...(view.throughputBytesPerMs === undefined ? {} : { throughputBytesPerMs: view.throughputBytesPerMs }),
-    ...(view.protocol === undefined ? {} : { protocol: view.protocol }),
+    throughputBytesPerMs: view.throughputBytesPerMs,
+    protocol: view.protocol,
   };
 }
 

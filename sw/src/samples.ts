@@ -36,7 +36,7 @@ export class SampleStage {
       queue: options.queue,
       sink: {
         record: (server, ttfbMs, kind, body?: BodyTiming, protocol?: string) =>
-          options.observe({ server, purpose: kind, outcome: 'served', nowMs: Date.now(), ttfbMs, ...(body ?? {}), ...(protocol === undefined ? {} : { protocol }) }),
+          options.observe({ server, purpose: kind, outcome: 'served', nowMs: Date.now(), ttfbMs, ...body, protocol }),
         skipped: (server) => options.onCacheHit?.(server),
         queued: (server) => options.onQueued?.(server),
       },

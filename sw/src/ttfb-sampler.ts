@@ -252,7 +252,7 @@ export class TtfbSampler {
       return;
     }
     const ttfbMs = entryTtfbMs(entry);
-    const protocol = entry.nextHopProtocol === undefined || entry.nextHopProtocol === '' ? undefined : entry.nextHopProtocol;
+    const protocol = entry.nextHopProtocol || undefined;
     if (ttfbMs === undefined) this.recordFetchTimed(sample, untimedEntryMs(entry), protocol);
     else this.record(sample, ttfbMs, entryBody(entry), protocol);
   }
@@ -288,9 +288,7 @@ export class TtfbSampler {
   private record(sample: PendingSample, ttfbMs: number, body?: BodyTiming, protocol?: string): void {
     const failedAtMs = this.failedAtMs.get(sample.server);
     if (failedAtMs !== undefined && sample.headersAtMs < failedAtMs) return; // older than the failure
-    if (protocol !== undefined) this.sink.record(sample.server, ttfbMs, sample.kind, body, protocol);
-    else if (body) this.sink.record(sample.server, ttfbMs, sample.kind, body);
-    else this.sink.record(sample.server, ttfbMs, sample.kind);
+    this.sink.record(sample.server, ttfbMs, sample.kind, body, protocol);
   }
 }
 

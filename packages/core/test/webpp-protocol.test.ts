@@ -11,7 +11,6 @@ import { ClientEngine, createWebppPolicy, type EngineIO, type Exchange, type Exc
 import { seededRandom } from './fake-clock.js';
 
 const A = 'http://a.localhost:8081';
-const B = 'http://b.localhost:8082';
 const KB = 1024;
 const T0 = 1_700_000_000_000;
 
@@ -56,22 +55,6 @@ describe("a replica's protocol in the client's own queue", () => {
       policy.observe({ server: A, purpose: 'request', outcome: 'timeout', nowMs, queuedAhead: 6 });
       expect(policy.describe(nowMs).find((view) => view.server === A)?.state, protocol).toBe(state);
     }
-  });
-
-  it('keeps the protocol in its stored state, and ignores a stored value that is no protocol id', () => {
-    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
-    const nowMs = teach(policy, A, 'h3');
-    teach(policy, B);
-    const restored = createWebppPolicy({ random: seededRandom(1), now: () => nowMs });
-    restored.restore(JSON.parse(JSON.stringify(policy.snapshot())));
-    expect(restored.describe(nowMs).find((view) => view.server === A)?.protocol).toBe('h3');
-    expect(restored.describe(nowMs).find((view) => view.server === B)?.protocol).toBeUndefined();
-    const stored = JSON.parse(JSON.stringify(policy.snapshot())) as { servers: Record<string, { protocol?: unknown }> };
-    stored.servers[A]!.protocol = '<script>';
-    const hostile = createWebppPolicy({ random: seededRandom(1), now: () => nowMs });
-    hostile.restore(stored);
-    expect(hostile.describe(nowMs).find((view) => view.server === A)).toMatchObject({ state: 'available' });
-    expect(hostile.describe(nowMs).find((view) => view.server === A)?.protocol).toBeUndefined();
   });
 
   it('the engine passes a head\'s protocol (ExchangeHead.protocol, the simulator\'s) into the exchange\'s sample', () => {

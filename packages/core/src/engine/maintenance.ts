@@ -90,7 +90,7 @@ export class BackgroundRequests<R, C = unknown> {
     this.inFlight.add(request.server);
     const sentAtMs = io.now();
     let done = false;
-    let head: { status: number; ttfbMs?: number; protocol?: string } | undefined;
+    let head: { status: number; ttfbMs?: number } | undefined;
     const finish = (outcome: ExchangeSample['outcome'], extra: Partial<ExchangeSample> = {}, report = true): void => {
       if (done) return;
       done = true;
@@ -99,7 +99,6 @@ export class BackgroundRequests<R, C = unknown> {
       if (outcome !== 'served') cancel();
       this.inFlight.delete(request.server);
       const sample: ExchangeSample = { server: request.server, purpose: request.purpose, outcome, nowMs: io.now(), ...extra };
-      if (head?.protocol !== undefined) sample.protocol = head.protocol;
       if (outcome !== 'served' && hooks?.fetchDidFail) safe(() => hooks.fetchDidFail!(exchange, outcome));
       if (report) this.options.learn(sample);
       const measured = head && sample.ttfbMs === undefined ? { ...sample, ttfbMs: io.now() - sentAtMs } : sample;
@@ -112,7 +111,7 @@ export class BackgroundRequests<R, C = unknown> {
     cancel = io.send(exchange, {
       head: (answer) => {
         if (done || head) return;
-        head = { status: answer.status, ...(answer.ttfbMs === undefined ? {} : { ttfbMs: answer.ttfbMs }), ...(answer.protocol === undefined ? {} : { protocol: answer.protocol }) };
+        head = { status: answer.status, ...(answer.ttfbMs === undefined ? {} : { ttfbMs: answer.ttfbMs }) };
         if (hooks?.fetchDidSucceed) safe(() => hooks.fetchDidSucceed!(exchange, head!));
         const measured = answer.ttfbMs === undefined ? {} : { ttfbMs: answer.ttfbMs };
         if (answer.status >= 500) return finish('server-error', { ...measured, status: answer.status });

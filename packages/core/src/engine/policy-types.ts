@@ -142,7 +142,7 @@ export interface ExchangeSample {
    * (given with Timing-Allow-Origin), the simulator from its world. It tells how many
    * exchanges the server takes at once from this client (queue-ahead.ts, connectionsFor).
    */
-  protocol?: string;
+  protocol?: string | undefined;
 }
 
 /**

@@ -52,7 +52,7 @@ const STREAMS_PER_MULTIPLEXED_CONNECTION = 100;
  * or not known) gets CONNECTIONS_PER_SERVER.
  */
 export function connectionsFor(protocol: string | undefined): number {
-  return protocol === 'h2' || protocol === 'h3' || protocol?.startsWith('h3-') === true ? STREAMS_PER_MULTIPLEXED_CONNECTION : CONNECTIONS_PER_SERVER;
+  return protocol === 'h2' || protocol === 'h3' ? STREAMS_PER_MULTIPLEXED_CONNECTION : CONNECTIONS_PER_SERVER;
 }
 
 export interface QueueAhead {

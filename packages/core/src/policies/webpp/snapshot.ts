@@ -18,8 +18,6 @@ const MAX_SERVER_ID_LENGTH = 2_048;
 const MAX_BUCKET_INDEX = 1_000;
 /** Most servers restored. */
 const MAX_SERVERS = 256;
-/** A protocol as Resource Timing's nextHopProtocol names it (an ALPN id: 'http/1.1', 'h2', 'h3'). */
-const PROTOCOL_ID = /^[a-z0-9][a-z0-9./-]{0,15}$/;
 
 interface ServerRowJSON {
   ttfb: SketchJSON;
@@ -32,8 +30,6 @@ interface ServerRowJSON {
   sampleCount: number;
   lastSampleAtMs: number;
   updatedAtMs: number;
-  /** The protocol its answers came over (absent: not known; rows of older versions have none). */
-  protocol?: string;
 }
 
 export interface WebppSnapshot {
@@ -56,7 +52,6 @@ export function toSnapshot(records: Iterable<ServerRecord>): WebppSnapshot {
       sampleCount: record.sampleCount,
       lastSampleAtMs: record.lastSampleAtMs,
       updatedAtMs: record.updatedAtMs,
-      ...(record.protocol === undefined ? {} : { protocol: record.protocol }),
     };
   }
   return { formatVersion: SNAPSHOT_FORMAT_VERSION, policy: 'webpp', servers };
@@ -109,7 +104,6 @@ function recordFrom(server: ServerId, row: unknown, options: WebppOptions, nowMs
   record.sampleCount = row['sampleCount'] as number;
   record.lastSampleAtMs = Math.min(row['lastSampleAtMs'] as number, nowMs);
   record.updatedAtMs = isCount(row['updatedAtMs']) ? Math.min(row['updatedAtMs'], nowMs) : record.lastSampleAtMs;
-  if (typeof row['protocol'] === 'string' && PROTOCOL_ID.test(row['protocol'])) record.protocol = row['protocol'];
   return record;
 }
 
