@@ -24,7 +24,7 @@ import type { EquivalentSet } from './equivalent-set.js';
 import { keepDrawn, spreadWeights, type SpreadStates } from './load-spread.js';
 import type { PushedLoads } from './pushed-load.js';
 import { seedOrder, type Aggregates } from './seed.js';
-import { queueAhead } from './queue-ahead.js';
+import { connectionsFor, queueAhead } from './queue-ahead.js';
 import { preferredEquivalent } from './preferred.js';
 
 /** What push, the equivalent-server set and first-visit seeding add to planning (issue 13). */
@@ -64,7 +64,7 @@ export function planAttempts(
     if (input.inFlight === undefined) return 0;
     const record = records.get(server);
     const ttfbMeanMs = record?.measured === true ? record.ttfb.meanMs() : options.initialTimeoutMs / options.timeoutQuantileMultiple;
-    const queue = queueAhead(server, input.inFlight, sizeBytes, ttfbMeanMs, record?.throughput.bytesPerMs(), input.nowMs);
+    const queue = queueAhead(server, input.inFlight, sizeBytes, ttfbMeanMs, record?.throughput.bytesPerMs(), input.nowMs, connectionsFor(record?.protocol));
     return queue.connectionWaitMs + queue.sharedLinkMs;
   };
   const attempt = (server: ServerId, reason: string, extra: Partial<PlannedAttempt> = {}): PlannedAttempt => {
