@@ -48,8 +48,9 @@ export function plan(request: Request, resolved: ResolvedBinding, io: RespondIO,
     memory.probeUrls.remember(server, url, sizeBytes);
   }
   const candidates = [...physicalByServer.keys()];
+  const preferred = io.preferred !== undefined && physicalByServer.has(io.preferred) ? { preferred: io.preferred } : {};
   const attempts = engine.plan(
-    { logicalUrl: resolved.logical, method: request.method, candidates, ...size },
+    { logicalUrl: resolved.logical, method: request.method, candidates, ...size, ...preferred },
     (server) => physicalByServer.get(server),
     (server) => memory.staleBindings.isStale(physicalByServer.get(server)!, resolved.directoryVersion),
   );

@@ -142,6 +142,7 @@ class SimulatedExchange implements ExchangeHandlers {
     private requestStartMs: number,
     private readonly bodyBytes: number,
     private readonly policy: ClientPolicy,
+    private readonly protocol: string | undefined,
   ) {}
 
   onSent(atMs: number): void {
@@ -154,7 +155,7 @@ class SimulatedExchange implements ExchangeHandlers {
     if (pushed !== undefined && this.policy.learnPushedServiceTime) {
       for (const value of pushed) this.policy.learnPushedServiceTime(value.server, value.serviceMs, ENGINE_EPOCH_MS + value.atMs, value.utilisation);
     }
-    this.events.head({ status, ttfbMs: atMs - this.requestStartMs, response: undefined });
+    this.events.head({ status, ttfbMs: atMs - this.requestStartMs, response: undefined, ...(this.protocol === undefined ? {} : { protocol: this.protocol }) });
   }
 
   onComplete(atMs: number): void {
@@ -184,7 +185,7 @@ function sendExchange(
   // A retry round's exchange is a new request with luck of its own (else a retry on a shedding server would be shed again, by the same draw).
   const runKey = context ? (context.resume === 0 ? context.request.key : `${context.request.key}#resume${context.resume}`) : backgroundKey();
   const key = exchange.retryRound === undefined ? runKey : `${runKey}#retry${exchange.retryRound}`;
-  const handlers = new SimulatedExchange(events, environment.queue.now(), bodyBytes, policy);
+  const handlers = new SimulatedExchange(events, environment.queue.now(), bodyBytes, policy, environment.protocol);
   const handle = environment.network.send(
     { server: exchange.server, method: exchange.method === 'head' ? 'HEAD' : 'GET', bodyBytes, key, purpose: purposeOf(exchange) },
     handlers,

@@ -110,6 +110,11 @@ export class ClientEngine<R, C = unknown> {
     return this.io.now();
   }
 
+  /** Runs `run` after `delayMs` on the engine's clock and timers (the driver's own, e.g. a look again at a running body). */
+  setTimer(delayMs: number, run: () => void): Cancel {
+    return this.io.setTimer(delayMs, run);
+  }
+
   /**
    * Plan: the policy's attempts, kept to the candidates the driver can reach (`targetOf`),
    * one per server. `demote`: servers that go last whatever the policy says (the worker's
@@ -123,7 +128,7 @@ export class ClientEngine<R, C = unknown> {
     if (known) policy.learnSize?.(input.logicalUrl, input.sizeBytes as number);
     const sizeBytes = known ? input.sizeBytes : policy.estimateSizeBytes?.(input.logicalUrl);
     const inFlight = this.inFlight.snapshot(nowMs);
-    const planned = policy.plan({ logicalUrl: input.logicalUrl, method: input.method, candidates: input.candidates, sizeBytes: input.sizeBytes, nowMs, ...(inFlight.length > 0 ? { inFlight } : {}) });
+    const planned = policy.plan({ logicalUrl: input.logicalUrl, method: input.method, candidates: input.candidates, sizeBytes: input.sizeBytes, nowMs, ...(inFlight.length > 0 ? { inFlight } : {}), ...(input.preferred === undefined ? {} : { preferred: input.preferred }) });
     const plan: EngineAttempt[] = [];
     let last: EngineAttempt[] | undefined;
     for (const attempt of planned) {

@@ -23,6 +23,12 @@ export interface PlanInput {
    * in-flight.ts): the queue a new request joins (issue 22 §2, bursts). Absent: none known.
    */
   inFlight?: readonly InFlightExchange[] | undefined;
+  /**
+   * A server whose answer costs this client less in a way the policy cannot see (the worker:
+   * the own origin of a navigation, whose request the browser already sent as the navigation
+   * preload). A policy may put it first where it predicts no gain elsewhere. Absent: none.
+   */
+  preferred?: ServerId | undefined;
 }
 
 /** One exchange this client has in flight (in-flight.ts). */
@@ -136,6 +142,13 @@ export interface ExchangeSample {
    * learnPushedServiceTime delivered during the exchange, if any.
    */
   serviceMs?: number;
+  /**
+   * The ALPN protocol of the connection that carried the exchange ('http/1.1', 'h2', 'h3'),
+   * when the driver knows it: the worker from its Resource Timing entry's nextHopProtocol
+   * (given with Timing-Allow-Origin), the simulator from its world. It tells how many
+   * exchanges the server takes at once from this client (queue-ahead.ts, connectionsFor).
+   */
+  protocol?: string | undefined;
 }
 
 /**
@@ -272,6 +285,8 @@ export interface PolicyServerView {
   lastSampleAtMs: number;
   /** When a failed server is next probed. */
   nextProbeAtMs?: number;
+  /** The protocol its answers came over ('http/1.1', 'h2', 'h3'), once a sample said (ExchangeSample.protocol). */
+  protocol?: string;
 }
 
 export interface PolicyDeps {

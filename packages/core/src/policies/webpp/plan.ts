@@ -24,7 +24,8 @@ import type { EquivalentSet } from './equivalent-set.js';
 import { keepDrawn, spreadWeights, type SpreadStates } from './load-spread.js';
 import type { PushedLoads } from './pushed-load.js';
 import { seedOrder, type Aggregates } from './seed.js';
-import { queueAhead } from './queue-ahead.js';
+import { connectionsFor, queueAhead } from './queue-ahead.js';
+import { preferredEquivalent } from './preferred.js';
 
 /** What push, the equivalent-server set and first-visit seeding add to planning (issue 13). */
 export interface HerdContext {
@@ -63,7 +64,7 @@ export function planAttempts(
     if (input.inFlight === undefined) return 0;
     const record = records.get(server);
     const ttfbMeanMs = record?.measured === true ? record.ttfb.meanMs() : options.initialTimeoutMs / options.timeoutQuantileMultiple;
-    const queue = queueAhead(server, input.inFlight, sizeBytes, ttfbMeanMs, record?.throughput.bytesPerMs(), input.nowMs);
+    const queue = queueAhead(server, input.inFlight, sizeBytes, ttfbMeanMs, record?.throughput.bytesPerMs(), input.nowMs, connectionsFor(record?.protocol));
     return queue.connectionWaitMs + queue.sharedLinkMs;
   };
   const attempt = (server: ServerId, reason: string, extra: Partial<PlannedAttempt> = {}): PlannedAttempt => {
@@ -85,6 +86,9 @@ export function planAttempts(
     .map((server) => attempt(server, 'last-resort-failed'));
   const seeded = coldSpread(seedOrder(unmeasured, herd.pushed, herd.aggregates, input.nowMs, options), input.inFlight);
   if (measured.length === 0) {
+    // Nothing measured: a preferred server (preferred.ts) is as good a first guess as the origin's order, and costs less.
+    const preferredAt = seeded.findIndex((seed) => seed.server === input.preferred);
+    if (preferredAt > 0) seeded.unshift(...seeded.splice(preferredAt, 1));
     const pushedKnown = seeded.some((seed) => herd.pushed.get(seed.server)?.serviceMs !== undefined);
     const race = coldRaceAllowed && !pushedKnown ? coldRace(seeded, input.inFlight, input.sizeBytes, options) : 0;
     return [
@@ -114,9 +118,12 @@ export function planAttempts(
   const state = herd.spreads.of(candidates);
   const spread = spreadWeights(estimates, members, queueing, options, state.spill, input.nowMs);
   const picked = keepDrawn(spread, state, herd.random, options, ranked[0]?.server, state.spill.loaded);
-  const best = ranked.find((scored) => scored.server === picked) as Scored;
+  const drawn = ranked.find((scored) => scored.server === picked) as Scored;
+  // A preferred server (the own origin of a navigation: its preload is on its way) where the policy predicts no gain elsewhere (preferred.ts).
+  const preferred = preferredEquivalent(input.preferred, ranked[0] as Scored, ranked, new Set(members.map((member) => member.server)), effective);
+  const best = preferred ?? drawn;
   const rest = ranked.filter((scored) => scored !== best);
-  const why = best === ranked[0] ? 'lowest-expected-time' : 'equivalent-set';
+  const why = best === ranked[0] ? 'lowest-expected-time' : preferred !== undefined ? 'preferred-equivalent' : 'equivalent-set';
   const attempts: PlannedAttempt[] = [attempt(best.server, best.hedge ? `${why}-hedged` : why)];
   if (best.hedge) attempts.push(attempt(best.hedge.partner.server, 'hedge', { hedgeAfterMs: best.hedge.delayMs }));
   for (const other of rest) {
