@@ -4,7 +4,8 @@
  * Section 4.1, and packages/core/src/policies); this stage only gives it what the worker
  * knows: the candidates of the binding, the body size when known (the binding's, else an
  * earlier answer's; issue 11), and which physical URLs answered 404/410 under this directory
- * version (they go last: they may be back later). Then attempt.ts.
+ * version (they go last: they may be back later), and for a navigation, that the own origin is
+preferred among equivalent replicas. Then attempt.ts.
  */
 import { serverOf } from '@webpp/core';
 import type { ClientEngine, ResolvedBinding, ServerId } from '@webpp/core';
@@ -23,7 +24,7 @@ export interface RequestPath {
 }
 
 /** The body size the binding row announces, when it has one (issue 11: size-aware policies). */
-function announcedSize(resolved: ResolvedBinding): number | undefined {
+export function announcedSize(resolved: ResolvedBinding): number | undefined {
   if (resolved.logical !== resolved.binding.logical) return undefined; // only for the very URL it binds, not a query variant
   const sizeBytes = (resolved.binding as { sizeBytes?: unknown }).sizeBytes;
   return typeof sizeBytes === 'number' && Number.isFinite(sizeBytes) && sizeBytes >= 0 ? sizeBytes : undefined;
@@ -42,8 +43,13 @@ export function plan(request: Request, resolved: ResolvedBinding, io: RespondIO,
     memory.probeUrls.remember(server, url, sizeBytes);
   }
   const candidates = [...physicalByServer.keys()];
+  // A navigation goes to the own origin first where the policy holds it as good as the best
+  // (PlanInput.prefer): then navigation preload's request is the one the plan wants
+  // (navigation-preload.ts), and the page's subresources may go to the network directly (direct.ts).
+  const own = serverOf(`${path.selfOrigin}/`);
+  const prefer = request.mode === 'navigate' && physicalByServer.has(own) ? { prefer: own } : {};
   const attempts = engine.plan(
-    { logicalUrl: resolved.logical, method: request.method, candidates, ...size },
+    { logicalUrl: resolved.logical, method: request.method, candidates, ...size, ...prefer },
     (server) => physicalByServer.get(server),
     (server) => memory.staleBindings.isStale(physicalByServer.get(server)!, resolved.directoryVersion),
   );

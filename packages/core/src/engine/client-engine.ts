@@ -106,7 +106,15 @@ export class ClientEngine<R, C = unknown> {
     if (known) policy.learnSize?.(input.logicalUrl, input.sizeBytes as number);
     const sizeBytes = known ? input.sizeBytes : policy.estimateSizeBytes?.(input.logicalUrl);
     const inFlight = this.inFlight.snapshot(nowMs);
-    const planned = policy.plan({ logicalUrl: input.logicalUrl, method: input.method, candidates: input.candidates, sizeBytes: input.sizeBytes, nowMs, ...(inFlight.length > 0 ? { inFlight } : {}) });
+    const planned = policy.plan({
+      logicalUrl: input.logicalUrl,
+      method: input.method,
+      candidates: input.candidates,
+      sizeBytes: input.sizeBytes,
+      nowMs,
+      ...(inFlight.length > 0 ? { inFlight } : {}),
+      ...(input.prefer === undefined ? {} : { prefer: input.prefer }),
+    });
     const plan: EngineAttempt[] = [];
     let last: EngineAttempt[] | undefined;
     for (const attempt of planned) {
@@ -121,6 +129,18 @@ export class ClientEngine<R, C = unknown> {
     const hooks = this.hooks;
     if (hooks?.planned) safe(() => hooks.planned!({ logicalUrl: input.logicalUrl, plan }));
     return plan;
+  }
+
+  /**
+   * Would the policy send this request to `server` alone first (ClientPolicy.isSoleFirstChoice)?
+   * Synchronous, from the policy's memory; false when the policy cannot say.
+   */
+  isSoleFirstChoice(input: Omit<PlanInput, 'nowMs' | 'inFlight' | 'prefer'>, server: ServerId): boolean {
+    const { policy } = this;
+    if (policy.isSoleFirstChoice === undefined) return false;
+    const nowMs = this.io.now();
+    const inFlight = this.inFlight.snapshot(nowMs);
+    return policy.isSoleFirstChoice({ ...input, nowMs, ...(inFlight.length > 0 ? { inFlight } : {}) }, server);
   }
 
   /** Attempt: runs the plan; `done` gets the result once. Returns a cancel (the page's abort). */

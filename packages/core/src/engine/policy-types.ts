@@ -23,6 +23,12 @@ export interface PlanInput {
    * in-flight.ts): the queue a new request joins (issue 22 §2, bursts). Absent: none known.
    */
   inFlight?: readonly InFlightExchange[] | undefined;
+  /**
+   * A server the driver prefers among the policy's equivalent first choices (the worker: the
+   * page's own origin, which navigation preload and the platform's own fetch reach at no cost).
+   * A policy that has no notion of equivalent servers ignores it; it never overrides a better server.
+   */
+  prefer?: ServerId | undefined;
 }
 
 /** One exchange this client has in flight (in-flight.ts). */
@@ -247,6 +253,13 @@ export interface ClientPolicy {
    * undefined. The driver asks for the whole body, or for the rest as resume does.
    */
   reconsiderAtHead?(facts: HeadFacts): HeadRedecision | undefined;
+  /**
+   * True when a plan for `input` with `prefer: server` would send the request to `server`
+   * first, with no hedge, race or other attempt started around it: the driver may then let
+   * the platform fetch it (the worker leaves such a request to the browser). Synchronous and
+   * without side effects on the budgets. Absent = never.
+   */
+  isSoleFirstChoice?(input: PlanInput, server: ServerId): boolean;
   /** Plain-JSON state, persisted by the worker (IndexedDB) and restored with restore(). */
   snapshot(): unknown;
   restore(state: unknown): void;
