@@ -165,27 +165,23 @@ export function directPlugin(direct: DirectRoute, selfOrigin: string): WorkerPlu
   };
 }
 
-/** Parses the page script's 'webpp:timing' message; malformed parts are dropped. */
+const TIMING_FIELDS = ['requestStart', 'responseStart', 'responseEnd', 'transferSize', 'encodedBodySize', 'decodedBodySize', 'responseStatus'] as const;
+
+/** Parses the page script's 'webpp:timing' message; malformed parts are dropped, and a bad number is 0. */
 export function parsePageTiming(data: unknown): { entries: PageTimingEntry[]; failedUrls: string[] } {
-  const message = data as { entries?: unknown; failed?: unknown };
-  const entries: PageTimingEntry[] = [];
-  const number = (value: unknown): number => (typeof value === 'number' && Number.isFinite(value) && value >= 0 ? value : 0);
-  if (Array.isArray(message.entries)) {
-    for (const raw of message.entries.slice(0, 1_000) as unknown[]) {
-      if (!Array.isArray(raw) || typeof raw[0] !== 'string') continue;
-      const [name, requestStart, responseStart, responseEnd, transferSize, encodedBodySize, decodedBodySize, responseStatus] = raw as unknown[];
-      entries.push({
-        name: name as string,
-        requestStart: number(requestStart),
-        responseStart: number(responseStart),
-        responseEnd: number(responseEnd),
-        transferSize: number(transferSize),
-        encodedBodySize: number(encodedBodySize),
-        decodedBodySize: number(decodedBodySize),
-        responseStatus: number(responseStatus),
-      });
-    }
-  }
-  const failedUrls = Array.isArray(message.failed) ? (message.failed.slice(0, 1_000) as unknown[]).filter((url): url is string => typeof url === 'string') : [];
-  return { entries, failedUrls };
+  const { entries, failed } = data as { entries?: unknown; failed?: unknown };
+  const list = (value: unknown): unknown[] => (Array.isArray(value) ? value.slice(0, 1_000) : []);
+  return {
+    entries: list(entries)
+      .filter((raw): raw is unknown[] => Array.isArray(raw) && typeof raw[0] === 'string')
+      .map((raw) => {
+        const entry = { name: raw[0] } as Record<string, unknown>;
+        TIMING_FIELDS.forEach((field, index) => {
+          const value = raw[index + 1];
+          entry[field] = typeof value === 'number' && value >= 0 && value < Infinity ? value : 0;
+        });
+        return entry as unknown as PageTimingEntry;
+      }),
+    failedUrls: list(failed).filter((url): url is string => typeof url === 'string'),
+  };
 }

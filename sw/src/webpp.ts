@@ -245,9 +245,9 @@ declare global {
     document.addEventListener(
       'error',
       (event) => {
-        const target = event.target as { src?: unknown; href?: unknown } | null;
-        const url = typeof target?.src === 'string' && target.src ? target.src : typeof target?.href === 'string' ? target.href : '';
-        if (url.startsWith(location.origin + '/')) {
+        const target = event.target as { src?: unknown; href?: unknown };
+        const url = target.src || target.href;
+        if (typeof url === 'string' && url.startsWith(location.origin + '/')) {
           failed.push(url);
           report([]);
         }
