@@ -44,6 +44,26 @@ describe('PlanInput.prefer', () => {
     expect(drawn.size).toBeGreaterThan(1); // without the preference the policy spreads over the three
   });
 
+  it('puts it first outside the equivalent set when the difference is within the estimates\' standard error, not when samples resolve it', () => {
+    // Noisy: A 10 or 50 ms (mean 30), B and C 10 or 40 ms (mean 25): 20 % behind, outside τ_join,
+    // but one standard error of the difference (√(20²/n + 15²/n), n ≈ 20) covers the 5 ms.
+    const noisyClock = new FakeClock(T0);
+    const noisy = createWebppPolicy({ random: seededRandom(3), now: noisyClock.now });
+    for (let i = 0; i < 20; i++) {
+      noisyClock.advance(50);
+      noisy.observe(served(A, i % 2 === 0 ? 10 : 50, noisyClock.now()));
+      noisy.observe(served(B, i % 2 === 0 ? 10 : 40, noisyClock.now()));
+      noisy.observe(served(C, i % 2 === 0 ? 10 : 40, noisyClock.now()));
+    }
+    expect(noisy.plan(input(noisyClock, { prefer: A }))[0]!.server).toBe(A);
+    expect(noisy.isSoleFirstChoice(input(noisyClock), A)).toBe(true);
+    // Steady: A always 30, B and C always 25: the same 5 ms, resolved by the samples.
+    const steadyClock = new FakeClock(T0);
+    const steady = measured(steadyClock, { [A]: 30, [B]: 25, [C]: 25 });
+    expect(steady.plan(input(steadyClock, { prefer: A }))[0]!.server).not.toBe(A);
+    expect(steady.isSoleFirstChoice(input(steadyClock), A)).toBe(false);
+  });
+
   it('never puts a clearly slower preferred server first', () => {
     const clock = new FakeClock(T0);
     const policy = measured(clock, { [A]: 200, [B]: 20, [C]: 25 });

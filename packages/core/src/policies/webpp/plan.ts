@@ -22,6 +22,7 @@ import type { WebppOptions } from './options.js';
 import { timeoutMsOf, type ServerRecord } from './server-record.js';
 import type { EquivalentSet, Estimated } from './equivalent-set.js';
 import { keepDrawn, spreadWeights, type Spread, type SpreadState, type SpreadStates } from './load-spread.js';
+import { preferredFirst, type RankedServer } from './preferred.js';
 import type { PushedLoads } from './pushed-load.js';
 import { seedOrder, type Aggregates } from './seed.js';
 import { queueAhead } from './queue-ahead.js';
@@ -86,7 +87,7 @@ export function planAttempts(
   }
 
   const { ranked, members, spread, state } = rank(measured, candidates, records, options, hedgeAffordable, herd, input, queueWaitMs);
-  const preferred = preferredFirst(input.prefer, members, spread, state);
+  const preferred = preferredFirst(input.prefer, rankedServers(ranked), new Set(members.map((member) => member.server)), spread, state);
   const picked = preferred ?? keepDrawn(spread, state, herd.random, options, ranked[0]?.server, state.spill.loaded);
   const best = ranked.find((scored) => scored.server === picked) as Scored;
   const rest = ranked.filter((scored) => scored !== best);
@@ -158,16 +159,9 @@ function rank(
   return { ranked, members, spread, state };
 }
 
-/**
- * The driver's preferred server (PlanInput.prefer: the worker's own origin), when the policy
- * holds it equivalent to the best: a member of the equivalent set (Fei's thresholds, the
- * policy's own tolerance of "as good as the best") with a weight, while the set is not
- * spilling load to other servers. Any member is a choice the policy itself would draw; the
- * preference only replaces the draw. Undefined otherwise: the plan is the policy's own.
- */
-function preferredFirst(prefer: ServerId | undefined, members: readonly Estimated[], spread: readonly Spread[], state: SpreadState): ServerId | undefined {
-  if (prefer === undefined || state.spill.loaded || !members.some((member) => member.server === prefer)) return undefined;
-  return (spread.find((entry) => entry.server === prefer)?.weight ?? 0) > 0 ? prefer : undefined;
+/** The ranking as preferred.ts reads it. */
+function rankedServers(ranked: readonly Scored[]): RankedServer[] {
+  return ranked.map((scored) => ({ server: scored.server, ttfb: scored.ttfb, sampleWeight: scored.record.ttfb.weight, effectiveMs: scored.hedge?.expectedMs ?? scored.expectedMs }));
 }
 
 /**
@@ -182,7 +176,7 @@ export function soleFirstChoice(input: PlanInput, records: ReadonlyMap<ServerId,
   const measured = candidates.filter((candidate) => records.get(candidate)?.measured === true && records.get(candidate)?.state !== 'failed');
   const sizeBytes = input.method.toUpperCase() === 'HEAD' ? 0 : Math.max(0, input.sizeBytes ?? 0);
   const { ranked, members, spread, state } = rank(measured, candidates, records, options, hedgeAffordable, herd, input, queueWaitOf(input, records, options, sizeBytes));
-  if (preferredFirst(server, members, spread, state) !== server) return false;
+  if (preferredFirst(server, rankedServers(ranked), new Set(members.map((member) => member.server)), spread, state) !== server) return false;
   return ranked.find((scored) => scored.server === server)?.hedge === undefined;
 }
 
