@@ -126,7 +126,8 @@ export class DirectRoute {
    * entries of URLs passed on are samples of the own origin.
    */
   fromPage(pageId: string | undefined, entries: readonly PageTimingEntry[], failedUrls: readonly string[]): void {
-    if (pageId !== undefined && failedUrls.some((url) => this.passed.has(url))) this.pages.set(pageId, false);
+    // Any failed element of the own origin (a passed request's network error has no entry to tell it by).
+    if (pageId !== undefined && failedUrls.length > 0) this.pages.set(pageId, false);
     for (const entry of entries) {
       const pending = this.passed.get(entry.name);
       if (pending === undefined) continue;
