@@ -34,7 +34,7 @@ export interface RankedServer {
 }
 
 /** σ / √n of a server's mean first byte (ms); Infinity without samples. */
-export function standardErrorMs(server: RankedServer): number {
+function standardErrorMs(server: RankedServer): number {
   const { valuesMs, weights } = server.ttfb;
   if (!(server.sampleWeight > 0)) return Infinity;
   let mean = 0;
