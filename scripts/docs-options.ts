@@ -7,7 +7,7 @@
  *
  * `npm run docs:options` rewrites them; origin/test/options-docs.test.ts fails when a
  * table and its schema disagree. Tables: the origin plugin's, startReplicaServer's,
- * batching, memory-cache and client-aggregate options (each feature's own schema), `webpp-origin --help`, the origin's response path (its hooks in the order
+ * batching, memory-cache, client-aggregate and replication options (each feature's own schema), `webpp-origin --help`, the origin's response path (its hooks in the order
  * Fastify runs them, origin/src/compose/response-path.ts), the netem scenario format, and the worker's
  * options with the options it no longer has (sw/src/options-schema.ts), and the worker's request
  * path (its stages and lifecycle plugins, read from sw/src: scripts/request-path.ts). The schemas are
@@ -21,6 +21,7 @@ import { serverOptionsSchema } from '../origin/src/options/server-schema.js';
 import { batchOptionsSchema } from '../origin/src/batch/batch-options.js';
 import { memoryCacheOptionsSchema } from '../origin/src/features/memory-cache.js';
 import { clientAggregateOptionsSchema } from '../origin/src/features/client-aggregate.js';
+import { replicationOptionsSchema } from '../origin/src/features/replication.js';
 import { defaultMarkdown, type AnnotatedSchema } from '../origin/src/options/describe.js';
 import { HELP } from '../origin/src/cli.js';
 import {
@@ -146,6 +147,7 @@ export const BLOCKS: GeneratedBlock[] = [
   { file: 'docs/origin.md', id: 'removed-options', content: removedOriginOptionsTable },
   { file: 'docs/origin.md', id: 'memory-cache-options', content: () => optionsTable(memoryCacheOptionsSchema) },
   { file: 'docs/origin.md', id: 'client-aggregate-options', content: () => optionsTable(clientAggregateOptionsSchema) },
+  { file: 'docs/origin.md', id: 'replication-options', content: () => optionsTable(replicationOptionsSchema) },
   { file: 'docs/origin.md', id: 'cli-help', content: () => `\`\`\`\n${HELP.trimEnd()}\n\`\`\`` },
   { file: 'docs/batching.md', id: 'batch-options', content: () => optionsTable(batchOptionsSchema, ['batch']) },
   { file: 'docs/evaluation.md', id: 'scenario-fields', content: scenarioTable },

@@ -21,6 +21,11 @@ import type { OriginGauges } from './stats/prometheus.js';
 import type { MemoryCacheApi } from './cache/cache-api.js';
 
 export interface WebppOrigin {
+  /**
+   * The options in force: webppOrigin's, resolved, with those of the opt-in features the app
+   * registered from their entry points (`memoryCache*`, `batch`, `clientAggregate` and its
+   * settings, `autoReplicate` and the replication settings).
+   */
   readonly options: ResolvedOptions;
   /** Folder holding the persisted directory and the replica store. */
   readonly dataDir: string;
@@ -43,8 +48,9 @@ export interface WebppOrigin {
   /** This server's load over the sliding window (per resource and in total). */
   readonly loadTable: LoadTable;
   /**
-   * Load-driven replication (`enabled` switches it at run time; `decide()` runs one round
-   * now; `stats()`); undefined when no peers are configured.
+   * Load-driven replication (`enabled` pauses it at run time; `decide()` runs one round now;
+   * `stats()`); undefined unless the replication feature is on (`autoReplicate`, or
+   * `@webpp/origin/replication`) on a server with peers and a cluster secret.
    */
   readonly replication: ReplicationController | undefined;
   /** Lazy fetch of automatic replicas placed here (stats(), revalidateAll() runs one T_validate round now); undefined without a cluster secret. */

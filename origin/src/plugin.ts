@@ -11,7 +11,7 @@
  * response path as one table (compose/response-path.ts, run by compose/path-hooks.ts), the
  * endpoints (compose/endpoints.ts), the opt-in features its options turn on
  * (compose/features.ts: the plugins of @webpp/origin/batch, /memory-cache, /client-aggregate,
- * which an app may register itself instead) and the timers started when the app is ready
+ * /replication, which an app may register itself instead) and the timers started when the app is ready
  * (compose/lifecycle.ts).
  */
 import fp from 'fastify-plugin';

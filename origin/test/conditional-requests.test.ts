@@ -4,7 +4,8 @@
  * representation, If-Modified-Since only without If-None-Match, and a request's
  * `Cache-Control: no-cache` (which fetch adds in cache mode 'no-store') not turning a match
  * into a 200. Before, the client scripts and the peer content route matched neither `*` nor
- * a weak tag.
+ * a weak tag. A lazy copy still on its way answers through the same function
+ * (http/lazy-replicas-plugin.ts), not exercised here.
  */
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { writeFile } from 'node:fs/promises';
@@ -80,5 +81,16 @@ describe('one conditional-request rule', () => {
     }
     const since = { 'if-modified-since': String(first.headers['last-modified']) };
     expect((await app.inject({ url: '/r.txt', headers: since })).statusCode).toBe(304);
+  });
+
+  it('for a memory cache hit', async () => {
+    app = await buildApp({ memoryCacheBytes: 1024 * 1024 });
+    app.webpp.cache.put('/scores', 'from memory', { contentType: 'text/plain', ttlMs: 60_000 });
+    const first = await app.inject('/scores');
+    expect([first.statusCode, first.body]).toEqual([200, 'from memory']);
+    const etag = String(first.headers.etag);
+    for (const [name, headers, notModified] of conditions(etag)) {
+      expect((await app.inject({ url: '/scores', headers })).statusCode, name).toBe(notModified ? 304 : 200);
+    }
   });
 });

@@ -20,6 +20,7 @@ import { ResponsePathHooks } from '../src/compose/path-hooks.js';
 import { webppBatch } from '../src/features/batch.js';
 import { webppMemoryCache } from '../src/features/memory-cache.js';
 import { webppClientAggregate } from '../src/features/client-aggregate.js';
+import { webppReplication } from '../src/features/replication.js';
 import { ADMIN_TOKEN, CLUSTER_SECRET, ORIGIN_A, removeTempDirs, tempDir } from './helpers.js';
 
 afterAll(removeTempDirs);
@@ -49,6 +50,8 @@ interface PageRun {
   /** The request hooks Fastify got on the app itself (the response path's runners). */
   fastifyHooks: string[];
   body: string;
+  /** Whether load-driven replication's decider runs (app.webpp.replication). */
+  replication: boolean;
 }
 
 /** GET /index.html through webppOrigin with `options`, then `features` registered by the app. */
@@ -75,7 +78,7 @@ async function runPage(options: Partial<WebppOriginOptions>, features: (app: Fas
     const response = await app.inject({ method: 'GET', url: '/index.html' });
     expect(response.statusCode).toBe(200);
     expect(response.body).toMatch(/<script src="\/webpp\.js(\?[^"]*)?" async><\/script>/); // the page really went through the path
-    return { steps: ran, fastifyHooks, body: response.body };
+    return { steps: ran, fastifyHooks, body: response.body, replication: app.webpp.replication !== undefined };
   } finally {
     await app.close();
   }
@@ -158,7 +161,23 @@ describe('the response path', () => {
     expect(body).toContain('<script src="/webpp.js?features=batch,aggregate" async></script>');
   });
 
+  // Load-driven replication is a decider on a timer: on (by option or registered by the app)
+  // it adds no step and no Fastify hook; off, it is not there at all. Lazy copies and peer
+  // load records are the cluster's steps (the case above), whatever it decides.
+  it('load-driven replication adds no step, on or off, and off it is not registered', async () => {
+    const cluster = { peers: ['http://127.0.0.1:1'], clusterSecret: CLUSTER_SECRET };
+    const off = await runPage(cluster);
+    const on = await runPage({ ...cluster, autoReplicate: true });
+    const registered = await runPage(cluster, (app) => app.register(webppReplication, {}));
+    expect(off.steps).toEqual(tableFor(cluster));
+    expect(on.steps).toEqual(off.steps);
+    expect(registered.steps).toEqual(off.steps);
+    expect(on.fastifyHooks).toEqual(off.fastifyHooks);
+    expect(registered.fastifyHooks).toEqual(off.fastifyHooks);
+    expect([off.replication, on.replication, registered.replication]).toEqual([false, true, true]);
+  });
+
   it('a feature registered both by option and by the app is refused, naming it', async () => {
-    await expect(runPage({ batch: true }, (app) => app.register(webppBatch, {}))).rejects.toThrow(/webpp-batch is registered twice/);
+    await expect(runPage({ batch: true }, (app) => app.register(webppBatch, {}))).rejects.toThrow(/@webpp\/origin\/batch is registered twice/);
   });
 });

@@ -1,6 +1,7 @@
 // The files the pack-and-install test writes into its fresh project, as a user would:
 // a Fastify app that registers the origin plugin and one opt-in feature from its own entry
-// point (@webpp/origin/batch), and a Workbox worker that imports
+// point (@webpp/origin/batch) and imports another (@webpp/origin/replication), and a Workbox
+// worker that imports
 // @webpp/sw, with the esbuild script that bundles it.
 
 /** Logical origin and replicas of the app's directory (only announced, never contacted). */
@@ -12,7 +13,10 @@ export const APP_FILE = 'app.mjs';
 export const appSource = `import Fastify from 'fastify';
 import { webppOrigin } from '@webpp/origin';
 import webppBatch from '@webpp/origin/batch';
+import webppReplication from '@webpp/origin/replication';
 
+// Load-driven replication needs peers: here only its entry point is checked to resolve to a plugin.
+if (typeof webppReplication !== 'function') throw new Error('@webpp/origin/replication is not a plugin');
 const app = Fastify();
 await app.register(webppOrigin, {
   publicUrl: ${JSON.stringify(PUBLIC_URL)},
@@ -63,6 +67,7 @@ export const TYPES_FILE = 'check-types.ts';
 export const typesSource = `import { decodeBindings, type BindingsDocument } from '@webpp/core';
 import { webppOrigin, type WebppOriginOptions } from '@webpp/origin';
 import webppMemoryCache, { type MemoryCacheOptions } from '@webpp/origin/memory-cache';
+import webppReplication, { type ReplicationOptions } from '@webpp/origin/replication';
 import { ReplicaStrategy, replicaRouteMatcher, type ReplicaStrategyOptions } from '@webpp/sw';
 
 const decoded = decodeBindings('1.j.0.e30');
@@ -71,6 +76,8 @@ export const options: WebppOriginOptions = { publicUrl: ${JSON.stringify(PUBLIC_
 export const plugin: typeof webppOrigin = webppOrigin;
 export const cacheOptions: MemoryCacheOptions = { memoryCacheBytes: 1 << 20 };
 export const cachePlugin: typeof webppMemoryCache = webppMemoryCache;
+export const replicationOptions: ReplicationOptions = { autoReplicatePrefixes: ['/img/'] };
+export const replicationPlugin: typeof webppReplication = webppReplication;
 export const strategyOptions: ReplicaStrategyOptions = { webpp: { timeoutCeilingMs: 5000 } };
 export const strategy: typeof ReplicaStrategy = ReplicaStrategy;
 export const matcher: typeof replicaRouteMatcher = replicaRouteMatcher;

@@ -3,6 +3,7 @@
  * docs/static-hosting.md).
  */
 import { parseArgs } from 'node:util';
+import { STATIC_BINDINGS_PATH } from '@webpp/core';
 import { buildStaticSite, type StaticBuildOptions } from './static-build.js';
 
 const BUILD_HELP = `Usage: webpp-origin build <in-dir> --out <out-dir> --directory <directory.json> [options]
@@ -101,7 +102,7 @@ export async function runBuildCommand(argv: string[]): Promise<void> {
     const report = await buildStaticSite(parsed.options);
     process.stdout.write(
       `webpp-origin build: ${report.files} files (${report.pages} pages, ${report.stylesheets} stylesheets, ${report.bound} with bindings) -> ${parsed.options.outDir}\n` +
-        `  ${report.bindings} bindings in ${report.bindingLines} lines of /.well-known/webpp/bindings; _headers written\n`,
+        `  ${report.bindings} bindings in ${report.bindingLines} lines of ${STATIC_BINDINGS_PATH}; _headers written\n`,
     );
     const orphans = report.pagesWithoutReplica;
     if (orphans.length > 0) {

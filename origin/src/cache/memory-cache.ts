@@ -94,6 +94,11 @@ export class MemoryCache {
     return this.options.maxBytes;
   }
 
+  /** The largest body it holds. */
+  get maxEntryBytes(): number {
+    return this.options.maxEntryBytes;
+  }
+
   /** Bytes held (what the bound counts). */
   get sizeBytes(): number {
     return this.bytes;

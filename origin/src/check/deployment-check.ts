@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import { Agent, fetch as undiciFetch } from 'undici';
 import { BINDINGS_HEADER, BindingsIndex, decodeBindings, type BindingsDocument } from '@webpp/core';
 import { htmlReferences } from '../bindings/html-references.js';
+import { isHtmlContentType } from '../html-pages.js';
 import { STATIC_BINDINGS_PATH } from '@webpp/core';
 import { loopbackAwareLookup } from '../sync/cluster-client.js';
 import { replicaFindings, type Finding } from './replica-findings.js';
@@ -166,7 +167,7 @@ export async function checkDeployment(options: CheckOptions): Promise<CheckRepor
     if (from === undefined) {
       siteFindings.push({ severity: 'unusable', message: `no bindings: the page has no ${BINDINGS_HEADER} header and the site no ${STATIC_BINDINGS_PATH} (build with webpp-origin build, or serve with webpp-origin)` });
     }
-    if (!/<script[^>]+src=["']?[^"'>]*webpp\.js/i.test(html) && (page.headers.get('content-type') ?? '').includes('html')) {
+    if (!/<script[^>]+src=["']?[^"'>]*webpp\.js/i.test(html) && isHtmlContentType(page.headers.get('content-type') ?? undefined)) {
       siteFindings.push({ severity: 'warning', message: 'the page has no <script src="/webpp.js"> tag: nothing registers the worker from it (build with --inject, or add the tag)' });
     }
     await checkWorkerScript(get, new URL(workerPath, pageUrl).href, siteFindings);

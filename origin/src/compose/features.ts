@@ -2,7 +2,7 @@
  * The opt-in features webppOrigin registers for its own options (the all-in-one options and
  * the flags of webpp-origin): each is the same plugin an app registers from the feature's
  * entry point of @webpp/origin (features/*.ts), given its slice of the options. Off, a
- * feature is not registered, so it builds nothing and adds no hook and no endpoint.
+ * feature is not registered, so it builds nothing and adds no hook, no endpoint and no timer.
  */
 import type { FastifyInstance } from 'fastify';
 import type { ResolvedOptions } from '../options.js';
@@ -10,6 +10,7 @@ import { pick } from '../options/slice.js';
 import { webppMemoryCache } from '../features/memory-cache.js';
 import { webppBatch } from '../features/batch.js';
 import { webppClientAggregate } from '../features/client-aggregate.js';
+import { REPLICATION_OPTION_NAMES, webppReplication } from '../features/replication.js';
 
 interface OriginFeature {
   /** The entry point an app imports it from. */
@@ -34,5 +35,9 @@ export const FEATURES: readonly OriginFeature[] = [
     entry: '@webpp/origin/client-aggregate',
     registerFor: (app, options) =>
       options.clientAggregate ? app.register(webppClientAggregate, pick(options, ['clientReportIntervalMs', 'clientAggregateMinReports', 'clientReportsPerMinute'])) : undefined,
+  },
+  {
+    entry: '@webpp/origin/replication',
+    registerFor: (app, options) => (options.autoReplicate ? app.register(webppReplication, pick(options, REPLICATION_OPTION_NAMES)) : undefined),
   },
 ];

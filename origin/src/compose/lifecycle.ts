@@ -8,9 +8,11 @@ import { closeDataFolder } from './data-folder.js';
 import type { OriginParts } from './parts.js';
 
 export function originApi(parts: OriginParts): WebppOrigin {
-  const { options, folder, directory, store, replicas, stats, preprocessCache, memoryCache, sync, gossip, loadTable, replication, lazyReplicas, clientScripts, killSwitch, flushDirectory, gauges } = parts;
+  const { folder, directory, store, replicas, stats, preprocessCache, memoryCache, sync, gossip, loadTable, lazyReplicas, clientScripts, killSwitch, flushDirectory, gauges } = parts;
   return {
-    options,
+    get options() {
+      return parts.optionsInForce; // with the features registered by the app
+    },
     dataDir: folder.dataDir,
     directory,
     store,
@@ -21,7 +23,9 @@ export function originApi(parts: OriginParts): WebppOrigin {
     sync,
     peerState: gossip?.state,
     loadTable,
-    replication,
+    get replication() {
+      return parts.replication; // set when the replication feature is registered
+    },
     lazyReplicas,
     clientScripts,
     get clientAggregate() {
@@ -43,14 +47,13 @@ export function originApi(parts: OriginParts): WebppOrigin {
 }
 
 export function registerLifecycle(app: FastifyInstance, parts: OriginParts): void {
-  const { utilisation, sync, gossip, loadTable, replication, replicas, lazyReplicas, push, directoryStore, doc, folder } = parts;
+  const { utilisation, sync, gossip, loadTable, replicas, lazyReplicas, push, directoryStore, doc, folder } = parts;
   app.addHook('onReady', async () => {
     push.announcer?.start();
     utilisation.meter.start();
     sync?.start();
     gossip?.pinger.start();
     loadTable.start();
-    replication?.start();
     replicas.start();
     lazyReplicas?.start();
   });
@@ -58,7 +61,6 @@ export function registerLifecycle(app: FastifyInstance, parts: OriginParts): voi
     await push.announcer?.stop();
     await replicas.stop();
     await lazyReplicas?.stop();
-    replication?.stop();
     loadTable.stop();
     await gossip?.pinger.stop();
     utilisation.meter.stop();

@@ -5,7 +5,8 @@
  * and the endpoints (endpoints.ts) each take from here the few parts they need; `app.webpp`
  * (origin-api.ts) exposes them to code outside the plugin. The opt-in features build their
  * own parts when they are registered (features/*.ts) and leave here what others read:
- * `memoryCache` (attached), `cooperativeCache`, `clientAggregate` and the worker features.
+ * `memoryCache` (attached), `cooperativeCache`, `clientAggregate`, `replication`, the options
+ * in force and the worker features.
  */
 import { join, resolve } from 'node:path';
 import * as Y from 'yjs';
@@ -21,7 +22,8 @@ import { PreprocessCache } from '../bindings/preprocess-cache.js';
 import { PeerSync } from '../sync/peer-sync.js';
 import { createPeerGossip, type PeerGossip } from '../sync/peer-gossip.js';
 import { LoadTable } from '../replication/load-table.js';
-import { ReplicationController } from '../replication/controller.js';
+import type { ReplicationController } from '../replication/controller.js';
+import { announceReplicaLimit } from '../replication/coop-replica-limit.js';
 import { createUtilisation } from '../stats/utilisation.js';
 import { MemoryCacheApi } from '../cache/cache-api.js';
 import type { CooperativeCacheParts } from '../cache/cluster/cluster-plugin.js';
@@ -64,6 +66,7 @@ export interface OriginParts {
   utilisation: ReturnType<typeof createUtilisation>;
   loadTable: LoadTable;
   gossip: PeerGossip | undefined;
+  /** Set by the replication feature (features/replication.ts), in a cluster. */
   replication: ReplicationController | undefined;
   /** Copies of automatic replicas placed here: only in a cluster (with a cluster secret). */
   lazyReplicas: LazyReplicas | undefined;
@@ -71,6 +74,8 @@ export interface OriginParts {
   push: PushState;
   /** Set by the client-aggregate feature. */
   clientAggregate: ClientAggregates | undefined;
+  /** What `app.webpp.options` shows: webppOrigin's options, then those of each feature registered since (features/origin-context.ts). */
+  optionsInForce: ResolvedOptions;
   /** The worker add-ons this origin feeds, named in the injected script's query. */
   workerFeatures: WorkerFeatures;
   killSwitch: KillSwitch;
@@ -115,7 +120,8 @@ export async function buildParts(options: ResolvedOptions, folder: DataFolder): 
   const meter = utilisation.meter;
   const loadTable = new LoadTable({ stats, windowMs: options.replicationWindowMs, buckets: 6, utilisation: () => meter.current() ?? 0 });
   const gossip = createPeerGossip(options, () => loadTable.ownLoad(HOT_RESOURCES_IN_RECORD), log);
-  const replication = gossip === undefined ? undefined : new ReplicationController({ options, directory, loadTable, peerState: gossip.state, log });
+  // A co-op tells the homes the largest replica its lazy fetch accepts, whether it decides or not.
+  if (gossip !== undefined) announceReplicaLimit(gossip.state, options.maxReplicaBytes);
   const flushDirectory = (): Promise<void> => directoryStore.flush();
   const replicas = new ReplicaManager({ options, directory, flushDirectory, store, tombstones, log });
   const lazyReplicas = options.clusterSecret === undefined ? undefined : new LazyReplicas({ options, directory, store, replicas, log });
@@ -146,7 +152,7 @@ export async function buildParts(options: ResolvedOptions, folder: DataFolder): 
     cacheCluster: parts.cooperativeCache?.cooperative.snapshot(),
     peers: sync?.peerStatus() ?? [],
     push: push.gauges(),
-    replication: gossip === undefined || replication === undefined ? undefined : { peers: gossip.state.peerLiveness(), decisions: replication.stats() },
+    replication: gossip === undefined ? undefined : { peers: gossip.state.peerLiveness(), decisions: parts.replication?.stats() },
     lazyReplication: lazyReplicas?.stats(),
     clientAggregate: parts.clientAggregate?.gauges(Date.now()),
   });
@@ -193,11 +199,12 @@ export async function buildParts(options: ResolvedOptions, folder: DataFolder): 
     utilisation,
     loadTable,
     gossip,
-    replication,
+    replication: undefined,
     lazyReplicas,
     sync,
     push,
     clientAggregate: undefined,
+    optionsInForce: options,
     workerFeatures,
     killSwitch,
     clientScripts,

@@ -19,13 +19,15 @@ import { webppBatch as webppBatchStep } from '../batch/batch-plugin.js';
 import { batchSourceFromOrigin } from '../batch/origin-source.js';
 import { optionPath } from '../options/compile-options.js';
 import { pick } from '../options/slice.js';
-import { FEATURE_PLUGIN, originPartsOf } from './origin-context.js';
+import { FEATURE_PLUGIN, claimFeature, originPartsOf, showFeatureOptions } from './origin-context.js';
 
 const NAME = '@webpp/origin/batch';
 
 async function batchFeature(app: FastifyInstance, options: BatchOptions): Promise<void> {
   const parts = originPartsOf(app, NAME);
+  claimFeature(parts, NAME);
   const batch = resolveBatchOptions(options, optionPath('webppBatch'));
+  showFeatureOptions(parts, { batch });
   parts.workerFeatures.add('batch');
   const source = batchSourceFromOrigin({ options: pick(parts.options, ['publicUrl', 'cors', 'scriptPath', 'workerPath']), directory: parts.directory, killSwitch: parts.killSwitch });
   await app.register(webppBatchStep, { source, batch });

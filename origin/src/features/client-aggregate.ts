@@ -16,7 +16,7 @@ import { clientAggregateSettings } from '../options/client-aggregate-schema.js';
 import { ClientAggregates } from '../client-aggregate/client-aggregates.js';
 import { webppClientAggregate as webppClientAggregateStep } from '../client-aggregate/client-aggregate-plugin.js';
 import { pick } from '../options/slice.js';
-import { FEATURE_PLUGIN, featureOptionsResolver, originPartsOf } from './origin-context.js';
+import { FEATURE_PLUGIN, claimFeature, featureOptionsResolver, originPartsOf, showFeatureOptions } from './origin-context.js';
 
 const NAME = '@webpp/origin/client-aggregate';
 
@@ -27,7 +27,9 @@ const resolveClientAggregateOptions = featureOptionsResolver(clientAggregateOpti
 
 async function clientAggregateFeature(app: FastifyInstance, raw: ClientAggregateOptions): Promise<void> {
   const parts = originPartsOf(app, NAME);
+  claimFeature(parts, NAME);
   const options = resolveClientAggregateOptions(raw);
+  showFeatureOptions(parts, { clientAggregate: true, ...options });
   const aggregates = new ClientAggregates({
     intervalMs: options.clientReportIntervalMs,
     minReports: options.clientAggregateMinReports,

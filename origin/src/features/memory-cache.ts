@@ -22,7 +22,7 @@ import { createLocalCache } from '../cache/create-memory-cache.js';
 import { webppMemoryCache as webppMemoryCacheStep } from '../cache/cache-plugin.js';
 import { createCooperativeCache, webppCooperativeCache } from '../cache/cluster/cluster-plugin.js';
 import { pick } from '../options/slice.js';
-import { FEATURE_PLUGIN, featureOptionsResolver, originPartsOf } from './origin-context.js';
+import { FEATURE_PLUGIN, claimFeature, featureOptionsResolver, originPartsOf, showFeatureOptions } from './origin-context.js';
 
 const NAME = '@webpp/origin/memory-cache';
 
@@ -35,6 +35,8 @@ async function memoryCacheFeature(app: FastifyInstance, raw: MemoryCacheOptions)
   const parts = originPartsOf(app, NAME);
   const options = resolveMemoryCacheOptions(raw);
   if (options.memoryCacheBytes === 0) return;
+  claimFeature(parts, NAME);
+  showFeatureOptions(parts, options);
   const api = parts.memoryCache;
   api.attach(createLocalCache({ ...options, memoryCacheAgingIntervalMs: parts.options.memoryCacheAgingIntervalMs }));
   await app.register(webppMemoryCacheStep, {

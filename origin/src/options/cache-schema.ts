@@ -25,7 +25,7 @@ export const cacheOptionProperties = {
     Type.Enum([...POLICY_NAMES], {
       default: 'weighted-lfu',
       description:
-        "Replacement policy of the memory cache (GOS): `'weighted-lfu'` (aged access count ÷ log2 size), `'lfu-aging'` (aged access count) or `'lru'`.",
+        "Replacement policy of the memory cache (GOS): `'weighted-lfu'` (aged access count ÷ log2 size), `'lfu-aging'` (aged access count) or `'lru'`. Weighted-LFU keeps more small objects, which suits pages of many small resources; `'lru'` for working sets that shift quickly.",
       cli: { group: 'Limits and tuning', arg: 'name' },
     }),
   ),
@@ -39,6 +39,6 @@ export const cacheOptionProperties = {
     }),
   ),
   memoryCacheMaxEntryBytes: defaulted(
-    Type.Integer({ minimum: 1, default: 2 * MiB, description: 'Largest response body the memory cache holds.', cli: { group: 'Limits and tuning' } }),
+    Type.Integer({ minimum: 1, default: 2 * MiB, description: 'Largest response body the memory cache holds. Raise it to keep large files in memory too, at the cost of fewer entries.', cli: { group: 'Limits and tuning' } }),
   ),
 };

@@ -54,7 +54,7 @@ export const pluginOptionsSchema = Type.Object(
       }),
     ),
     directory: Type.Optional(
-      Type.Unsafe<DirectoryFile>({ type: 'object', description: "The directory seed inline: an object in the directory file's format." }),
+      Type.Unsafe<DirectoryFile>({ type: 'object', description: "The directory seed inline: an object in the directory file's format. For an app that builds its seed in code instead of keeping a file." }),
     ),
     peers: defaulted(
       Type.Array(Type.String(originUrl), {
@@ -98,40 +98,40 @@ export const pluginOptionsSchema = Type.Object(
         minimum: 10,
         maximum: 86_400_000,
         default: 10_000,
-        description: 'Anti-entropy period between peers; also the retry period of failed update pushes.',
+        description: 'Anti-entropy period between peers; also the retry period of failed update pushes. Lower: a change whose push failed reaches a peer sooner, for more sync calls; higher: fewer calls.',
         cli: { group: 'Replication' },
       }),
     ),
     peerTimeoutMs: defaulted(
-      Type.Integer({ minimum: 10, maximum: 600_000, default: 5_000, description: 'Timeout of every server-to-server request.', cli: { group: 'Replication' } }),
+      Type.Integer({ minimum: 10, maximum: 600_000, default: 5_000, description: 'Timeout of every server-to-server request. Raise it for peers that are far away or slow to take large replicas; lower it so that a dead peer holds each call up less.', cli: { group: 'Replication' } }),
     ),
     maxClockSkewMs: defaulted(
       Type.Integer({
         minimum: 1000,
         maximum: 86_400_000,
         default: 300_000,
-        description: 'Accepted age (either way) of a server-to-server signature.',
+        description: 'Accepted age (either way) of a server-to-server signature. Lower: a captured signed call can be replayed for less long; raise it only when the servers\' clocks cannot be kept in step (NTP).',
         cli: { group: 'Replication' },
       }),
     ),
     injectScript: defaulted(
       Type.Boolean({
         default: true,
-        description: 'Insert `<script src="/webpp.js" async></script>` into HTML pages that do not load it yet.',
+        description: 'Insert `<script src="/webpp.js" async></script>` into HTML pages that do not load it yet. Turn it off when the pages load the script themselves.',
         cli: { group: 'Behaviour', flag: 'inject' },
       }),
     ),
     serveClientScripts: defaulted(
-      Type.Boolean({ default: true, description: 'Serve the page script and the worker.', cli: { group: 'Behaviour' } }),
+      Type.Boolean({ default: true, description: 'Serve the page script and the worker. Turn it off when another server (a CDN, the app) serves them at the same paths.', cli: { group: 'Behaviour' } }),
     ),
     scriptPath: defaulted(
-      Type.String({ ...rootPath, default: '/webpp.js', description: 'Path of the page script (and its `.map` beside it).', cli: { group: 'Behaviour', arg: 'path' } }),
+      Type.String({ ...rootPath, default: '/webpp.js', description: 'Path of the page script (and its `.map` beside it). Change it when the site already uses the path.', cli: { group: 'Behaviour', arg: 'path' } }),
     ),
     workerPath: defaulted(
       Type.String({
         ...rootPath,
         default: '/webpp-sw.js',
-        description: 'Path of the Service Worker script (and its `.map` beside it); must differ from `scriptPath`.',
+        description: 'Path of the Service Worker script (and its `.map` beside it); must differ from `scriptPath`. Change it when the site already uses the path (a worker controls only the paths under its own folder: keep it at the root).',
         cli: { group: 'Behaviour', arg: 'path' },
       }),
     ),
@@ -147,7 +147,7 @@ export const pluginOptionsSchema = Type.Object(
     cors: defaulted(
       Type.Enum(['replicated', 'all', 'off'], {
         default: 'replicated',
-        description: "CORS headers on GET/HEAD responses: `'replicated'` (resources in the directory), `'all'`, or `'off'`.",
+        description: "CORS headers on GET/HEAD responses: `'replicated'` (resources in the directory), `'all'`, or `'off'`. `'all'` when other sites' workers fetch resources not in the directory; `'off'` when a proxy in front sets CORS itself (the worker needs it on every replica).",
         cli: { group: 'Behaviour', arg: 'mode' },
       }),
     ),
@@ -163,7 +163,7 @@ export const pluginOptionsSchema = Type.Object(
         minimum: 64,
         maximum: 1_048_576,
         default: 8192,
-        description: 'Byte budget of the bindings header; the encoder drops bindings from the end to fit.',
+        description: 'Byte budget of the bindings header; the encoder drops bindings from the end to fit. Raise it when pages reference more replicated resources than fit (a proxy in front must accept the larger header); lower it for a proxy with a smaller header limit.',
         cli: { group: 'Limits and tuning' },
       }),
     ),
@@ -172,46 +172,46 @@ export const pluginOptionsSchema = Type.Object(
         minLength: 1,
         defaultText: '— (`startReplicaServer` passes its `root`)',
         description:
-          "Folder the site's static files are served from: their SHA-256 digests go into the bindings header ([content digests](protocol.md#content-digests)).",
+          "Folder the site's static files are served from: their SHA-256 digests go into the bindings header ([content digests](protocol.md#content-digests)). Set it to the `root` of your own `@fastify/static`.",
       }),
     ),
     contentDigests: defaulted(
       Type.Boolean({
         default: false,
         description:
-          "Send SHA-256 digests of static files under `contentRoot` and of stored replicas, never of HTML, so the worker can check replicas' bytes ([integrity](service-worker.md#integrity)).",
+          "Send SHA-256 digests of static files under `contentRoot` and of stored replicas, never of HTML, so the worker can check replicas' bytes ([integrity](service-worker.md#integrity)). Turn it on when replicas live on servers you do not fully control.",
         cli: { group: 'Behaviour' },
       }),
     ),
     preprocessCacheBytes: defaulted(
-      Type.Integer({ minimum: 0, default: 32 * MiB, description: 'Byte bound of the pre-processing cache (`0` disables it).', cli: { group: 'Limits and tuning' } }),
+      Type.Integer({ minimum: 0, default: 32 * MiB, description: 'Byte bound of the pre-processing cache (`0` disables it). Raise it when the statistics show pre-processing misses on pages that were seen before (more distinct pages than fit).', cli: { group: 'Limits and tuning' } }),
     ),
     maxPreprocessBytes: defaulted(
       Type.Integer({
         minimum: 0,
         default: 8 * MiB,
-        description: 'Largest HTML or CSS body parsed for references; bigger ones are passed through with only their own binding.',
+        description: 'Largest HTML or CSS body parsed for references; bigger ones are passed through with only their own binding. Raise it for larger pages; each parse holds the body in memory.',
         cli: { group: 'Limits and tuning' },
       }),
     ),
     maxReplicaBytes: defaulted(
-      Type.Integer({ minimum: 1, default: 50 * MiB, description: 'Largest body of `POST`/`PUT` of a replica; larger gets 413.', cli: { group: 'Limits and tuning' } }),
+      Type.Integer({ minimum: 1, default: 50 * MiB, description: 'Largest body of `POST`/`PUT` of a replica; larger gets 413. Raise it to replicate larger files (a co-op also refuses automatic replicas above its own).', cli: { group: 'Limits and tuning' } }),
     ),
     publicStats: defaulted(
       Type.Boolean({
         default: false,
-        description: 'Serve the statistics (`/.well-known/webpp/stats`, `/.well-known/webpp/metrics`) without the admin token, with CORS.',
+        description: 'Serve the statistics (`/.well-known/webpp/stats`, `/.well-known/webpp/metrics`) without the admin token, with CORS. For a public dashboard or a scraper without the token.',
         cli: { group: 'Behaviour' },
       }),
     ),
     statsRateHalfLifeMs: defaulted(
-      Type.Integer({ minimum: 1, default: 60_000, description: 'Half-life of the request- and byte-rate estimators.', cli: { group: 'Limits and tuning' } }),
+      Type.Integer({ minimum: 1, default: 60_000, description: 'Half-life of the request- and byte-rate estimators. Lower: the rates follow a change sooner and are noisier; higher: steadier, slower.', cli: { group: 'Limits and tuning' } }),
     ),
     statsMaxResources: defaulted(
       Type.Integer({
         minimum: 1,
         default: 10_000,
-        description: 'Resources tracked individually by the statistics (the least recently requested is dropped).',
+        description: 'Resources tracked individually by the statistics (the least recently requested is dropped). Raise it for sites with more resources whose figures matter; each tracked resource costs memory.',
         cli: { group: 'Limits and tuning' },
       }),
     ),

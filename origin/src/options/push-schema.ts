@@ -12,7 +12,7 @@ export const pushOptionProperties = {
     Type.Boolean({
       default: true,
       description:
-        'Send this server\'s smoothed service time on every response (`Server-Timing: webpp;dur=12.5`) and the latest values of its peers (`webpp-load`), see [Server push](#server-push-and-capacity).',
+        'Send this server\'s smoothed service time on every response (`Server-Timing: webpp;dur=12.5`) and the latest values of its peers (`webpp-load`), see [Server push](#server-push-and-capacity). Off, workers rank this server by their own measurements only.',
       cli: { group: 'Behaviour' },
     }),
   ),
@@ -32,7 +32,7 @@ export const pushOptionProperties = {
       maximum: 1_000_000,
       default: 0,
       description:
-        "Requests for content served at once; the rest wait in a FIFO queue (the wait counts in the pushed service time). `0`: no limit. The origin's own endpoints are never queued.",
+        "Requests for content served at once; the rest wait in a FIFO queue (the wait counts in the pushed service time). `0`: no limit. The origin's own endpoints are never queued. Set it to what the server serves well at once, so that overload shows in the pushed service time and workers move to other replicas.",
       cli: { group: 'Limits and tuning' },
     }),
   ),
@@ -41,7 +41,7 @@ export const pushOptionProperties = {
       minimum: 0,
       maximum: 1_000_000,
       default: 1_000,
-      description: 'With `maxConcurrentRequests`: requests waiting beyond this many are answered 503 `WEBPP_ERR_OVERLOADED` with `Retry-After: 1`.',
+      description: 'With `maxConcurrentRequests`: requests waiting beyond this many are answered 503 `WEBPP_ERR_OVERLOADED` with `Retry-After: 1`. Lower: overload is refused sooner (a worker then tries another replica); higher: longer waits.',
       cli: { group: 'Limits and tuning' },
     }),
   ),

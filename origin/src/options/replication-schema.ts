@@ -2,7 +2,10 @@
  * Options of load-driven replication (issue 14; DCWS, Baker and Moon 1998): the load
  * table, Algorithm 1's thresholds, the rate limits and the operator's limits. Defaults of
  * the T_* periods are the paper's Table 1; what each trades is its Table 2 (see
- * docs/origin.md, "Load-driven replication"). Composed into plugin-schema.ts.
+ * docs/origin.md, "Load-driven replication"). Composed into plugin-schema.ts; the decider's
+ * own settings (`replicationSettings`) are also the options of `@webpp/origin/replication`
+ * (features/replication.ts). The load table's window stays webppOrigin's: every server of a
+ * cluster measures its load for its peers' records, whether it decides or not.
  */
 import { Type } from 'typebox';
 import { defaulted } from './resolved.js';
@@ -11,20 +14,24 @@ const MiB = 1024 * 1024;
 const group = 'Replication';
 const pathPrefix = { type: 'string', pattern: '^/[^?#\\s]*$', patternText: 'a path starting with /', maxLength: 1024 } as const;
 
-export const replicationOptionProperties = {
+const autoReplicateSwitch = {
   autoReplicate: defaulted(
     Type.Boolean({
       default: false,
       description:
-        'Load-driven replication on this server: when its load exceeds the cluster\'s, it places replicas of its hot resources on the least-loaded peer, and withdraws them later. Off: it neither places nor withdraws (it still recalls what it placed on a co-op that goes down, and serves replicas others place on it). Switch at run time with `app.webpp.replication.enabled`.',
+        'Load-driven replication on this server: when its load exceeds the cluster\'s, it places replicas of its hot resources on the least-loaded peer, and withdraws them later. The same as registering `@webpp/origin/replication`. Off, nothing decides on this server (it neither places, withdraws nor recalls); it still serves the replicas others place on it. Needs `peers` and `clusterSecret`. Pause it at run time with `app.webpp.replication.enabled`.',
       cli: { group },
     }),
   ),
+};
+
+/** The options of the replication feature (features/replication.ts): the decider's settings. */
+export const replicationSettings = {
   autoReplicatePrefixes: defaulted(
     Type.Array(Type.String(pathPrefix), {
       maxItems: 256,
       default: ['/'],
-      description: 'Path prefixes whose resources may be replicated automatically (a resource qualifies when its path starts with one).',
+      description: 'Path prefixes whose resources may be replicated automatically (a resource qualifies when its path starts with one). Narrow it to the folders of large, static resources (`/img/`, `/assets/`).',
       cli: { group, flag: 'auto-replicate-prefix', arg: 'path' },
     }),
   ),
@@ -41,15 +48,6 @@ export const replicationOptionProperties = {
       default: true,
       description:
         'Also pin every HTML page (a path ending in `/` or in `.html`, `.htm`, `.xhtml`, `.xht` or `.shtml`, or whose last segment has no extension): any page may be reached from outside (a bookmark, a search engine), so pages stay home and their embedded resources move.',
-      cli: { group },
-    }),
-  ),
-  replicationWindowMs: defaulted(
-    Type.Integer({
-      minimum: 1000,
-      maximum: 3_600_000,
-      default: 60_000,
-      description: 'Sliding window of the load table (hits and bytes per resource, requests/s per server). DCWS used requests per minute.',
       cli: { group },
     }),
   ),
@@ -119,14 +117,29 @@ export const replicationOptionProperties = {
     }),
   ),
   replicationMaxPerCoop: defaulted(
-    Type.Integer({ minimum: 0, default: 100, description: 'Most automatic replicas one peer holds (from all homes).', cli: { group, arg: 'count' } }),
+    Type.Integer({ minimum: 0, default: 100, description: 'Most automatic replicas one peer holds (from all homes). Lower it to keep more of each peer for its own content.', cli: { group, arg: 'count' } }),
   ),
   replicationMaxBytesPerCoop: defaulted(
     Type.Integer({
       minimum: 0,
       default: 256 * MiB,
-      description: 'Most bytes of automatic replicas one peer holds (from all homes; sizes as measured by their homes).',
+      description: 'Most bytes of automatic replicas one peer holds (from all homes; sizes as measured by their homes). Lower it for peers with little memory or disk.',
       cli: { group, arg: 'bytes' },
     }),
   ),
 };
+
+/** The load table's window: webppOrigin's (compose/parts.ts), the figures of every server's load record. */
+const loadWindow = {
+  replicationWindowMs: defaulted(
+    Type.Integer({
+      minimum: 1000,
+      maximum: 3_600_000,
+      default: 60_000,
+      description: 'Sliding window of the load table (hits and bytes per resource, requests/s per server). DCWS used requests per minute.',
+      cli: { group },
+    }),
+  ),
+};
+
+export const replicationOptionProperties = { ...autoReplicateSwitch, ...replicationSettings, ...loadWindow };

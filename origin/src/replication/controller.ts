@@ -11,7 +11,7 @@ import { DecisionLog, type Decision, type DecisionKind } from './decision-log.js
 import { eligibility, type Eligibility } from './eligibility.js';
 import { clusterMean, selectMigration, type CoopView } from './select-migration.js';
 import { selectWithdrawal, type PlacedReplica } from './select-withdrawal.js';
-import { announceReplicaLimit, replicaLimitOf } from './coop-replica-limit.js';
+import { replicaLimitOf } from './coop-replica-limit.js';
 import type { LoadTable } from './load-table.js';
 import type { ReplicationDirectory } from '../directory/replication-directory.js';
 import type { ResolvedOptions } from '../options.js';
@@ -91,7 +91,6 @@ export class ReplicationController {
     this.decisionLog = new DecisionLog(deps.options.replicationHomeMs);
     this.rules = eligibility(deps.options, deps.directory);
     deps.peerState.onPeerDown(() => this.recallFromDown());
-    announceReplicaLimit(deps.peerState, deps.options.maxReplicaBytes);
   }
 
   start(): void {

@@ -11,7 +11,8 @@
  *
  * Invalidations resolve once the cluster hook has run (every server's copy removed).
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
+import { errorCodes, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { WEBPP_ERR_BAD_BODY, WEBPP_ERR_BAD_HEADER, WEBPP_ERR_NOT_CACHED } from '../errors.js';
 import type { MemoryCacheApi } from '../cache/cache-api.js';
 import { apiCacheKey, apiCachePrefix } from '../cache/cache-key.js';
@@ -23,11 +24,48 @@ export const CACHE_PREFIX = `${WELL_KNOWN_PREFIX}cache`;
 export const CACHE_INVALIDATIONS_PATH = `${WELL_KNOWN_PREFIX}cache-invalidations`;
 /** Paths and prefixes in one invalidation call at most. */
 const MAX_TARGETS = 1000;
+/** Body of an invalidation call at most: 1000 paths and 1000 prefixes of a few hundred bytes each. */
+const INVALIDATIONS_MAX_BYTES = 1024 * 1024;
 const TTL_HEADER = 'webpp-cache-ttl-ms';
 
 export interface CacheRoutesOptions {
+  /** `memoryCacheMaxEntryBytes`: the body limit while no cache is attached. */
   options: Pick<ResolvedOptions, 'adminToken' | 'memoryCacheMaxEntryBytes'>;
   cache: MemoryCacheApi;
+}
+
+/**
+ * The body of a PUT, at most `maxBytes`: past it, 413 as Fastify's own body limit answers
+ * (its limit is fixed when the route is registered; this one is the attached cache's, which
+ * the memory-cache feature may attach later, with its own `memoryCacheMaxEntryBytes`).
+ */
+function bodyAtMost(request: FastifyRequest, payload: Readable, maxBytes: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    if (Number(request.headers['content-length']) > maxBytes) {
+      reject(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
+      return;
+    }
+    const chunks: Buffer[] = [];
+    let bytes = 0;
+    // Listeners, not an async iterator: leaving one destroys the request and with it the socket the 413 goes out on.
+    const stop = (): void => {
+      payload.off('data', onData).off('end', onEnd).off('error', onEnd);
+    };
+    function onData(chunk: Buffer): void {
+      bytes += chunk.byteLength;
+      if (bytes <= maxBytes) chunks.push(chunk);
+      else {
+        stop();
+        reject(new errorCodes.FST_ERR_CTP_BODY_TOO_LARGE());
+      }
+    }
+    function onEnd(error?: Error): void {
+      stop();
+      if (error === undefined) resolve(Buffer.concat(chunks, bytes));
+      else reject(Object.assign(error, { statusCode: 400 })); // the client's upload failed
+    }
+    payload.on('data', onData).on('end', onEnd).on('error', onEnd).resume();
+  });
 }
 
 /** The path (and query) after the prefix. */
@@ -48,7 +86,11 @@ const INVALIDATION_FIELDS = new Set(['paths', 'prefixes']);
 export async function cacheRoutes(app: FastifyInstance, { options, cache }: CacheRoutesOptions): Promise<void> {
   app.addHook('onRequest', requireAdmin(options.adminToken, 'Cache management'));
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: options.memoryCacheMaxEntryBytes }, (_request, body, done) => done(null, body));
+  // A PUT's body is an entry: at most the largest the cache in force holds, refused before it is read.
+  const entryBytes = (): number => cache.local?.maxEntryBytes ?? options.memoryCacheMaxEntryBytes;
+  app.addContentTypeParser('*', async (request: FastifyRequest, payload: Readable) =>
+    bodyAtMost(request, payload, request.method === 'PUT' ? entryBytes() : INVALIDATIONS_MAX_BYTES),
+  );
 
   app.get(CACHE_PREFIX, async () => cache.summary());
 
@@ -70,7 +112,7 @@ export async function cacheRoutes(app: FastifyInstance, { options, cache }: Cach
 
   app.delete(`${CACHE_PREFIX}/*`, async (request) => ({ invalidated: await cache.invalidate(pathOf(request)) }));
 
-  app.post(CACHE_INVALIDATIONS_PATH, { bodyLimit: 1024 * 1024 }, async (request) => {
+  app.post(CACHE_INVALIDATIONS_PATH, async (request) => {
     let json: unknown;
     try {
       json = JSON.parse((request.body as Buffer).toString('utf8'));
