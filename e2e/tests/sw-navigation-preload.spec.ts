@@ -59,11 +59,10 @@ test('a navigation bound to the own origin and served from the preload has its d
   expect(navigation).toMatchObject({ servedBy: cluster.replica('a').origin, outcome: 'served' });
 });
 
-// Known gap (found at the end of session 10, not fixed): after ServiceWorker.stopAllWorkers,
-// the navigation that wakes the worker is served (from the preload, page intact) but leaves no
-// decision record. test.fail: this test starts failing, and must be turned back, once it is fixed.
+// The stop comes right after a first visit: the woken worker knows the page's binding only
+// because a first visit's state is written at once (sw/src/_private/persisted-state.ts);
+// with the batched write alone it had no bindings, observed the navigation and recorded nothing.
 test('a navigation bound to the own origin and served from the preload has its decision record (cold worker)', async ({ page, context }) => {
-  test.fail(true, 'known gap: the waking navigation records no decision');
   const { navigation } = await reloadBoundToA(page, context, 'cold');
   expect(navigation).toMatchObject({ servedBy: cluster.replica('a').origin, outcome: 'served' });
 });
@@ -83,4 +82,30 @@ test('navigations the worker sends to another replica switch the preload off', a
   const firstToA = navigations.filter((decision) => decision.attempts[0]?.target.startsWith(a.origin)).length;
   expect(a.requests('/index.html', 'GET').filter(isPreload).length).toBeLessThanOrEqual(firstToA);
   expect(firstToA).toBeLessThan(2);
+});
+
+test('among equivalent replicas, navigations go to the own origin, so the preload stays on and is used', async ({ page }) => {
+  // Three replicas alike (no emulated distance): the policy predicts no gain anywhere. Before,
+  // a client drew one of them and kept it (the equivalent set's inertia): in 3 of 5 runs its
+  // navigations went to b or c, each one leaving the preload off or unused.
+  cluster = await Cluster.start({ site: demoSite(2) });
+  await openControlled(page, cluster.logicalUrl('/index.html'));
+  await waitForState(page, (state) => state.servers.length === 3 && state.decisions.some((decision) => decision.navigation), {
+    what: 'three replicas known and a bound navigation',
+    between: async () => void (await page.reload()),
+  });
+  await page.reload(); // the preload is on again after a navigation to the own origin
+  const a = cluster.replica('a');
+  a.clearLog();
+  const before = lastDecisionId(await workerState(page));
+  const loads = 6;
+  for (let load = 0; load < loads; load++) await page.reload();
+  const navigations = decisionsAfter(await workerState(page), before).filter((decision) => decision.navigation);
+  expect(navigations).toHaveLength(loads);
+  // One navigation may still go elsewhere: a busy moment of a (these servers share the test's
+  // event loop) can put it behind by more than the spread of its first bytes.
+  const toA = navigations.filter((decision) => decision.attempts[0]?.server === a.origin).length;
+  expect(toA).toBeGreaterThanOrEqual(loads - 1);
+  // The pages a served were the browser's preload requests (one navigation elsewhere switches it off for the next).
+  expect(a.requests('/index.html', 'GET').filter(isPreload).length).toBeGreaterThanOrEqual(loads - 2);
 });

@@ -11,7 +11,9 @@
  * worker only observes). A plan that sends the navigation to another replica first leaves the
  * preload unused, an extra request to the own origin; so the preload follows the site:
  * it is switched off after a navigation went elsewhere first, and on again after one was
- * sent to the own origin.
+ * sent to the own origin. The plan prefers the own origin for a navigation wherever the
+ * policy predicts no gain elsewhere (preferredFor; core's PlanInput.preferred), so among
+ * equivalent replicas the preload stays on.
  */
 import { stripHash } from './_private/strip-hash.js';
 
@@ -68,6 +70,16 @@ export class NavigationPreload {
       if (!isFirst || !own || preload === undefined) return this.plainFetch(request);
       return usePreload(preload, request, this.plainFetch);
     };
+  }
+
+  /**
+   * The server whose answer the navigation's preload brings (the own origin), for the plan to
+   * prefer where it predicts no gain elsewhere (RespondIO.preferred), so that the preload
+   * stays on; undefined for any other request, or when the preload is not allowed.
+   */
+  preferredFor(event: FetchEvent): string | undefined {
+    const { request } = event;
+    return request.mode === 'navigate' && request.method === 'GET' && this.allowed ? new URL(request.url).origin : undefined;
   }
 
   private async set(enabled: boolean): Promise<void> {

@@ -4,8 +4,7 @@
  * Section 4.1, and packages/core/src/policies); this stage only gives it what the worker
  * knows: the candidates of the binding, the body size when known (the binding's, else an
  * earlier answer's; issue 11), and which physical URLs answered 404/410 under this directory
- * version (they go last: they may be back later), and for a navigation, that the own origin is
-preferred among equivalent replicas. Then attempt.ts.
+ * version (they go last: they may be back later). Then attempt.ts.
  */
 import { serverOf } from '@webpp/core';
 import type { ClientEngine, ResolvedBinding, ServerId } from '@webpp/core';
@@ -43,13 +42,9 @@ export function plan(request: Request, resolved: ResolvedBinding, io: RespondIO,
     memory.probeUrls.remember(server, url, sizeBytes);
   }
   const candidates = [...physicalByServer.keys()];
-  // A navigation goes to the own origin first where the policy holds it as good as the best
-  // (PlanInput.prefer): then navigation preload's request is the one the plan wants
-  // (navigation-preload.ts), and the page's subresources may go to the network directly (direct.ts).
-  const own = serverOf(`${path.selfOrigin}/`);
-  const prefer = request.mode === 'navigate' && physicalByServer.has(own) ? { prefer: own } : {};
+  const preferred = io.preferred !== undefined && physicalByServer.has(io.preferred) ? { preferred: io.preferred } : {};
   const attempts = engine.plan(
-    { logicalUrl: resolved.logical, method: request.method, candidates, ...size, ...prefer },
+    { logicalUrl: resolved.logical, method: request.method, candidates, ...size, ...preferred },
     (server) => physicalByServer.get(server),
     (server) => memory.staleBindings.isStale(physicalByServer.get(server)!, resolved.directoryVersion),
   );

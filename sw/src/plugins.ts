@@ -22,6 +22,12 @@ import type { PhysicalRequestOptions } from './physical-request.js';
 export interface RespondIO {
   fetch: (request: Request) => Promise<Response>;
   waitUntil: (promise: Promise<unknown>) => void;
+  /**
+   * A server whose answer `fetch` already has on its way (a navigation's preload, at the own
+   * origin): the plan puts it first where the policy predicts no gain elsewhere (core's
+   * PlanInput.preferred; navigation-preload.ts).
+   */
+  preferred?: string;
 }
 
 /** A range of a body to fetch again (resumable-body.ts), for a 'resume' run. */

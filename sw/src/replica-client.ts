@@ -42,6 +42,15 @@ export type { ReplicaClientOptions } from './client-options.js';
 
 export type { Route } from './route.js';
 
+/**
+ * How long, from the worker's start, a request waits for the stored state (one IndexedDB
+ * read) before it is sent as it is, as if there were no worker (fail open). The read took
+ * 5–24 ms at a cold start in the page-cost traces (machine load 12–30); one that takes a
+ * second is a blocked or broken database (another tab's version change, a stalled disk),
+ * and a page must not wait on it.
+ */
+const RESTORE_WAIT_MS = 1_000;
+
 /** A stage that may answer a fetch event before route and respond (batch transmission). */
 export interface FrontStage {
   /** Answers the event (respondWith) and returns true when it handles it. Never throws. */
@@ -62,6 +71,7 @@ export class ReplicaClient {
   /** Resolves when the stored state and bindings are loaded (never rejects). */
   readonly ready: Promise<void>;
   private loaded = false;
+  private restoreDeadline: Promise<false> | undefined;
   private readonly parts: ClientParts;
   private readonly router: Router;
   private readonly startedAtMs = Date.now();
@@ -107,7 +117,8 @@ export class ReplicaClient {
   async respond(request: Request, io: RespondIO): Promise<Response> {
     this.reporter.count('intercepted');
     try {
-      if (!this.loaded) await this.ready;
+      // The stored state first (a request planned on an empty state goes to the origin's first replica), within a bound.
+      if (!this.loaded && !(await this.restoredInTime())) return await io.fetch(request).catch(() => Response.error());
       if (this.bindings.learning) await this.bindings.settled();
       const enabled = this.isEnabled;
       const resolved = enabled ? this.router.resolved(request) : undefined;
@@ -177,9 +188,10 @@ export class ReplicaClient {
    * The worker's whole fetch pipeline for one event: the batch stage (if enabled), then
    * route and respond. Returns false when the worker does not answer (no respondWith), so
    * the browser fetches the request itself. `fetcher` sends the event's requests (the bundled
-   * worker's takes a navigation's preload response: navigation-preload.ts).
+   * worker's takes a navigation's preload response: navigation-preload.ts), and `preferred` is
+   * the server whose answer it already has on its way (RespondIO.preferred).
    */
-  handleFetch(event: FetchEvent, fetcher: (request: Request) => Promise<Response> = (request) => fetch(request)): boolean {
+  handleFetch(event: FetchEvent, fetcher: (request: Request) => Promise<Response> = (request) => fetch(request), preferred?: string): boolean {
     if (this.batching?.handleFetch(event)) return true;
     let route: Route;
     try {
@@ -189,7 +201,7 @@ export class ReplicaClient {
       return false; // fail open: the browser fetches as if there were no worker
     }
     if (route === 'pass') return false;
-    event.respondWith(this.respond(event.request, { fetch: fetcher, waitUntil: (promise) => event.waitUntil(promise) }));
+    event.respondWith(this.respond(event.request, { fetch: fetcher, waitUntil: (promise) => event.waitUntil(promise), ...(preferred === undefined ? {} : { preferred }) }));
     return true;
   }
 
@@ -233,6 +245,16 @@ export class ReplicaClient {
       },
       fetch: this.parts.plainFetch,
     });
+  }
+
+  /**
+   * Resolves true once the stored state is restored, or false when it is not within
+   * RESTORE_WAIT_MS of the worker's start (a blocked IndexedDB): the request then fails open.
+   * The restore still completes later and merges with what was learned meanwhile.
+   */
+  private restoredInTime(): Promise<boolean> {
+    this.restoreDeadline ??= new Promise<false>((resolve) => setTimeout(() => resolve(false), Math.max(0, this.startedAtMs + RESTORE_WAIT_MS - Date.now())));
+    return Promise.race([this.ready.then(() => true), this.restoreDeadline]);
   }
 
   private async load(): Promise<void> {

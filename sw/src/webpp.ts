@@ -33,9 +33,10 @@ declare global {
 (() => {
   if (window.webpp) return;
   const CHANNEL = 'webpp';
-  // messages.ts EVENTS_SUBSCRIBE, EVENTS_HELLO, EVENTS_LEASE_MS (literal: the page script imports no worker code).
+  // messages.ts EVENTS_SUBSCRIBE, EVENTS_HELLO, EVENTS_LEASE_MS, FLUSH_REQUEST (literal: the page script imports no worker code).
   const SUBSCRIBE = 'webpp:subscribe';
   const HELLO = 'webpp:hello';
+  const FLUSH = 'webpp:flush';
   const LEASE_MS = 60_000;
   const OFF_KEY = 'webpp:off';
   const ANSWER_TIMEOUT_MS = 5_000;
@@ -191,6 +192,23 @@ declare global {
     worker.postMessage({ ...payload, type }, [channel.port2]);
     return timeout(answer, `${type}`);
   };
+
+  // The worker writes what it learns (bindings, the policy's state) to IndexedDB in batches, at
+  // most once a second. A browser that quits or kills the worker without grace loses what was
+  // not written yet: after a first visit, everything, and the next start binds nothing. So the
+  // page asks for the write when its load is over and when it is hidden (Page Lifecycle API:
+  // "hidden" is the last state a page is sure to see), and only when its performance timeline
+  // grew since it last asked (a hidden tab must not wake a stopped worker for nothing).
+  let timelineSeen = 0;
+  const flushState = (): void => {
+    const timeline = performance.getEntries().length;
+    if (!container?.controller || timeline === timelineSeen) return;
+    timelineSeen = timeline;
+    container.controller.postMessage({ type: FLUSH }, [new MessageChannel().port2]);
+  };
+  if (document.readyState === 'complete') flushState();
+  else addEventListener('load', flushState);
+  document.addEventListener('visibilitychange', () => document.hidden && flushState());
 
   // <object data> and <embed src> loads bypass the worker in Chromium, so they do not fail over
   // with the page. When one fails, or its server is down (the worker checks), it is moved to

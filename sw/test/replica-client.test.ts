@@ -129,6 +129,16 @@ describe('ReplicaClient', () => {
     expect(events.some((event) => event.type === 'internal-error' && event.message.includes('policy bug'))).toBe(true);
   });
 
+  it('fails open when the stored state does not come: a request waits at most a second, then goes out as it is', async () => {
+    const stuck = { ...memoryKeyValueStore(), getMany: () => new Promise<unknown[]>(() => undefined) }; // a blocked IndexedDB
+    const { instance } = client({ storage: stuck });
+    const request = new Request(`${primary.origin}/file.txt`);
+    expect(instance.route(request)).toBe('wait');
+    const response = await instance.respond(request, eventIO());
+    expect(await response.text()).toBe(`from ${primary.origin}`);
+    expect(primary.log.length).toBe(1);
+  }, 5_000);
+
   it('switches itself off on `webpp-control: off` from its own origin, remembers it, and unregisters', async () => {
     const storage = memoryKeyValueStore();
     const { instance, unregistered } = client({ storage });

@@ -1,5 +1,5 @@
 /**
- * The driver's preferred server (PlanInput.prefer) and ClientPolicy.isSoleFirstChoice: the
+ * The driver's preferred server (PlanInput.preferred) and ClientPolicy.isSoleFirstChoice: the
  * worker sends navigations to the own origin first, and leaves subresources to the browser,
  * only where the policy holds the own origin as good as the best (its equivalent set), with
  * no hedge around it (issue 26, "no cost where it cannot help"; sw/src/direct.ts).
@@ -29,7 +29,7 @@ function measured(clock: FakeClock, ttfbMs: Record<string, number>, seed = 1) {
 
 const input = (clock: FakeClock, extra: Record<string, unknown> = {}) => ({ logicalUrl: '/x', method: 'GET', candidates: [A, B, C], nowMs: clock.now(), ...extra });
 
-describe('PlanInput.prefer', () => {
+describe('PlanInput.preferred', () => {
   it('puts the preferred server first when it is as good as the best, where the draw alone would often not', () => {
     const clock = new FakeClock(T0);
     const policy = measured(clock, { [A]: 20, [B]: 20, [C]: 20 });
@@ -37,7 +37,7 @@ describe('PlanInput.prefer', () => {
     for (let i = 0; i < 30; i++) {
       clock.advance(10);
       drawn.add(policy.plan(input(clock))[0]!.server);
-      const preferred = policy.plan(input(clock, { prefer: A }))[0]!;
+      const preferred = policy.plan(input(clock, { preferred: A }))[0]!;
       expect(preferred.server).toBe(A);
       expect(preferred.hedgeAfterMs).toBeUndefined();
     }
@@ -55,12 +55,12 @@ describe('PlanInput.prefer', () => {
       noisy.observe(served(B, i % 2 === 0 ? 10 : 40, noisyClock.now()));
       noisy.observe(served(C, i % 2 === 0 ? 10 : 40, noisyClock.now()));
     }
-    expect(noisy.plan(input(noisyClock, { prefer: A }))[0]!.server).toBe(A);
+    expect(noisy.plan(input(noisyClock, { preferred: A }))[0]!.server).toBe(A);
     expect(noisy.isSoleFirstChoice(input(noisyClock), A)).toBe(true);
     // Steady: A always 30, B and C always 25: the same 5 ms, resolved by the samples.
     const steadyClock = new FakeClock(T0);
     const steady = measured(steadyClock, { [A]: 30, [B]: 25, [C]: 25 });
-    expect(steady.plan(input(steadyClock, { prefer: A }))[0]!.server).not.toBe(A);
+    expect(steady.plan(input(steadyClock, { preferred: A }))[0]!.server).not.toBe(A);
     expect(steady.isSoleFirstChoice(input(steadyClock), A)).toBe(false);
   });
 
@@ -69,7 +69,7 @@ describe('PlanInput.prefer', () => {
     const policy = measured(clock, { [A]: 200, [B]: 20, [C]: 25 });
     for (let i = 0; i < 10; i++) {
       clock.advance(10);
-      expect(policy.plan(input(clock, { prefer: A }))[0]!.server).not.toBe(A);
+      expect(policy.plan(input(clock, { preferred: A }))[0]!.server).not.toBe(A);
     }
   });
 });
@@ -105,7 +105,7 @@ describe('isSoleFirstChoice', () => {
       policy.observe(served(B, 30, clock.now()));
       policy.observe(served(C, 30, clock.now()));
     }
-    const plan = policy.plan(input(clock, { prefer: A }));
+    const plan = policy.plan(input(clock, { preferred: A }));
     const hedged = plan[0]?.server === A && plan.some((attempt) => attempt.hedgeAfterMs !== undefined);
     // Whatever the plan, the answer agrees with it: A alone first, or not.
     expect(policy.isSoleFirstChoice(input(clock), A)).toBe(plan[0]?.server === A && !hedged);

@@ -106,15 +106,7 @@ export class ClientEngine<R, C = unknown> {
     if (known) policy.learnSize?.(input.logicalUrl, input.sizeBytes as number);
     const sizeBytes = known ? input.sizeBytes : policy.estimateSizeBytes?.(input.logicalUrl);
     const inFlight = this.inFlight.snapshot(nowMs);
-    const planned = policy.plan({
-      logicalUrl: input.logicalUrl,
-      method: input.method,
-      candidates: input.candidates,
-      sizeBytes: input.sizeBytes,
-      nowMs,
-      ...(inFlight.length > 0 ? { inFlight } : {}),
-      ...(input.prefer === undefined ? {} : { prefer: input.prefer }),
-    });
+    const planned = policy.plan({ logicalUrl: input.logicalUrl, method: input.method, candidates: input.candidates, sizeBytes: input.sizeBytes, nowMs, ...(inFlight.length > 0 ? { inFlight } : {}), ...(input.preferred === undefined ? {} : { preferred: input.preferred }) });
     const plan: EngineAttempt[] = [];
     let last: EngineAttempt[] | undefined;
     for (const attempt of planned) {
@@ -135,7 +127,7 @@ export class ClientEngine<R, C = unknown> {
    * Would the policy send this request to `server` alone first (ClientPolicy.isSoleFirstChoice)?
    * Synchronous, from the policy's memory; false when the policy cannot say.
    */
-  isSoleFirstChoice(input: Omit<PlanInput, 'nowMs' | 'inFlight' | 'prefer'>, server: ServerId): boolean {
+  isSoleFirstChoice(input: Omit<PlanInput, 'nowMs' | 'inFlight' | 'preferred'>, server: ServerId): boolean {
     const { policy } = this;
     if (policy.isSoleFirstChoice === undefined) return false;
     const nowMs = this.io.now();

@@ -24,11 +24,11 @@ export interface PlanInput {
    */
   inFlight?: readonly InFlightExchange[] | undefined;
   /**
-   * A server the driver prefers among the policy's equivalent first choices (the worker: the
-   * page's own origin, which navigation preload and the platform's own fetch reach at no cost).
-   * A policy that has no notion of equivalent servers ignores it; it never overrides a better server.
+   * A server whose answer costs this client less in a way the policy cannot see (the worker:
+   * the own origin of a navigation, whose request the browser already sent as the navigation
+   * preload). A policy may put it first where it predicts no gain elsewhere. Absent: none.
    */
-  prefer?: ServerId | undefined;
+  preferred?: ServerId | undefined;
 }
 
 /** One exchange this client has in flight (in-flight.ts). */
@@ -254,7 +254,7 @@ export interface ClientPolicy {
    */
   reconsiderAtHead?(facts: HeadFacts): HeadRedecision | undefined;
   /**
-   * True when a plan for `input` with `prefer: server` would send the request to `server`
+   * True when a plan for `input` with `preferred: server` would send the request to `server`
    * first, with no hedge, race or other attempt started around it: the driver may then let
    * the platform fetch it (the worker leaves such a request to the browser). Synchronous and
    * without side effects on the budgets. Absent = never.

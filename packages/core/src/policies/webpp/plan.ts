@@ -22,7 +22,7 @@ import type { WebppOptions } from './options.js';
 import { timeoutMsOf, type ServerRecord } from './server-record.js';
 import type { EquivalentSet, Estimated } from './equivalent-set.js';
 import { keepDrawn, spreadWeights, type Spread, type SpreadState, type SpreadStates } from './load-spread.js';
-import { preferredFirst, type RankedServer } from './preferred.js';
+import { preferredEquivalent } from './preferred.js';
 import type { PushedLoads } from './pushed-load.js';
 import { seedOrder, type Aggregates } from './seed.js';
 import { queueAhead } from './queue-ahead.js';
@@ -78,6 +78,9 @@ export function planAttempts(
     .map((server) => attempt(server, 'last-resort-failed'));
   const seeded = coldSpread(seedOrder(unmeasured, herd.pushed, herd.aggregates, input.nowMs, options), input.inFlight);
   if (measured.length === 0) {
+    // Nothing measured: a preferred server (preferred.ts) is as good a first guess as the origin's order, and costs less.
+    const preferredAt = seeded.findIndex((seed) => seed.server === input.preferred);
+    if (preferredAt > 0) seeded.unshift(...seeded.splice(preferredAt, 1));
     const pushedKnown = seeded.some((seed) => herd.pushed.get(seed.server)?.serviceMs !== undefined);
     const race = coldRaceAllowed && !pushedKnown ? coldRace(seeded, input.inFlight, input.sizeBytes, options) : 0;
     return [
@@ -87,9 +90,11 @@ export function planAttempts(
   }
 
   const { ranked, members, spread, state } = rank(measured, candidates, records, options, hedgeAffordable, herd, input, queueWaitMs);
-  const preferred = preferredFirst(input.prefer, rankedServers(ranked), new Set(members.map((member) => member.server)), spread, state);
-  const picked = preferred ?? keepDrawn(spread, state, herd.random, options, ranked[0]?.server, state.spill.loaded);
-  const best = ranked.find((scored) => scored.server === picked) as Scored;
+  const picked = keepDrawn(spread, state, herd.random, options, ranked[0]?.server, state.spill.loaded);
+  const drawn = ranked.find((scored) => scored.server === picked) as Scored;
+  // A preferred server (the own origin of a navigation: its preload is on its way) where the policy predicts no gain elsewhere (preferred.ts).
+  const preferred = preferredOf(input.preferred, ranked, members);
+  const best = preferred ?? drawn;
   const rest = ranked.filter((scored) => scored !== best);
   const why = best === ranked[0] ? 'lowest-expected-time' : preferred === undefined ? 'equivalent-set' : 'preferred-equivalent';
   const attempts: PlannedAttempt[] = [attempt(best.server, best.hedge ? `${why}-hedged` : why)];
@@ -159,15 +164,17 @@ function rank(
   return { ranked, members, spread, state };
 }
 
-/** The ranking as preferred.ts reads it. */
-function rankedServers(ranked: readonly Scored[]): RankedServer[] {
-  return ranked.map((scored) => ({ server: scored.server, ttfb: scored.ttfb, sampleWeight: scored.record.ttfb.weight, effectiveMs: scored.hedge?.expectedMs ?? scored.expectedMs }));
+/** The preferred server's entry when preferred.ts holds it as good as the best. */
+function preferredOf(preferred: ServerId | undefined, ranked: readonly Scored[], members: readonly Estimated[]): Scored | undefined {
+  const effective = (s: Scored): number => s.hedge?.expectedMs ?? s.expectedMs;
+  return preferredEquivalent(preferred, ranked[0] as Scored, ranked, new Set(members.map((member) => member.server)), effective);
 }
 
 /**
- * ClientPolicy.isSoleFirstChoice: would a plan with `prefer: server` send the request to
- * `server` first, unhedged? The same ranking as planAttempts (with the hedge budget as it
- * is now), without its side effects on the budgets; a cold start (nothing measured) never.
+ * ClientPolicy.isSoleFirstChoice: would a plan with `preferred: server` send the request to
+ * `server` first, unhedged, while the servers do not ask for load to be spread? The same
+ * ranking as planAttempts (with the hedge budget as it is now), without its side effects on
+ * the budgets; a cold start (nothing measured) never.
  */
 export function soleFirstChoice(input: PlanInput, records: ReadonlyMap<ServerId, ServerRecord>, options: WebppOptions, hedgeAffordable: boolean, herd: HerdContext, server: ServerId): boolean {
   const candidates = [...new Set(input.candidates)];
@@ -175,9 +182,11 @@ export function soleFirstChoice(input: PlanInput, records: ReadonlyMap<ServerId,
   if (!candidates.includes(server) || own?.measured !== true || own.state === 'failed') return false;
   const measured = candidates.filter((candidate) => records.get(candidate)?.measured === true && records.get(candidate)?.state !== 'failed');
   const sizeBytes = input.method.toUpperCase() === 'HEAD' ? 0 : Math.max(0, input.sizeBytes ?? 0);
-  const { ranked, members, spread, state } = rank(measured, candidates, records, options, hedgeAffordable, herd, input, queueWaitOf(input, records, options, sizeBytes));
-  if (preferredFirst(server, rankedServers(ranked), new Set(members.map((member) => member.server)), spread, state) !== server) return false;
-  return ranked.find((scored) => scored.server === server)?.hedge === undefined;
+  const { ranked, members, state } = rank(measured, candidates, records, options, hedgeAffordable, herd, input, queueWaitOf(input, records, options, sizeBytes));
+  // Not while the servers ask for load to be spread (load-spread.ts): the draw decides then.
+  if (state.spill.loaded) return false;
+  const preferred = preferredOf(server, ranked, members);
+  return preferred?.server === server && preferred.hedge === undefined;
 }
 
 /**
