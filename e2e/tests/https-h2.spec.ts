@@ -91,6 +91,8 @@ test('a worker on an HTTPS origin binds to the fastest HTTPS replica over h2 and
   const fromFast = hops.filter(([name]) => name.startsWith(`${fast.origin}/img/`));
   expect(fromFast.length).toBeGreaterThan(0);
   expect(new Set(fromFast.map(([, protocol]) => protocol))).toEqual(new Set(['h2']));
+  // …and the policy learnt it from them: b takes a burst on one multiplexed connection, not six (core queue-ahead.ts).
+  await waitForState(page, (snapshot) => snapshot.servers.find((server) => server.server === fast.origin)?.protocol === 'h2', { what: "b's protocol learnt" });
 
   await cluster.kill('b');
   await page.reload();

@@ -170,7 +170,7 @@ export function assemble(init: ReplicaClientOptions): ClientParts {
     headerLearningPlugin(headers, trust),
     personalAnswersPlugin({ selfOrigin, personal, reporter }),
     // handlerWillRespond, in this order: decide again at the head, the own-origin check, resume, integrity.
-    engineHooksPlugin({ policy, engine, queue: connections, reporter }),
+    engineHooksPlugin({ policy, engine, queue: connections, reporter, watchMinBytes: options.resumeMinBytes }),
     controlCheckPlugin(controlCheck, selfOrigin),
     resumePlugin({ resumeMinBytes: options.resumeMinBytes, reporter, observe }),
     // The add-ons' own plugins: none when they are off.

@@ -15,22 +15,31 @@
  *     of its logical URL, which feeds the estimates for URLs never fetched (core
  *     size-estimate.ts: the same path under another query, the type, the site's sizes).
  *  C. Decide again at the head (handlerWillRespond, serve.ts), when the plan has replicas
- *     not tried yet: with the size and the server's pace known,
- *     the policy may find that the rest of the body takes longer here than a whole fetch
- *     elsewhere (core head-redecision.ts: rest here > 2 × elsewhere). Then one more fetch of
- *     the whole body goes to that server, run by the engine as a 'resume' (ledger, budget,
- *     timeouts), and the page gets its bytes from the first body until the second answers
- *     with the same entity; from then on from the second, the bytes the page has skipped
- *     (as resumable-body.ts continues a broken body). If the first body ends first, the
+ *     not tried yet: with the size and the server's pace known, the policy may find that
+ *     the rest of the body takes longer here than a whole fetch elsewhere (core
+ *     head-redecision.ts: rest here > 2 × elsewhere). Then one more fetch of the whole body
+ *     goes to that server, run by the engine as a 'resume' (ledger, budget, timeouts), and
+ *     the page gets its bytes from the first body until the second answers with the same
+ *     entity; from then on from the second, the bytes the page has skipped (raced-body.ts,
+ *     as resumable-body.ts continues a broken body). If the first body ends first, the
  *     second is cancelled. Dean and Barroso's tied requests ("The Tail at Scale", CACM 2013),
  *     sent only once the first is known to be slow.
+ *     The worker can wait (HeadFacts.deferrable): when the server's pace is not known yet
+ *     (a first page) or the body runs past what it predicted, the policy answers "look
+ *     again in startAfterMs" — rent or buy (Karlin et al. 1988): the fetch elsewhere starts
+ *     once the body has taken as long as a whole fetch there. The worker then asks again on
+ *     a timer with the body's time so far and a fresh in-flight snapshot, while the first
+ *     body streams to the page; the timer is cleared when that body ends (its Resource
+ *     Timing entry, or the page read it all), breaks, or the page aborts. Only a fetch
+ *     started spends a token of the extra budget (core policy.ts, reconsiderAtHead).
  */
-import type { ClientEngine, ClientPolicy, EngineAttempt, ExchangeEvents, RunResult, ServerId } from '@webpp/core';
+import type { ClientEngine, ClientPolicy, ExchangeEvents, HeadRedecision, RunResult } from '@webpp/core';
 import type { ConnectionQueue } from './connection-queue.js';
 import type { ExchangeSender } from './fetch-io.js';
 import type { BoundRequest, WorkerPlugin } from './plugins.js';
-import { afterSkipped, bodyExtent, continuation } from './resumable-body.js';
-import type { BodyExtent } from './resumable-body.js';
+import { headRace } from './head-race.js';
+import { racedBody } from './raced-body.js';
+import { bodyExtent } from './resumable-body.js';
 import type { StateReporter } from './state-reporter.js';
 
 export interface EngineHooksOptions {
@@ -38,6 +47,12 @@ export interface EngineHooksOptions {
   engine: ClientEngine<Response, ExchangeSender>;
   queue: ConnectionQueue;
   reporter: StateReporter;
+  /**
+   * A body on time (its server's pace measured) shorter than this is not piped through the
+   * worker's JavaScript only to be watched: as for resume (resumeMinBytes), it arrives in a
+   * segment or two, and the pipe costs a few tenths of a millisecond.
+   */
+  watchMinBytes: number;
 }
 
 function contentLengthOf(response: Response): number | undefined {
@@ -99,7 +114,8 @@ class EngineHooks {
 
   /**
    * Hook C: the response for the page, whose body may come from a second fetch when the
-   * policy decides again at the head. `served` is the page's response for `result`.
+   * policy decides again at the head, now or later (rent or buy). `served` is the page's
+   * response for `result`.
    */
   decideAgainAtHead(served: Response, bound: BoundRequest, result: RunResult<Response> & { kind: 'served' }): Response {
     const { request, plan } = bound;
@@ -116,133 +132,52 @@ class EngineHooks {
     const extent = bodyExtent(first);
     if (lengthBytes === undefined || extent === undefined) return served;
     const winnerRecord = result.attempts.find((attempt) => attempt.server === result.winner.server && attempt.outcome === 'served');
-    const nowMs = engine.now();
-    const decision = policy.reconsiderAtHead({
+    const headAtMs = engine.now();
+    const facts = {
       server: result.winner.server,
       logicalUrl: bound.logicalUrl,
       ttfbMs: winnerRecord?.ttfbMs ?? 0,
       contentLengthBytes: lengthBytes,
       alternatives: alternatives.map((spec) => spec.server),
-      nowMs,
-      inFlight: engine.inFlight.snapshot(nowMs),
-    });
-    const target = decision === undefined ? undefined : alternatives.find((spec) => spec.server === decision.server);
-    if (target === undefined) return served;
-
-    // The second fetch: the whole body from `target`, one attempt, as a 'resume' run of the engine.
-    const attempt: EngineAttempt = { ...target, hedgeAfterMs: undefined, reason: 'head-redecision' };
-    let second: Response | undefined;
-    let cancelSecond: () => void = () => undefined;
-    const secondAnswer = new Promise<Response | undefined>((resolve) => {
-      cancelSecond = engine.run([attempt], (run) => {
-        second = run.kind === 'served' ? run.response : undefined;
-        if (run.kind === 'failed') run.fallback?.response.body?.cancel().catch(() => undefined);
-        resolve(second);
-      }, { context: bound.sender, purpose: 'resume' });
-    });
-    const report = (to: ServerId, switched: boolean, reason: string, atByte: number): void =>
-      this.options.reporter.event({ type: 'head-redecided', atMs: Date.now(), logicalUrl: bound.logicalUrl, from: result.winner.server, to, switched, reason, atByte, restHereMs: decision!.restHereMs, elsewhereMs: decision!.elsewhereMs });
-    const body = racedBody(served.body, extent, secondAnswer, {
+      deferrable: true,
+    };
+    // Asked at the head, and again whenever the policy says to look again while the body runs.
+    const ask = (): HeadRedecision | undefined => {
+      const nowMs = engine.now();
+      return policy.reconsiderAtHead!({ ...facts, nowMs, inFlight: engine.inFlight.snapshot(nowMs), bodyElapsedMs: nowMs - headAtMs });
+    };
+    const decision = ask();
+    if (decision === undefined) return served;
+    const onTime = (decision.startAfterMs ?? 0) > 0 && Number.isFinite(decision.restHereMs);
+    if (onTime && lengthBytes < this.options.watchMinBytes) return served;
+    const race = headRace(engine, alternatives, bound.sender, ask, () => this.bodyEnds.has(first));
+    const report = (switched: boolean, reason: string, atByte: number): void => {
+      const { to, decision: started } = race.started()!;
+      this.options.reporter.event({ type: 'head-redecided', atMs: Date.now(), logicalUrl: bound.logicalUrl, from: result.winner.server, to, switched, reason, atByte, restHereMs: started.restHereMs, elsewhereMs: started.elsewhereMs });
+    };
+    const body = racedBody(served.body, extent, race.answer, {
       switched: (atByte) => {
-        report(target.server, true, 'second answered first', atByte);
+        report(true, 'second answered first', atByte);
+        race.settle();
         this.bodyEnds.get(first)?.(); // the first body was cancelled: its exchange leaves the ledger
       },
       keptFirst: (reason, atByte) => {
-        report(target.server, false, reason, atByte);
-        cancelSecond();
+        if (race.started()) report(false, reason, atByte);
+        race.end();
       },
+      firstBroke: () => race.stop(),
       // The page gave up: neither body will end on its own.
       cancelled: () => {
+        race.end();
         this.bodyEnds.get(first)?.();
+        const second = race.second();
         if (second) this.bodyEnds.get(second)?.();
       },
     });
+    request.signal?.addEventListener('abort', () => race.end(), { once: true });
+    race.follow(decision);
+    // The worker's code runs until the race is decided (a timer may still be due): keep the worker alive that long.
+    bound.io.waitUntil(race.settled);
     return new Response(body, { status: served.status, statusText: served.statusText, headers: served.headers });
   }
-}
-
-interface RaceEvents {
-  /** The page's bytes come from the second body from now on (`atByte` bytes came from the first). */
-  switched(atByte: number): void;
-  /** The first body stays (it ended, the second failed or is another entity, or the page cancelled). */
-  keptFirst(reason: string, atByte: number): void;
-  /** The page cancelled the body. */
-  cancelled(): void;
-}
-
-type Step = { kind: 'read'; result: ReadableStreamReadResult<Uint8Array> } | { kind: 'error'; error: unknown } | { kind: 'second'; response: Response | undefined };
-
-/**
- * The page's body: `firstBody` until `second` answers with the same entity (checked as
- * resumable-body.ts checks a resume: continuation()), then the second body from the byte
- * the page has on. Whichever happens first decides; the other is cancelled.
- */
-function racedBody(firstBody: ReadableStream<Uint8Array>, extent: BodyExtent, second: Promise<Response | undefined>, events: RaceEvents): ReadableStream<Uint8Array> {
-  let reader = firstBody.getReader();
-  let pendingRead: Promise<Step> | undefined;
-  let waiting: Promise<Step> | undefined = second.then((response) => ({ kind: 'second', response }));
-  let delivered = 0;
-  let skipBytes = 0;
-  const keepFirst = (reason: string): void => {
-    if (waiting === undefined) return;
-    waiting = undefined;
-    events.keptFirst(reason, delivered);
-  };
-  /** The second answered: switch to it when it continues the same entity. */
-  const trySwitch = (response: Response | undefined): boolean => {
-    waiting = undefined;
-    const plan = response ? continuation(response, extent, delivered) : { error: 'no answer' };
-    if (!response?.body || 'error' in plan) {
-      response?.body?.cancel().catch(() => undefined);
-      events.keptFirst('error' in plan ? plan.error : 'answer without a body', delivered);
-      return false;
-    }
-    reader.cancel().catch(() => undefined);
-    reader = response.body.getReader();
-    pendingRead = undefined;
-    skipBytes = plan.skipBytes;
-    events.switched(delivered);
-    return true;
-  };
-  return new ReadableStream<Uint8Array>(
-    {
-      async pull(controller) {
-        for (;;) {
-          pendingRead ??= reader.read().then(
-            (result): Step => ({ kind: 'read', result }),
-            (error: unknown): Step => ({ kind: 'error', error }),
-          );
-          const step = await (waiting === undefined ? pendingRead : Promise.race([pendingRead, waiting]));
-          if (step.kind === 'second') {
-            trySwitch(step.response);
-            continue;
-          }
-          pendingRead = undefined;
-          if (step.kind === 'error') {
-            // The first body broke before the second answered: wait for the second.
-            if (waiting !== undefined && trySwitch(await second)) continue;
-            controller.error(step.error);
-            return;
-          }
-          if (step.result.done) {
-            keepFirst('first body ended first');
-            controller.close();
-            return;
-          }
-          let chunk = step.result.value;
-          ({ chunk, skipBytes } = afterSkipped(chunk, skipBytes));
-          if (chunk.byteLength === 0) continue;
-          delivered += chunk.byteLength;
-          controller.enqueue(chunk);
-          return;
-        }
-      },
-      cancel(reason) {
-        keepFirst('page cancelled');
-        events.cancelled();
-        return reader.cancel(reason);
-      },
-    },
-    { highWaterMark: 0 },
-  );
 }

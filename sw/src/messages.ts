@@ -107,6 +107,10 @@ export interface ServerView {
   probeIntervalMs: number;
   /** While failed: time until the next probe is due (0 = due now). Null while available. */
   nextProbeInMs: number | null;
+  /** The webpp policy's body throughput estimate (bytes/ms), once a body of the server was timed. */
+  throughputBytesPerMs?: number | undefined;
+  /** The protocol its answers came over ('http/1.1', 'h2', 'h3': Resource Timing's nextHopProtocol), once known. */
+  protocol?: string | undefined;
 }
 
 export interface WorkerCounters {

@@ -30,6 +30,8 @@ function fromDescription(view: PolicyServerView, nowMs: number): ServerView {
     expired: false,
     probeIntervalMs: 0,
     nextProbeInMs: view.nextProbeAtMs === undefined ? null : Math.max(0, view.nextProbeAtMs - nowMs),
+    throughputBytesPerMs: view.throughputBytesPerMs,
+    protocol: view.protocol,
   };
 }
 

@@ -35,8 +35,8 @@ export class SampleStage {
       maxPending: 1_024,
       queue: options.queue,
       sink: {
-        record: (server, ttfbMs, kind, body?: BodyTiming) =>
-          options.observe({ server, purpose: kind, outcome: 'served', nowMs: Date.now(), ttfbMs, ...(body ?? {}) }),
+        record: (server, ttfbMs, kind, body?: BodyTiming, protocol?: string) =>
+          options.observe({ server, purpose: kind, outcome: 'served', nowMs: Date.now(), ttfbMs, ...body, protocol }),
         skipped: (server) => options.onCacheHit?.(server),
         queued: (server) => options.onQueued?.(server),
       },

@@ -57,8 +57,11 @@ export interface BodyTiming {
 }
 
 export interface SampleSink {
-  /** A real network sample; `body` when the entry timed a complete body. */
-  record(server: ServerId, ttfbMs: number, kind: SampleKind, body?: BodyTiming): void;
+  /**
+   * A real network sample; `body` when the entry timed a complete body, `protocol` when the
+   * entry named its connection's (nextHopProtocol: 'http/1.1', 'h2', 'h3').
+   */
+  record(server: ServerId, ttfbMs: number, kind: SampleKind, body?: BodyTiming, protocol?: string): void;
   /** A response that the HTTP cache served: not a sample. */
   skipped(server: ServerId): void;
   /** An untimed response (no Timing-Allow-Origin) that waited in the browser's queue: not a sample. */
@@ -77,6 +80,11 @@ export interface ResourceEntryLike {
   encodedBodySize?: number;
   /** When the body was complete (given with or without Timing-Allow-Origin). */
   responseEnd?: number;
+  /**
+   * The connection's ALPN protocol ('http/1.1', 'h2', 'h3'); empty without
+   * Timing-Allow-Origin (Resource Timing guards it like the timings) and for cache hits.
+   */
+  nextHopProtocol?: string;
 }
 
 /** One answered physical request. */
@@ -244,8 +252,9 @@ export class TtfbSampler {
       return;
     }
     const ttfbMs = entryTtfbMs(entry);
-    if (ttfbMs === undefined) this.recordFetchTimed(sample, untimedEntryMs(entry));
-    else this.record(sample, ttfbMs, entryBody(entry));
+    const protocol = entry.nextHopProtocol || undefined;
+    if (ttfbMs === undefined) this.recordFetchTimed(sample, untimedEntryMs(entry), protocol);
+    else this.record(sample, ttfbMs, entryBody(entry), protocol);
   }
 
   /** Records, from fetch() → headers, samples whose entries are overdue (or beyond the pending bound). */
@@ -267,20 +276,19 @@ export class TtfbSampler {
    * with Resource Timing: its entries are what tells the queue that a body is complete.
    * An untimed entry's duration bounds it too (see untimedEntryMs): the smaller is used.
    */
-  private recordFetchTimed(sample: PendingSample, entryDurationMs?: number): void {
+  private recordFetchTimed(sample: PendingSample, entryDurationMs?: number, protocol?: string): void {
     if (this.observing && this.queue?.metNoQueue(sample.url, sample.sentAtMs) === false) {
       this.sink.queued?.(sample.server);
       return;
     }
     const fetchTimedMs = sample.headersAtMs - sample.sentAtMs;
-    this.record(sample, entryDurationMs === undefined ? fetchTimedMs : Math.min(fetchTimedMs, entryDurationMs));
+    this.record(sample, entryDurationMs === undefined ? fetchTimedMs : Math.min(fetchTimedMs, entryDurationMs), undefined, protocol);
   }
 
-  private record(sample: PendingSample, ttfbMs: number, body?: BodyTiming): void {
+  private record(sample: PendingSample, ttfbMs: number, body?: BodyTiming, protocol?: string): void {
     const failedAtMs = this.failedAtMs.get(sample.server);
     if (failedAtMs !== undefined && sample.headersAtMs < failedAtMs) return; // older than the failure
-    if (body) this.sink.record(sample.server, ttfbMs, sample.kind, body);
-    else this.sink.record(sample.server, ttfbMs, sample.kind);
+    this.sink.record(sample.server, ttfbMs, sample.kind, body, protocol);
   }
 }
 

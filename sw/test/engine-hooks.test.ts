@@ -5,7 +5,9 @@
  *  A. a served body leaves the engine's in-flight ledger when it ends, or when the page cancels it;
  *  B. a 200's Content-Length teaches the size of the logical URL (estimates for its other versions);
  *  C. at a head whose rest will take longer than a whole fetch elsewhere, a second fetch goes
- *     there and the page's body continues from whichever answers first, byte for byte.
+ *     there and the page's body continues from whichever answers first, byte for byte; when
+ *     the server's pace is not known, only once the body has run as long as a whole fetch
+ *     there would take (rent or buy), and never for a body that ended by then.
  */
 import { Readable } from 'node:stream';
 import { BINDINGS_HEADER, encodeBindings } from '@webpp/core';
@@ -168,5 +170,49 @@ describe('engine v3 hooks in the worker', () => {
     expect(redecided).toHaveLength(1);
     expect(redecided[0]).toMatchObject({ from: a.origin, to: b.origin, switched: true });
     expect(b.log).toContain('GET /big.bin');
+  });
+
+  it("C, rent or buy: a body whose server's pace is not known gets the fetch elsewhere once it has run as long as a whole fetch there", async () => {
+    const { instance, events } = client(false);
+    await learnBindings(instance);
+    // a: a fast first byte, but no body has ended there yet (its pace is not known);
+    // b: a slower first byte on a fat link (10 MB/s), measured.
+    const nowMs = Date.now();
+    for (let i = 0; i < 4; i++) {
+      instance.engine.observe({ server: a.origin, purpose: 'request', outcome: 'served', ttfbMs: 2, nowMs: nowMs - 1_000 + i });
+      instance.engine.observe({ server: b.origin, purpose: 'request', outcome: 'served', ttfbMs: 20, bodyBytes: 100_000, bodyMs: 10, nowMs: nowMs - 1_000 + i });
+    }
+    a.log.length = 0;
+    b.log.length = 0;
+    const body = await get(instance, '/big.bin?v=rent');
+    expect(Buffer.from(body).equals(big)).toBe(true);
+    expect(instance.snapshot().decisions.at(-1)?.servedBy).toBe(a.origin);
+    // At a's head nothing said how long its 256 KiB would take (a sends them over about 1.6 s):
+    // the worker waited as long as a whole fetch from b takes (about 50 ms), then fetched from b.
+    const redecided = events.filter((event) => event.type === 'head-redecided');
+    expect(redecided).toHaveLength(1);
+    expect(redecided[0]).toMatchObject({ from: a.origin, to: b.origin, switched: true });
+    console.log('DEBUG', JSON.stringify(redecided[0]), Date.now() - nowMs);
+    expect(Number.isNaN((redecided[0] as { restHereMs: number }).restHereMs)).toBe(true);
+    expect(b.log).toContain('GET /big.bin?v=rent');
+  });
+
+  it('C, rent or buy: a body that ends before a whole fetch elsewhere would have starts no second fetch', async () => {
+    const { instance, events } = client(false);
+    await learnBindings(instance);
+    // b is 400 ms away: a's small body (its pace not known) is over long before.
+    const nowMs = Date.now();
+    for (let i = 0; i < 4; i++) {
+      instance.engine.observe({ server: a.origin, purpose: 'request', outcome: 'served', ttfbMs: 2, nowMs: nowMs - 1_000 + i });
+      instance.engine.observe({ server: b.origin, purpose: 'request', outcome: 'served', ttfbMs: 400, bodyBytes: 100_000, bodyMs: 10, nowMs: nowMs - 1_000 + i });
+    }
+    a.log.length = 0;
+    b.log.length = 0;
+    expect(new TextDecoder().decode(await get(instance, '/file.txt?v=in-time'))).toBe(`from ${a.origin}`);
+    // Past the moment the worker would have looked again (400 ms after the head).
+    await new Promise((resolve) => setTimeout(resolve, 800));
+    expect(a.log).toContain('GET /file.txt?v=in-time');
+    expect(b.log.filter((line) => line.startsWith('GET /file.txt'))).toEqual([]);
+    expect(events.filter((event) => event.type === 'head-redecided')).toEqual([]);
   });
 });

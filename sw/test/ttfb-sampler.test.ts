@@ -77,6 +77,20 @@ describe('TtfbSampler', () => {
     expect(skipped).toEqual([]);
   });
 
+  it("passes on the entry's nextHopProtocol (h2 multiplexes: core's queue-ahead.ts), and nothing when the entry hides it", () => {
+    const protocols: (string | undefined)[] = [];
+    const instance = new TtfbSampler({
+      now: () => 0,
+      entriesFedByCaller: true,
+      sink: { record: (_server, _ttfbMs, _kind, _body, protocol) => void protocols.push(protocol), skipped: () => undefined },
+    });
+    instance.add(sample('http://b/x', 0, 12));
+    instance.onEntry({ ...entry('http://b/x', 0, 1, 11), nextHopProtocol: 'h2' });
+    instance.add(sample('http://c/x', 0, 12));
+    instance.onEntry({ ...entry('http://c/x', 0, 0, 0, { transferSize: 0, decodedBodySize: 0 }), responseEnd: 11, nextHopProtocol: '' });
+    expect(protocols).toEqual(['h2', undefined]);
+  });
+
   it('an entry without timings (no Timing-Allow-Origin) counts with fetch() → headers', () => {
     const { instance, recorded } = sampler();
     instance.add(sample('http://c/y', 5, 35));

@@ -139,6 +139,7 @@ class SimulatedExchange implements ExchangeHandlers {
     private requestStartMs: number,
     private readonly bodyBytes: number,
     private readonly policy: ClientPolicy,
+    private readonly protocol: string | undefined,
   ) {}
 
   onSent(atMs: number): void {
@@ -151,7 +152,7 @@ class SimulatedExchange implements ExchangeHandlers {
     if (pushed !== undefined && this.policy.learnPushedServiceTime) {
       for (const value of pushed) this.policy.learnPushedServiceTime(value.server, value.serviceMs, ENGINE_EPOCH_MS + value.atMs, value.utilisation);
     }
-    this.events.head({ status, ttfbMs: atMs - this.requestStartMs, response: undefined });
+    this.events.head({ status, ttfbMs: atMs - this.requestStartMs, response: undefined, ...(this.protocol === undefined ? {} : { protocol: this.protocol }) });
   }
 
   onComplete(atMs: number): void {
@@ -179,7 +180,7 @@ function sendExchange(
   const bodyBytes = exchange.method === 'head' ? 0 : exchange.method === 'range' ? (exchange.rangeBytes ?? 0) : sizeBytes;
   // Common random numbers: a request's first try on a server draws the same luck under every policy.
   const key = context ? (context.resume === 0 ? context.request.key : `${context.request.key}#resume${context.resume}`) : backgroundKey();
-  const handlers = new SimulatedExchange(events, environment.queue.now(), bodyBytes, policy);
+  const handlers = new SimulatedExchange(events, environment.queue.now(), bodyBytes, policy, environment.protocol);
   const handle = environment.network.send(
     { server: exchange.server, method: exchange.method === 'head' ? 'HEAD' : 'GET', bodyBytes, key, purpose: purposeOf(exchange) },
     handlers,

@@ -55,6 +55,12 @@ export interface PolicyEnvironment {
   observer: PolicyObserver;
   /** A named random stream for the policy's own choices. */
   random(...streamName: Array<string | number>): RandomSource;
+  /**
+   * The protocol the browser speaks to every replica ('http/1.1', 'h2'), when the world says
+   * (a generated world's workload.http): reported with each answer's head, as the worker
+   * reads it from Resource Timing's nextHopProtocol. Absent: not known (the nine scenarios).
+   */
+  protocol?: string;
 }
 
 /** Abandons a request; may say why it had failed so far (e.g. "cut-mid-body" if its body had started). */

@@ -67,6 +67,7 @@ export function runWorld(world: GeneratedWorld, policy: Policy, options: WorldRu
     seed,
     observer: { predictionError: () => undefined, markedFailed: () => void markedFailed++ },
     random: (...streamName) => createRandom(seed, 'policy', ...streamName),
+    protocol: workload.http,
   };
   const run = policy.start(environment);
 

@@ -93,6 +93,11 @@ export class ClientEngine<R, C = unknown> {
     return this.io.now();
   }
 
+  /** Runs `run` after `delayMs` on the engine's clock and timers (the driver's own, e.g. a look again at a running body). */
+  setTimer(delayMs: number, run: () => void): Cancel {
+    return this.io.setTimer(delayMs, run);
+  }
+
   /**
    * Plan: the policy's attempts, kept to the candidates the driver can reach (`targetOf`),
    * one per server. `demote`: servers that go last whatever the policy says (the worker's

@@ -41,6 +41,8 @@ export interface ExchangeHead<R> {
   ttfbMs?: number;
   /** Send → head as the driver timed it, for the attempt records only (not a sample). */
   elapsedMs?: number;
+  /** The connection's ALPN protocol, when the driver knows it: goes into the exchange's sample (ExchangeSample.protocol). */
+  protocol?: string;
   /** The driver's response object (a Response in the worker), handed back in the result. */
   response: R;
 }

@@ -142,6 +142,13 @@ export interface ExchangeSample {
    * learnPushedServiceTime delivered during the exchange, if any.
    */
   serviceMs?: number;
+  /**
+   * The ALPN protocol of the connection that carried the exchange ('http/1.1', 'h2', 'h3'),
+   * when the driver knows it: the worker from its Resource Timing entry's nextHopProtocol
+   * (given with Timing-Allow-Origin), the simulator from its world. It tells how many
+   * exchanges the server takes at once from this client (queue-ahead.ts, connectionsFor).
+   */
+  protocol?: string | undefined;
 }
 
 /**
@@ -277,6 +284,8 @@ export interface PolicyServerView {
   lastSampleAtMs: number;
   /** When a failed server is next probed. */
   nextProbeAtMs?: number;
+  /** The protocol its answers came over ('http/1.1', 'h2', 'h3'), once a sample said (ExchangeSample.protocol). */
+  protocol?: string;
 }
 
 export interface PolicyDeps {

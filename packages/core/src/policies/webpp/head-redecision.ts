@@ -34,7 +34,7 @@
  */
 import type { HeadFacts, HeadRedecision } from '../../engine/policy-types.js';
 import type { ServerId } from '../../types.js';
-import { queueAhead } from './queue-ahead.js';
+import { connectionsFor, queueAhead } from './queue-ahead.js';
 import type { ServerRecord } from './server-record.js';
 
 /** The fetch elsewhere must beat the rest here by this factor: saved time ≥ its own cost (see above). */
@@ -59,14 +59,14 @@ export function redecideAtHead(facts: HeadFacts, records: ReadonlyMap<ServerId, 
     const rate = record?.throughput.bytesPerMs();
     if (record === undefined || record.state === 'failed' || !record.measured || rate === undefined || !(rate > 0)) continue;
     const ttfbMs = record.ttfb.meanMs();
-    const queue = queueAhead(server, facts.inFlight, sizeBytes, ttfbMs, rate, facts.nowMs);
+    const queue = queueAhead(server, facts.inFlight, sizeBytes, ttfbMs, rate, facts.nowMs, connectionsFor(record.protocol));
     const elsewhereMs = ttfbMs + sizeBytes / rate + queue.connectionWaitMs + queue.sharedLinkMs;
     if (best === undefined || elsewhereMs < best.elsewhereMs) best = { server, elsewhereMs };
   }
   // The rest here as its measured pace predicts it (its body shares the link with this client's other bodies there).
   let predictedRestMs: number | undefined;
   if (hereRate !== undefined && hereRate > 0) {
-    const hereQueue = queueAhead(facts.server, facts.inFlight, sizeBytes, 0, hereRate, facts.nowMs);
+    const hereQueue = queueAhead(facts.server, facts.inFlight, sizeBytes, 0, hereRate, facts.nowMs, connectionsFor(here.protocol));
     predictedRestMs = sizeBytes / hereRate + Math.max(0, hereQueue.sharedLinkMs - sizeBytes / hereRate) - elapsedMs;
   }
   const onTime = predictedRestMs !== undefined && predictedRestMs > 0;

@@ -25,7 +25,7 @@ import { keepDrawn, spreadWeights, type Spread, type SpreadState, type SpreadSta
 import { preferredEquivalent } from './preferred.js';
 import type { PushedLoads } from './pushed-load.js';
 import { seedOrder, type Aggregates } from './seed.js';
-import { queueAhead } from './queue-ahead.js';
+import { connectionsFor, queueAhead } from './queue-ahead.js';
 
 /** What push, the equivalent-server set and first-visit seeding add to planning (issue 13). */
 export interface HerdContext {
@@ -115,7 +115,7 @@ function queueWaitOf(input: PlanInput, records: ReadonlyMap<ServerId, ServerReco
     if (input.inFlight === undefined) return 0;
     const record = records.get(server);
     const ttfbMeanMs = record?.measured === true ? record.ttfb.meanMs() : options.initialTimeoutMs / options.timeoutQuantileMultiple;
-    const queue = queueAhead(server, input.inFlight, sizeBytes, ttfbMeanMs, record?.throughput.bytesPerMs(), input.nowMs);
+    const queue = queueAhead(server, input.inFlight, sizeBytes, ttfbMeanMs, record?.throughput.bytesPerMs(), input.nowMs, connectionsFor(record?.protocol));
     return queue.connectionWaitMs + queue.sharedLinkMs;
   };
 }

@@ -21,7 +21,7 @@ import type {
 import type { ServerId } from '../../types.js';
 import { busyAtTimeout } from './busy.js';
 import { redecideAtHead } from './head-redecision.js';
-import { CONNECTIONS_PER_SERVER } from './queue-ahead.js';
+import { connectionsFor } from './queue-ahead.js';
 import { SizeEstimates } from './size-estimate.js';
 import { dueBackground, nextProbeAtMs } from './maintenance.js';
 import { resolveWebppOptions, type WebppOptions } from './options.js';
@@ -157,7 +157,7 @@ export class WebppPolicy implements ClientPolicy {
     const record = this.recordOf(sample.server);
     // A timeout behind a full set of this client's own connections to the server is the
     // client's queue, not the server's failure (issue 22 §2, bursts).
-    const ownQueue = (sample.queuedAhead ?? 0) >= CONNECTIONS_PER_SERVER;
+    const ownQueue = (sample.queuedAhead ?? 0) >= connectionsFor(sample.protocol ?? record.protocol);
     const busy = sample.outcome === 'timeout' && (ownQueue || busyAtTimeout(record, this.herd.pushed.get(sample.server), timeoutMsOf(record, this.options), sample.nowMs, this.options));
     const result = learnSample(record, sample, this.options, this.deps.random, busy);
     if (result === 'ejected') {
@@ -250,6 +250,7 @@ export class WebppPolicy implements ClientPolicy {
       const rate = record.throughput.bytesPerMs();
       if (rate !== undefined) view.throughputBytesPerMs = rate;
       if (record.state === 'failed') view.nextProbeAtMs = Math.max(nowMs, record.nextProbeAtMs);
+      if (record.protocol !== undefined) view.protocol = record.protocol;
       return view;
     });
   }

@@ -5,6 +5,8 @@
  * - Connections. A browser opens at most CONNECTIONS_PER_SERVER connections to a host over
  *   HTTP/1.1; a request beyond them waits for one to free. Each full round of connections
  *   ahead costs about one first byte (the request behind it is sent only when one ends).
+ *   Over HTTP/2 and HTTP/3 one connection carries up to STREAMS_PER_MULTIPLEXED_CONNECTION
+ *   requests at once; the server's protocol is learnt from its samples (connectionsFor).
  * - The link. A replica's concurrent responses share its link, which serves them by
  *   processor sharing (TCP's fair share, roughly): a new body of x bytes, joining bodies with
  *   r_i bytes left, completes after (Σ_i min(r_i, x) + x) / rate (Kleinrock, "Queueing
@@ -28,10 +30,30 @@ import type { ServerId } from '../../types.js';
 /**
  * Connections per host a browser opens over HTTP/1.1: 6 in Chromium (kMaxSocketsPerGroup),
  * Firefox (network.http.max-persistent-connections-per-server) and Safari; RFC 9112 §9.4
- * leaves the number to the client. Over HTTP/2 one connection carries every request, and
- * the estimate errs by one first byte per six requests ahead, toward spreading a burst.
+ * leaves the number to the client. Also the assumption while a server's protocol is not
+ * known (no sample said it yet).
  */
-export const CONNECTIONS_PER_SERVER = 6;
+const CONNECTIONS_PER_SERVER = 6;
+
+/**
+ * Exchanges one multiplexed connection (HTTP/2, HTTP/3) carries at once: its streams. The
+ * server's SETTINGS_MAX_CONCURRENT_STREAMS bounds them, and RFC 9113 §5.1.2 recommends a value
+ * no smaller than 100; Chromium assumes 100 until the server's SETTINGS come
+ * (net/spdy/spdy_session.h, kInitialMaxConcurrentStreams), and HTTP/3 grants streams the same way
+ * (RFC 9000 §4.6, initial_max_streams_bidi). A browser opens one such connection per
+ * origin, so a burst beyond six requests waits for no connection there, only for its share
+ * of the link.
+ */
+const STREAMS_PER_MULTIPLEXED_CONNECTION = 100;
+
+/**
+ * The exchanges a server takes at once from this client over `protocol` (an ALPN id, as
+ * Resource Timing's nextHopProtocol gives it): h2 and h3 multiplex, anything else (HTTP/1.1,
+ * or not known) gets CONNECTIONS_PER_SERVER.
+ */
+export function connectionsFor(protocol: string | undefined): number {
+  return protocol === 'h2' || protocol === 'h3' ? STREAMS_PER_MULTIPLEXED_CONNECTION : CONNECTIONS_PER_SERVER;
+}
 
 export interface QueueAhead {
   /** Exchanges of this client in flight to the server. */
@@ -45,8 +67,9 @@ export interface QueueAhead {
 const NONE: QueueAhead = Object.freeze({ count: 0, connectionWaitMs: 0, sharedLinkMs: 0 });
 
 /**
- * The queue ahead of a new request of `sizeBytes` on `server`, given its mean first byte and
- * measured throughput (bytes/ms; undefined: the link's share is not priced).
+ * The queue ahead of a new request of `sizeBytes` on `server`, given its mean first byte,
+ * measured throughput (bytes/ms; undefined: the link's share is not priced) and the
+ * exchanges it takes at once from this client (connectionsFor).
  */
 export function queueAhead(
   server: ServerId,
@@ -55,6 +78,7 @@ export function queueAhead(
   ttfbMeanMs: number,
   bytesPerMs: number | undefined,
   nowMs: number,
+  connections: number = CONNECTIONS_PER_SERVER,
 ): QueueAhead {
   if (inFlight === undefined || inFlight.length === 0) return NONE;
   let count = 0;
@@ -69,7 +93,7 @@ export function queueAhead(
     sharedBytes += Math.min(leftBytes, sizeBytes);
   }
   if (count === 0) return NONE;
-  const connectionWaitMs = Math.floor(count / CONNECTIONS_PER_SERVER) * ttfbMeanMs;
+  const connectionWaitMs = Math.floor(count / Math.max(1, connections)) * ttfbMeanMs;
   const sharedLinkMs = bytesPerMs === undefined || !(bytesPerMs > 0) ? 0 : sharedBytes / bytesPerMs;
   return { count, connectionWaitMs, sharedLinkMs };
 }

@@ -55,6 +55,12 @@ export class ServerRecord {
   lastHeadAtMs = 0;
   /** When the last timeout on a busy, not dead, server was learnt (busy.ts; 0: never). */
   busyTimeoutAtMs = 0;
+  /**
+   * The protocol its latest answer came over, when a sample said (ExchangeSample.protocol):
+   * how many exchanges it takes at once (queue-ahead.ts, connectionsFor). Not stored: the
+   * first answers after a restart tell it again.
+   */
+  protocol: string | undefined = undefined;
 
   constructor(readonly server: ServerId) {}
 
@@ -144,6 +150,7 @@ export function learnSample(record: ServerRecord, sample: ExchangeSample, option
     noteChange(record, sample.ttfbMs, nowMs, options);
     const sentAtMs = nowMs - sample.ttfbMs - (sample.bodyMs ?? 0);
     record.addFirstByte(sample.ttfbMs, nowMs, options, sentAtMs);
+    if (sample.protocol) record.protocol = sample.protocol;
     record.lastHeadAtMs = Math.max(record.lastHeadAtMs, nowMs - (sample.bodyMs ?? 0));
     const { bodyBytes, bodyMs } = sample;
     if (bodyBytes !== undefined && bodyMs !== undefined && bodyBytes >= Math.max(1, options.minThroughputSampleBytes) && bodyMs >= 0) {
