@@ -136,6 +136,8 @@ async function main(): Promise<void> {
     per_request: requests,
     per_request_served_by: runs.map((run) => run.requestServedBy),
     navigations_served_by: runs.map((run) => run.navigationServedBy),
+    // After the page loads (warm-up and rounds), per run: requests the webpp worker answered, and bound ones it left to the browser.
+    worker_counters: runs.map((run) => run.workerCounters),
     worker_startup: { webpp: startupSummary(runs, 'webpp'), bare: startupSummary(runs, 'bare') },
     bundle: { webpp_sw_bytes: bundle.length, webpp_sw_gzip_bytes: bundleGzipBytes },
     summary: sum,
@@ -154,6 +156,7 @@ async function main(): Promise<void> {
   for (const row of requests) console.log(`  ${row.bytes / 1024} KB  ${row.direct_ms}  ${row.bare_worker_ms}  ${row.webpp_ms}  ${signedMs(row.webpp_minus_direct_ms)}`);
   console.log(`served by (webpp, per run): ${JSON.stringify(report.per_request_served_by)}`);
   console.log(`navigations served by (webpp, recent decisions, per run): ${JSON.stringify(report.navigations_served_by)}`);
+  console.log(`webpp worker after the page loads (per run): ${JSON.stringify(report.worker_counters)}`);
   console.log(`worker start-up: webpp ${JSON.stringify(report.worker_startup.webpp)}, bare ${JSON.stringify(report.worker_startup.bare)}`);
   console.log(`\nsummary: ${JSON.stringify(sum)}`);
   for (const goal of goalRows) console.log(`${goal.met ? 'met   ' : 'MISSED'}  ${goal.goal}: ${goal.value} (target ${goal.target})`);

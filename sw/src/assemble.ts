@@ -5,6 +5,7 @@
  * them (plugins.ts). Opt-in features (offline copies, integrity, the client aggregate) add
  * their plugins only when they are on.
  */
+import { WEBPP_DEFAULTS } from '@webpp/core';
 import type { ClientPolicy, ServerId } from '@webpp/core';
 import { BindingsStore } from './bindings-store.js';
 import { NO_CLIENT_AGGREGATE } from './client-aggregate-stage.js';
@@ -14,6 +15,7 @@ import { resolveWorkerOptions, workerTimeouts } from './config.js';
 import type { WorkerOptions } from './config.js';
 import { ConnectionQueue, connectionPlugin } from './connection-queue.js';
 import { ControlCheck, controlCheckPlugin } from './control-check.js';
+import { DirectRoute, directPlugin } from './direct.js';
 import { engineHooksPlugin } from './engine-hooks.js';
 import { HeaderLearning, headerLearningPlugin } from './header-learning.js';
 import { NO_INTEGRITY } from './integrity-stage.js';
@@ -67,6 +69,8 @@ export interface ClientParts {
   integrity: IntegrityStage;
   offline: OfflineCopies;
   headers: HeaderLearning;
+  /** Bound requests left to the browser when the own origin is the plan's sole first choice (direct.ts). */
+  direct: DirectRoute;
   /** What the stages of a bound request share (plan.ts). */
   path: RequestPath;
 }
@@ -142,6 +146,17 @@ export function assemble(init: ReplicaClientOptions): ClientParts {
   });
 
   const memory = { probeUrls, staleBindings: new StaleBindings(), sizes: new SizeMemory() };
+  const direct = new DirectRoute({
+    selfOrigin,
+    engine,
+    sizes: memory.sizes,
+    reporter,
+    resumeMinBytes: options.resumeMinBytes,
+    // The most often the policy refreshes a server: an exploration request more often would teach it nothing new.
+    exploreEveryMs: options.webpp['refreshMinIntervalMs'] ?? WEBPP_DEFAULTS.refreshMinIntervalMs,
+    // Offline copies keep every bound answer: those must come through the worker.
+    enabled: !offline.enabled,
+  });
   const inWorker = 'registration' in globalThis;
   // The lifecycle plugins, one per line, in the order each callback runs them (plugins.ts;
   // docs/service-worker.md "The request path" is generated from these lines).
@@ -161,6 +176,8 @@ export function assemble(init: ReplicaClientOptions): ClientParts {
     // The add-ons' own plugins: none when they are off.
     integrity.plugin ?? false, // integrityPlugin (integrity-guard.ts)
     (offline.enabled && offline.plugin) ?? false, // offlinePlugin (offline-cache.ts)
+    // Which replica answered each navigation: the proof of life of the page's direct requests.
+    directPlugin(direct, selfOrigin),
     backgroundPlugin({ engine, samples, store }),
     aggregate.plugin ?? false, // clientAggregatePlugin (client-aggregate.ts)
   ];
@@ -186,6 +203,7 @@ export function assemble(init: ReplicaClientOptions): ClientParts {
     integrity,
     offline,
     headers,
+    direct,
     path: { engine, selfOrigin, lifecycle, memory, retryFailedRequests: !offline.enabled },
   };
 }

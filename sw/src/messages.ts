@@ -25,6 +25,8 @@ export const STATE_REQUEST = 'webpp:state';
 export const FLUSH_REQUEST = 'webpp:flush';
 /** Where to load the page's <object>/<embed> elements from (embed-relocation.ts); answer: (string | null)[]. */
 export const RELOCATE_REQUEST = 'webpp:relocate';
+/** Page → worker: the page's Resource Timing entries and failed elements (direct.ts), no answer. */
+export const PAGE_TIMING_MESSAGE = 'webpp:timing';
 
 /** Sent by the worker to every open page (client.postMessage) when the site switched it off. */
 export const CONTROL_OFF_MESSAGE = 'webpp:control-off';
@@ -161,6 +163,10 @@ export interface WorkerCounters {
   offlineCopies: number;
   /** Answers meant for one user that a replica on another origin gave, replaced by the own origin's (personal-answers.ts). */
   personalFromOwnOrigin: number;
+  /** Bound requests left to the browser: the own origin was the plan's sole first choice (direct.ts). */
+  direct: number;
+  /** Samples of the own origin from the pages' Resource Timing of those requests. */
+  directSamples: number;
 }
 
 export interface WorkerStateSnapshot {

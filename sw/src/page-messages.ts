@@ -1,11 +1,13 @@
 /**
  * The page script's messages ({type: 'webpp:state'}, {type: 'webpp:flush'} and
  * {type: 'webpp:relocate', urls, failed, pageUrl}), answered on the transferred MessagePort
- * once the stored state is loaded.
+ * once the stored state is loaded; and its reports of Resource Timing and failed elements
+ * ({type: 'webpp:timing', entries, failed}; direct.ts), which have no answer.
  */
+import { parsePageTiming } from './direct.js';
 import { parseRelocateQuery } from './embed-relocation.js';
 import type { RelocateQuery } from './embed-relocation.js';
-import { FLUSH_REQUEST, RELOCATE_REQUEST, STATE_REQUEST } from './messages.js';
+import { FLUSH_REQUEST, PAGE_TIMING_MESSAGE, RELOCATE_REQUEST, STATE_REQUEST } from './messages.js';
 import type { WorkerStateSnapshot } from './messages.js';
 
 export interface PageMessageHandlers {
@@ -13,11 +15,19 @@ export interface PageMessageHandlers {
   snapshot(): WorkerStateSnapshot;
   flush(): Promise<void>;
   relocate(query: RelocateQuery): Promise<(string | null)[]>;
+  /** The page's Resource Timing and failed elements (direct.ts); `pageId` is the posting page's client id. */
+  timing(pageId: string | undefined, report: ReturnType<typeof parsePageTiming>): void;
 }
 
 export function listenToPages(scope: Pick<ServiceWorkerGlobalScope, 'addEventListener'>, handlers: PageMessageHandlers): void {
   scope.addEventListener('message', (event: ExtendableMessageEvent) => {
     const data: unknown = event.data;
+    if (typeof data === 'object' && data !== null && (data as { type?: unknown }).type === PAGE_TIMING_MESSAGE) {
+      const source = event.source as { id?: unknown } | null;
+      const report = parsePageTiming(data);
+      event.waitUntil(handlers.ready.then(() => handlers.timing(typeof source?.id === 'string' ? source.id : undefined, report)));
+      return;
+    }
     const port = event.ports[0];
     if (!port || typeof data !== 'object' || data === null) return;
     const type = (data as { type?: unknown }).type;

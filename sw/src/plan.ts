@@ -29,7 +29,7 @@ export interface RequestPath {
 }
 
 /** The body size the binding row announces, when it has one (issue 11: size-aware policies). */
-function announcedSize(resolved: ResolvedBinding): number | undefined {
+export function announcedSize(resolved: ResolvedBinding): number | undefined {
   if (resolved.logical !== resolved.binding.logical) return undefined; // only for the very URL it binds, not a query variant
   const sizeBytes = (resolved.binding as { sizeBytes?: unknown }).sizeBytes;
   return typeof sizeBytes === 'number' && Number.isFinite(sizeBytes) && sizeBytes >= 0 ? sizeBytes : undefined;

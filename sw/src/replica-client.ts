@@ -82,7 +82,15 @@ export class ReplicaClient {
     const parts = assemble(init);
     this.parts = parts;
     const { selfOrigin, ownScriptPaths, bindings, killSwitch, personal } = parts;
-    this.router = new Router({ selfOrigin, ownScriptPaths, bindings, isOff: () => killSwitch.isOff, isLoaded: () => this.loaded, isPersonal: (url) => personal.has(url) });
+    this.router = new Router({
+      selfOrigin,
+      ownScriptPaths,
+      bindings,
+      isOff: () => killSwitch.isOff,
+      isLoaded: () => this.loaded,
+      isPersonal: (url) => personal.has(url),
+      goesDirect: (request, resolved, clientId) => parts.direct.goesDirect(request, resolved, clientId),
+    });
     ({ options: this.options, configErrors: this.configErrors, policy: this.policy, engine: this.engine, store: this.store, bindings: this.bindings, reporter: this.reporter, offline: this.offline, integrity: this.integrity } = parts);
     this.ready = this.load();
   }
@@ -97,8 +105,8 @@ export class ReplicaClient {
    * for every request the page makes, so it does no more than a method check, a prefix
    * test and one bindings lookup.
    */
-  route(request: Request): Route {
-    return this.router.route(request);
+  route(request: Request, clientId?: string): Route {
+    return this.router.route(request, clientId);
   }
 
   /**
@@ -115,7 +123,11 @@ export class ReplicaClient {
       const enabled = this.isEnabled;
       const resolved = enabled ? this.router.resolved(request) : undefined;
       if (resolved && (request.method === 'GET' || request.method === 'HEAD')) return await plan(request, resolved, io, this.parts.path);
-      if (enabled && this.router.isObservable(request)) return await observeRequest(request, io, { reporter: this.reporter, headers: this.parts.headers, offline: this.offline, ...(this.offline.enabled ? {} : { quiet: (quiet: Request) => this.router.noteQuiet(quiet) }) });
+      if (enabled && this.router.isObservable(request)) {
+        const response = await observeRequest(request, io, { reporter: this.reporter, headers: this.parts.headers, offline: this.offline, ...(this.offline.enabled ? {} : { quiet: (quiet: Request) => this.router.noteQuiet(quiet) }) });
+        this.parts.direct.pageAnswered(request, response.type !== 'error' && response.status < 500);
+        return response;
+      }
       return await io.fetch(request).catch(() => Response.error());
     } catch (error) {
       this.reporter.count('internalErrors');
@@ -183,7 +195,8 @@ export class ReplicaClient {
     if (this.batching?.handleFetch(event)) return true;
     let route: Route;
     try {
-      route = this.route(event.request);
+      route = this.route(event.request, event.clientId || undefined);
+      if (route !== 'pass') this.parts.direct.noteNavigation(event.request, event.resultingClientId);
     } catch {
       return false; // fail open: the browser fetches as if there were no worker
     }
@@ -205,7 +218,13 @@ export class ReplicaClient {
   attachMessageListener(scope: Pick<ServiceWorkerGlobalScope, 'addEventListener'>): void {
     if (this.messageListenerAttached) return;
     this.messageListenerAttached = true;
-    listenToPages(scope, { ready: this.ready, snapshot: () => this.snapshot(), flush: () => this.flush(), relocate: (query) => this.relocateEmbeds(query) });
+    listenToPages(scope, {
+      ready: this.ready,
+      snapshot: () => this.snapshot(),
+      flush: () => this.flush(),
+      relocate: (query) => this.relocateEmbeds(query),
+      timing: (pageId, report) => this.parts.direct.fromPage(pageId, report.entries, report.failedUrls),
+    });
   }
 
   /** Where a page's <object>/<embed> elements should load from (embed-relocation.ts). */

@@ -1,7 +1,8 @@
 /**
  * The first stage: does the worker answer this request at all? Synchronous and cheap,
  * called for every request the page makes: a method check, a prefix test and one bindings
- * lookup. webpp's own scripts are never bound, even under a directory wildcard, so a page
+ * lookup; for a bound subresource, whether the own origin is the plan's sole first choice
+ * (direct.ts: then the browser fetches it without the worker). webpp's own scripts are never bound, even under a directory wildcard, so a page
  * never depends on a replica for the client itself.
  */
 import type { ResolvedBinding } from '@webpp/core';
@@ -40,6 +41,8 @@ export interface RouterOptions {
   isLoaded(): boolean;
   /** Logical URLs whose answers are personal: never bound (personal-answers.ts). */
   isPersonal?(logicalUrl: string): boolean;
+  /** A bound request the browser may fetch itself: the own origin is the plan's sole first choice (direct.ts). */
+  goesDirect?(request: Request, resolved: ResolvedBinding, clientId: string | undefined): boolean;
 }
 
 export class Router {
@@ -52,7 +55,8 @@ export class Router {
     this.ownScriptPrefixes = options.ownScriptPaths.map((path) => `${options.selfOrigin}${path}`);
   }
 
-  route(request: Request): Route {
+  /** `clientId`: the page that made the request (FetchEvent.clientId), when known. */
+  route(request: Request, clientId?: string): Route {
     if (this.options.isOff()) return 'pass';
     const { method, url } = request;
     if (method !== 'GET' && method !== 'HEAD') return 'pass';
@@ -62,6 +66,7 @@ export class Router {
     if (!this.options.isLoaded() || this.options.bindings.learning) return 'wait';
     const resolved = this.options.bindings.resolve(url);
     if (resolved && !this.options.isPersonal?.(resolved.logical)) {
+      if (this.options.goesDirect?.(request, resolved, clientId)) return 'pass';
       this.resolvedByRequest.set(request, resolved);
       return 'bind';
     }

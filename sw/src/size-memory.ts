@@ -22,6 +22,11 @@ export class SizeMemory {
     this.sizes.set(logicalUrl, sizeBytes);
   }
 
+  /** Remembers a body size measured elsewhere (a page's Resource Timing entry: direct.ts). */
+  learnBytes(logicalUrl: string, sizeBytes: number): void {
+    if (Number.isSafeInteger(sizeBytes) && sizeBytes > 0) this.sizes.set(logicalUrl, sizeBytes);
+  }
+
   sizeOf(logicalUrl: string): number | undefined {
     return this.sizes.get(logicalUrl);
   }

@@ -241,6 +241,39 @@ declare global {
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', scan, { once: true });
   else scan();
 
+  // What the page loaded itself, for the worker (sw/src/direct.ts): the worker leaves some
+  // same-origin requests to the browser and learns the own origin's times from their Resource
+  // Timing entries; an element that failed to load keeps this page's requests with the worker.
+  // Posted as the browser batches the entries; only while a worker controls the page.
+  // Each entry as [name, requestStart, responseStart, responseEnd, transferSize, encodedBodySize,
+  // decodedBodySize, responseStatus] (direct.ts parsePageTiming).
+  const failed: string[] = [];
+  const report = (entries: PerformanceResourceTiming[]): void => {
+    const own = entries
+      .filter((entry) => entry.name.startsWith(location.origin + '/'))
+      .map((e) => [e.name, e.requestStart, e.responseStart, e.responseEnd, e.transferSize, e.encodedBodySize, e.decodedBodySize, (e as { responseStatus?: number }).responseStatus ?? 0]);
+    if (own.length + failed.length > 0) container?.controller?.postMessage({ type: 'webpp:timing', entries: own, failed: failed.splice(0) });
+  };
+  if (container && typeof PerformanceObserver !== 'undefined' && PerformanceObserver.supportedEntryTypes?.includes('resource')) {
+    try {
+      new PerformanceObserver((list) => report(list.getEntries() as PerformanceResourceTiming[])).observe({ type: 'resource', buffered: true });
+    } catch {
+      // No Resource Timing: the worker keeps its exploration requests only.
+    }
+    document.addEventListener(
+      'error',
+      (event) => {
+        const target = event.target as { src?: unknown; href?: unknown };
+        const url = target.src || target.href;
+        if (typeof url === 'string' && url.startsWith(location.origin + '/')) {
+          failed.push(url);
+          report([]);
+        }
+      },
+      true,
+    );
+  }
+
   window.webpp = {
     version: '0.1.0',
     ready,

@@ -70,7 +70,7 @@ describe('the request path', () => {
     const running = (client as unknown as { parts: ClientParts }).parts.path.lifecycle.plugins.map((plugin) => Object.keys(plugin).sort());
     const documented = pluginRows().map(({ callbacks }) => [...callbacks].sort());
     expect(documented).toEqual(running);
-    expect(running).toHaveLength(14); // with every opt-in feature, in a worker
+    expect(running).toHaveLength(15); // with every opt-in feature, in a worker
   });
 
   it('is documented as the code has it (npm run docs:options)', () => {

@@ -61,6 +61,8 @@ export interface RunResult {
   requestServedBy: Record<string, number>;
   /** Which replica served the navigations the worker still remembers (its recent decisions), by replica name. */
   navigationServedBy: Record<string, number>;
+  /** The webpp worker's counters after the page loads: requests it answered (`intercepted`) and bound ones it left to the browser (`direct`, sw/src/direct.ts). */
+  workerCounters: { intercepted: number; bound: number; direct: number };
   startup: { webpp: WorkerStartup[]; bare: WorkerStartup[] };
 }
 
@@ -103,7 +105,10 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     // Before the request row fills the worker's recent decisions with its own.
     const navigationServedBy: Record<string, number> = {};
     const nameOf = (origin: string | undefined): string => (origin === undefined ? 'none' : (new URL(origin).hostname.split('.')[0] ?? origin));
-    for (const decision of (await workerStateFromController(tabs.webpp.page)).decisions) {
+    const afterLoads = await workerStateFromController(tabs.webpp.page);
+    const { intercepted, bound, direct } = afterLoads.counters;
+    const workerCounters = { intercepted, bound, direct };
+    for (const decision of afterLoads.decisions) {
       if (decision.navigation) navigationServedBy[nameOf(decision.servedBy)] = (navigationServedBy[nameOf(decision.servedBy)] ?? 0) + 1;
     }
 
@@ -121,7 +126,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       bare: url('bare', '/h5bp-9.0.1/index.html'),
       traces: options.startupTraces,
     });
-    return { loads, requests, requestServedBy, navigationServedBy, startup };
+    return { loads, requests, requestServedBy, navigationServedBy, workerCounters, startup };
   } finally {
     await browser?.close();
     await servers.stop();

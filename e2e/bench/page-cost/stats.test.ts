@@ -18,6 +18,7 @@ function run(loadsMs: Record<LoadRecord['configuration'], number[]>, requestsMs:
     ],
     requestServedBy: {},
     navigationServedBy: {},
+    workerCounters: { intercepted: 0, bound: 0, direct: 0 },
     startup: { webpp: [], bare: [] },
   };
 }

@@ -145,6 +145,18 @@ export class ClientEngine<R, C = unknown> {
     return plan;
   }
 
+  /**
+   * Would the policy send this request to `server` alone first (ClientPolicy.isSoleFirstChoice)?
+   * Synchronous, from the policy's memory; false when the policy cannot say.
+   */
+  isSoleFirstChoice(input: Omit<PlanInput, 'nowMs' | 'inFlight' | 'preferred'>, server: ServerId): boolean {
+    const { policy } = this;
+    if (policy.isSoleFirstChoice === undefined) return false;
+    const nowMs = this.io.now();
+    const inFlight = this.inFlight.snapshot(nowMs);
+    return policy.isSoleFirstChoice({ ...input, nowMs, ...(inFlight.length > 0 ? { inFlight } : {}) }, server);
+  }
+
   /** Attempt: runs the plan; `done` gets the result once. Returns a cancel (the page's abort). */
   run(plan: readonly EngineAttempt[], done: (result: RunResult<R>) => void, options: RunOptions<C> = {}): Cancel {
     const { shared } = this;

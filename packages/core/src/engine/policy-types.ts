@@ -268,6 +268,13 @@ export interface ClientPolicy {
    * undefined. The driver asks for the whole body, or for the rest as resume does.
    */
   reconsiderAtHead?(facts: HeadFacts): HeadRedecision | undefined;
+  /**
+   * True when a plan for `input` with `preferred: server` would send the request to `server`
+   * first, with no hedge, race or other attempt started around it: the driver may then let
+   * the platform fetch it (the worker leaves such a request to the browser). Synchronous and
+   * without side effects on the budgets. Absent = never.
+   */
+  isSoleFirstChoice?(input: PlanInput, server: ServerId): boolean;
   /** Plain-JSON state, persisted by the worker (IndexedDB) and restored with restore(). */
   snapshot(): unknown;
   restore(state: unknown): void;

@@ -20,12 +20,12 @@ import { weightedQuantile, type WeightedSamples } from './latency-sketch.js';
 import { bodyMsOf, expectedHedgedMs, expectedMs, hedgeFireShare } from './expected-time.js';
 import type { WebppOptions } from './options.js';
 import { timeoutMsOf, type ServerRecord } from './server-record.js';
-import type { EquivalentSet } from './equivalent-set.js';
-import { keepDrawn, spreadWeights, type SpreadStates } from './load-spread.js';
+import type { EquivalentSet, Estimated } from './equivalent-set.js';
+import { keepDrawn, spreadWeights, type Spread, type SpreadState, type SpreadStates } from './load-spread.js';
+import { preferredEquivalent } from './preferred.js';
 import type { PushedLoads } from './pushed-load.js';
 import { seedOrder, type Aggregates } from './seed.js';
 import { connectionsFor, queueAhead } from './queue-ahead.js';
-import { preferredEquivalent } from './preferred.js';
 
 /** What push, the equivalent-server set and first-visit seeding add to planning (issue 13). */
 export interface HerdContext {
@@ -58,15 +58,7 @@ export function planAttempts(
 ): PlannedAttempt[] {
   const candidates = [...new Set(input.candidates)];
   const sizeBytes = input.method.toUpperCase() === 'HEAD' ? 0 : Math.max(0, input.sizeBytes ?? 0);
-  // The client's own queue on a server (queue-ahead.ts) delays the head: the timeout and the
-  // deadline start when the request could start, not when it joined the queue.
-  const queueWaitMs = (server: ServerId): number => {
-    if (input.inFlight === undefined) return 0;
-    const record = records.get(server);
-    const ttfbMeanMs = record?.measured === true ? record.ttfb.meanMs() : options.initialTimeoutMs / options.timeoutQuantileMultiple;
-    const queue = queueAhead(server, input.inFlight, sizeBytes, ttfbMeanMs, record?.throughput.bytesPerMs(), input.nowMs, connectionsFor(record?.protocol));
-    return queue.connectionWaitMs + queue.sharedLinkMs;
-  };
+  const queueWaitMs = queueWaitOf(input, records, options, sizeBytes);
   const attempt = (server: ServerId, reason: string, extra: Partial<PlannedAttempt> = {}): PlannedAttempt => {
     const waitMs = queueWaitMs(server);
     return {
@@ -97,6 +89,58 @@ export function planAttempts(
     ];
   }
 
+  const { ranked, members, spread, state } = rank(measured, candidates, records, options, hedgeAffordable, herd, input, queueWaitMs);
+  const picked = keepDrawn(spread, state, herd.random, options, ranked[0]?.server, state.spill.loaded);
+  const drawn = ranked.find((scored) => scored.server === picked) as Scored;
+  // A preferred server (the own origin of a navigation: its preload is on its way) where the policy predicts no gain elsewhere (preferred.ts).
+  const preferred = preferredOf(input.preferred, ranked, members);
+  const best = preferred ?? drawn;
+  const rest = ranked.filter((scored) => scored !== best);
+  const why = best === ranked[0] ? 'lowest-expected-time' : preferred === undefined ? 'equivalent-set' : 'preferred-equivalent';
+  const attempts: PlannedAttempt[] = [attempt(best.server, best.hedge ? `${why}-hedged` : why)];
+  if (best.hedge) attempts.push(attempt(best.hedge.partner.server, 'hedge', { hedgeAfterMs: best.hedge.delayMs }));
+  for (const other of rest) {
+    if (other !== best.hedge?.partner) attempts.push(attempt(other.server, 'next-expected-time'));
+  }
+  attempts.push(...seeded.map((seed) => attempt(seed.server, seed.reason === 'cold-start-origin-order' ? 'unmeasured-origin-order' : seed.reason)), ...lastResort);
+  return attempts;
+}
+
+/**
+ * The client's own queue on a server (queue-ahead.ts) delays the head: the timeout and the
+ * deadline start when the request could start, not when it joined the queue.
+ */
+function queueWaitOf(input: PlanInput, records: ReadonlyMap<ServerId, ServerRecord>, options: WebppOptions, sizeBytes: number): (server: ServerId) => number {
+  return (server) => {
+    if (input.inFlight === undefined) return 0;
+    const record = records.get(server);
+    const ttfbMeanMs = record?.measured === true ? record.ttfb.meanMs() : options.initialTimeoutMs / options.timeoutQuantileMultiple;
+    const queue = queueAhead(server, input.inFlight, sizeBytes, ttfbMeanMs, record?.throughput.bytesPerMs(), input.nowMs, connectionsFor(record?.protocol));
+    return queue.connectionWaitMs + queue.sharedLinkMs;
+  };
+}
+
+interface Ranking {
+  /** The measured, available candidates, best first (by their hedged time when a hedge pays). */
+  ranked: Scored[];
+  /** The equivalent-server set's members among them (equivalent-set.ts). */
+  members: Estimated[];
+  /** The first attempt's weights (load-spread.ts). */
+  spread: Spread[];
+  state: SpreadState;
+}
+
+/** Steps 2 and 3 of the header: expected times (aged, pushed, queued, brownouts), hedges, the equivalent set and its spread. */
+function rank(
+  measured: ServerId[],
+  candidates: ServerId[],
+  records: ReadonlyMap<ServerId, ServerRecord>,
+  options: WebppOptions,
+  hedgeAffordable: boolean,
+  herd: HerdContext,
+  input: PlanInput,
+  queueWaitMs: (server: ServerId) => number,
+): Ranking {
   const ranked = score(measured, candidates, records, options, input);
   for (const scored of ranked) {
     const pushedMs = herd.pushed.get(scored.server)?.estimateMs(scored.record.lastSampleAtMs, input.nowMs, options);
@@ -117,20 +161,32 @@ export function planAttempts(
   const queueing = (server: ServerId): number => herd.pushed.get(server)?.busyShare(input.nowMs, options) ?? 0;
   const state = herd.spreads.of(candidates);
   const spread = spreadWeights(estimates, members, queueing, options, state.spill, input.nowMs);
-  const picked = keepDrawn(spread, state, herd.random, options, ranked[0]?.server, state.spill.loaded);
-  const drawn = ranked.find((scored) => scored.server === picked) as Scored;
-  // A preferred server (the own origin of a navigation: its preload is on its way) where the policy predicts no gain elsewhere (preferred.ts).
-  const preferred = preferredEquivalent(input.preferred, ranked[0] as Scored, ranked, new Set(members.map((member) => member.server)), effective);
-  const best = preferred ?? drawn;
-  const rest = ranked.filter((scored) => scored !== best);
-  const why = best === ranked[0] ? 'lowest-expected-time' : preferred !== undefined ? 'preferred-equivalent' : 'equivalent-set';
-  const attempts: PlannedAttempt[] = [attempt(best.server, best.hedge ? `${why}-hedged` : why)];
-  if (best.hedge) attempts.push(attempt(best.hedge.partner.server, 'hedge', { hedgeAfterMs: best.hedge.delayMs }));
-  for (const other of rest) {
-    if (other !== best.hedge?.partner) attempts.push(attempt(other.server, 'next-expected-time'));
-  }
-  attempts.push(...seeded.map((seed) => attempt(seed.server, seed.reason === 'cold-start-origin-order' ? 'unmeasured-origin-order' : seed.reason)), ...lastResort);
-  return attempts;
+  return { ranked, members, spread, state };
+}
+
+/** The preferred server's entry when preferred.ts holds it as good as the best. */
+function preferredOf(preferred: ServerId | undefined, ranked: readonly Scored[], members: readonly Estimated[]): Scored | undefined {
+  const effective = (s: Scored): number => s.hedge?.expectedMs ?? s.expectedMs;
+  return preferredEquivalent(preferred, ranked[0] as Scored, ranked, new Set(members.map((member) => member.server)), effective);
+}
+
+/**
+ * ClientPolicy.isSoleFirstChoice: would a plan with `preferred: server` send the request to
+ * `server` first, unhedged, while the servers do not ask for load to be spread? The same
+ * ranking as planAttempts (with the hedge budget as it is now), without its side effects on
+ * the budgets; a cold start (nothing measured) never.
+ */
+export function soleFirstChoice(input: PlanInput, records: ReadonlyMap<ServerId, ServerRecord>, options: WebppOptions, hedgeAffordable: boolean, herd: HerdContext, server: ServerId): boolean {
+  const candidates = [...new Set(input.candidates)];
+  const own = records.get(server);
+  if (!candidates.includes(server) || own?.measured !== true || own.state === 'failed') return false;
+  const measured = candidates.filter((candidate) => records.get(candidate)?.measured === true && records.get(candidate)?.state !== 'failed');
+  const sizeBytes = input.method.toUpperCase() === 'HEAD' ? 0 : Math.max(0, input.sizeBytes ?? 0);
+  const { ranked, members, state } = rank(measured, candidates, records, options, hedgeAffordable, herd, input, queueWaitOf(input, records, options, sizeBytes));
+  // Not while the servers ask for load to be spread (load-spread.ts): the draw decides then.
+  if (state.spill.loaded) return false;
+  const preferred = preferredOf(server, ranked, members);
+  return preferred?.server === server && preferred.hedge === undefined;
 }
 
 /**

@@ -28,7 +28,7 @@ import { dueBackground, nextProbeAtMs } from './maintenance.js';
 import { resolveWebppOptions, type WebppOptions } from './options.js';
 import { EquivalentSet } from './equivalent-set.js';
 import { SpreadStates } from './load-spread.js';
-import { planAttempts, type HerdContext } from './plan.js';
+import { planAttempts, soleFirstChoice, type HerdContext } from './plan.js';
 import { PushedLoads } from './pushed-load.js';
 import { Aggregates } from './seed.js';
 import { learnSample, ServerRecord, timeoutMsOf } from './server-record.js';
@@ -100,6 +100,17 @@ export class WebppPolicy implements ClientPolicy {
     const first = attempts[0] === undefined ? undefined : this.records.get(attempts[0].server);
     if (first !== undefined) first.requestedAtMs = input.nowMs;
     return attempts;
+  }
+
+  /**
+   * ClientPolicy.isSoleFirstChoice (plan.ts, soleFirstChoice): `server` is in the equivalent
+   * set, measured, available and would not be hedged. Nothing is earned or spent: no request
+   * was planned.
+   */
+  isSoleFirstChoice(input: PlanInput, server: ServerId): boolean {
+    const sizeBytes = input.sizeBytes ?? this.sizes.estimate(input.logicalUrl);
+    const sized = input.sizeBytes === undefined ? { ...input, sizeBytes } : input;
+    return soleFirstChoice(sized, this.records, this.options, this.hedgeBucket.canSpend(), this.herd, server);
   }
 
   /**

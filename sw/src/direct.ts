@@ -1,0 +1,188 @@
+/**
+ * Bound requests the worker cannot improve go to the network without it (issue 26: "no cost
+ * where it cannot help"). A same-origin subresource whose plan would go to the own origin
+ * first, alone, is what the browser would fetch itself: route.ts then returns 'pass' and the
+ * fetch handler does not call respondWith, so the request costs what it costs without a
+ * worker. Decided synchronously, from memory only, when all of this holds:
+ *
+ * - a GET subresource (not a navigation, no Range), smaller than `resumeMinBytes` as far as
+ *   the worker knows (larger bodies keep resume and the decision at the head; a size comes
+ *   from the binding, an earlier answer, the page's Resource Timing or the policy's estimate);
+ * - the binding's physical URL on the own origin is the request's own URL;
+ * - core's policy would send it to the own origin first with no hedge (ClientPolicy
+ *   isSoleFirstChoice: measured, available, in the policy's equivalent set of the best,
+ *   not spilling load; the policy's own estimates and tolerance, no threshold of the worker);
+ * - the page's own navigation was answered by the own origin (proof of life, page by page:
+ *   a page whose navigation another replica served, or whose elements failed to load, keeps
+ *   every request with the worker and its failover);
+ * - it is not the set's exploration request: one request per set of replicas per
+ *   `exploreEveryMs` (the policy's refreshMinIntervalMs, the most often it refreshes a
+ *   server) goes through the worker anyway, so the policy keeps planning, drawing among its
+ *   equivalent servers and running its refreshes and probes.
+ *
+ * The own origin's answers to requests left to the browser are still measured: the page
+ * script posts the page's Resource Timing entries (webpp.ts), and those of the URLs passed on
+ * become samples of the own origin (responseStart − requestStart, as ttfb-sampler.ts).
+ */
+import { serverOf } from '@webpp/core';
+import type { ResolvedBinding, ServerId } from '@webpp/core';
+import { BoundedMap } from './_private/bounded-map.js';
+import { announcedSize } from './plan.js';
+import type { WorkerPlugin } from './plugins.js';
+import type { SizeMemory } from './size-memory.js';
+import type { StateReporter } from './state-reporter.js';
+import type { WorkerEngine } from './worker-engine.js';
+
+/**
+ * One Resource Timing entry as the page script posts it (webpp.ts, 'webpp:timing': an array
+ * [name, requestStart, responseStart, responseEnd, transferSize, encodedBodySize,
+ * decodedBodySize, responseStatus], the page script's bytes being every visitor's).
+ */
+export interface PageTimingEntry {
+  name: string;
+  requestStart: number;
+  responseStart: number;
+  responseEnd: number;
+  transferSize: number;
+  encodedBodySize: number;
+  decodedBodySize: number;
+  /** 0 when the browser does not say. */
+  responseStatus: number;
+}
+
+export interface DirectRouteOptions {
+  selfOrigin: string;
+  engine: WorkerEngine;
+  sizes: SizeMemory;
+  reporter: StateReporter;
+  /** Bodies this large or more stay with the worker (resume.ts). */
+  resumeMinBytes: number;
+  /** One request per set of replicas per this interval goes through the worker anyway. */
+  exploreEveryMs: number;
+  /** False while a feature needs every bound answer (offline copies keep them). */
+  enabled: boolean;
+  now?: () => number;
+}
+
+/** Pages, sets of replicas and URLs remembered at most (bounded, least recent first out). */
+const PAGES = 256;
+const SETS = 256;
+const PASSED_URLS = 2_000;
+
+export class DirectRoute {
+  private readonly ownServer: ServerId;
+  private readonly now: () => number;
+  /** Page (client id) → its navigation was answered by the own origin, and nothing of it failed since. */
+  private readonly pages = new BoundedMap<string, boolean>(PAGES);
+  /** Navigation requests → the id of the page they load (FetchEvent.resultingClientId). */
+  private readonly navigations = new WeakMap<Request, string>();
+  /** Set of replicas → when a request of it last went through the worker to explore. */
+  private readonly exploredAtMs = new BoundedMap<string, number>(SETS);
+  /** URL → requests passed on whose Resource Timing the page has not posted yet. */
+  private readonly passed = new BoundedMap<string, number>(PASSED_URLS);
+
+  constructor(private readonly options: DirectRouteOptions) {
+    this.ownServer = serverOf(`${options.selfOrigin}/`);
+    this.now = options.now ?? Date.now;
+  }
+
+  /** route.ts: true when this bound request is left to the browser. */
+  goesDirect(request: Request, resolved: ResolvedBinding, clientId: string | undefined): boolean {
+    const { options } = this;
+    if (!options.enabled || request.mode === 'navigate' || request.method !== 'GET' || request.headers.has('range')) return false;
+    if (clientId === undefined || this.pages.get(clientId) !== true) return false;
+    if (!resolved.physicalUrls.includes(request.url)) return false;
+    const { logical } = resolved;
+    const sizeBytes = announcedSize(resolved) ?? options.sizes.sizeOf(logical) ?? options.engine.policy.estimateSizeBytes?.(logical);
+    if (sizeBytes !== undefined && sizeBytes >= options.resumeMinBytes) return false;
+    const candidates = [...new Set(resolved.physicalUrls.map(serverOf))];
+    if (!options.engine.isSoleFirstChoice({ logicalUrl: logical, method: 'GET', candidates, ...(sizeBytes === undefined ? {} : { sizeBytes }) }, this.ownServer)) return false;
+    const set = candidates.sort().join(' ');
+    const nowMs = this.now();
+    const exploredAtMs = this.exploredAtMs.get(set);
+    if (exploredAtMs === undefined || nowMs - exploredAtMs >= options.exploreEveryMs) {
+      this.exploredAtMs.set(set, nowMs);
+      return false;
+    }
+    this.passed.set(request.url, (this.passed.get(request.url) ?? 0) + 1);
+    options.reporter.count('direct');
+    return true;
+  }
+
+  /** The fetch handler: this navigation loads the page with this id. */
+  noteNavigation(request: Request, resultingClientId: string | undefined): void {
+    if (request.mode === 'navigate' && resultingClientId) this.navigations.set(request, resultingClientId);
+  }
+
+  /** A navigation's answer: did the own origin give it (an observed one always comes from there)? */
+  pageAnswered(request: Request, byOwnOrigin: boolean): void {
+    const page = this.navigations.get(request);
+    if (page !== undefined) this.pages.set(page, byOwnOrigin);
+  }
+
+  /**
+   * The page script's report ('webpp:timing'): its Resource Timing entries, and the URLs of
+   * elements that failed to load. A failure keeps the page's requests with the worker; the
+   * entries of URLs passed on are samples of the own origin.
+   */
+  fromPage(pageId: string | undefined, entries: readonly PageTimingEntry[], failedUrls: readonly string[]): void {
+    // Any failed element of the own origin (a passed request's network error has no entry to tell it by).
+    if (pageId !== undefined && failedUrls.length > 0) this.pages.set(pageId, false);
+    for (const entry of entries) {
+      const pending = this.passed.get(entry.name);
+      if (pending === undefined) continue;
+      if (pending > 1) this.passed.set(entry.name, pending - 1);
+      else this.passed.delete(entry.name);
+      this.sample(entry);
+    }
+  }
+
+  private sample(entry: PageTimingEntry): void {
+    const { engine, reporter, sizes } = this.options;
+    // Its size, so that a large body goes through the worker (and its resume) next time.
+    sizes.learnBytes(entry.name, entry.encodedBodySize);
+    // An HTTP-cache hit (no bytes on the wire, a body) is no sample (ttfb-sampler.ts).
+    if (entry.transferSize === 0 && entry.decodedBodySize > 0) return;
+    const nowMs = this.now();
+    if (entry.responseStatus >= 500) {
+      engine.observe({ server: this.ownServer, purpose: 'request', outcome: 'server-error', nowMs, status: entry.responseStatus });
+      return;
+    }
+    if (!(entry.requestStart > 0 && entry.responseStart >= entry.requestStart)) return;
+    const ttfbMs = entry.responseStart - entry.requestStart;
+    const body = entry.encodedBodySize > 0 && entry.responseEnd >= entry.responseStart ? { bodyBytes: entry.encodedBodySize, bodyMs: entry.responseEnd - entry.responseStart } : {};
+    engine.observe({ server: this.ownServer, purpose: 'request', outcome: 'served', nowMs, ttfbMs, ...body });
+    reporter.count('directSamples');
+  }
+}
+
+/** handlerDidRespond: which replica answered each navigation (the page's proof of life). */
+export function directPlugin(direct: DirectRoute, selfOrigin: string): WorkerPlugin {
+  const ownServer = serverOf(`${selfOrigin}/`);
+  return {
+    handlerDidRespond(bound, result) {
+      if (bound.request.mode === 'navigate') direct.pageAnswered(bound.request, result.kind === 'served' && result.winner.server === ownServer);
+    },
+  };
+}
+
+const TIMING_FIELDS = ['requestStart', 'responseStart', 'responseEnd', 'transferSize', 'encodedBodySize', 'decodedBodySize', 'responseStatus'] as const;
+
+/** Parses the page script's 'webpp:timing' message; malformed parts are dropped, and a bad number is 0. */
+export function parsePageTiming(data: unknown): { entries: PageTimingEntry[]; failedUrls: string[] } {
+  const { entries, failed } = data as { entries?: unknown; failed?: unknown };
+  const list = (value: unknown): unknown[] => (Array.isArray(value) ? value.slice(0, 1_000) : []);
+  return {
+    entries: list(entries)
+      .filter((raw): raw is unknown[] => Array.isArray(raw) && typeof raw[0] === 'string')
+      .map((raw) => {
+        const entry = { name: raw[0] } as Record<string, unknown>;
+        TIMING_FIELDS.forEach((field, index) => {
+          const value = raw[index + 1];
+          entry[field] = typeof value === 'number' && value >= 0 && value < Infinity ? value : 0;
+        });
+        return entry as unknown as PageTimingEntry;
+      }),
+    failedUrls: list(failed).filter((url): url is string => typeof url === 'string'),
+  };
+}

@@ -1,0 +1,132 @@
+/**
+ * Which bound requests the worker leaves to the browser (sw/src/direct.ts): the rule's parts
+ * one by one, with core's webpp policy and engine as the worker builds them. The page-level
+ * behaviour (no respondWith, the page intact, learning again) is e2e/tests/sw-direct.spec.ts.
+ */
+import type { ResolvedBinding } from '@webpp/core';
+import { describe, expect, it } from 'vitest';
+import { DirectRoute, parsePageTiming } from '../src/direct.js';
+import type { PageTimingEntry } from '../src/direct.js';
+import { ReplicaClient } from '../src/replica-client.js';
+import { SizeMemory } from '../src/size-memory.js';
+import { memoryKeyValueStore } from '../src/storage.js';
+
+const A = 'http://a.localhost:8081';
+const B = 'http://b.localhost:8082';
+const C = 'http://c.localhost:8083';
+const IMAGE = `${A}/img/1.png`;
+const EXPLORE_EVERY_MS = 2_000;
+
+function binding(path: string, servers = [A, B, C], sizeBytes?: number): ResolvedBinding {
+  const physicalUrls = servers.map((server) => `${server}${path}`);
+  return { logical: `${A}${path}`, physicalUrls, binding: { logical: `${A}${path}`, prefix: false, replicas: physicalUrls, ...(sizeBytes === undefined ? {} : { sizeBytes }) }, directoryVersion: 1 };
+}
+
+/** Node's Request cannot be a navigation: what the rule reads of one. */
+function navigation(url: string): Request {
+  return { url, mode: 'navigate', method: 'GET', headers: new Headers() } as unknown as Request;
+}
+
+function setUp(ttfbMs: Record<string, number>) {
+  let nowMs = Date.now(); // the policy's clock is Date.now, as in the worker
+  const client = new ReplicaClient({ selfOrigin: A, storage: memoryKeyValueStore(), observeResourceTiming: false, publish: () => undefined });
+  for (let i = 0; i < 20; i++) {
+    for (const [server, ms] of Object.entries(ttfbMs)) client.engine.observe({ server, purpose: 'request', outcome: 'served', nowMs: Date.now(), ttfbMs: ms });
+  }
+  const sizes = new SizeMemory();
+  const direct = new DirectRoute({ selfOrigin: A, engine: client.engine, sizes, reporter: client.reporter, resumeMinBytes: 64 * 1_024, exploreEveryMs: EXPLORE_EVERY_MS, enabled: true, now: () => nowMs });
+  const page = (id: string, byOwnOrigin = true): void => {
+    const request = navigation(`${A}/index.html`);
+    direct.noteNavigation(request, id);
+    direct.pageAnswered(request, byOwnOrigin);
+  };
+  return { client, direct, sizes, page, advance: (ms: number) => void (nowMs += ms) };
+}
+
+const entry = (name: string, extra: Partial<PageTimingEntry> = {}): PageTimingEntry => ({
+  name,
+  requestStart: 100,
+  responseStart: 104,
+  responseEnd: 105,
+  transferSize: 400,
+  encodedBodySize: 100,
+  decodedBodySize: 100,
+  responseStatus: 200,
+  ...extra,
+});
+
+describe('DirectRoute', () => {
+  it('leaves a subresource of an own-origin page to the browser when the own origin is as good as the best, after one exploration request', () => {
+    const { direct, client, page, advance } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
+    page('p1');
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false); // the set's exploration request
+    for (let i = 0; i < 5; i++) expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
+    expect(client.reporter.counters.direct).toBe(5);
+    advance(EXPLORE_EVERY_MS);
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false); // the next exploration
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
+  });
+
+  it('keeps the request with the worker when another replica is clearly better', () => {
+    const { direct, page } = setUp({ [A]: 200, [B]: 5, [C]: 5 });
+    page('p1');
+    for (let i = 0; i < 3; i++) expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
+  });
+
+  it('keeps every request of a page whose navigation another replica served, or that the worker never saw', () => {
+    const { direct, page } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
+    page('p1', false);
+    for (let i = 0; i < 3; i++) {
+      expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
+      expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'unknown')).toBe(false);
+      expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), undefined)).toBe(false);
+    }
+  });
+
+  it('keeps ranges, large bodies, other methods and URLs the own origin does not hold under the same URL', () => {
+    const { direct, page, sizes } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
+    page('p1');
+    direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1'); // the exploration request
+    expect(direct.goesDirect(new Request(IMAGE, { headers: { range: 'bytes=0-9' } }), binding('/img/1.png'), 'p1')).toBe(false);
+    expect(direct.goesDirect(new Request(IMAGE, { method: 'HEAD' }), binding('/img/1.png'), 'p1')).toBe(false);
+    expect(direct.goesDirect(new Request(`${A}/big.bin`), binding('/big.bin', [A, B, C], 1_000_000), 'p1')).toBe(false);
+    sizes.learnBytes(`${A}/learnt.bin`, 500_000);
+    expect(direct.goesDirect(new Request(`${A}/learnt.bin`), binding('/learnt.bin'), 'p1')).toBe(false);
+    expect(direct.goesDirect(new Request(`${A}/b-only.png`), binding('/b-only.png', [B, C]), 'p1')).toBe(false);
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
+  });
+
+  it('learns the own origin from the page\'s Resource Timing of requests it left, and stops after a failed element', () => {
+    const { direct, client, page } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
+    page('p1');
+    direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1'); // the exploration request
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
+    const samplesBefore = client.policy.describe(Date.now()).find((view) => view.server === A)!.sampleCount;
+    // An entry of a URL never left to the browser teaches nothing; the left one is a sample of A.
+    direct.fromPage('p1', [entry(`${A}/other.png`), entry(IMAGE, { requestStart: 100, responseStart: 105 })], []);
+    expect(client.reporter.counters.directSamples).toBe(1);
+    expect(client.policy.describe(Date.now()).find((view) => view.server === A)!.sampleCount).toBe(samplesBefore + 1);
+    // The page says an element failed: its further requests stay with the worker.
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
+    direct.fromPage('p1', [], [IMAGE]);
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
+  });
+
+  it('is off where offline copies need every answer', () => {
+    const client = new ReplicaClient({ selfOrigin: A, storage: memoryKeyValueStore(), observeResourceTiming: false, publish: () => undefined });
+    const direct = new DirectRoute({ selfOrigin: A, engine: client.engine, sizes: new SizeMemory(), reporter: client.reporter, resumeMinBytes: 1, exploreEveryMs: 0, enabled: false });
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
+  });
+});
+
+describe('parsePageTiming', () => {
+  it('keeps well-formed entries and URLs, and drops the rest', () => {
+    const posted = (e: PageTimingEntry): unknown[] => [e.name, e.requestStart, e.responseStart, e.responseEnd, e.transferSize, e.encodedBodySize, e.decodedBodySize, e.responseStatus];
+    const parsed = parsePageTiming({ type: 'webpp:timing', entries: [posted(entry(IMAGE)), [3], null, { name: IMAGE }, [`${A}/x`, -1, 'no']], failed: [IMAGE, 5] });
+    expect(parsed.entries[0]).toEqual(entry(IMAGE));
+    expect(parsed.entries).toHaveLength(2);
+    expect(parsed.entries[1]).toMatchObject({ name: `${A}/x`, requestStart: 0, responseStart: 0 });
+    expect(parsed.failedUrls).toEqual([IMAGE]);
+    expect(parsePageTiming({})).toEqual({ entries: [], failedUrls: [] });
+  });
+});
