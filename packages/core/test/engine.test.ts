@@ -229,6 +229,47 @@ describe('ClientEngine', () => {
     expect(result?.kind === 'failed' && result.fallback?.response).toBe('502');
   });
 
+  it('a resource every replica answers with a 5xx gets one retry round, then the page has the 5xx, long before the window ends', () => {
+    const harness = new Harness();
+    const policy = basePolicy({
+      plan: () => ['A', 'B'].map((server) => ({ server, timeoutMs: 1_000, reason: 'next' })),
+      retryAfterMs: (round, elapsedMs) => (elapsedMs + 1_500 <= 30_000 ? 1_500 : undefined),
+    });
+    const engine = engineWith(policy, harness);
+    let result: RunResult<string> | undefined;
+    engine.run(engine.plan({ logicalUrl: 'u', method: 'GET', candidates: ['A', 'B'] }, (s) => s), (done) => (result = done));
+    harness.to('A').head({ status: 500, response: '500 from A', ttfbMs: 5 });
+    harness.to('B').head({ status: 500, response: '500 from B', ttfbMs: 5 });
+    expect(result).toBeUndefined();
+    harness.advance(1_500);
+    expect(harness.sent).toHaveLength(3);
+    harness.to('A').head({ status: 500, response: '500 again', ttfbMs: 5 });
+    harness.to('B').head({ status: 500, response: '500 again from B', ttfbMs: 5 });
+    expect(result?.kind).toBe('failed');
+    expect(result?.kind === 'failed' && result.fallback?.response).toMatch(/^500/);
+    harness.advance(30_000);
+    expect(harness.sent).toHaveLength(4);
+  });
+
+  it('replicas that only fail at the network are retried for the whole window', () => {
+    const harness = new Harness();
+    const policy = basePolicy({
+      plan: () => [{ server: 'A', timeoutMs: 1_000, reason: 'only' }],
+      retryAfterMs: (round, elapsedMs) => (elapsedMs + 1_000 <= 5_000 ? 1_000 : undefined),
+    });
+    const engine = engineWith(policy, harness);
+    let result: RunResult<string> | undefined;
+    engine.run(engine.plan({ logicalUrl: 'u', method: 'GET', candidates: ['A'] }, (s) => s), (done) => (result = done));
+    for (let round = 0; round < 4; round++) {
+      harness.to('A').error('refused');
+      expect(result).toBeUndefined();
+      harness.advance(1_000);
+    }
+    expect(harness.sent).toHaveLength(5);
+    harness.to('A').head({ status: 200, response: 'back', ttfbMs: 5 });
+    expect(result?.kind === 'served' && result.response).toBe('back');
+  });
+
   it('a missing resource is not retried, and a policy without retryAfterMs fails at once (Figure 4)', () => {
     for (const retryAfterMs of [() => 1_000, undefined]) {
       const harness = new Harness();

@@ -185,11 +185,16 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
   /**
    * Every attempt failed and none runs: the plan again after the policy's backoff, while its
    * window lasts (ClientPolicy.retryAfterMs): a replica that was down, flapping or shedding
-   * when it was tried may be back. A missing resource (404/410) is not retried.
+   * when it was tried may be back. A missing resource (404/410) is not retried. A replica
+   * that answered with a 5xx is alive and refusing: one retry round gives a brownout its
+   * chance, and no more, so a resource that fails on every replica reaches the page as its
+   * 5xx after one backoff rather than at the end of the window, and a shedding server is not
+   * asked again and again (Envoy's retry policy: `retry_on: 5xx` with one retry by default).
    */
   const retryLater = (): boolean => {
     if (retryTimer !== undefined) return true;
     if (fallback !== undefined && fallback.rank === 2) return false;
+    if (fallback !== undefined && retryRound >= 1) return false;
     const delayMs = ctx.retryAfterMs?.(retryRound, io.now() - startMs);
     if (delayMs === undefined || !(delayMs >= 0)) return false;
     retryTimer = io.setTimer(delayMs, () => {
