@@ -9,7 +9,8 @@
  *   the worker knows (larger bodies keep resume and the decision at the head; a size comes
  *   from the binding, an earlier answer, the page's Resource Timing or the policy's estimate);
  * - the binding's physical URL on the own origin is the request's own URL;
- * - core's policy would send it to the own origin first with no hedge (ClientPolicy
+ * - core's policy would send it to the own origin first with no hedge worth the worker's own
+ *   per-request cost (ClientPolicy
  *   isSoleFirstChoice: measured, available, in the policy's equivalent set of the best,
  *   not spilling load; the policy's own estimates and tolerance, no threshold of the worker);
  * - the page's own navigation was answered by the own origin (proof of life, page by page:
