@@ -12,7 +12,8 @@
  *   answered 404/410 under this directory version (server-memory.ts, StaleBindings: the plan
  *   puts it last, so the worker asks another replica; a 404/410 the page's Resource Timing
  *   reports for a request left to the browser is noted there too);
- * - core's policy would send it to the own origin first with no hedge (ClientPolicy
+ * - core's policy would send it to the own origin first with no hedge worth the worker's own
+ *   per-request cost (ClientPolicy
  *   isSoleFirstChoice: measured, available, in the policy's equivalent set of the best,
  *   not spilling load; the policy's own estimates and tolerance, no threshold of the worker);
  * - the page's own navigation was answered by the own origin (proof of life, page by page:
