@@ -40,7 +40,7 @@ function setUp(ttfbMs: Record<string, number>) {
   const page = (id: string, byOwnOrigin = true): void => {
     const request = navigation(`${A}/index.html`);
     direct.noteNavigation(request, id);
-    direct.pageAnswered(request, byOwnOrigin);
+    void direct.pageAnswered(request, byOwnOrigin);
   };
   return { client, direct, sizes, staleBindings, page, advance: (ms: number) => void (nowMs += ms) };
 }
@@ -105,12 +105,12 @@ describe('DirectRoute', () => {
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
     const samplesBefore = client.policy.describe(Date.now()).find((view) => view.server === A)!.sampleCount;
     // An entry of a URL never left to the browser teaches nothing; the left one is a sample of A.
-    direct.fromPage('p1', [entry(`${A}/other.png`), entry(IMAGE, { requestStart: 100, responseStart: 105 })], []);
+    void direct.fromPage('p1', [entry(`${A}/other.png`), entry(IMAGE, { requestStart: 100, responseStart: 105 })], []);
     expect(client.reporter.counters.directSamples).toBe(1);
     expect(client.policy.describe(Date.now()).find((view) => view.server === A)!.sampleCount).toBe(samplesBefore + 1);
     // The page says an element failed: its further requests stay with the worker.
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
-    direct.fromPage('p1', [], [IMAGE]);
+    void direct.fromPage('p1', [], [IMAGE]);
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
   });
 
@@ -145,6 +145,32 @@ describe('DirectRoute', () => {
     // The own origin's bindings name a logical URL of another origin (C), held by C and by the own origin.
     const foreign: ResolvedBinding = { logical: `${C}/lib.js`, physicalUrls: [`${C}/lib.js`, `${A}/lib.js`], binding: { logical: `${C}/lib.js`, prefix: false, replicas: [`${C}/lib.js`, `${A}/lib.js`] }, directoryVersion: 1 };
     for (let i = 0; i < 3; i++) expect(direct.goesDirect(new Request(`${C}/lib.js`), foreign, 'p1')).toBe(false);
+  });
+
+  it('keeps what it knows of each page across a worker restart: an own-origin page goes direct again, a failed one does not', async () => {
+    const storage = memoryKeyValueStore();
+    const { client, staleBindings } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
+    const route = (): DirectRoute => new DirectRoute({ selfOrigin: A, engine: client.engine, sizes: new SizeMemory(), reporter: client.reporter, resumeMinBytes: 64 * 1_024, exploreEveryMs: EXPLORE_EVERY_MS, enabled: true, staleBindings, storage, flushDelayMs: 60_000 });
+    const persistent = route();
+    for (const [id, own] of [['p1', true], ['p2', false], ['p3', true]] as const) {
+      const request = navigation(`${A}/index.html`);
+      persistent.noteNavigation(request, id);
+      void persistent.pageAnswered(request, own);
+    }
+    void persistent.fromPage('p3', [], [IMAGE]); // an element of p3 failed
+    await persistent.flushNow();
+    // The worker stops; a new one reads the stored state (malformed entries are dropped).
+    const restarted = route();
+    const stored = await storage.get('pages');
+    restarted.restore([...(stored as unknown[]), ['p4'], 'x', [5, true]]);
+    expect(restarted.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false); // the set's exploration request
+    expect(restarted.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
+    for (const other of ['p2', 'p3', 'p4']) expect(restarted.goesDirect(new Request(IMAGE), binding('/img/1.png'), other)).toBe(false);
+    // What the new worker learned before its state came back wins over what was stored.
+    const early = route();
+    void early.fromPage('p1', [], [IMAGE]);
+    early.restore(stored);
+    for (let i = 0; i < 2; i++) expect(early.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
   });
 
   it('is off where offline copies need every answer', () => {

@@ -145,6 +145,16 @@ describe('isSoleFirstChoice', () => {
     expect(heavy.sole).toBe(0); // a tail of up to ~1 s is worth the worker's cost
   });
 
+  it('is false while the servers ask for load to be spread, but not for a URL bound to that server alone (nowhere to spread it)', () => {
+    const clock = new FakeClock(T0);
+    const policy = measured(clock, { [A]: 20, [B]: 20, [C]: 20 });
+    // Every server reports itself busy (Server-Timing utilisation): the set spills.
+    for (const server of [A, B, C]) policy.learnPushedServiceTime?.(server, 20, clock.now(), 0.9);
+    expect(policy.isSoleFirstChoice(input(clock), A)).toBe(false);
+    // Before, a URL bound to A alone was kept by the worker too: a spread with one server changes nothing.
+    expect(policy.isSoleFirstChoice(input(clock, { candidates: [A] }), A)).toBe(true);
+  });
+
   it('changes no budget: asking many times leaves the plans as they were', () => {
     const clockA = new FakeClock(T0);
     const clockB = new FakeClock(T0);

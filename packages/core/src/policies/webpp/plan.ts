@@ -184,8 +184,9 @@ export function soleFirstChoice(input: PlanInput, records: ReadonlyMap<ServerId,
   const measured = candidates.filter((candidate) => records.get(candidate)?.measured === true && records.get(candidate)?.state !== 'failed');
   const sizeBytes = input.method.toUpperCase() === 'HEAD' ? 0 : Math.max(0, input.sizeBytes ?? 0);
   const { ranked, members, state } = rank(measured, candidates, records, options, hedgeAffordable, herd, input, queueWaitOf(input, records, options, sizeBytes));
-  // Not while the servers ask for load to be spread (load-spread.ts): the draw decides then.
-  if (state.spill.loaded) return false;
+  // Not while the servers ask for load to be spread (load-spread.ts): the draw decides then;
+  // unless `server` is the only one to draw from (a URL bound to it alone: nowhere to spread it).
+  if (state.spill.loaded && ranked.length > 1) return false;
   const preferred = preferredOf(server, ranked, members);
   if (preferred?.server !== server) return false;
   // A hedge keeps the request with the worker only when it is expected to save more than the
