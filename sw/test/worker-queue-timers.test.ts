@@ -62,7 +62,7 @@ async function seventhRequest(protocol: string): Promise<{ state: string | undef
   const outcomes: string[] = [];
   const context = sender(6);
   const request = (): void =>
-    void engine.run([{ server: A, timeoutMs: TIMEOUT_MS, deadlineMs: 3 * TIMEOUT_MS, reason: 'test' }], (result) => outcomes.push(result.kind), { context });
+    void engine.run([{ server: A, target: A, timeoutMs: TIMEOUT_MS, deadlineMs: 3 * TIMEOUT_MS, reason: 'test' }], (result) => outcomes.push(result.kind), { context });
   for (let i = 0; i < 6; i++) request();
   await vi.advanceTimersByTimeAsync(50);
   // The six heads are in; their bodies still stream. The seventh: A never answers it.

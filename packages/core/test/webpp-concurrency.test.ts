@@ -128,7 +128,7 @@ describe('the engine\'s contending count (in-flight.ts)', () => {
     const samples: ExchangeSample[] = [];
     const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
     const engine = new ClientEngine({ policy, io, backgroundTarget: () => undefined, hooks: { sampleObserved: (sample) => void samples.push(sample) } });
-    const request = (server: string): void => void engine.run([{ server, timeoutMs: 1_000, deadlineMs: 5_000, reason: 'test' }], () => undefined, { sizeBytes: 1 * KB });
+    const request = (server: string): void => void engine.run([{ server, target: server, timeoutMs: 1_000, deadlineMs: 5_000, reason: 'test' }], () => undefined, { sizeBytes: 1 * KB });
     // Three to A at once, one to B; the last head from A comes first.
     request(A);
     request(A);
