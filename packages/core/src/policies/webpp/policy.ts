@@ -194,15 +194,20 @@ export class WebppPolicy implements ClientPolicy {
 
   /**
    * Decide again at the response head (ClientPolicy.reconsiderAtHead; head-redecision.ts):
-   * the fetch elsewhere, when it is worth its cost and the one extra budget has a token.
+   * the fetch elsewhere, when it is worth its cost and the one extra budget admits it. It is
+   * the failover of a body that crawls or stalls (saving more than it costs, by the rule), so
+   * it may borrow as a failover after a timeout does (admitFailover), down to the bucket's
+   * capacity in debt. When even that is spent, a driver that can wait looks again after one
+   * fetch elsewhere: later requests pay the debt back while the body runs.
    */
   reconsiderAtHead(facts: HeadFacts): HeadRedecision | undefined {
     if (facts.logicalUrl !== undefined) this.sizes.learn(facts.logicalUrl, facts.contentLengthBytes);
-    const decision = redecideAtHead(facts, this.records);
+    const decision = redecideAtHead(facts, this.records, this.options);
     if (decision === undefined) return undefined;
-    // Asking again later costs nothing; a fetch started now spends a token of the one extra budget.
+    // Asking again later costs nothing; a fetch started now spends from the one extra budget.
     if ((decision.startAfterMs ?? 0) > 0) return decision;
-    return this.extraBudget.trySpend() ? decision : undefined;
+    if (this.extraBudget.trySpend() || this.extraBudget.borrow()) return decision;
+    return facts.deferrable ? { ...decision, startAfterMs: Math.max(1, decision.elsewhereMs) } : undefined;
   }
 
   /** Server push (ClientPolicy.learnPushedServiceTime; pushed-load.ts). A value dated in the future is ignored. */
@@ -259,6 +264,7 @@ export class WebppPolicy implements ClientPolicy {
         lastSampleAtMs: record.lastSampleAtMs,
       };
       if (record.measured) view.ttfbEstimateMs = record.ttfb.meanMs();
+      view.timeoutMs = timeoutMsOf(record, this.options);
       const rate = record.throughput.bytesPerMs();
       if (rate !== undefined) view.throughputBytesPerMs = rate;
       if (record.state === 'failed') view.nextProbeAtMs = Math.max(nowMs, record.nextProbeAtMs);
