@@ -227,6 +227,25 @@ describe('while the body streams: its own pace (head-redecision.ts, HeadFacts.bo
     expect(started.length).toBeLessThanOrEqual(policy.options.extraBudgetFloorTokens + policy.options.bucketCapacityTokens);
     // The rest are told to look again (the body still crawls; later requests pay the debt back).
     expect(answers.every((answer) => answer !== undefined)).toBe(true);
+    // At the debt's limit the price has doubled with every token short (2 · 2^4 = 32 here):
+    // a body whose rest takes 7 × a fetch elsewhere waits, one that stalled (rest ~100 s) is bought.
+    expect(policy.reconsiderAtHead(facts)?.startAfterMs).toBeGreaterThan(0);
+    const stalled = policy.reconsiderAtHead({ ...facts, nowMs: facts.nowMs + 3_600, bodyElapsedMs: 4_000 });
+    expect(stalled).toMatchObject({ server: B });
+    expect(stalled?.startAfterMs ?? 0).toBe(0);
+  });
+
+  it('an alternative whose link was never measured is priced at the harmonic mean of the measured links', () => {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    const C = 'http://c.localhost:8083';
+    teach(policy, A, 20, 2_000, 12);
+    let nowMs = teach(policy, B, 20, 2_000, 12, T0);
+    // C: first bytes only (HEAD refreshes), no body measured.
+    for (let i = 0; i < 6; i++) policy.observe({ server: C, purpose: 'refresh', outcome: 'served', nowMs: (nowMs += 10), ttfbMs: 30 });
+    policy.observe({ server: B, purpose: 'request', outcome: 'network-error', nowMs });
+    for (let i = 0; i < 200; i++) policy.plan({ logicalUrl: `/r${i}`, method: 'GET', candidates: [A, B, C], sizeBytes: 1_000, nowMs }); // earn budget
+    const facts = { server: A, ttfbMs: 20, contentLengthBytes: MB4, alternatives: [B, C], nowMs: nowMs + 400, deferrable: true, bodyElapsedMs: 400, bodyBytesSoFar: 110 * KB };
+    expect(policy.reconsiderAtHead(facts)).toMatchObject({ server: C });
   });
 });
 

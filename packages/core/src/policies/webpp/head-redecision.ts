@@ -55,7 +55,7 @@ import type { WebppOptions } from './options.js';
 import type { ServerRecord } from './server-record.js';
 
 /** The fetch elsewhere must beat the rest here by this factor: saved time ≥ its own cost (see above). */
-const WORTH_FACTOR = 2;
+export const WORTH_FACTOR = 2;
 /** The first time a driver asks again when no alternative is measured yet (ms); then the body's time so far (doubling). */
 const FIRST_RECHECK_MS = 50;
 /**
@@ -81,10 +81,14 @@ export function redecideAtHead(facts: HeadFacts, records: ReadonlyMap<ServerId, 
   const restBytes = sizeBytes - receivedBytes;
   if (restBytes === 0) return undefined; // the body is all here
   const hereRate = here.throughput.bytesPerMs();
+  // An alternative whose first byte is measured but not its link is assumed like the measured
+  // ones: the harmonic mean of their rates, as plan.ts ranks it (a replica rarely used has
+  // often no body measured, and is then the one to finish a crawling body).
+  const fallbackRate = harmonicMeanRate([facts.server, ...facts.alternatives], records);
   let best: { server: ServerId; elsewhereMs: number } | undefined;
   for (const server of facts.alternatives) {
     const record = records.get(server);
-    const rate = record?.throughput.bytesPerMs();
+    const rate = record?.throughput.bytesPerMs() ?? fallbackRate;
     if (record === undefined || record.state === 'failed' || !record.measured || rate === undefined || !(rate > 0)) continue;
     const ttfbMs = record.ttfb.meanMs();
     const queue = queueAhead(server, facts.inFlight, restBytes, ttfbMs, rate, facts.nowMs, connectionsFor(record.protocol));
@@ -125,4 +129,17 @@ export function redecideAtHead(facts: HeadFacts, records: ReadonlyMap<ServerId, 
   if (!facts.deferrable) return undefined;
   const waitMs = best.elsewhereMs - elapsedMs;
   return { server: best.server, restHereMs: Number.NaN, elsewhereMs: best.elsewhereMs, ...(waitMs > 0 ? { startAfterMs: Math.max(MIN_RECHECK_MS, waitMs) } : {}) };
+}
+
+/** The harmonic mean of the measured link rates of `servers` (bytes/ms), or undefined when none is measured. */
+function harmonicMeanRate(servers: readonly ServerId[], records: ReadonlyMap<ServerId, ServerRecord>): number | undefined {
+  let count = 0;
+  let inverseSum = 0;
+  for (const server of servers) {
+    const rate = records.get(server)?.throughput.bytesPerMs();
+    if (rate === undefined || !(rate > 0)) continue;
+    count++;
+    inverseSum += 1 / rate;
+  }
+  return count === 0 ? undefined : count / inverseSum;
 }

@@ -21,7 +21,7 @@ import type {
 import type { ServerId } from '../../types.js';
 import { probeDelayMs } from './backoff.js';
 import { busyAtTimeout } from './busy.js';
-import { redecideAtHead } from './head-redecision.js';
+import { redecideAtHead, WORTH_FACTOR as WORTH_FACTOR_AT_HEAD } from './head-redecision.js';
 import { connectionsFor } from './queue-ahead.js';
 import { SizeEstimates } from './size-estimate.js';
 import { dueBackground, nextProbeAtMs } from './maintenance.js';
@@ -138,7 +138,17 @@ export class WebppPolicy implements ClientPolicy {
   admitFailover(server: ServerId, _nowMs: number): boolean {
     const record = this.records.get(server);
     const busy = record !== undefined && record.state !== 'failed' && record.busyTimeoutAtMs === record.updatedAtMs;
-    if (!(busy ? this.extraBudget.trySpend() : this.extraBudget.borrow())) return false;
+    if (busy) {
+      if (!this.extraBudget.trySpend()) return false;
+    } else if (!this.extraBudget.borrow()) {
+      // A likely dead server (ejected by this timeout, nothing heard from it meanwhile): the
+      // failover moves the request, it piles nothing onto a slow cluster, and waiting on an
+      // attempt nobody answers may cost the page seconds (a black-holed link answers never).
+      // It is admitted whatever the debt; the charge stays, so refreshes, probes and hedges
+      // pay it back. It is bounded by the plan: one per server a request tries, and an
+      // ejected server is planned last.
+      this.extraBudget.charge();
+    }
     this.refreshBucket.charge();
     return true;
   }
@@ -207,6 +217,17 @@ export class WebppPolicy implements ClientPolicy {
     // Asking again later costs nothing; a fetch started now spends from the one extra budget.
     if ((decision.startAfterMs ?? 0) > 0) return decision;
     if (this.extraBudget.trySpend() || this.extraBudget.borrow()) return decision;
+    // In debt at its limit: the fetch is still bought when it saves far more than it costs.
+    // Its price doubles with every token the budget is short of (C3's load penalty, priced in
+    // time: the more the client owes, the larger the saving an extra request must bring),
+    // so a crawling body (a rest of seconds against a fetch of tens of ms elsewhere) is
+    // finished elsewhere during a run of failures, and a marginal one waits for the debt to
+    // be paid back.
+    const shortTokens = 1 - this.extraBudget.balance;
+    if (decision.restHereMs > WORTH_FACTOR_AT_HEAD * 2 ** shortTokens * decision.elsewhereMs) {
+      this.extraBudget.charge();
+      return decision;
+    }
     return facts.deferrable ? { ...decision, startAfterMs: Math.max(1, decision.elsewhereMs) } : undefined;
   }
 
