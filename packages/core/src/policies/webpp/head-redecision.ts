@@ -68,7 +68,7 @@ const MIN_RECHECK_MS = 10;
  * throughput estimate takes, WebppOptions.minThroughputSampleBytes' default): fewer arrive in
  * one or two segments, whose timing is the connection's, not the link's.
  */
-const MIN_PACE_BYTES = 8_192;
+export const MIN_PACE_BYTES = 8_192;
 
 export function redecideAtHead(facts: HeadFacts, records: ReadonlyMap<ServerId, ServerRecord>, options: Pick<WebppOptions, 'probeBackoffBaseMs'>): HeadRedecision | undefined {
   const here = records.get(facts.server);
