@@ -81,10 +81,11 @@ export function redecideAtHead(facts: HeadFacts, records: ReadonlyMap<ServerId, 
   const restBytes = sizeBytes - receivedBytes;
   if (restBytes === 0) return undefined; // the body is all here
   const hereRate = here.throughput.bytesPerMs();
-  // An alternative whose first byte is measured but not its link is assumed like the measured
-  // ones: the harmonic mean of their rates, as plan.ts ranks it (a replica rarely used has
-  // often no body measured, and is then the one to finish a crawling body).
-  const fallbackRate = harmonicMeanRate([facts.server, ...facts.alternatives], records);
+  // An alternative whose first byte is measured but not its link is assumed like the other
+  // alternatives that are measured: the harmonic mean of their rates, as plan.ts ranks it (a
+  // replica rarely used has often no body measured, and is then the one to finish a crawling
+  // body). Not this server's: its link is the one in question.
+  const fallbackRate = harmonicMeanRate(facts.alternatives, records);
   let best: { server: ServerId; elsewhereMs: number } | undefined;
   for (const server of facts.alternatives) {
     const record = records.get(server);
