@@ -62,12 +62,18 @@ export interface HeadFacts {
   deferrable?: boolean;
   /** Head → now (ms): 0 at the head, the body's time so far when the driver asks again. */
   bodyElapsedMs?: number;
+  /**
+   * Bytes of the body received so far, from a driver that counts them and fetches only the
+   * rest elsewhere (a ranged GET from this byte on). Absent: the driver fetches the whole
+   * body elsewhere, and the body's own pace is not known.
+   */
+  bodyBytesSoFar?: number;
 }
 
 /** A second fetch worth starting at the head (ClientPolicy.reconsiderAtHead): the first body to complete wins. */
 export interface HeadRedecision {
   server: ServerId;
-  /** Expected ms of the rest of the body on the first server, and of a whole fetch on `server`. */
+  /** Expected ms of the rest of the body on the first server, and of a fetch on `server` (the rest with HeadFacts.bodyBytesSoFar, else the whole). */
   restHereMs: number;
   elsewhereMs: number;
   /**
@@ -307,6 +313,8 @@ export interface PolicyServerView {
   lastSampleAtMs: number;
   /** When a failed server is next probed. */
   nextProbeAtMs?: number;
+  /** The timeout an attempt on it gets now, before any wait in the client's own queue (ms), when the policy times attempts per server. */
+  timeoutMs?: number;
   /** The protocol its answers came over ('http/1.1', 'h2', 'h3'), once a sample said (ExchangeSample.protocol). */
   protocol?: string;
 }

@@ -21,7 +21,7 @@ import type {
 import type { ServerId } from '../../types.js';
 import { probeDelayMs } from './backoff.js';
 import { busyAtTimeout } from './busy.js';
-import { redecideAtHead } from './head-redecision.js';
+import { MIN_PACE_BYTES, redecideAtHead, WORTH_FACTOR as WORTH_FACTOR_AT_HEAD } from './head-redecision.js';
 import { connectionsFor, exchangesAtOnce } from './queue-ahead.js';
 import { SizeEstimates } from './size-estimate.js';
 import { dueBackground, nextProbeAtMs } from './maintenance.js';
@@ -173,8 +173,13 @@ export class WebppPolicy implements ClientPolicy {
 
   observe(sample: ExchangeSample): void {
     // Failovers and resumes are extra requests too: they are paid from the refresh budget,
-    // so that refreshes make room for them and the total stays within the budgets.
-    if ((sample.purpose === 'request' && FAILOVER_OUTCOMES.has(sample.outcome)) || (sample.purpose === 'resume' && sample.outcome !== 'cancelled')) {
+    // so that refreshes make room for them and the total stays within the budgets. Not the
+    // failover after a refused or reset connection: the server did no work (nothing to
+    // protect it from), and the failover is the request itself, not one more. Charged, they
+    // kept the budget at its debt limit through a run of kills and partitions (the chaos
+    // bench: 93 of 124 failovers), and starved what the budget is for: the probes that see a
+    // replica come back, the hedges and the fetch elsewhere of a crawling body.
+    if ((sample.purpose === 'request' && FAILOVER_OUTCOMES.has(sample.outcome) && sample.outcome !== 'network-error') || (sample.purpose === 'resume' && sample.outcome !== 'cancelled')) {
       this.refreshBucket.charge();
       this.extraBudget.charge();
     }
@@ -212,15 +217,32 @@ export class WebppPolicy implements ClientPolicy {
 
   /**
    * Decide again at the response head (ClientPolicy.reconsiderAtHead; head-redecision.ts):
-   * the fetch elsewhere, when it is worth its cost and the one extra budget has a token.
+   * the fetch elsewhere, when it is worth its cost and the one extra budget admits it. It is
+   * the failover of a body that crawls or stalls (saving more than it costs, by the rule), so
+   * it may borrow as a failover after a timeout does (admitFailover), down to the bucket's
+   * capacity in debt. When even that is spent, a driver that can wait looks again after one
+   * fetch elsewhere: later requests pay the debt back while the body runs.
    */
   reconsiderAtHead(facts: HeadFacts): HeadRedecision | undefined {
     if (facts.logicalUrl !== undefined) this.sizes.learn(facts.logicalUrl, facts.contentLengthBytes);
-    const decision = redecideAtHead(facts, this.records);
+    const decision = redecideAtHead(facts, this.records, this.options);
     if (decision === undefined) return undefined;
-    // Asking again later costs nothing; a fetch started now spends a token of the one extra budget.
+    // Asking again later costs nothing; a fetch started now spends from the one extra budget.
     if ((decision.startAfterMs ?? 0) > 0) return decision;
-    return this.extraBudget.trySpend() ? decision : undefined;
+    if (this.extraBudget.trySpend() || this.extraBudget.borrow()) return decision;
+    // In debt at its limit: the fetch is still bought when the body's own bytes prove it
+    // crawls (its pace measured, HeadFacts.bodyBytesSoFar; a prediction from the server's
+    // past is no proof) and it saves far more than it costs. Its price doubles with every
+    // token the budget is short of (C3's load penalty, priced in time: the more the client
+    // owes, the larger the saving an extra request must bring), so a crawling body (a rest of
+    // seconds against a fetch of tens of ms elsewhere) is finished elsewhere during a run of
+    // failures, and a marginal one waits for the debt to be paid back.
+    const shortTokens = 1 - this.extraBudget.balance;
+    if ((facts.bodyBytesSoFar ?? 0) >= MIN_PACE_BYTES && decision.restHereMs > WORTH_FACTOR_AT_HEAD * 2 ** shortTokens * decision.elsewhereMs) {
+      this.extraBudget.charge();
+      return decision;
+    }
+    return facts.deferrable ? { ...decision, startAfterMs: Math.max(1, decision.elsewhereMs) } : undefined;
   }
 
   /** Server push (ClientPolicy.learnPushedServiceTime; pushed-load.ts). A value dated in the future is ignored. */
@@ -277,6 +299,7 @@ export class WebppPolicy implements ClientPolicy {
         lastSampleAtMs: record.lastSampleAtMs,
       };
       if (record.measured) view.ttfbEstimateMs = record.ttfb.meanMs();
+      view.timeoutMs = timeoutMsOf(record, this.options);
       const rate = record.throughput.bytesPerMs();
       if (rate !== undefined) view.throughputBytesPerMs = rate;
       if (record.state === 'failed') view.nextProbeAtMs = Math.max(nowMs, record.nextProbeAtMs);
