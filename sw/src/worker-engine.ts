@@ -85,6 +85,8 @@ export function workerEngine(init: WorkerEngineOptions): { engine: WorkerEngine;
     backgroundTimeoutMs: workerTimeouts(options).timeoutCeilingMs,
     // Chromium's six connections per host (HTTP/1.1): a timeout starts when the request could leave the browser.
     connectionsPerServer: () => CONNECTIONS_PER_HOST,
+    // Late binding frees held requests as exchanges end, which the worker learns from Resource Timing (engine-hooks.ts).
+    lateBinding: init.observeResourceTiming,
     hooks: combineHooks(
       { sampleWillBeObserved: (sample) => samples.noteEngineSample(sample), sampleObserved: () => void store.changed() },
       telemetryHooks(reporter, policy),
