@@ -26,6 +26,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { pathFilesOnce, profileOnce, runOnce, type RunOptions, type RunResult } from './page-cost/run.js';
+import { CONFIGURATIONS } from './page-cost/measure.js';
 import { PAGES } from './page-cost/site.js';
 import { goals, median, pageRows, requestRows, signedMs, summary } from './page-cost/stats.js';
 
@@ -135,10 +136,14 @@ async function main(): Promise<void> {
     rows,
     per_request: requests,
     per_request_served_by: runs.map((run) => run.requestServedBy),
+    // Per run: the per-request row's requests (and wake-ups) through webpp that its worker answered, and those it left to the browser.
+    per_request_worker_counters: runs.map((run) => run.requestCounters),
     navigations_served_by: runs.map((run) => run.navigationServedBy),
     // After the page loads (warm-up and rounds), per run: requests the webpp worker answered, and bound ones it left to the browser.
     worker_counters: runs.map((run) => run.workerCounters),
     worker_startup: { webpp: startupSummary(runs, 'webpp'), bare: startupSummary(runs, 'bare') },
+    // Median over pages of the navigation's responseStart − fetchStart, per configuration: how long a worker held the page's own request.
+    navigation_response_ms: Object.fromEntries(CONFIGURATIONS.map((configuration) => [configuration, round1(median(rows.filter((row) => row.configuration === configuration).map((row) => row.navigation_response_ms)))])),
     bundle: { webpp_sw_bytes: bundle.length, webpp_sw_gzip_bytes: bundleGzipBytes },
     summary: sum,
     goals: goalRows,
@@ -152,12 +157,14 @@ async function main(): Promise<void> {
       `${row.page.padEnd(27)}${row.configuration.padEnd(15)}${String(row.load_ms).padStart(7)}${String(row.lcp_ms).padStart(9)}${String(row.last_resource_ms).padStart(13)}${String(row.ratio_to_no_worker).padStart(12)}${String(row.ratio_to_bare_worker).padStart(7)}`,
     );
   }
-  console.log('\nper request (sequential, median ms): size  direct  bare  webpp  webpp−direct');
-  for (const row of requests) console.log(`  ${row.bytes / 1024} KB  ${row.direct_ms}  ${row.bare_worker_ms}  ${row.webpp_ms}  ${signedMs(row.webpp_minus_direct_ms)}`);
+  console.log('\nper request (sequential, median ms): size  direct  bare  webpp  webpp−direct  webpp answering  its −direct');
+  for (const row of requests) console.log(`  ${row.bytes / 1024} KB  ${row.direct_ms}  ${row.bare_worker_ms}  ${row.webpp_ms}  ${signedMs(row.webpp_minus_direct_ms)}  ${row.webpp_answered_ms}  ${signedMs(row.webpp_answered_minus_direct_ms)}`);
   console.log(`served by (webpp, per run): ${JSON.stringify(report.per_request_served_by)}`);
+  console.log(`per-request row through webpp, answered by the worker / left to the browser (per run): ${JSON.stringify(report.per_request_worker_counters)}`);
   console.log(`navigations served by (webpp, recent decisions, per run): ${JSON.stringify(report.navigations_served_by)}`);
   console.log(`webpp worker after the page loads (per run): ${JSON.stringify(report.worker_counters)}`);
   console.log(`worker start-up: webpp ${JSON.stringify(report.worker_startup.webpp)}, bare ${JSON.stringify(report.worker_startup.bare)}`);
+  console.log(`navigation responseStart − fetchStart (median over pages): ${JSON.stringify(report.navigation_response_ms)}`);
   console.log(`\nsummary: ${JSON.stringify(sum)}`);
   for (const goal of goalRows) console.log(`${goal.met ? 'met   ' : 'MISSED'}  ${goal.goal}: ${goal.value} (target ${goal.target})`);
   console.log(`load average before ${report.load_average.before.join(' ')}, after ${report.load_average.after.join(' ')}`);

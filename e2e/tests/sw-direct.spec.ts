@@ -7,10 +7,10 @@
  * stopped, where the worker must take the page's requests again.
  */
 import { expect, test } from '@playwright/test';
-import type { Page } from '@playwright/test';
+import type { BrowserContext, Page } from '@playwright/test';
 import { Cluster, PIXEL_PNG, demoSite } from '../support/cluster/index.js';
 import type { WorkerStateSnapshot } from '../support/webpp-page.js';
-import { openControlled, pageRendered, waitForState, workerState } from '../support/webpp-page.js';
+import { flushWorker, openControlled, pageRendered, waitForState, workerState } from '../support/webpp-page.js';
 
 const IMAGES = 8;
 /** Page loads allowed for each change to show (bounded; each load is a few hundred ms here). */
@@ -100,4 +100,72 @@ test('the own origin stops: the next page load fails over, every image intact', 
   expect(next.rendered).toMatchObject({ images: IMAGES, brokenImages: 0, styled: true });
   expect(next.imagesViaWorker.every(Boolean)).toBe(true);
   for (const body of next.imageBodies) expect(body.equals(PIXEL_PNG)).toBe(true);
+});
+
+/** Stops the worker through the DevTools protocol (as Chromium does after about 30 s idle) and waits until it is stopped (bounded). */
+async function stopWorker(context: BrowserContext, page: Page): Promise<void> {
+  const cdp = await context.newCDPSession(page);
+  const status = new Map<string, string>();
+  cdp.on('ServiceWorker.workerVersionUpdated', (event) => {
+    for (const version of event.versions) status.set(version.versionId, version.runningStatus);
+  });
+  await cdp.send('ServiceWorker.enable');
+  await cdp.send('ServiceWorker.stopAllWorkers');
+  for (const deadlineMs = Date.now() + 5_000; [...status.values()].some((running) => running !== 'stopped') && Date.now() < deadlineMs; ) await page.waitForTimeout(20);
+  await cdp.detach();
+}
+
+/** The page fetches `path` `times` times, one after the other: did the worker answer each? */
+async function fetchedViaWorker(page: Page, path: string, times: number): Promise<boolean[]> {
+  const viaWorker: boolean[] = [];
+  const onResponse = (response: import('@playwright/test').Response): void => {
+    if (new URL(response.url()).pathname === path) viaWorker.push(response.fromServiceWorker());
+  };
+  page.on('response', onResponse);
+  await page.evaluate(
+    async ({ url, count }) => {
+      for (let i = 0; i < count; i++) await (await fetch(url, { cache: 'no-store' })).arrayBuffer();
+    },
+    { url: path, count: times },
+  );
+  await expect.poll(() => viaWorker.length).toBe(times);
+  page.off('response', onResponse);
+  return viaWorker;
+}
+
+test('the worker stopped while the page stays open: woken again, it still leaves the page\'s requests to the browser', async ({ page, context }) => {
+  await openControlled(page, cluster.logicalUrl('/index.html'));
+  await untilDirect(page);
+  const before = await workerState(page);
+  // What the page script asks for at the end of each load (its state written now), then the stop.
+  await flushWorker(page);
+  await stopWorker(context, page);
+  // The page asks for its own files later (a lazy image, a fetch()): the first request wakes
+  // the worker, which answers it once its state is read; one more is the exploration request.
+  const fetches = 8;
+  const viaWorker = await fetchedViaWorker(page, '/img/1.png', fetches);
+  const after = await workerState(page);
+  expect(after.startedAtMs).toBeGreaterThan(before.startedAtMs); // a fresh worker
+  // Before, a woken worker knew no page, and took every request of this one.
+  expect(viaWorker.filter((answered) => !answered).length, JSON.stringify(viaWorker)).toBeGreaterThanOrEqual(fetches - 3);
+});
+
+test('a page whose element failed keeps its requests with a woken worker too', async ({ page, context }) => {
+  await openControlled(page, cluster.logicalUrl('/index.html'));
+  await untilDirect(page);
+  // An image of the own origin that fails to load: the page script tells the worker (its
+  // listener runs before the image's own), and the worker reads that before the flush request.
+  await page.evaluate(
+    () =>
+      new Promise<void>((resolve) => {
+        const image = document.createElement('img');
+        image.onerror = () => resolve();
+        image.src = '/img/missing-file.png';
+        document.body.append(image);
+      }),
+  );
+  await flushWorker(page);
+  await stopWorker(context, page);
+  const viaWorker = await fetchedViaWorker(page, '/img/1.png', 4);
+  expect(viaWorker).toEqual([true, true, true, true]);
 });

@@ -156,6 +156,9 @@ export function assemble(init: ReplicaClientOptions): ClientParts {
     exploreEveryMs: options.webpp['refreshMinIntervalMs'] ?? WEBPP_DEFAULTS.refreshMinIntervalMs,
     // Offline copies keep every bound answer: those must come through the worker.
     enabled: !offline.enabled,
+    staleBindings: memory.staleBindings,
+    storage,
+    flushDelayMs: options.flushDelayMs,
   });
   const inWorker = 'registration' in globalThis;
   // The lifecycle plugins, one per line, in the order each callback runs them (plugins.ts;

@@ -9,7 +9,7 @@
  * resolveWorkerOptions. They reach core's internal constants (WEBPP_DEFAULTS, the
  * SelectionConfig of the paper's policies, `_preset`) and the worker's (WORKER_INTERNALS).
  */
-import { FAST_PRESET, PAPER_DEFAULTS, WEBPP_DEFAULTS, resolveSelectionConfig, resolveWebppOptions } from '@webpp/core';
+import { FAST_PRESET, PAPER_DEFAULTS, WEBPP_DEFAULTS, resolveWebppOptions } from '@webpp/core';
 import type { SelectionConfig } from '@webpp/core';
 import { FEATURE_NAMES, WORKER_INTERNALS, WORKER_OPTION_SCHEMA } from './options-schema.js';
 import type { FeatureName, OptionSpec, PublicWorkerOptionsInput, WorkerInternals } from './options-schema.js';
@@ -32,7 +32,11 @@ export interface WorkerOptions extends WorkerInternals {
   policy: string;
   /** The SelectionConfig the paper's policies and the baselines start from: `paper`, or `fast` under policy `fast` (or an internal `_preset`). */
   preset: PresetName;
-  /** The selection parameters in force for the paper's policies and the baselines. */
+  /**
+   * The selection parameters of the paper's policies and the baselines: the preset's, with
+   * the site's timeouts and the internal overrides. Validated by those policies (core's
+   * selectionFrom, in the policies add-on), which report a bad value as the policy's error.
+   */
   selection: SelectionConfig;
   /** Options of the webpp policy given (public ones and internal overrides); validated by the policy. */
   webpp: Record<string, number>;
@@ -130,12 +134,9 @@ export function resolveWorkerOptions(input: WorkerOptionsInput = {}, internal: I
   }
   // The policies named after a preset run with that preset's values.
   if (options.policy === 'paper' || options.policy === 'fast') options.preset = options.policy;
-  try {
-    options.selection = resolveSelectionConfig(selection, PRESETS[options.preset]);
-  } catch (error) {
-    errors.push(error instanceof Error ? error.message : String(error));
-    options.selection = resolveSelectionConfig({}, PRESETS[options.preset]);
-  }
+  // Checked where it is used, by the paper's policies (selectionFrom): the default worker, whose
+  // `webpp` policy does not use it, carries neither the check nor its messages (issue 26 §4).
+  options.selection = { ...PRESETS[options.preset], ...selection };
   return { options, errors };
 }
 

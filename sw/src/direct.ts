@@ -8,13 +8,20 @@
  * - a GET subresource (not a navigation, no Range), smaller than `resumeMinBytes` as far as
  *   the worker knows (larger bodies keep resume and the decision at the head; a size comes
  *   from the binding, an earlier answer, the page's Resource Timing or the policy's estimate);
- * - the binding's physical URL on the own origin is the request's own URL;
- * - core's policy would send it to the own origin first with no hedge (ClientPolicy
+ * - the binding's physical URL on the own origin is the request's own URL, and it has not
+ *   answered 404/410 under this directory version (server-memory.ts, StaleBindings: the plan
+ *   puts it last, so the worker asks another replica; a 404/410 the page's Resource Timing
+ *   reports for a request left to the browser is noted there too);
+ * - core's policy would send it to the own origin first with no hedge worth the worker's own
+ *   per-request cost (ClientPolicy
  *   isSoleFirstChoice: measured, available, in the policy's equivalent set of the best,
  *   not spilling load; the policy's own estimates and tolerance, no threshold of the worker);
  * - the page's own navigation was answered by the own origin (proof of life, page by page:
  *   a page whose navigation another replica served, or whose elements failed to load, keeps
- *   every request with the worker and its failover);
+ *   every request with the worker and its failover). What the worker knows of each page is
+ *   kept with its state (IndexedDB, PAGES_KEY): a worker the browser stopped (after about
+ *   30 s idle) and woke again for a page still open knows that page once its state is
+ *   restored, instead of taking every further request of it;
  * - it is not the set's exploration request: one request per set of replicas per
  *   `exploreEveryMs` (the policy's refreshMinIntervalMs, the most often it refreshes a
  *   server) goes through the worker anyway, so the policy keeps planning, drawing among its
@@ -27,10 +34,15 @@
 import { serverOf } from '@webpp/core';
 import type { ResolvedBinding, ServerId } from '@webpp/core';
 import { BoundedMap } from './_private/bounded-map.js';
+import { isSameOrigin } from './physical-request.js';
+import { PersistedState } from './_private/persisted-state.js';
 import { announcedSize } from './plan.js';
 import type { WorkerPlugin } from './plugins.js';
+import type { StaleBindings } from './server-memory.js';
 import type { SizeMemory } from './size-memory.js';
 import type { StateReporter } from './state-reporter.js';
+import { PAGES_KEY } from './storage.js';
+import type { KeyValueStore } from './storage.js';
 import type { WorkerEngine } from './worker-engine.js';
 
 /**
@@ -61,6 +73,11 @@ export interface DirectRouteOptions {
   exploreEveryMs: number;
   /** False while a feature needs every bound answer (offline copies keep them). */
   enabled: boolean;
+  /** Physical URLs that answered 404/410 (server-memory.ts): the own origin's is then not the plan's first. */
+  staleBindings: StaleBindings;
+  /** Where what the worker knows of each page is kept across worker starts (batched writes, as the other stores). */
+  storage?: KeyValueStore;
+  flushDelayMs?: number;
   now?: () => number;
 }
 
@@ -78,12 +95,34 @@ export class DirectRoute {
   private readonly navigations = new WeakMap<Request, string>();
   /** Set of replicas → when a request of it last went through the worker to explore. */
   private readonly exploredAtMs = new BoundedMap<string, number>(SETS);
-  /** URL → requests passed on whose Resource Timing the page has not posted yet. */
-  private readonly passed = new BoundedMap<string, number>(PASSED_URLS);
+  /** URL → requests passed on whose Resource Timing the page has not posted yet, and their directory version. */
+  private readonly passed = new BoundedMap<string, { pending: number; directoryVersion: number }>(PASSED_URLS);
+  private readonly persisted: PersistedState | undefined;
 
   constructor(private readonly options: DirectRouteOptions) {
     this.ownServer = serverOf(`${options.selfOrigin}/`);
     this.now = options.now ?? Date.now;
+    const { storage, flushDelayMs = 1_000 } = options;
+    if (storage && options.enabled) this.persisted = new PersistedState({ storage, key: PAGES_KEY, flushDelayMs, snapshot: () => this.pages.toArray() });
+  }
+
+  /**
+   * The pages a stopped worker knew (read with the rest of the state at start-up); what this
+   * worker learned since it started wins. Malformed entries are dropped.
+   */
+  restore(stored: unknown): void {
+    if (!Array.isArray(stored)) return;
+    const learned = this.pages.toArray();
+    for (const entry of (stored as unknown[]).slice(-PAGES)) {
+      const [page, provedAlive] = Array.isArray(entry) ? (entry as unknown[]) : [];
+      if (typeof page === 'string' && typeof provedAlive === 'boolean') this.pages.set(page, provedAlive);
+    }
+    for (const [page, provedAlive] of learned) this.pages.set(page, provedAlive);
+  }
+
+  /** Writes what changed now (the page script asks at the end of each load). */
+  flushNow(): Promise<void> {
+    return this.persisted?.flushNow() ?? Promise.resolve();
   }
 
   /** route.ts: true when this bound request is left to the browser. */
@@ -91,7 +130,9 @@ export class DirectRoute {
     const { options } = this;
     if (!options.enabled || request.mode === 'navigate' || request.method !== 'GET' || request.headers.has('range')) return false;
     if (clientId === undefined || this.pages.get(clientId) !== true) return false;
-    if (!resolved.physicalUrls.includes(request.url)) return false;
+    if (!isSameOrigin(request.url, options.selfOrigin) || !resolved.physicalUrls.includes(request.url)) return false;
+    // The own origin said it does not hold this URL: the plan asks another replica first.
+    if (options.staleBindings.isStale(request.url, resolved.directoryVersion)) return false;
     const { logical } = resolved;
     const sizeBytes = announcedSize(resolved) ?? options.sizes.sizeOf(logical) ?? options.engine.policy.estimateSizeBytes?.(logical);
     if (sizeBytes !== undefined && sizeBytes >= options.resumeMinBytes) return false;
@@ -104,7 +145,7 @@ export class DirectRoute {
       this.exploredAtMs.set(set, nowMs);
       return false;
     }
-    this.passed.set(request.url, (this.passed.get(request.url) ?? 0) + 1);
+    this.passed.set(request.url, { pending: (this.passed.get(request.url)?.pending ?? 0) + 1, directoryVersion: resolved.directoryVersion });
     options.reporter.count('direct');
     return true;
   }
@@ -114,27 +155,41 @@ export class DirectRoute {
     if (request.mode === 'navigate' && resultingClientId) this.navigations.set(request, resultingClientId);
   }
 
-  /** A navigation's answer: did the own origin give it (an observed one always comes from there)? */
-  pageAnswered(request: Request, byOwnOrigin: boolean): void {
+  /**
+   * A navigation's answer: did the own origin give it (an observed one always comes from
+   * there)? Returns the batched write of the change, for `event.waitUntil`.
+   */
+  pageAnswered(request: Request, byOwnOrigin: boolean): Promise<void> | undefined {
     const page = this.navigations.get(request);
-    if (page !== undefined) this.pages.set(page, byOwnOrigin);
+    return page === undefined ? undefined : this.setPage(page, byOwnOrigin);
+  }
+
+  /** Batched with the other stores' writes, never on a request's path (a failed write is tried again at the next change). */
+  private setPage(page: string, provedAlive: boolean): Promise<void> | undefined {
+    if (this.pages.get(page) === provedAlive) return undefined;
+    this.pages.set(page, provedAlive);
+    return this.persisted?.changed();
   }
 
   /**
    * The page script's report ('webpp:timing'): its Resource Timing entries, and the URLs of
    * elements that failed to load. A failure keeps the page's requests with the worker; the
-   * entries of URLs passed on are samples of the own origin.
+   * entries of URLs passed on are samples of the own origin, and a 404/410 among them makes
+   * that URL stale, as when the worker gets one itself (server-memory.ts), so that its next
+   * request goes through the worker to a replica that holds it.
    */
-  fromPage(pageId: string | undefined, entries: readonly PageTimingEntry[], failedUrls: readonly string[]): void {
+  fromPage(pageId: string | undefined, entries: readonly PageTimingEntry[], failedUrls: readonly string[]): Promise<void> | undefined {
     // Any failed element of the own origin (a passed request's network error has no entry to tell it by).
-    if (pageId !== undefined && failedUrls.length > 0) this.pages.set(pageId, false);
+    const written = pageId !== undefined && failedUrls.length > 0 ? this.setPage(pageId, false) : undefined;
     for (const entry of entries) {
-      const pending = this.passed.get(entry.name);
-      if (pending === undefined) continue;
-      if (pending > 1) this.passed.set(entry.name, pending - 1);
+      const passed = this.passed.get(entry.name);
+      if (passed === undefined) continue;
+      if (passed.pending > 1) passed.pending--;
       else this.passed.delete(entry.name);
+      if (entry.responseStatus === 404 || entry.responseStatus === 410) this.options.staleBindings.note(entry.name, passed.directoryVersion);
       this.sample(entry);
     }
+    return written;
   }
 
   private sample(entry: PageTimingEntry): void {
@@ -161,7 +216,9 @@ export function directPlugin(direct: DirectRoute, selfOrigin: string): WorkerPlu
   const ownServer = serverOf(`${selfOrigin}/`);
   return {
     handlerDidRespond(bound, result) {
-      if (bound.request.mode === 'navigate') direct.pageAnswered(bound.request, result.kind === 'served' && result.winner.server === ownServer);
+      if (bound.request.mode !== 'navigate') return;
+      const written = direct.pageAnswered(bound.request, result.kind === 'served' && result.winner.server === ownServer);
+      if (written) bound.io.waitUntil(written);
     },
   };
 }

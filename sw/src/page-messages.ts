@@ -16,7 +16,7 @@ export interface PageMessageHandlers {
   flush(): Promise<void>;
   relocate(query: RelocateQuery): Promise<(string | null)[]>;
   /** The page's Resource Timing and failed elements (direct.ts); `pageId` is the posting page's client id. */
-  timing(pageId: string | undefined, report: ReturnType<typeof parsePageTiming>): void;
+  timing(pageId: string | undefined, report: ReturnType<typeof parsePageTiming>): Promise<void> | undefined;
 }
 
 export function listenToPages(scope: Pick<ServiceWorkerGlobalScope, 'addEventListener'>, handlers: PageMessageHandlers): void {

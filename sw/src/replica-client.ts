@@ -33,7 +33,7 @@ import { policyServerViews, policyTableJSON } from './policy-views.js';
 import { Router } from './route.js';
 import type { Route } from './route.js';
 import type { StateReporter } from './state-reporter.js';
-import { BINDINGS_KEY, CONTROL_KEY, DIGESTS_KEY, LATENCY_TABLE_KEY, readAll } from './storage.js';
+import { BINDINGS_KEY, CONTROL_KEY, DIGESTS_KEY, LATENCY_TABLE_KEY, PAGES_KEY, readAll } from './storage.js';
 import { SW_VERSION } from './version.js';
 import type { WorkerEngine } from './worker-engine.js';
 
@@ -110,6 +110,16 @@ export class ReplicaClient {
   }
 
   /**
+   * route() for a fetch event: with the page that made the request (FetchEvent.clientId), and
+   * noting which page a navigation loads (its proof of life: direct.ts).
+   */
+  routeEvent(event: FetchEvent): Route {
+    const route = this.route(event.request, event.clientId || undefined);
+    if (route !== 'pass') this.parts.direct.noteNavigation(event.request, event.resultingClientId);
+    return route;
+  }
+
+  /**
    * Answers a request route() did not pass. Never rejects: an internal error falls back to
    * a plain fetch of the original request; a network failure of an unbound request becomes
    * a network error, as it would have been without the worker.
@@ -125,7 +135,8 @@ export class ReplicaClient {
       if (resolved && (request.method === 'GET' || request.method === 'HEAD')) return await plan(request, resolved, io, this.parts.path);
       if (enabled && this.router.isObservable(request)) {
         const response = await observeRequest(request, io, { reporter: this.reporter, headers: this.parts.headers, offline: this.offline, ...(this.offline.enabled ? {} : { quiet: (quiet: Request) => this.router.noteQuiet(quiet) }) });
-        this.parts.direct.pageAnswered(request, response.type !== 'error' && response.status < 500);
+        const written = this.parts.direct.pageAnswered(request, response.type !== 'error' && response.status < 500);
+        if (written) io.waitUntil(written);
         return response;
       }
       return await io.fetch(request).catch(() => Response.error());
@@ -195,8 +206,7 @@ export class ReplicaClient {
     if (this.batching?.handleFetch(event)) return true;
     let route: Route;
     try {
-      route = this.route(event.request, event.clientId || undefined);
-      if (route !== 'pass') this.parts.direct.noteNavigation(event.request, event.resultingClientId);
+      route = this.routeEvent(event);
     } catch {
       return false; // fail open: the browser fetches as if there were no worker
     }
@@ -208,7 +218,7 @@ export class ReplicaClient {
   /** Writes pending policy state and bindings changes to IndexedDB now. */
   async flush(): Promise<void> {
     this.parts.samples.expire();
-    await Promise.all([this.store.flushNow(), this.bindings.flushNow(), this.integrity.flush(), this.offline.flush()]);
+    await Promise.all([this.store.flushNow(), this.bindings.flushNow(), this.integrity.flush(), this.offline.flush(), this.parts.direct.flushNow()]);
   }
 
   /**
@@ -260,9 +270,10 @@ export class ReplicaClient {
   private async load(): Promise<void> {
     try {
       // The whole state in one read (one IndexedDB transaction): the first fetch event waits for it.
-      const [control, table, bindings, digests] = await readAll(this.parts.storage, [CONTROL_KEY, LATENCY_TABLE_KEY, BINDINGS_KEY, DIGESTS_KEY]);
+      const [control, table, bindings, digests, pages] = await readAll(this.parts.storage, [CONTROL_KEY, LATENCY_TABLE_KEY, BINDINGS_KEY, DIGESTS_KEY, PAGES_KEY]);
       const { trust, killSwitch } = this.parts;
       this.store.restore(table);
+      this.parts.direct.restore(pages);
       this.bindings.restore(bindings);
       this.integrity.restore(digests);
       trust.learnServers(this.bindings.held());

@@ -30,6 +30,8 @@ export const LATENCY_TABLE_KEY = 'latency-table';
 export const BINDINGS_KEY = 'bindings';
 export const CONTROL_KEY = 'control';
 export const DIGESTS_KEY = 'digests';
+/** The pages whose navigation the own origin answered (direct.ts). */
+export const PAGES_KEY = 'pages';
 
 /** IndexedDB through idb-keyval. The database is opened lazily, on first use. */
 export function idbKeyValueStore(dbName = DEFAULT_DB_NAME, storeName = DEFAULT_STORE_NAME): KeyValueStore {

@@ -12,6 +12,13 @@
  * Every attempt goes through `handler.fetch`, so plugins see each request to a replica
  * (`requestWillFetch`, `fetchDidSucceed`, `fetchDidFail`) and the strategy's own callbacks
  * (`handlerWillStart`, `handlerWillRespond`, `handlerDidRespond`, …) run as usual.
+ *
+ * `new ReplicaStrategy({ leaveToBrowser: true })` turns on the bundled worker's exit where it
+ * cannot help (direct.ts): the route matcher then returns false for a bound same-origin
+ * subresource whose plan would go to the own origin first, alone, on a page whose navigation
+ * the own origin answered, so Workbox's router leaves it to the site's later routes or to
+ * the browser; and navigations prefer the own origin where the policy predicts no gain
+ * elsewhere (the page's proof of life).
  */
 import { createPolicy } from '@webpp/core';
 import { createClientAggregate } from './client-aggregate.js';
@@ -25,6 +32,8 @@ import { ReplicaClient } from './replica-client.js';
 import type { ReplicaClientOptions } from './replica-client.js';
 
 let sharedClient: ReplicaClient | undefined;
+/** Clients whose strategy was asked to leave to the browser what it cannot improve (`leaveToBrowser`). */
+const leanClients = new WeakSet<ReplicaClient>();
 
 /**
  * The worker-wide ReplicaClient used by ReplicaStrategy and replicaRouteMatcher. Created on
@@ -34,17 +43,19 @@ let sharedClient: ReplicaClient | undefined;
  */
 export function getReplicaClient(settings?: WorkerOptionsInput, extra: ReplicaClientWorkboxOptions = {}): ReplicaClient {
   if (!sharedClient) {
-    const { unregisterOnSwitchOff = false, ...rest } = extra;
+    const { unregisterOnSwitchOff = false, leaveToBrowser = false, ...rest } = extra;
     sharedClient = new ReplicaClient({
       // A site bundles its own worker: every policy of core's registry is there.
       policies: createPolicy,
-      offlineCopies: createOfflineCopies,
+      // Offline copies keep every bound answer, so they are off where requests are left to the browser.
+      ...(leaveToBrowser ? {} : { offlineCopies: createOfflineCopies }),
       integrity: createIntegrity,
       clientAggregate: createClientAggregate,
       ...(settings ? { settings } : {}),
       ...(unregisterOnSwitchOff ? {} : { unregister: () => Promise.resolve() }),
       ...rest,
     });
+    if (leaveToBrowser) leanClients.add(sharedClient);
   }
   return sharedClient;
 }
@@ -52,6 +63,8 @@ export function getReplicaClient(settings?: WorkerOptionsInput, extra: ReplicaCl
 export interface ReplicaClientWorkboxOptions extends Omit<ReplicaClientOptions, 'parsed' | 'settings'> {
   /** Unregister the whole service worker on `webpp-control: off`. Default false in Workbox workers. */
   unregisterOnSwitchOff?: boolean;
+  /** ReplicaStrategyOptions.leaveToBrowser, for the worker-wide client (offline copies are then off). */
+  leaveToBrowser?: boolean;
 }
 
 export interface ReplicaStrategyOptions extends Omit<StrategyOptions, 'cacheName' | 'matchOptions'> {
@@ -61,15 +74,23 @@ export interface ReplicaStrategyOptions extends Omit<StrategyOptions, 'cacheName
   client?: ReplicaClient;
   /** Options for the worker-wide client when this strategy creates it. */
   clientOptions?: ReplicaClientWorkboxOptions;
+  /**
+   * Leave to the browser (the route matcher does not match) the bound same-origin
+   * subresources the worker cannot improve, as the bundled worker does (docs/service-worker.md,
+   * "Left to the browser where the worker cannot help"). Those requests get no failover, and
+   * the worker-wide client keeps no offline copies (they need every answer). Default false.
+   */
+  leaveToBrowser?: boolean;
 }
 
 export class ReplicaStrategy extends Strategy {
   readonly client: ReplicaClient;
 
   constructor(options: ReplicaStrategyOptions = {}) {
-    const { webpp, client, clientOptions, ...strategyOptions } = options;
+    const { webpp, client, clientOptions, leaveToBrowser = false, ...strategyOptions } = options;
     super(strategyOptions);
-    this.client = client ?? getReplicaClient(webpp, clientOptions);
+    this.client = client ?? getReplicaClient(webpp, { ...clientOptions, ...(leaveToBrowser ? { leaveToBrowser } : {}) });
+    if (leaveToBrowser) leanClients.add(this.client);
     const scope = globalThis as unknown as Partial<ServiceWorkerGlobalScope>;
     if (typeof scope.addEventListener === 'function' && 'registration' in scope) {
       // Answers the page script's state requests (window.webpp.state()).
@@ -78,9 +99,13 @@ export class ReplicaStrategy extends Strategy {
   }
 
   protected override _handle(request: Request, handler: StrategyHandler): Promise<Response> {
+    // With leaveToBrowser, a navigation names the own origin to the policy as preferred (it
+    // goes there where the policy predicts no gain elsewhere), so that its page's requests may go direct.
+    const preferred = leanClients.has(this.client) && request.mode === 'navigate' ? new URL(request.url).origin : undefined;
     return this.client.respond(request, {
       fetch: (physicalRequest) => handler.fetch(physicalRequest),
       waitUntil: (promise) => void handler.waitUntil(promise),
+      ...(preferred === undefined ? {} : { preferred }),
     });
   }
 }
@@ -91,7 +116,12 @@ export class ReplicaStrategy extends Strategy {
  * it for 'GET' and for 'HEAD'.
  */
 export function createReplicaRouteMatcher(client: ReplicaClient): RouteMatchCallback {
-  return ({ request }) => client.route(request) !== 'pass';
+  return ({ request, event }) => {
+    // A fetch event tells which page made the request (leaveToBrowser: direct.ts); a request of Workbox's own (cache warming) does not.
+    const fetchEvent = event as Partial<FetchEvent> | undefined;
+    if (leanClients.has(client) && fetchEvent?.request === request) return client.routeEvent(fetchEvent as FetchEvent) !== 'pass';
+    return client.route(request) !== 'pass';
+  };
 }
 
 /**
@@ -117,4 +147,8 @@ export const replicaCacheLearningPlugin: WorkboxPlugin = {
 };
 
 /** createReplicaRouteMatcher for the worker-wide client. */
-export const replicaRouteMatcher: RouteMatchCallback = ({ request }) => getReplicaClient().route(request) !== 'pass';
+let sharedMatcher: RouteMatchCallback | undefined;
+export const replicaRouteMatcher: RouteMatchCallback = (options) => {
+  sharedMatcher ??= createReplicaRouteMatcher(getReplicaClient());
+  return sharedMatcher(options) as boolean;
+};

@@ -38,7 +38,13 @@ export function namedPolicy(options: WorkerOptions, random: RandomSource, errors
   const deps = { random, now: Date.now };
   const settings = { preset: options.preset, selection: options.selection, webpp: options.webpp };
   const fallback = (): ClientPolicy => {
-    const refresh = policies('refresh', deps, settings);
+    let refresh: ClientPolicy | undefined;
+    try {
+      refresh = policies('refresh', deps, settings);
+    } catch {
+      // A bad selection parameter (reported above): the preset's own values.
+      refresh = policies('refresh', deps, { preset: options.preset });
+    }
     errors[errors.length - 1] += `; using "${refresh ? 'refresh' : 'webpp'}"`;
     return refresh ?? createWebppPolicy(deps);
   };

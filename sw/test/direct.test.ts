@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { DirectRoute, parsePageTiming } from '../src/direct.js';
 import type { PageTimingEntry } from '../src/direct.js';
 import { ReplicaClient } from '../src/replica-client.js';
+import { StaleBindings } from '../src/server-memory.js';
 import { SizeMemory } from '../src/size-memory.js';
 import { memoryKeyValueStore } from '../src/storage.js';
 
@@ -34,13 +35,14 @@ function setUp(ttfbMs: Record<string, number>) {
     for (const [server, ms] of Object.entries(ttfbMs)) client.engine.observe({ server, purpose: 'request', outcome: 'served', nowMs: Date.now(), ttfbMs: ms });
   }
   const sizes = new SizeMemory();
-  const direct = new DirectRoute({ selfOrigin: A, engine: client.engine, sizes, reporter: client.reporter, resumeMinBytes: 64 * 1_024, exploreEveryMs: EXPLORE_EVERY_MS, enabled: true, now: () => nowMs });
+  const staleBindings = new StaleBindings();
+  const direct = new DirectRoute({ selfOrigin: A, engine: client.engine, sizes, reporter: client.reporter, resumeMinBytes: 64 * 1_024, exploreEveryMs: EXPLORE_EVERY_MS, enabled: true, staleBindings, now: () => nowMs });
   const page = (id: string, byOwnOrigin = true): void => {
     const request = navigation(`${A}/index.html`);
     direct.noteNavigation(request, id);
-    direct.pageAnswered(request, byOwnOrigin);
+    void direct.pageAnswered(request, byOwnOrigin);
   };
-  return { client, direct, sizes, page, advance: (ms: number) => void (nowMs += ms) };
+  return { client, direct, sizes, staleBindings, page, advance: (ms: number) => void (nowMs += ms) };
 }
 
 const entry = (name: string, extra: Partial<PageTimingEntry> = {}): PageTimingEntry => ({
@@ -103,18 +105,77 @@ describe('DirectRoute', () => {
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
     const samplesBefore = client.policy.describe(Date.now()).find((view) => view.server === A)!.sampleCount;
     // An entry of a URL never left to the browser teaches nothing; the left one is a sample of A.
-    direct.fromPage('p1', [entry(`${A}/other.png`), entry(IMAGE, { requestStart: 100, responseStart: 105 })], []);
+    void direct.fromPage('p1', [entry(`${A}/other.png`), entry(IMAGE, { requestStart: 100, responseStart: 105 })], []);
     expect(client.reporter.counters.directSamples).toBe(1);
     expect(client.policy.describe(Date.now()).find((view) => view.server === A)!.sampleCount).toBe(samplesBefore + 1);
     // The page says an element failed: its further requests stay with the worker.
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
-    direct.fromPage('p1', [], [IMAGE]);
+    void direct.fromPage('p1', [], [IMAGE]);
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
+  });
+
+  it('keeps a URL whose own-origin copy answered 404/410 under this directory version with the worker (the plan asks another replica first)', () => {
+    const { direct, page, staleBindings } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
+    page('p1');
+    direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1'); // the exploration request
+    staleBindings.note(IMAGE, 1); // the worker's own attempt got a 404 from the own origin (server-memory.ts)
+    for (let i = 0; i < 3; i++) expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
+    expect(direct.goesDirect(new Request(`${A}/img/2.png`), binding('/img/2.png'), 'p1')).toBe(true);
+    // Newer bindings: the own origin may hold it now.
+    expect(direct.goesDirect(new Request(IMAGE), { ...binding('/img/1.png'), directoryVersion: 2 }, 'p1')).toBe(true);
+  });
+
+  it('a 404 or 410 the page reports for a request it left makes that URL stale: its next request goes through the worker', () => {
+    const { direct, page } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
+    page('p1');
+    direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1'); // the exploration request
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
+    expect(direct.goesDirect(new Request(`${A}/img/2.png`), binding('/img/2.png'), 'p1')).toBe(true);
+    direct.fromPage('p1', [entry(IMAGE, { responseStatus: 404 }), entry(`${A}/img/2.png`, { responseStatus: 410 })], []);
+    page('p2'); // the next page, also answered by the own origin
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p2')).toBe(false);
+    expect(direct.goesDirect(new Request(`${A}/img/2.png`), binding('/img/2.png'), 'p2')).toBe(false);
+    expect(direct.goesDirect(new Request(`${A}/img/3.png`), binding('/img/3.png'), 'p2')).toBe(true);
+  });
+
+  it('never leaves a request for another origin to the browser, even when the own origin is the plan\'s sole first choice for it', () => {
+    const { direct, page } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
+    page('p1');
+    direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1'); // the exploration request
+    // The own origin's bindings name a logical URL of another origin (C), held by C and by the own origin.
+    const foreign: ResolvedBinding = { logical: `${C}/lib.js`, physicalUrls: [`${C}/lib.js`, `${A}/lib.js`], binding: { logical: `${C}/lib.js`, prefix: false, replicas: [`${C}/lib.js`, `${A}/lib.js`] }, directoryVersion: 1 };
+    for (let i = 0; i < 3; i++) expect(direct.goesDirect(new Request(`${C}/lib.js`), foreign, 'p1')).toBe(false);
+  });
+
+  it('keeps what it knows of each page across a worker restart: an own-origin page goes direct again, a failed one does not', async () => {
+    const storage = memoryKeyValueStore();
+    const { client, staleBindings } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
+    const route = (): DirectRoute => new DirectRoute({ selfOrigin: A, engine: client.engine, sizes: new SizeMemory(), reporter: client.reporter, resumeMinBytes: 64 * 1_024, exploreEveryMs: EXPLORE_EVERY_MS, enabled: true, staleBindings, storage, flushDelayMs: 60_000 });
+    const persistent = route();
+    for (const [id, own] of [['p1', true], ['p2', false], ['p3', true]] as const) {
+      const request = navigation(`${A}/index.html`);
+      persistent.noteNavigation(request, id);
+      void persistent.pageAnswered(request, own);
+    }
+    void persistent.fromPage('p3', [], [IMAGE]); // an element of p3 failed
+    await persistent.flushNow();
+    // The worker stops; a new one reads the stored state (malformed entries are dropped).
+    const restarted = route();
+    const stored = await storage.get('pages');
+    restarted.restore([...(stored as unknown[]), ['p4'], 'x', [5, true]]);
+    expect(restarted.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false); // the set's exploration request
+    expect(restarted.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
+    for (const other of ['p2', 'p3', 'p4']) expect(restarted.goesDirect(new Request(IMAGE), binding('/img/1.png'), other)).toBe(false);
+    // What the new worker learned before its state came back wins over what was stored.
+    const early = route();
+    void early.fromPage('p1', [], [IMAGE]);
+    early.restore(stored);
+    for (let i = 0; i < 2; i++) expect(early.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
   });
 
   it('is off where offline copies need every answer', () => {
     const client = new ReplicaClient({ selfOrigin: A, storage: memoryKeyValueStore(), observeResourceTiming: false, publish: () => undefined });
-    const direct = new DirectRoute({ selfOrigin: A, engine: client.engine, sizes: new SizeMemory(), reporter: client.reporter, resumeMinBytes: 1, exploreEveryMs: 0, enabled: false });
+    const direct = new DirectRoute({ selfOrigin: A, engine: client.engine, sizes: new SizeMemory(), reporter: client.reporter, resumeMinBytes: 1, exploreEveryMs: 0, enabled: false, staleBindings: new StaleBindings() });
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
   });
 });

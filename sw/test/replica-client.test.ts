@@ -215,6 +215,18 @@ describe('ReplicaClient', () => {
     expect(client({ settings: { policy: 'refresh' }, internal: { preset: 'fast' } }).instance.snapshot().config).toEqual(FAST_PRESET);
   });
 
+  it('a bad selection parameter of the paper\'s policies is reported by the policy, and the worker still runs on the preset\'s values', () => {
+    const { instance } = client({ settings: { policy: 'paper' }, internal: { flushDelayMs: 0, ttlMs: -5 } });
+    expect(instance.configErrors).toEqual(['policy "paper": SelectionConfig.ttlMs must be > 0 (got -5); using "refresh"']);
+    expect(instance.policy.name).toBe('refresh');
+    // The site's timeouts are in range but contradict the paper's floor: the same.
+    const { instance: timeouts } = client({ settings: { policy: 'paper', initialTimeoutMs: 500 }, internal: { flushDelayMs: 0 } });
+    expect(timeouts.configErrors).toEqual([expect.stringMatching(/^policy "paper": SelectionConfig.initialTimeoutMs must be within/)]);
+    expect(timeouts.policy.name).toBe('refresh');
+    // Under the default `webpp` policy the paper's parameters are not used, so not checked.
+    expect(client({ settings: { initialTimeoutMs: 500 }, internal: { flushDelayMs: 0, ttlMs: -5 } }).instance.configErrors).toEqual([]);
+  });
+
   it('without a policy resolver (the bundled worker without its policies add-on) only `webpp` runs; another name falls back to it', () => {
     const instance = new ReplicaClient({ settings: { policy: 'paper' }, selfOrigin: primary.origin, storage: memoryKeyValueStore(), observeResourceTiming: false, publish: () => undefined });
     expect(instance.policy.name).toBe('webpp');

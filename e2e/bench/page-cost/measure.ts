@@ -23,6 +23,8 @@ export interface LoadSample {
   lastResourceMs: number;
   /** `fetchStart − workerStart` of the navigation: the worker's start-up when it was stopped (NaN without a worker). */
   workerStartMs: number;
+  /** responseStart − fetchStart of the navigation: with a worker, its fetch event to its answer's head. */
+  navigationResponseMs: number;
   resources: number;
 }
 
@@ -60,6 +62,7 @@ export async function measureLoad(page: Page, url: string): Promise<LoadSample> 
       lcpMs,
       lastResourceMs: Math.max(nav.responseEnd, ...resources.map((entry) => entry.responseEnd)),
       workerStartMs: nav.workerStart > 0 ? nav.fetchStart - nav.workerStart : Number.NaN,
+      navigationResponseMs: nav.responseStart - nav.fetchStart,
       resources: resources.length,
     };
   }, LCP_SETTLE_MS);

@@ -23,7 +23,7 @@ import {
   type VariantTab,
 } from './measure.js';
 import { startServers } from './servers.js';
-import { PAGES, REQUEST_SIZES_BYTES, requestPath, writeSite, type Variant } from './site.js';
+import { FAILED_ELEMENT_PAGE, PAGES, REQUEST_SIZES_BYTES, requestPath, writeSite, type Variant } from './site.js';
 import { profileWarmWorker, type ProfileReport } from './profile.js';
 import { measurePathFiles, type PathFilesReport } from './path-files.js';
 import { measureWorkerStartup, type WorkerStartup } from './startup-trace.js';
@@ -47,7 +47,12 @@ export interface LoadRecord extends LoadSample {
   round: number;
 }
 
-export type RequestPath = 'direct' | 'bare-worker' | 'webpp';
+/**
+ * `webpp`: from a page of the site the worker saw loaded by the own origin (it may leave the
+ * request to the browser: direct.ts); `webpp-answered`: from a page with a failed element,
+ * whose requests the worker keeps (what a request costs when the worker takes it).
+ */
+export type RequestPath = 'direct' | 'bare-worker' | 'webpp' | 'webpp-answered';
 interface RequestRecord {
   bytes: number;
   path: RequestPath;
@@ -59,6 +64,8 @@ export interface RunResult {
   requests: RequestRecord[];
   /** Which replica served the per-request row's URLs through webpp, counted from the worker's decisions. */
   requestServedBy: Record<string, number>;
+  /** The per-request row through webpp: requests the worker answered and requests it left to the browser (its counters; null when the worker restarted meanwhile). */
+  requestCounters: { intercepted: number; direct: number } | null;
   /** Which replica served the navigations the worker still remembers (its recent decisions), by replica name. */
   navigationServedBy: Record<string, number>;
   /** The webpp worker's counters after the page loads: requests it answered (`intercepted`) and bound ones it left to the browser (`direct`, sw/src/direct.ts). */
@@ -112,7 +119,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       if (decision.navigation) navigationServedBy[nameOf(decision.servedBy)] = (navigationServedBy[nameOf(decision.servedBy)] ?? 0) + 1;
     }
 
-    const requests = await requestRow(tabs, logical, options);
+    const { records: requests, counters: requestCounters } = await requestRow(tabs, logical, options);
     const state = await workerStateFromController(tabs.webpp.page);
     const requestServedBy: Record<string, number> = {};
     for (const decision of state.decisions) {
@@ -126,7 +133,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       bare: url('bare', '/h5bp-9.0.1/index.html'),
       traces: options.startupTraces,
     });
-    return { loads, requests, requestServedBy, navigationServedBy, workerCounters, startup };
+    return { loads, requests, requestServedBy, requestCounters, navigationServedBy, workerCounters, startup };
   } finally {
     await browser?.close();
     await servers.stop();
@@ -134,15 +141,28 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
   }
 }
 
+/** The page the per-request row fetches from, loaded first in each tab: a site owner's page fetching a file of its own origin. */
+const REQUEST_ROW_PAGE = '/h5bp-9.0.1/index.html';
+
 /**
  * The same resource fetched directly from an uncontrolled page, and from controlled pages
  * through a bare worker and through webpp (bound, by the directory, to the logical
- * origin's server alone: the URL a direct fetch reaches). Sequential, no HTTP cache.
+ * origin's server alone: the URL a direct fetch reaches). Sequential, no HTTP cache. Each
+ * tab first loads the same page (REQUEST_ROW_PAGE), so webpp's worker has seen the page it
+ * serves, as on a site; before, the row came from whichever page the tab had loaded last.
  */
-async function requestRow(tabs: Record<Variant, VariantTab>, logical: string, options: RunOptions): Promise<RequestRecord[]> {
-  const paths: Record<RequestPath, VariantTab> = { direct: tabs.plain, 'bare-worker': tabs.bare, webpp: tabs.webpp };
+async function requestRow(
+  tabs: Record<Variant, VariantTab>,
+  logical: string,
+  options: RunOptions,
+): Promise<{ records: RequestRecord[]; counters: { intercepted: number; direct: number } | null }> {
+  // A second page of the webpp visitor (same worker), whose failed element keeps its requests with the worker.
+  const answered: VariantTab = { ...tabs.webpp, page: await tabs.webpp.context.newPage() };
+  const paths: Record<RequestPath, VariantTab> = { direct: tabs.plain, 'bare-worker': tabs.bare, webpp: tabs.webpp, 'webpp-answered': answered };
   const records = new Map<string, RequestRecord>();
-  for (const tab of [tabs.bare, tabs.webpp]) await wakeWorker(tab);
+  for (const variant of ['plain', 'bare', 'webpp'] as const) await measureLoad(tabs[variant].page, `${logical}/${variant}${REQUEST_ROW_PAGE}`);
+  await measureLoad(answered.page, `${logical}${FAILED_ELEMENT_PAGE}`);
+  const before = await workerStateFromController(tabs.webpp.page);
   // Unmeasured: the worker learns the bindings of /r/… from the first answers.
   for (const bytes of REQUEST_SIZES_BYTES) for (const tab of Object.values(paths)) await fetchTimes(tab.page, `${logical}${requestPath(bytes)}`, 3);
   for (let round = 0; round < options.requestRounds; round++) {
@@ -158,7 +178,11 @@ async function requestRow(tabs: Record<Variant, VariantTab>, logical: string, op
       }
     }
   }
-  return [...records.values()];
+  const after = await workerStateFromController(tabs.webpp.page);
+  const counters =
+    after.startedAtMs === before.startedAtMs ? { intercepted: after.counters.intercepted - before.counters.intercepted, direct: after.counters.direct - before.counters.direct } : null;
+  await answered.page.close();
+  return { records: [...records.values()], counters };
 }
 
 /** The page-cost site on three servers and a Chromium, for `body`; all torn down after it. */

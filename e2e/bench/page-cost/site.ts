@@ -41,6 +41,9 @@ export const PAGES: readonly { page: string; path: string }[] = [
   { page: 'demo-gallery', path: '/demo/index.html' },
 ];
 
+/** A webpp page with an element that fails to load (a missing image): the worker keeps its requests (direct.ts). */
+export const FAILED_ELEMENT_PAGE = '/webpp/failed-element.html';
+
 /** The per-request row's bodies: `/r/<bytes>.bin`. */
 export const REQUEST_SIZES_BYTES = [5 * 1024, 50 * 1024] as const;
 export const requestPath = (bytes: number): string => `/r/${bytes}.bin`;
@@ -101,6 +104,7 @@ export function writeSite(root: string): void {
     }
   }
   writeFileSync(join(root, BARE_WORKER_PATH), BARE_WORKER);
+  writeFileSync(join(root, FAILED_ELEMENT_PAGE), withTag('<!doctype html><html><head><title>failed element</title></head><body><img src="/webpp/missing.png" alt=""></body></html>\n', 'webpp'));
   mkdirSync(join(root, 'r'), { recursive: true });
   for (const bytes of REQUEST_SIZES_BYTES) writeFileSync(join(root, requestPath(bytes)), randomBytes(bytes));
 }

@@ -4,7 +4,7 @@ import { goals, pageRows, requestRows, summary } from './stats.js';
 import { workerScriptTimes } from './startup-trace.js';
 
 function load(page: string, configuration: LoadRecord['configuration'], loadMs: number): LoadRecord {
-  return { page, configuration, round: 0, loadMs, lcpMs: loadMs / 2, lastResourceMs: loadMs - 1, workerStartMs: Number.NaN, resources: 3 };
+  return { page, configuration, round: 0, loadMs, lcpMs: loadMs / 2, lastResourceMs: loadMs - 1, workerStartMs: Number.NaN, navigationResponseMs: 2, resources: 3 };
 }
 
 function run(loadsMs: Record<LoadRecord['configuration'], number[]>, requestsMs: { direct: number; webpp: number }): RunResult {
@@ -15,8 +15,10 @@ function run(loadsMs: Record<LoadRecord['configuration'], number[]>, requestsMs:
       { bytes: 5120, path: 'direct', durationsMs: [requestsMs.direct] },
       { bytes: 5120, path: 'bare-worker', durationsMs: [requestsMs.direct + 0.5] },
       { bytes: 5120, path: 'webpp', durationsMs: [requestsMs.webpp] },
+      { bytes: 5120, path: 'webpp-answered', durationsMs: [requestsMs.webpp + 2] },
     ],
     requestServedBy: {},
+    requestCounters: null,
     navigationServedBy: {},
     workerCounters: { intercepted: 0, bound: 0, direct: 0 },
     startup: { webpp: [], bare: [] },
@@ -41,6 +43,7 @@ describe('page-cost figures', () => {
     expect(warm?.ratio_to_no_worker_range).toEqual([1, 2]);
     expect(warm?.loads).toBe(3);
     expect(requestRows(runs)[0]?.webpp_minus_direct_ms).toBe(1.3);
+    expect(requestRows(runs)[0]?.webpp_answered_minus_direct_ms).toBe(3.3);
   });
 
   it('reports each goal as met or missed', () => {

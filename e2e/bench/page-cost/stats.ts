@@ -29,6 +29,8 @@ export interface PageRow {
   ratio_to_bare_worker: number;
   /** fetchStart − workerStart of the navigation (the worker's start-up when it was stopped). */
   worker_start_ms: number;
+  /** responseStart − fetchStart of the navigation: with a worker, from its fetch event to its answer's head (webpp: the state's restore, the plan, a preload). */
+  navigation_response_ms: number;
   loads: number;
   /** Range of the per-run medians (with several runs). */
   load_ms_range: [number, number];
@@ -43,6 +45,7 @@ interface RunRow {
   lcpMs: number;
   lastResourceMs: number;
   workerStartMs: number;
+  navigationResponseMs: number;
   ratioToNoWorker: number;
   ratioToBareWorker: number;
   loads: number;
@@ -64,6 +67,7 @@ function runRows(run: RunResult): RunRow[] {
         lcpMs: median(samples.map((load) => load.lcpMs)),
         lastResourceMs: median(samples.map((load) => load.lastResourceMs)),
         workerStartMs: median(samples.map((load) => load.workerStartMs)),
+        navigationResponseMs: median(samples.map((load) => load.navigationResponseMs)),
         ratioToNoWorker: loadMs / loadMedian('no-worker'),
         ratioToBareWorker: loadMs / loadMedian('bare-worker'),
         loads: samples.length,
@@ -88,6 +92,7 @@ export function pageRows(runs: readonly RunResult[]): PageRow[] {
       ratio_to_no_worker: round(median(field((row) => row.ratioToNoWorker)), 3),
       ratio_to_bare_worker: round(median(field((row) => row.ratioToBareWorker)), 3),
       worker_start_ms: round(median(field((row) => row.workerStartMs))),
+      navigation_response_ms: round(median(field((row) => row.navigationResponseMs))),
       loads: same.reduce((total, row) => total + row.loads, 0),
       load_ms_range: range(field((row) => row.loadMs)),
       ratio_to_no_worker_range: range(field((row) => row.ratioToNoWorker), 3),
@@ -102,7 +107,10 @@ export interface RequestRow {
   direct_ms: number;
   bare_worker_ms: number;
   webpp_ms: number;
+  /** From a page whose requests the worker keeps (run.ts RequestPath). */
+  webpp_answered_ms: number;
   webpp_minus_direct_ms: number;
+  webpp_answered_minus_direct_ms: number;
   bare_worker_minus_direct_ms: number;
   webpp_minus_direct_ms_range: [number, number];
   requests_per_path: number;
@@ -113,18 +121,21 @@ export function requestRows(runs: readonly RunResult[]): RequestRow[] {
   return sizes.map((bytes) => {
     const perRun = runs.map((run) => {
       const of = (path: RequestPath): number => median(run.requests.find((request) => request.bytes === bytes && request.path === path)?.durationsMs ?? []);
-      return { direct: of('direct'), bare: of('bare-worker'), webpp: of('webpp') };
+      return { direct: of('direct'), bare: of('bare-worker'), webpp: of('webpp'), answered: of('webpp-answered') };
     });
     const count = runs.reduce((total, run) => total + (run.requests.find((request) => request.bytes === bytes && request.path === 'direct')?.durationsMs.length ?? 0), 0);
     const direct = median(perRun.map((run) => run.direct));
     const bare = median(perRun.map((run) => run.bare));
     const webpp = median(perRun.map((run) => run.webpp));
+    const answered = median(perRun.map((run) => run.answered));
     return {
       bytes,
       direct_ms: round(direct, 2),
       bare_worker_ms: round(bare, 2),
       webpp_ms: round(webpp, 2),
+      webpp_answered_ms: round(answered, 2),
       webpp_minus_direct_ms: round(median(perRun.map((run) => run.webpp - run.direct)), 2),
+      webpp_answered_minus_direct_ms: round(median(perRun.map((run) => run.answered - run.direct)), 2),
       bare_worker_minus_direct_ms: round(median(perRun.map((run) => run.bare - run.direct)), 2),
       webpp_minus_direct_ms_range: range(perRun.map((run) => run.webpp - run.direct), 2),
       requests_per_path: count,
@@ -185,7 +196,8 @@ export function goals(sum: Summary, requests: readonly RequestRow[], bundleGzipB
     {
       goal: 'per request, through webpp − direct, same replica',
       target: '≤ +1 ms',
-      value: requests.map((row) => `${row.bytes / 1024} KB: ${signedMs(row.webpp_minus_direct_ms)}`).join(', '),
+      // From a page of the site (the worker may leave the request to the browser); beside it, when the worker takes the request.
+      value: requests.map((row) => `${row.bytes / 1024} KB: ${signedMs(row.webpp_minus_direct_ms)} (the worker answering: ${signedMs(row.webpp_answered_minus_direct_ms)})`).join(', '),
       met: worstRequest <= 1,
     },
     {

@@ -188,10 +188,10 @@ describe('ClientEngine', () => {
 
   it('every replica down: tries the plan again after the policy\'s backoff, servers not marked failed first, and serves a replica that came back', () => {
     const harness = new Harness();
-    const asked: [number, number][] = [];
+    const asked: [number, number, readonly string[] | undefined][] = [];
     const policy = basePolicy({
       plan: () => ['A', 'B'].map((server) => ({ server, timeoutMs: 1_000, reason: 'next' })),
-      retryAfterMs: (round, elapsedMs) => (asked.push([round, elapsedMs]), round < 2 ? 1_500 : undefined),
+      retryAfterMs: (round, elapsedMs, servers) => (asked.push([round, elapsedMs, servers]), round < 2 ? 1_500 : undefined),
       // A stays failed (marked by its error); B is not marked, so the retry round asks B first.
       describe: () => [{ server: 'A', state: 'failed', sampleCount: 1, lastSampleAtMs: 0 }],
     });
@@ -203,7 +203,8 @@ describe('ClientEngine', () => {
     harness.to('B').head({ status: 503, response: '503 from B', ttfbMs: 5 });
     // Both failed: no result yet, and nothing sent until the backoff has passed.
     expect(result).toBeUndefined();
-    expect(asked).toEqual([[0, 10]]);
+    // The policy is told which servers the plan had (policy.ts: servers gone for long are not waited for).
+    expect(asked).toEqual([[0, 10, ['A', 'B']]]);
     harness.advance(1_499);
     expect(harness.sent).toHaveLength(2);
     harness.advance(1);

@@ -111,6 +111,50 @@ describe('isSoleFirstChoice', () => {
     expect(policy.isSoleFirstChoice(input(clock), A)).toBe(plan[0]?.server === A && !hedged);
   });
 
+  it('leaves the request to the browser when the hedge would save less than the worker costs, not when it saves more', () => {
+    // Three equal replicas on a fast link, 3 ms first bytes, one in ten late by up to 3 × `tailMs`.
+    // Planned requests earn hedge tokens, so the policy hedges the own origin once it can afford
+    // to; before, any hedge kept every request with the worker (page-cost's warm worker left 3
+    // of ~320 requests to the browser). Answer: sole first choice while the hedge's expected
+    // saving is below the worker's own per-request cost, and not once the tail makes it larger.
+    const soleShare = (tailMs: number): { hedged: number; sole: number } => {
+      const clock = new FakeClock(T0);
+      const policy = createWebppPolicy({ random: seededRandom(1), now: clock.now });
+      const draw = seededRandom(9);
+      let hedged = 0;
+      let sole = 0;
+      for (let i = 0; i < 200; i++) {
+        clock.advance(50);
+        const request = { logicalUrl: `/x${i}`, method: 'GET', candidates: [A, B, C], nowMs: clock.now(), sizeBytes: 5_000 };
+        if (i >= 100) {
+          if (policy.plan({ ...request, preferred: A }).some((attempt) => attempt.hedgeAfterMs !== undefined)) hedged++;
+          if (policy.isSoleFirstChoice(request, A)) sole++;
+        } else policy.plan(request);
+        for (const server of [A, B, C]) {
+          const ttfbMs = 3 + (draw() < 0.1 ? tailMs * draw() * 3 : (draw() * tailMs) / 3);
+          policy.observe({ ...served(server, ttfbMs, clock.now()), sizeBytes: 5_000 });
+        }
+      }
+      return { hedged, sole };
+    };
+    const mild = soleShare(10);
+    expect(mild.hedged).toBe(100); // the policy does hedge these plans…
+    expect(mild.sole).toBe(100); // …but a hedge worth under 3 ms does not keep them with the worker
+    const heavy = soleShare(300);
+    expect(heavy.hedged).toBe(100);
+    expect(heavy.sole).toBe(0); // a tail of up to ~1 s is worth the worker's cost
+  });
+
+  it('is false while the servers ask for load to be spread, but not for a URL bound to that server alone (nowhere to spread it)', () => {
+    const clock = new FakeClock(T0);
+    const policy = measured(clock, { [A]: 20, [B]: 20, [C]: 20 });
+    // Every server reports itself busy (Server-Timing utilisation): the set spills.
+    for (const server of [A, B, C]) policy.learnPushedServiceTime?.(server, 20, clock.now(), 0.9);
+    expect(policy.isSoleFirstChoice(input(clock), A)).toBe(false);
+    // Before, a URL bound to A alone was kept by the worker too: a spread with one server changes nothing.
+    expect(policy.isSoleFirstChoice(input(clock, { candidates: [A] }), A)).toBe(true);
+  });
+
   it('changes no budget: asking many times leaves the plans as they were', () => {
     const clockA = new FakeClock(T0);
     const clockB = new FakeClock(T0);

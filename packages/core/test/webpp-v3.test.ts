@@ -206,6 +206,26 @@ describe('every replica down: retry rounds (policy.ts, retryAfterMs)', () => {
     // 0: the paper's behaviour, fail once every replica has failed.
     expect(createWebppPolicy({ random: seededRandom(3), now: () => T0 }, { retryWindowMs: 0 }).retryAfterMs(0, 0)).toBeUndefined();
   });
+
+  it('does not hold a request for the window when every server of its plan was ejected longer than a window ago', () => {
+    let nowMs = T0;
+    const policy = createWebppPolicy({ random: seededRandom(3), now: () => nowMs }, { retryWindowMs: 10_000 });
+    teach(policy, A, 10, 1_000, 5);
+    teach(policy, B, 10, 1_000, 5);
+    nowMs = T0 + 1_000;
+    policy.observe({ server: A, purpose: 'request', outcome: 'network-error', nowMs });
+    policy.observe({ server: B, purpose: 'request', outcome: 'network-error', nowMs });
+    // Ejected just now: a restart or a flap may bring one back within the window.
+    nowMs += 9_000;
+    expect(policy.retryAfterMs(0, 0, [A, B])).toBeGreaterThanOrEqual(1_000);
+    // Gone for longer than a window: their probes bring them back; the request fails now.
+    nowMs += 2_000;
+    expect(policy.retryAfterMs(0, 0, [A, B])).toBeUndefined();
+    // A server of the plan that is not gone (never seen, or back) keeps the retry rounds.
+    expect(policy.retryAfterMs(0, 0, [A, B, 'http://c.localhost:8083'])).toBeGreaterThanOrEqual(1_000);
+    policy.observe({ server: B, purpose: 'probe', outcome: 'served', nowMs, ttfbMs: 10 });
+    expect(policy.retryAfterMs(0, 0, [A, B])).toBeGreaterThanOrEqual(1_000);
+  });
 });
 
 describe('the engine\'s in-flight ledger (in-flight.ts)', () => {

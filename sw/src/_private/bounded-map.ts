@@ -20,6 +20,11 @@ export class BoundedMap<K, V> {
     this.entries.delete(key);
   }
 
+  /** The entries, oldest first. */
+  toArray(): [K, V][] {
+    return [...this.entries];
+  }
+
   set(key: K, value: V): void {
     this.entries.delete(key);
     this.entries.set(key, value);

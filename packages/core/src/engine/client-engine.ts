@@ -120,7 +120,7 @@ export class ClientEngine<R, C = unknown> {
       admitHedge: policy.admitHedge ? (server: ServerId, nowMs: number) => policy.admitHedge!(server, nowMs) : undefined,
       admitFailover: policy.admitFailover ? (server: ServerId, nowMs: number) => policy.admitFailover!(server, nowMs) : undefined,
       connectionsOf: options.connectionsPerServer,
-      retryAfterMs: policy.retryAfterMs ? (round: number, elapsedMs: number) => policy.retryAfterMs!(round, elapsedMs) : undefined,
+      retryAfterMs: policy.retryAfterMs ? (round: number, elapsedMs: number, servers: readonly ServerId[]) => policy.retryAfterMs!(round, elapsedMs, servers) : undefined,
       retryOrder: (plan: readonly EngineAttempt[]) => this.retryOrder(plan),
       hooks: options.hooks,
     };

@@ -239,10 +239,11 @@ export interface ClientPolicy {
    * Every attempt of a request failed (refused, reset, timed out past its deadline, 5xx) and
    * none runs any more: ms to wait before the engine tries the plan again (a retry round,
    * servers not marked failed first), or undefined to let the request fail now. `round`:
-   * retry rounds so far (0 before the first); `elapsedMs`: since the request started. A
-   * missing resource (404/410) is never retried. Absent = fail at once (Figure 4).
+   * retry rounds so far (0 before the first); `elapsedMs`: since the request started;
+   * `servers`: the plan's servers. A missing resource (404/410) is never retried. Absent =
+   * fail at once (Figure 4).
    */
-  retryAfterMs?(round: number, elapsedMs: number): number | undefined;
+  retryAfterMs?(round: number, elapsedMs: number, servers?: readonly ServerId[]): number | undefined;
   /** Every sample, from requests, hedges, refreshes, probes and resumes. */
   observe(sample: ExchangeSample): void;
   /**

@@ -60,7 +60,7 @@ export interface RunContext<R, C = unknown> {
    */
   connectionsOf?: ((server: ServerId) => number | undefined) | undefined;
   /** Every attempt failed: ms before the plan is tried again, or undefined to fail now (ClientPolicy.retryAfterMs). */
-  retryAfterMs?: ((round: number, elapsedMs: number) => number | undefined) | undefined;
+  retryAfterMs?: ((round: number, elapsedMs: number, servers: readonly ServerId[]) => number | undefined) | undefined;
   /** The order of a retry round's attempts (default: the plan's). */
   retryOrder?: ((plan: readonly EngineAttempt[]) => readonly EngineAttempt[]) | undefined;
 }
@@ -195,7 +195,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     if (retryTimer !== undefined) return true;
     if (fallback !== undefined && fallback.rank === 2) return false;
     if (fallback !== undefined && retryRound >= 1) return false;
-    const delayMs = ctx.retryAfterMs?.(retryRound, io.now() - startMs);
+    const delayMs = ctx.retryAfterMs?.(retryRound, io.now() - startMs, plan.map((attempt) => attempt.server));
     if (delayMs === undefined || !(delayMs >= 0)) return false;
     retryTimer = io.setTimer(delayMs, () => {
       retryTimer = undefined;

@@ -176,7 +176,8 @@ function preferredOf(preferred: ServerId | undefined, ranked: readonly Scored[],
 
 /**
  * ClientPolicy.isSoleFirstChoice: would a plan with `preferred: server` send the request to
- * `server` first, unhedged, while the servers do not ask for load to be spread? The same
+ * `server` first, unhedged (or with a hedge worth less than the worker's own cost), while the
+ * servers do not ask for load to be spread? The same
  * ranking as planAttempts (with the hedge budget as it is now), without its side effects on
  * the budgets; a cold start (nothing measured) never.
  */
@@ -187,11 +188,24 @@ export function soleFirstChoice(input: PlanInput, records: ReadonlyMap<ServerId,
   const measured = candidates.filter((candidate) => records.get(candidate)?.measured === true && records.get(candidate)?.state !== 'failed');
   const sizeBytes = input.method.toUpperCase() === 'HEAD' ? 0 : Math.max(0, input.sizeBytes ?? 0);
   const { ranked, members, state } = rank(measured, candidates, records, options, hedgeAffordable, herd, input, queueWaitOf(input, records, options, sizeBytes));
-  // Not while the servers ask for load to be spread (load-spread.ts): the draw decides then.
-  if (state.spill.loaded) return false;
+  // Not while the servers ask for load to be spread (load-spread.ts): the draw decides then;
+  // unless `server` is the only one to draw from (a URL bound to it alone: nowhere to spread it).
+  if (state.spill.loaded && ranked.length > 1) return false;
   const preferred = preferredOf(server, ranked, members);
-  return preferred?.server === server && preferred.hedge === undefined;
+  if (preferred?.server !== server) return false;
+  // A hedge keeps the request with the worker only when it is expected to save more than the
+  // worker costs a request it takes (issue 22: the worker's own cost counts against it).
+  return preferred.hedge === undefined || preferred.expectedMs - preferred.hedge.expectedMs < WORKER_REQUEST_COST_MS;
 }
+
+/**
+ * What the worker adds to a request it answers, over the browser fetching it itself from the
+ * same server (ms): `npm run bench page-cost`'s per-request row, webpp − direct, sequential,
+ * on loopback: +3.1 and +3.4 ms (5 KB, 50 KB) on an idle machine at fc680b2, +3.6 and +3.9 ms
+ * at 4a60b55 (docs/benchmarks/page-cost.json, docs/service-worker.md "What the worker costs a
+ * page"). The smallest measured, so a hedge worth at least this much still keeps the request.
+ */
+const WORKER_REQUEST_COST_MS = 3;
 
 /**
  * Cold start, bursts: with nothing measured, every replica is a priori alike but for the

@@ -158,11 +158,23 @@ export class WebppPolicy implements ClientPolicy {
    * Every replica failed (ClientPolicy.retryAfterMs): the plan again after the probes'
    * jittered exponential backoff (backoff.ts), while the request is younger than
    * retryWindowMs. Its attempts are extra requests, paid as failovers are (observe).
+   * The window waits for a replica that failed lately (a restart, a flap) to be back. When
+   * every server of the plan was ejected longer than a window ago already, and none has
+   * answered since, nothing says one is about to return: their probes (backoff.ts) bring them
+   * back, and the request fails now rather than hold its page for the window, load after
+   * load (a file whose every replica is gone then costs what it costs without webpp).
    */
-  retryAfterMs(round: number, elapsedMs: number): number | undefined {
+  retryAfterMs(round: number, elapsedMs: number, servers?: readonly ServerId[]): number | undefined {
     const { probeBackoffBaseMs, probeBackoffCapMs, retryWindowMs } = this.options;
+    if (servers !== undefined && servers.length > 0 && servers.every((server) => this.goneLongerThan(server, retryWindowMs))) return undefined;
     const delayMs = probeDelayMs(round, probeBackoffBaseMs, probeBackoffCapMs, this.deps.random);
     return elapsedMs + delayMs <= retryWindowMs ? delayMs : undefined;
+  }
+
+  /** Ejected by this client more than `windowMs` ago, and not back since. */
+  private goneLongerThan(server: ServerId, windowMs: number): boolean {
+    const record = this.records.get(server);
+    return record !== undefined && record.state === 'failed' && record.ejectedAtMs > 0 && this.deps.now() - record.ejectedAtMs > windowMs;
   }
 
   observe(sample: ExchangeSample): void {

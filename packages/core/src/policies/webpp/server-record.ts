@@ -32,6 +32,8 @@ export class ServerRecord {
   failureStreak = 0;
   /** While ejected: probes sent since the ejection (the backoff exponent), and when the next is due. */
   probesSent = 0;
+  /** When it was last ejected (engine clock; 0: not by this client since it started, e.g. a restored state). */
+  ejectedAtMs = 0;
   nextProbeAtMs = 0;
   /** Samples of the first byte folded in so far, and when the last came. */
   sampleCount = 0;
@@ -193,6 +195,7 @@ export function learnSample(record: ServerRecord, sample: ExchangeSample, option
 
 function eject(record: ServerRecord, nowMs: number, options: WebppOptions, random: () => number): LearnResult {
   record.state = 'failed';
+  record.ejectedAtMs = nowMs;
   record.probesSent = 0;
   record.nextProbeAtMs = nowMs + probeDelayMs(0, options.probeBackoffBaseMs, options.probeBackoffCapMs, random);
   return 'ejected';
