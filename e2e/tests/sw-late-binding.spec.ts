@@ -34,7 +34,11 @@ const CONNECTIONS_PER_HOST = 6;
 const site: Site = {
   '/index.html': {
     contentType: 'text/html; charset=utf-8',
-    body: `<!doctype html><html><head><meta charset="utf-8"><title>late binding</title></head><body><h1 id="title">Files</h1><!--webpp--></body></html>`,
+    // The links make the origin send their bindings with the page (it binds what a page references).
+    body:
+      `<!doctype html><html><head><meta charset="utf-8"><title>late binding</title></head><body><h1 id="title">Files</h1>` +
+      FILES.map((href) => `<a href="${href}">${href}</a>`).join(' ') +
+      `<!--webpp--></body></html>`,
   },
 };
 FILES.forEach((path, i) => (site[path] = { contentType: 'application/octet-stream', body: noise(FILE_BYTES, i + 1) }));

@@ -352,7 +352,7 @@ describe('ClientEngine: late binding (a burst bound as connections free)', () =>
     expect(rebinds.filter((rebind) => rebind).length).toBeGreaterThanOrEqual(2);
   });
 
-  it('fails open: a held request goes to its first choice after its timeout even if no connection frees, and a page that gives up drops it unsent', () => {
+  it('fails open: a held request goes to its first choice once no exchange has ended for its timeout, and a page that gives up drops it unsent', () => {
     const harness = new Harness();
     const engine = lateEngine(shortestQueuePolicy([]), harness);
     const results: RunResult<string>[] = [];
@@ -360,12 +360,34 @@ describe('ClientEngine: late binding (a burst bound as connections free)', () =>
     expect(harness.sent).toHaveLength(2);
     cancels[3]!();
     expect(results.map((result) => result.kind)).toEqual(['aborted']);
+    // Both heads come, but no body ever ends (a driver that stopped telling the engine): the held one stays held…
+    harness.sent[0]!.events.head({ status: 200, response: 'A0', ttfbMs: 10 });
+    harness.sent[1]!.events.head({ status: 200, response: 'B1', ttfbMs: 10 });
     harness.advance(999);
     expect(harness.sent).toHaveLength(2);
+    // …until its timeout has passed with nothing ending: then it goes, and the browser would queue it.
     harness.advance(1);
-    // (The first two time out at 1 s too, and fail over: attempts beyond the first.)
-    expect(harness.sent.filter((entry) => entry.exchange.attemptIndex === 0).map((entry) => entry.exchange.server)).toEqual(['A', 'B', 'A']);
+    expect(harness.sent.map((entry) => entry.exchange.server)).toEqual(['A', 'B', 'A']);
     expect(engine.heldCount).toBe(0);
+  });
+
+  it('holds on past its timeout while exchanges keep ending (a long burst moves)', () => {
+    const harness = new Harness();
+    const engine = new ClientEngine({ policy: { ...shortestQueuePolicy([]), plan: () => ['A', 'B'].map((server) => ({ server, timeoutMs: 1_000, reason: 'A first' })) }, io: harness.io, backgroundTarget: (server) => `${server}/x`, connectionsPerServer: () => 1 });
+    for (let i = 0; i < 3; i++) engine.run(engine.plan({ logicalUrl: `u${i}`, method: 'GET', candidates: ['A', 'B'] }, (s) => s), () => undefined);
+    // A takes one at a time; the other two wait for it, and each of A's answers takes 600 ms.
+    expect(harness.sent.map((entry) => entry.exchange.server)).toEqual(['A']);
+    harness.advance(600);
+    serve(harness, 0);
+    harness.advance(0);
+    expect(harness.sent).toHaveLength(2);
+    // Past the third one's 1 s timeout: A answered 400 ms ago, so it holds on rather than join the browser's queue.
+    harness.advance(500);
+    expect(harness.sent).toHaveLength(2);
+    harness.advance(100);
+    serve(harness, 1);
+    harness.advance(0);
+    expect(harness.sent.map((entry) => entry.exchange.server)).toEqual(['A', 'A', 'A']);
   });
 
   it('a policy that does not bind late keeps every request on its first plan (the paper\'s policies, the baselines)', () => {

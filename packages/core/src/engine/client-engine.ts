@@ -218,7 +218,7 @@ export class ClientEngine<R, C = unknown> {
     if (ready !== undefined) return this.start(ready, done, options);
     let cancelRun: Cancel | undefined;
     let aborted = false;
-    // Fail-open: held no longer than the first attempt's timeout, which counts the wait the policy expected.
+    // Fail-open: held no longer than the first attempt's timeout (which counts the wait the policy expected) with no exchange ending.
     const dropHold = held.hold(plan, this.planSizes.get(plan) ?? 0, rebind, (fresh) => void (cancelRun = this.start(fresh, done, options)), plan[0]!.timeoutMs);
     return () => {
       if (cancelRun !== undefined) return cancelRun();

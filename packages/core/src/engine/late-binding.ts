@@ -22,9 +22,11 @@
  * what is known at the moment it can be sent. The policy is told that such a plan is the
  * same request again (PlanInput.rebind): it earns no budget twice.
  *
- * Fail-open: a request never waits here longer than its first attempt's timeout (the
- * queue wait the policy expected included); then it is sent to the policy's choice and the
- * browser queues it, as without late binding.
+ * Fail-open: a request waits here no longer than its first attempt's timeout (the queue wait
+ * the policy expected included) without any of this client's exchanges ending (a driver that
+ * stopped telling the engine, or servers that stopped answering); then it is sent to the
+ * policy's choice and the browser queues it, as without late binding. While exchanges keep
+ * ending, the held requests move, and it holds on.
  */
 import type { ServerId } from '../types.js';
 import type { Cancel, EngineAttempt } from './engine-io.js';
@@ -60,6 +62,8 @@ const MAX_REPLANS_PER_PUMP = 24;
 export class HoldQueue {
   private readonly held: Held[] = [];
   private pumpTimer: Cancel | undefined;
+  /** When one of this client's exchanges last ended: a held request gives up waiting only when none has for its whole hold. */
+  private lastWakeAtMs = Number.NEGATIVE_INFINITY;
 
   constructor(private readonly options: HoldQueueOptions) {}
 
@@ -87,11 +91,17 @@ export class HoldQueue {
   hold(plan: readonly EngineAttempt[], sizeBytes: number, rebind: Held['rebind'], start: Held['start'], maxHoldMs: number): Cancel {
     const held: Held = { rebind, start, sizeBytes, wants: plan[0]?.server, giveUp: undefined };
     this.held.push(held);
-    held.giveUp = this.options.setTimer(maxHoldMs, () => {
+    const giveUp = (): void => {
       held.giveUp = undefined;
+      // Exchanges are still ending (the held requests move): not stuck, hold on.
+      if (this.options.now() - this.lastWakeAtMs < maxHoldMs && this.held.includes(held)) {
+        held.giveUp = this.options.setTimer(maxHoldMs, giveUp);
+        return;
+      }
       const ahead = this.aheadOf(held);
       if (this.remove(held)) held.start(held.rebind(ahead));
-    });
+    };
+    held.giveUp = this.options.setTimer(maxHoldMs, giveUp);
     return () => {
       if (this.remove(held)) held.giveUp?.();
     };
@@ -99,6 +109,7 @@ export class HoldQueue {
 
   /** One of this client's exchanges ended: look at the held requests once the current event is over. */
   wake(): void {
+    this.lastWakeAtMs = this.options.now();
     if (this.pumpTimer !== undefined || this.held.length === 0) return;
     this.pumpTimer = this.options.setTimer(0, () => {
       this.pumpTimer = undefined;
