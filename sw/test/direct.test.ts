@@ -131,7 +131,7 @@ describe('DirectRoute', () => {
     direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1'); // the exploration request
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
     expect(direct.goesDirect(new Request(`${A}/img/2.png`), binding('/img/2.png'), 'p1')).toBe(true);
-    direct.fromPage('p1', [entry(IMAGE, { responseStatus: 404 }), entry(`${A}/img/2.png`, { responseStatus: 410 })], []);
+    void direct.fromPage('p1', [entry(IMAGE, { responseStatus: 404 }), entry(`${A}/img/2.png`, { responseStatus: 410 })], []);
     page('p2'); // the next page, also answered by the own origin
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p2')).toBe(false);
     expect(direct.goesDirect(new Request(`${A}/img/2.png`), binding('/img/2.png'), 'p2')).toBe(false);

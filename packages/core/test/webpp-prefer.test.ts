@@ -132,7 +132,7 @@ describe('isSoleFirstChoice', () => {
         } else policy.plan(request);
         for (const server of [A, B, C]) {
           const ttfbMs = 3 + (draw() < 0.1 ? tailMs * draw() * 3 : (draw() * tailMs) / 3);
-          policy.observe({ ...served(server, ttfbMs, clock.now()), sizeBytes: 5_000 });
+          policy.observe(served(server, ttfbMs, clock.now()));
         }
       }
       return { hedged, sole };
