@@ -88,3 +88,40 @@ test('the own origin starts answering 503 after a page it served: the next load 
     expect(image.body.equals(PIXEL_PNG)).toBe(true);
   }
 });
+
+/** Adds `count` images to the page one after another, each once the one before has settled (a gallery's lazy loading). */
+function addImages(page: Page, from: number, count: number): Promise<string[]> {
+  return page.evaluate(
+    async ([first, n]) => {
+      const results: string[] = [];
+      for (let i = first; i < first + n; i++) {
+        const image = new Image();
+        image.src = `/img/${(i % 8) + 1}.png?late=${i}`;
+        document.body.append(image);
+        results.push(await new Promise<string>((resolve) => {
+          image.onload = () => resolve('loaded');
+          image.onerror = () => resolve('error');
+        }));
+      }
+      return results;
+    },
+    [from, count] as const,
+  );
+}
+
+test('the own origin dies while a page it served stays open: once the page has told the worker of a failed image, its later images come through the worker', async ({ page }) => {
+  cluster = await Cluster.start({ site: demoSite(IMAGES), delaysMs: { a: 0, b: 0, c: 0 } });
+  await openControlled(page, cluster.logicalUrl('/index.html'));
+  await untilDirect(page);
+  await cluster.replica('a').kill();
+  // The first images may fail: they are left to the browser, and the own origin refuses them
+  // (in probes, one or two did before the page's report reached the worker; none when the
+  // first was the worker's exploration request, which marks the own origin failed).
+  await addImages(page, 0, 4);
+  // A round trip to the worker: its messages from this page are handled in order, so the
+  // page script's failure report has been by the time it answers.
+  await workerState(page);
+  expect(await addImages(page, 4, IMAGES)).toEqual(Array(IMAGES).fill('loaded'));
+  const next = await load(page);
+  expect(next.rendered).toMatchObject({ images: IMAGES, brokenImages: 0, styled: true, scripted: true });
+});

@@ -141,6 +141,12 @@ export interface ExchangeSample {
    */
   queuedAhead?: number;
   /**
+   * With a head: how many other exchanges of this client to the same server waited for their
+   * heads while this one did (in-flight.ts, contending): the server's own concurrency shows in
+   * how the first byte grows with it (policies/webpp/concurrency.ts).
+   */
+  contending?: number;
+  /**
    * The server's pushed service time carried by this same response (its
    * `Server-Timing: webpp;dur=…`, e.g. from Resource Timing's serverTiming), when the
    * driver has it. Pairs R (ttfbMs) with S for the network factor A = R / S (issue 13;
@@ -299,6 +305,14 @@ export interface ClientPolicy {
    * without side effects on the budgets. Absent = never.
    */
   isSoleFirstChoice?(input: PlanInput, server: ServerId): boolean;
+  /**
+   * How many of this client's exchanges `server` takes at once: the browser's connections
+   * for the protocol it learnt (6 over HTTP/1.1, 100 streams over h2/h3), or fewer when the
+   * server's own concurrency is lower (issue 22 §2, bursts). Drivers hand it to the engine's
+   * queue timers (ClientEngineOptions.connectionsPerServer), so the timers and the policy's
+   * pricing give one answer. Absent: the driver's own transport limit.
+   */
+  exchangesAtOnce?(server: ServerId): number;
   /** Plain-JSON state, persisted by the worker (IndexedDB) and restored with restore(). */
   snapshot(): unknown;
   restore(state: unknown): void;

@@ -59,8 +59,8 @@ export function redecideAtHead(facts: HeadFacts, records: ReadonlyMap<ServerId, 
     const rate = record?.throughput.bytesPerMs();
     if (record === undefined || record.state === 'failed' || !record.measured || rate === undefined || !(rate > 0)) continue;
     const ttfbMs = record.ttfb.meanMs();
-    const queue = queueAhead(server, facts.inFlight, sizeBytes, ttfbMs, rate, facts.nowMs, connectionsFor(record.protocol));
-    const elsewhereMs = ttfbMs + sizeBytes / rate + queue.connectionWaitMs + queue.sharedLinkMs;
+    const queue = queueAhead(server, facts.inFlight, sizeBytes, ttfbMs, rate, facts.nowMs, connectionsFor(record.protocol), record.concurrency.perExchangeMs());
+    const elsewhereMs = ttfbMs + sizeBytes / rate + Math.max(queue.connectionWaitMs, queue.serverWaitMs) + queue.sharedLinkMs;
     if (best === undefined || elsewhereMs < best.elsewhereMs) best = { server, elsewhereMs };
   }
   // The rest here as its measured pace predicts it (its body shares the link with this client's other bodies there).

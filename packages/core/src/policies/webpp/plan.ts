@@ -119,8 +119,9 @@ function queueWaitOf(input: PlanInput, records: ReadonlyMap<ServerId, ServerReco
     const record = records.get(server);
     const ttfbMeanMs = record?.measured === true ? record.ttfb.meanMs() : options.initialTimeoutMs / options.timeoutQuantileMultiple;
     const rate = record?.throughput.bytesPerMs() ?? (fallbackRate === null ? (fallbackRate = harmonicMeanRate(input.candidates, records)) : fallbackRate);
-    const queue = queueAhead(server, input.inFlight, sizeBytes, ttfbMeanMs, rate, input.nowMs, connectionsFor(record?.protocol));
-    return queue.connectionWaitMs + queue.sharedLinkMs;
+    const queue = queueAhead(server, input.inFlight, sizeBytes, ttfbMeanMs, rate, input.nowMs, connectionsFor(record?.protocol), record?.concurrency.perExchangeMs());
+    // The browser's connections and the server's workers are two stages in series: the slower bounds the wait (Lazowska et al. 1984, §5.2).
+    return Math.max(queue.connectionWaitMs, queue.serverWaitMs) + queue.sharedLinkMs;
   };
 }
 

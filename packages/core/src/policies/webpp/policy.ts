@@ -24,7 +24,7 @@ import { probeDelayMs } from './backoff.js';
 import { busyAtTimeout } from './busy.js';
 import { sendableAttempt } from './cold-window.js';
 import { redecideAtHead } from './head-redecision.js';
-import { connectionsFor } from './queue-ahead.js';
+import { connectionsFor, exchangesAtOnce } from './queue-ahead.js';
 import { SizeEstimates } from './size-estimate.js';
 import { dueBackground, nextProbeAtMs } from './maintenance.js';
 import { resolveWebppOptions, type WebppOptions } from './options.js';
@@ -124,6 +124,11 @@ export class WebppPolicy implements ClientPolicy {
     return soleFirstChoice(sized, this.records, this.options, this.hedgeBucket.canSpend(), this.herd, server);
   }
 
+  /** ClientPolicy.exchangesAtOnce (queue-ahead.ts): the browser's connections for its protocol, or the server's own concurrency when lower. */
+  exchangesAtOnce(server: ServerId): number {
+    return exchangesAtOnce(this.records.get(server));
+  }
+
   /**
    * A hedge spends a hedge token and one of the extra budget, which it may borrow (down to
    * the bucket's capacity in debt) as failovers may: the tail comes first, background
@@ -190,9 +195,10 @@ export class WebppPolicy implements ClientPolicy {
       this.lastLargeSizeAtMs = Math.max(this.lastLargeSizeAtMs, sample.nowMs);
     }
     const record = this.recordOf(sample.server);
-    // A timeout behind a full set of this client's own connections to the server is the
-    // client's queue, not the server's failure (issue 22 §2, bursts).
-    const ownQueue = (sample.queuedAhead ?? 0) >= connectionsFor(sample.protocol ?? record.protocol);
+    // A timeout behind as many of this client's own exchanges as the server takes at once
+    // (its connections, or its own concurrency) is the client's queue, not the server's
+    // failure (issue 22 §2, bursts).
+    const ownQueue = (sample.queuedAhead ?? 0) >= Math.min(connectionsFor(sample.protocol ?? record.protocol), exchangesAtOnce(record));
     const busy = sample.outcome === 'timeout' && (ownQueue || busyAtTimeout(record, this.herd.pushed.get(sample.server), timeoutMsOf(record, this.options), sample.nowMs, this.options));
     const result = learnSample(record, sample, this.options, this.deps.random, busy);
     if (result === 'ejected') {
