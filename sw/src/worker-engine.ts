@@ -94,6 +94,8 @@ export function workerEngine(init: WorkerEngineOptions): { engine: WorkerEngine;
     // protocol it learnt from nextHopProtocol, or the server's own concurrency when lower),
     // else Chromium's six connections per host (HTTP/1.1).
     connectionsPerServer: (server) => policy.exchangesAtOnce?.(server) ?? CONNECTIONS_PER_HOST,
+    // Late binding frees held requests as exchanges end, which the worker learns from Resource Timing (engine-hooks.ts).
+    lateBinding: init.observeResourceTiming,
     hooks: combineHooks(
       { sampleWillBeObserved: (sample) => samples.noteEngineSample(sample), sampleObserved: () => void store.changed() },
       telemetryHooks(reporter, policy),

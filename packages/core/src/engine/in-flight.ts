@@ -42,6 +42,14 @@ export class InFlightLedger {
   private readonly entries = new Set<Entry>();
   /** Per server, its entries in the order they were sent: an entry's index is the exchanges ahead of it. */
   private readonly byServer = new Map<ServerId, Entry[]>();
+  /** Told when an exchange leaves (late-binding.ts: a connection freed). */
+  private readonly endListeners = new Set<(server: ServerId) => void>();
+
+  /** `listener` is called with the server each time one of its exchanges leaves the ledger. Returns unsubscribe. */
+  onEnded(listener: (server: ServerId) => void): () => void {
+    this.endListeners.add(listener);
+    return () => this.endListeners.delete(listener);
+  }
 
   /** An exchange to `server` of `sizeBytes` (0: unknown) was sent at `nowMs`. */
   start(server: ServerId, sizeBytes: number, nowMs: number): InFlightEntry {
@@ -71,6 +79,11 @@ export class InFlightLedger {
     if (line === undefined) this.byServer.set(server, [entry]);
     else line.push(entry);
     return entry;
+  }
+
+  /** Exchanges in flight now, to every server. */
+  get size(): number {
+    return this.entries.size;
   }
 
   /** Exchanges to `server` in flight now (all servers without one). */
@@ -108,6 +121,7 @@ export class InFlightLedger {
     if (line === undefined) return;
     line.splice(line.indexOf(entry), 1);
     if (line.length === 0) this.byServer.delete(entry.server);
+    for (const listener of this.endListeners) listener(entry.server);
     // The exchanges behind it moved up: those now among the first `connections` could leave.
     for (let index = 0; index < line.length; index++) {
       const waiting = line[index]!;

@@ -29,6 +29,12 @@ export interface PlanInput {
    * preload). A policy may put it first where it predicts no gain elsewhere. Absent: none.
    */
   preferred?: ServerId | undefined;
+  /**
+   * The same request planned again at the moment it can be sent (late binding, the engine's
+   * late-binding.ts; ClientPolicy.bindsLate): not a new request, so a policy earns no budget
+   * for it again. Absent: a new request.
+   */
+  rebind?: boolean;
 }
 
 /** One exchange this client has in flight (in-flight.ts). */
@@ -208,6 +214,23 @@ export interface ClientPolicy {
    * first complete body ('body': the evaluation's `optimal-complete`, paper Section 6.1).
    */
   readonly winOn?: 'head' | 'body';
+  /**
+   * Late binding (the engine's late-binding.ts): a request whose first choice would wait
+   * behind this client's own exchanges there is held by the engine and planned again
+   * (PlanInput.rebind) each time one of them ends, until its first choice can take it. Only
+   * for a policy whose plans use what the burst's first answers teach; absent or false: every
+   * request is sent on its first plan (the paper's policies and the baselines).
+   */
+  readonly bindsLate?: boolean;
+  /**
+   * Late binding: which of a plan's `servers` (best first) a request of `sizeBytes` (0:
+   * unknown) may be sent to now, given this client's exchanges in flight (`inFlight`, the
+   * engine's ledger): its index (the engine sends that attempt first), or undefined to hold
+   * the request until one of them answers, e.g. a server never measured already has one. The
+   * transport's own limit (ClientEngineOptions.connectionsPerServer) applies on top. Asked
+   * only for a policy that binds late. Absent: the plan's first.
+   */
+  sendableAttempt?(servers: readonly ServerId[], inFlight: readonly InFlightExchange[], sizeBytes: number, nowMs: number): number | undefined;
   /** Attempts for one request, best first (see docs/selection.md). */
   plan(input: PlanInput): PlannedAttempt[];
   /**

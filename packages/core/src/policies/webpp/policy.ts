@@ -12,6 +12,7 @@ import type {
   ExchangeSample,
   HeadFacts,
   HeadRedecision,
+  InFlightExchange,
   MaintenanceInput,
   PlanInput,
   PlannedAttempt,
@@ -21,6 +22,7 @@ import type {
 import type { ServerId } from '../../types.js';
 import { probeDelayMs } from './backoff.js';
 import { busyAtTimeout } from './busy.js';
+import { sendableAttempt } from './cold-window.js';
 import { MIN_PACE_BYTES, redecideAtHead, WORTH_FACTOR as WORTH_FACTOR_AT_HEAD } from './head-redecision.js';
 import { connectionsFor, exchangesAtOnce } from './queue-ahead.js';
 import { SizeEstimates } from './size-estimate.js';
@@ -46,6 +48,8 @@ const LARGE_IN_USE_MS = 60_000;
 
 export class WebppPolicy implements ClientPolicy {
   readonly name = 'webpp';
+  /** Late binding of bursts (ClientPolicy.bindsLate; the engine's late-binding.ts). */
+  readonly bindsLate = true;
   readonly options: Readonly<WebppOptions>;
   private readonly records = new Map<ServerId, ServerRecord>();
   private readonly hedgeBucket: TokenBucket;
@@ -81,17 +85,19 @@ export class WebppPolicy implements ClientPolicy {
   }
 
   plan(input: PlanInput): PlannedAttempt[] {
-    // Every planned request earns its share of hedges and refreshes (the budgets).
-    this.hedgeBucket.earn();
-    this.refreshBucket.earn();
-    this.extraBudget.earn();
+    // Every planned request earns its share of hedges and refreshes (the budgets); a held request planned again is not a new one.
+    if (input.rebind !== true) {
+      this.hedgeBucket.earn();
+      this.refreshBucket.earn();
+      this.extraBudget.earn();
+    }
     // Unknown sizes (issue 22 §2): ranked by the size the site's sizes predict, not by first byte alone.
     const sizeBytes = input.sizeBytes ?? this.sizes.estimate(input.logicalUrl);
     if ((sizeBytes ?? 0) >= this.options.rangeRefreshBytes) this.lastLargeSizeAtMs = input.nowMs;
     for (const server of input.candidates) this.recordOf(server);
     const sized = input.sizeBytes === undefined ? { ...input, sizeBytes } : input;
-    this.coldRace.clear();
-    const attempts = planAttempts(sized, this.records, this.options, this.hedgeBucket.canSpend(), this.herd, !this.coldRaced);
+    if (input.rebind !== true) this.coldRace.clear();
+    const attempts = planAttempts(sized, this.records, this.options, this.hedgeBucket.canSpend(), this.herd, !this.coldRaced && input.rebind !== true);
     for (const attempt of attempts) {
       if (attempt.reason !== 'cold-start-race') continue;
       this.coldRace.add(attempt.server);
@@ -100,6 +106,11 @@ export class WebppPolicy implements ClientPolicy {
     const first = attempts[0] === undefined ? undefined : this.records.get(attempts[0].server);
     if (first !== undefined) first.requestedAtMs = input.nowMs;
     return attempts;
+  }
+
+  /** Late binding (ClientPolicy.sendableAttempt): a server whose first byte, or pace for a large body, is unknown takes one exchange of this client at a time (cold-window.ts). */
+  sendableAttempt(servers: readonly ServerId[], inFlight: readonly InFlightExchange[], sizeBytes: number, _nowMs: number): number | undefined {
+    return sendableAttempt(servers, this.records, inFlight, sizeBytes, this.options);
   }
 
   /**
