@@ -142,8 +142,9 @@ test('a body of unknown pace crawling on a thin link: the worker fetches it else
   // Started once a's body had run as long as a whole fetch from b takes (b's 200 ms first
   // byte and more), not at the head: b got it at least that long after a did, plus half of
   // b's round trip (timers never fire early, so no margin is needed the other way).
+  // b's fetch is of the rest: from the byte the page had then (a Range request), or the whole when it had none.
   const aRequest = cluster!.replica('a').log.find((entry) => wholeGet(entry, path));
-  const bRequest = cluster!.replica('b').log.find((entry) => wholeGet(entry, path));
+  const bRequest = cluster!.replica('b').log.find((entry) => entry.method === 'GET' && entry.url === path);
   expect(aRequest).toBeDefined();
   expect(bRequest).toBeDefined();
   expect(bRequest!.atMs - aRequest!.atMs).toBeGreaterThanOrEqual(250);
@@ -162,4 +163,70 @@ test('a body that ends before a whole fetch elsewhere would have starts no secon
   // No second fetch went to b, of this body or of any before it (the warm-up's small files).
   expect(cluster!.replica('b').log.filter((entry) => entry.method === 'GET' && entry.headers['range'] === undefined).map((entry) => entry.url)).toEqual([]);
   expect(state.events.filter((event) => event.type === 'head-redecided')).toEqual([]);
+});
+
+/**
+ * The body's own pace (core head-redecision.ts, HeadFacts.bodyBytesSoFar): a and b are alike
+ * (20 MB/s links, a's first byte a little sooner), both measured, so a's 1 MB body is on
+ * time at its head and a whole second fetch is not worth it. Then a's link stalls mid-body
+ * (netem's body stall, for far longer than the test). The worker reads the body's pace at its
+ * next looks, finds the rest here far longer than the rest from b, and fetches from b only
+ * the bytes the page does not have yet (a Range request naming the entity).
+ */
+test('a body whose link stalls after the head is finished from another replica by a ranged fetch of the rest', async ({ page }) => {
+  test.setTimeout(120_000);
+  cluster = await Cluster.start({
+    site,
+    names: ['o', 'a', 'b'],
+    links: {
+      o: { delayMs: 0 },
+      a: { delayMs: 5, bandwidthBytesPerSec: 20_000_000 },
+      b: { delayMs: 40, bandwidthBytesPerSec: 20_000_000 },
+    },
+    holds: { o: ['/index.html'], a: SMALL_FILES, b: [...SMALL_FILES, '/blob/b-only.bin'] },
+    entries: (origins) => [
+      { logical: '/blob/a-only.bin', servers: [origins['a']!] },
+      { logical: '/blob/b-only.bin', servers: [origins['b']!] },
+      { logical: '/blob/*', servers: [origins['a']!, origins['b']!] },
+      { logical: '/s/*', servers: [origins['a']!, origins['b']!] },
+      { logical: '/*', servers: [origins['o']!] },
+    ],
+    workerParams: { extraBudgetShare: 1 },
+  });
+  await cluster.storeReplica('/blob/big.bin', BIG, 'application/octet-stream', ['a', 'b']);
+  await cluster.storeReplica('/blob/a-only.bin', noise(512_000, 4), 'application/octet-stream', ['a']);
+  const a = cluster.replica('a').origin;
+  const b = cluster.replica('b').origin;
+  await openControlled(page, cluster.logicalUrl('/index.html'));
+  await waitForState(page, (state) => state.bindings.count > 0, {
+    what: 'bindings learned',
+    between: async () => void (await page.evaluate(() => fetch('/index.html', { cache: 'no-store' }).then((response) => response.text()))),
+  });
+  let next = 0;
+  await waitForState(page, (state) => [a, b].every((origin) => (row(state, origin)?.sampleCount ?? 0) >= 2), {
+    what: "a's and b's first bytes measured",
+    timeoutMs: 30_000,
+    between: async () => void (await pageFetch(page, SMALL_FILES[next++ % SMALL_FILES.length]!)),
+  });
+  await pageFetch(page, '/blob/a-only.bin');
+  await pageFetch(page, '/blob/b-only.bin');
+  await waitForState(page, (snapshot) => [a, b].every((origin) => row(snapshot, origin)?.throughputBytesPerMs !== undefined), { what: "a's and b's links measured" });
+
+  // From now on every body on a's link stops part-way for 60 s.
+  cluster.replica('a').emulator!.setStall({ probability: 1, durationMs: 60_000, phase: 'body' });
+  cluster.replica('a').log.length = 0;
+  cluster.replica('b').log.length = 0;
+  const path = '/blob/big.bin?v=stall';
+  expect(await pageFetch(page, path)).toEqual({ sha256: sha256(BIG), bytes: BIG.length });
+
+  const state = await waitForState(page, (snapshot) => snapshot.events.some((event) => event.type === 'head-redecided'), { what: 'the body re-decided' });
+  expect(state.decisions.find((record) => record.logicalUrl.endsWith(path))?.servedBy).toBe(a);
+  expect(state.events.filter((event) => event.type === 'head-redecided')).toEqual([expect.objectContaining({ from: a, to: b, switched: true })]);
+  // a got the page's whole GET; b only a Range request for the rest, naming the entity.
+  expect(cluster.replica('a').log.filter((entry) => entry.method === 'GET' && entry.url === path).map((entry) => entry.headers['range'])).toEqual([undefined]);
+  const rest = cluster.replica('b').log.filter((entry) => entry.method === 'GET' && entry.url === path);
+  expect(rest).toHaveLength(1);
+  expect(String(rest[0]!.headers['range'])).toMatch(/^bytes=\d+-$/);
+  expect(rest[0]!.headers['if-range']).toBeDefined();
+  cluster.replica('a').emulator!.setStall(null);
 });

@@ -99,3 +99,29 @@ test('the page origin is down: the page comes from a replica and window.webpp st
   await page.goto(cluster.logicalUrl('/index.html'));
   expect(await pageRendered(page)).toEqual({ images: 4, brokenImages: 0, styled: true, scripted: true });
 });
+
+test('the page origin hangs (a black hole): the page comes from a replica, and its load does not wait on the page script', async ({ page }) => {
+  test.setTimeout(120_000);
+  await cluster.stop();
+  // The page script's old flat wait (the initial timeout) made long here: a load that waits
+  // for it cannot end within the 15 s the navigation below is given.
+  cluster = await Cluster.start({ site: demoSite(4), delaysMs: { a: 0, b: 20, c: 20 }, workerParams: { initialTimeoutMs: 30_000 } });
+  await openControlled(page, cluster.logicalUrl('/index.html'));
+  const own = cluster.primary.origin;
+  await waitForState(page, (state) => (state.servers.find((server) => server.server === own)?.sampleCount ?? 0) >= 4, {
+    what: 'the own origin measured',
+    timeoutMs: 60_000,
+    between: async () => void (await page.reload()),
+  });
+
+  cluster.primary.stall();
+  await page.goto(cluster.logicalUrl('/page2.html'), { waitUntil: 'load', timeout: 15_000 });
+  await expect(page.locator('#title')).toHaveText('Page two');
+  const state = await workerState(page);
+  expect(state.decisions.findLast((decision) => decision.navigation)?.servedBy).not.toBe(own);
+  // The script came from the worker's copy: the policy held the own origin failed once the
+  // navigation had timed out there, so the copy did not wait on the network.
+  expect(state.counters.pageScriptFromCache).toBeGreaterThanOrEqual(1);
+  expect(await page.evaluate(() => (window as { webpp?: unknown }).webpp !== undefined)).toBe(true);
+  cluster.primary.release();
+});

@@ -16,7 +16,7 @@ import type { BoundRequest, Lifecycle, ResumeRange } from './plugins.js';
 import { serve } from './serve.js';
 
 /** A planned request: a BoundRequest before the attempt stage gives it a sender. */
-export type PlannedRequest = Omit<BoundRequest, 'sender' | 'attemptAgain' | 'bodyCancelled'>;
+export type PlannedRequest = Omit<BoundRequest, 'sender' | 'attemptAgain' | 'senderForRest' | 'bodyCancelled'>;
 
 export async function attempt(planned: PlannedRequest, path: RequestPath): Promise<Response> {
   const { lifecycle } = path;
@@ -24,6 +24,7 @@ export async function attempt(planned: PlannedRequest, path: RequestPath): Promi
   const bound = { ...planned } as { -readonly [K in keyof BoundRequest]: BoundRequest[K] };
   bound.sender = senderFor(bound, path.selfOrigin, lifecycle, undefined);
   bound.attemptAgain = (plan, range) => run(bound, plan, path, range);
+  bound.senderForRest = (range) => senderFor(bound, path.selfOrigin, lifecycle, range);
   bound.bodyCancelled = () => lifecycle.notify('bodyWasCancelled', bound);
   lifecycle.notify('handlerWillStart', bound);
   let result = await run(bound, bound.plan, path, undefined);

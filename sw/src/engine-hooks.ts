@@ -38,7 +38,7 @@ import type { ConnectionQueue } from './connection-queue.js';
 import type { ExchangeSender } from './fetch-io.js';
 import type { BoundRequest, WorkerPlugin } from './plugins.js';
 import { headRace } from './head-race.js';
-import { racedBody } from './raced-body.js';
+import { racedBody, type BodyProgress } from './raced-body.js';
 import { bodyExtent } from './resumable-body.js';
 import type { StateReporter } from './state-reporter.js';
 
@@ -133,6 +133,8 @@ class EngineHooks {
     if (lengthBytes === undefined || extent === undefined) return served;
     const winnerRecord = result.attempts.find((attempt) => attempt.server === result.winner.server && attempt.outcome === 'served');
     const headAtMs = engine.now();
+    // The bytes the page has had: the body's own pace for the policy, and where the fetch of the rest starts.
+    const progress: BodyProgress = { bytes: 0 };
     const facts = {
       server: result.winner.server,
       logicalUrl: bound.logicalUrl,
@@ -144,13 +146,15 @@ class EngineHooks {
     // Asked at the head, and again whenever the policy says to look again while the body runs.
     const ask = (): HeadRedecision | undefined => {
       const nowMs = engine.now();
-      return policy.reconsiderAtHead!({ ...facts, nowMs, inFlight: engine.inFlight.snapshot(nowMs), bodyElapsedMs: nowMs - headAtMs });
+      return policy.reconsiderAtHead!({ ...facts, nowMs, inFlight: engine.inFlight.snapshot(nowMs), bodyElapsedMs: nowMs - headAtMs, bodyBytesSoFar: progress.bytes });
     };
     const decision = ask();
     if (decision === undefined) return served;
     const onTime = (decision.startAfterMs ?? 0) > 0 && Number.isFinite(decision.restHereMs);
     if (onTime && lengthBytes < this.options.watchMinBytes) return served;
-    const race = headRace(engine, alternatives, bound.sender, ask, () => this.bodyEnds.has(first));
+    // The rest of the body from the byte the page has when the fetch elsewhere starts (If-Range: the first answer's strong ETag).
+    const restSender = (): ExchangeSender => bound.senderForRest({ range: `bytes=${progress.bytes}-`, ifRange: extent.strongEtag });
+    const race = headRace(engine, alternatives, restSender, ask, () => this.bodyEnds.has(first));
     const report = (switched: boolean, reason: string, atByte: number): void => {
       const { to, decision: started } = race.started()!;
       this.options.reporter.event({ type: 'head-redecided', atMs: Date.now(), logicalUrl: bound.logicalUrl, from: result.winner.server, to, switched, reason, atByte, restHereMs: started.restHereMs, elsewhereMs: started.elsewhereMs });
@@ -173,7 +177,7 @@ class EngineHooks {
         const second = race.second();
         if (second) this.bodyEnds.get(second)?.();
       },
-    });
+    }, progress);
     request.signal?.addEventListener('abort', () => race.end(), { once: true });
     race.follow(decision);
     // The worker's code runs until the race is decided (a timer may still be due): keep the worker alive that long.

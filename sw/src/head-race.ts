@@ -1,8 +1,9 @@
 /**
  * The second fetch of one first body when the policy decides again at the response head
- * (engine-hooks.ts, hook C): the policy's timer while it says to look again (rent or buy,
- * core head-redecision.ts), the fetch once it says to start (a 'resume' run of the engine:
- * ledger, budget, timeouts), and its answer for the raced body (raced-body.ts). A closure,
+ * (engine-hooks.ts, hook C): the policy's timer while it says to look again (rent or buy, or
+ * the body's own pace; core head-redecision.ts), the fetch of the rest once it says to start
+ * (a 'resume' run of the engine: ledger, budget, timeouts; a ranged GET from the byte the page
+ * has), and its answer for the raced body (raced-body.ts). A closure,
  * not a class: it is in every worker bundle, and minified closures are the smaller.
  */
 import type { ClientEngine, EngineAttempt, HeadRedecision, ServerId } from '@webpp/core';
@@ -29,12 +30,13 @@ export interface HeadRace {
 
 /**
  * `ask`: the policy's decision now (with the body's time so far); `firstRunning`: the first
- * body is still coming (its exchange has not ended).
+ * body is still coming (its exchange has not ended); `sender`: how the fetch elsewhere is
+ * sent, asked for at the moment it starts (the rest of the body from the byte the page has then).
  */
 export function headRace(
   engine: ClientEngine<Response, ExchangeSender>,
   alternatives: readonly EngineAttempt[],
-  sender: ExchangeSender,
+  sender: () => ExchangeSender,
   ask: () => HeadRedecision | undefined,
   firstRunning: () => boolean,
 ): HeadRace {
@@ -82,7 +84,7 @@ export function headRace(
       second = run.kind === 'served' ? run.response : undefined;
       if (run.kind === 'failed') run.fallback?.response.body?.cancel().catch(() => undefined);
       resolveAnswer(second);
-    }, { context: sender, purpose: 'resume' });
+    }, { context: sender(), purpose: 'resume' });
   };
   return {
     answer,

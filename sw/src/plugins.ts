@@ -50,6 +50,8 @@ export interface BoundRequest {
   readonly sender: ExchangeSender;
   /** Runs `plan` again with the engine (a 'resume' run for `range`, else a 'request' run); the page's abort ends it. */
   attemptAgain(plan: readonly EngineAttempt[], range?: ResumeRange): Promise<RunResult<Response>>;
+  /** How the exchanges of a 'resume' run for `range` are sent (the page's request for the rest of the body), for a plugin that runs the engine itself (head-race.ts). */
+  senderForRest(range: ResumeRange): ExchangeSender;
   /** The page cancelled the body a plugin streams (the bodyWasCancelled callbacks). */
   bodyCancelled(): void;
 }

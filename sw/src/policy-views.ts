@@ -24,7 +24,7 @@ function fromDescription(view: PolicyServerView, nowMs: number): ServerView {
     meanMs: Math.round(meanMs * 100) / 100,
     stdDevMs: 0,
     sPercentileMs: view.ttfbEstimateMs === undefined ? null : Math.round(meanMs * 100) / 100,
-    timeoutMs: 0,
+    timeoutMs: view.timeoutMs ?? 0,
     sampleCount: view.sampleCount,
     lastSampleAgeMs: view.sampleCount > 0 ? Math.max(0, nowMs - view.lastSampleAtMs) : null,
     expired: false,

@@ -3,8 +3,10 @@
  * C): the first body, until a second fetch of the same resource elsewhere answers with the
  * same entity (checked as resumable-body.ts checks a resume: continuation()); from then on
  * the second body, from the byte the page has on. Whichever happens first decides; the other
- * is cancelled. The second fetch may start at the head or later (rent or buy), or never:
- * `second` resolves with its answer, or with undefined when there will be none.
+ * is cancelled. The second fetch may start at the head or later (rent or buy, or the body's
+ * own pace), or never: `second` resolves with its answer, or with undefined when there will be
+ * none. It asks for the whole body or, started mid-body, for the rest from the byte the page
+ * had then (a 206); the page may have had more bytes since, which are skipped (continuation()).
  */
 import { afterSkipped, continuation } from './resumable-body.js';
 import type { BodyExtent } from './resumable-body.js';
@@ -22,7 +24,18 @@ interface RaceEvents {
 
 type Step = { kind: 'read'; result: ReadableStreamReadResult<Uint8Array> } | { kind: 'error'; error: unknown } | { kind: 'second'; response: Response | undefined };
 
-export function racedBody(firstBody: ReadableStream<Uint8Array>, extent: BodyExtent, second: Promise<Response | undefined>, events: RaceEvents): ReadableStream<Uint8Array> {
+/** The bytes the page has had so far (the driver's HeadFacts.bodyBytesSoFar, and where a ranged second fetch starts). */
+export interface BodyProgress {
+  bytes: number;
+}
+
+export function racedBody(
+  firstBody: ReadableStream<Uint8Array>,
+  extent: BodyExtent,
+  second: Promise<Response | undefined>,
+  events: RaceEvents,
+  progress: BodyProgress = { bytes: 0 },
+): ReadableStream<Uint8Array> {
   let reader = firstBody.getReader();
   let pendingRead: Promise<Step> | undefined;
   let waiting: Promise<Step> | undefined = second.then((response) => ({ kind: 'second', response }));
@@ -81,6 +94,7 @@ export function racedBody(firstBody: ReadableStream<Uint8Array>, extent: BodyExt
           ({ chunk, skipBytes } = afterSkipped(chunk, skipBytes));
           if (chunk.byteLength === 0) continue;
           delivered += chunk.byteLength;
+          progress.bytes = delivered;
           controller.enqueue(chunk);
           return;
         }

@@ -9,7 +9,7 @@
 import { POLICIES_ADDON, loadAddons } from './addons.js';
 import { parseWorkerOptions, workerTimeouts } from './config.js';
 import { ReplicaClient } from './replica-client.js';
-import { PageScriptCache } from './page-script-cache.js';
+import { ownOriginWaitMs, PageScriptCache } from './page-script-cache.js';
 import { NavigationPreload } from './navigation-preload.js';
 
 declare const self: ServiceWorkerGlobalScope;
@@ -31,10 +31,12 @@ const client = new ReplicaClient({
 client.attachMessageListener(self);
 for (const addon of Object.values(addons)) addon.install?.(client, self);
 
-// A copy of /webpp.js, for pages that a replica serves while the site's own origin is down.
+// A copy of /webpp.js, for pages that a replica serves while the site's own origin is down,
+// or hangs: the network is given as long as the policy gives an attempt on the own origin.
+const initialTimeoutMs = workerTimeouts(client.options).initialTimeoutMs;
 const pageScript = new PageScriptCache({
   scriptUrl: new URL('/webpp.js', self.location.href).href,
-  networkTimeoutMs: workerTimeouts(client.options).initialTimeoutMs,
+  networkTimeoutMs: () => ownOriginWaitMs(client.policy.describe(client.engine.now()), self.location.origin, initialTimeoutMs),
   onServedFromCache: () => client.reporter.count('pageScriptFromCache'),
 });
 

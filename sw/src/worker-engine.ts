@@ -89,8 +89,13 @@ export function workerEngine(init: WorkerEngineOptions): { engine: WorkerEngine;
     io: fetchIO(background),
     backgroundTarget: backgroundTarget(probeUrls, random),
     backgroundTimeoutMs: workerTimeouts(options).timeoutCeilingMs,
-    // Chromium's six connections per host (HTTP/1.1): a timeout starts when the request could leave the browser.
-    connectionsPerServer: () => CONNECTIONS_PER_HOST,
+    // A timeout starts when the request could be served, not while it waits behind this
+    // client's own exchanges: the policy's answer for the replica (the connections for the
+    // protocol it learnt from nextHopProtocol, or the server's own concurrency when lower),
+    // else Chromium's six connections per host (HTTP/1.1).
+    connectionsPerServer: (server) => policy.exchangesAtOnce?.(server) ?? CONNECTIONS_PER_HOST,
+    // Late binding frees held requests as exchanges end, which the worker learns from Resource Timing (engine-hooks.ts).
+    lateBinding: init.observeResourceTiming,
     hooks: combineHooks(
       { sampleWillBeObserved: (sample) => samples.noteEngineSample(sample), sampleObserved: () => void store.changed() },
       telemetryHooks(reporter, policy),

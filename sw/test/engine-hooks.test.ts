@@ -7,7 +7,8 @@
  *  C. at a head whose rest will take longer than a whole fetch elsewhere, a second fetch goes
  *     there and the page's body continues from whichever answers first, byte for byte; when
  *     the server's pace is not known, only once the body has run as long as a whole fetch
- *     there would take (rent or buy), and never for a body that ended by then.
+ *     there would take (rent or buy), and never for a body that ended by then; a body whose
+ *     link collapses after the head, at its own pace, by a ranged fetch of the rest.
  */
 import { Readable } from 'node:stream';
 import { BINDINGS_HEADER, encodeBindings } from '@webpp/core';
@@ -29,7 +30,14 @@ for (let i = 0; i < BIG_BYTES; i++) big[i] = (i * 7 + (i >> 10)) & 0xff;
 interface Server extends TestServer {
   /** Sends /big.bin in chunks, SLOW_CHUNK_EVERY_MS apart. */
   slowBody: boolean;
+  /** Sends the first half of /collapse.bin at once, then the rest a chunk every COLLAPSED_CHUNK_EVERY_MS (its link collapses mid-body). */
+  collapse: boolean;
+  /** The Range header of every request for a big body (undefined: none). */
+  ranges: (string | undefined)[];
 }
+
+/** After the collapse: one chunk per this many ms (the second half, 128 KiB, in about 3.2 s). */
+const COLLAPSED_CHUNK_EVERY_MS = 200;
 
 const servers: Server[] = [];
 let own: Server;
@@ -43,18 +51,37 @@ function bindingsHeader(): string {
       { logical: `${own.origin}/file.txt`, prefix: false, replicas: [`${a.origin}/file.txt`, `${b.origin}/file.txt`] },
       { logical: `${own.origin}/big.bin`, prefix: false, replicas: [`${a.origin}/big.bin`, `${b.origin}/big.bin`] },
       { logical: `${own.origin}/only-a.bin`, prefix: false, replicas: [`${a.origin}/only-a.bin`] },
+      { logical: `${own.origin}/collapse.bin`, prefix: false, replicas: [`${a.origin}/collapse.bin`, `${b.origin}/collapse.bin`] },
     ],
   }).value;
 }
 
-async function start(slowBody = false): Promise<Server> {
-  const server = await startServer<Server>({ slowBody }, async (server, request, reply) => {
+async function start(slowBody = false, collapse = false): Promise<Server> {
+  const server = await startServer<Server>({ slowBody, collapse, ranges: [] }, async (server, request, reply) => {
     reply.header(BINDINGS_HEADER, bindingsHeader());
     reply.header('access-control-expose-headers', '*');
     const path = request.url.split('?')[0];
-    if (path === '/big.bin' || path === '/only-a.bin') {
+    if (path === '/big.bin' || path === '/only-a.bin' || path === '/collapse.bin') {
       reply.header('content-type', 'application/octet-stream').header('etag', '"big-v1"').header('last-modified', 'Sat, 28 Nov 2026 10:00:00 GMT');
+      const range = request.headers.range;
+      server.ranges.push(range);
+      const from = /^bytes=(\d+)-$/.exec(range ?? '');
+      if (from && !server.collapse && !server.slowBody) {
+        const start = Number(from[1]);
+        reply.code(206).header('content-range', `bytes ${start}-${BIG_BYTES - 1}/${BIG_BYTES}`).header('content-length', String(BIG_BYTES - start));
+        return reply.send(big.subarray(start));
+      }
       reply.header('content-length', String(BIG_BYTES));
+      if (path === '/collapse.bin' && server.collapse) {
+        const halves = async function* (): AsyncGenerator<Buffer> {
+          yield big.subarray(0, BIG_BYTES / 2);
+          for (let at = BIG_BYTES / 2; at < BIG_BYTES; at += CHUNK_BYTES) {
+            await new Promise((resolve) => setTimeout(resolve, COLLAPSED_CHUNK_EVERY_MS));
+            yield big.subarray(at, at + CHUNK_BYTES);
+          }
+        };
+        return reply.send(Readable.from(halves()));
+      }
       if (!server.slowBody) return reply.send(big);
       const chunks = async function* (): AsyncGenerator<Buffer> {
         for (let at = 0; at < BIG_BYTES; at += CHUNK_BYTES) {
@@ -72,7 +99,7 @@ async function start(slowBody = false): Promise<Server> {
 
 beforeAll(async () => {
   own = await start();
-  a = await start(true);
+  a = await start(true, true);
   b = await start();
 });
 
@@ -192,9 +219,37 @@ describe('engine v3 hooks in the worker', () => {
     const redecided = events.filter((event) => event.type === 'head-redecided');
     expect(redecided).toHaveLength(1);
     expect(redecided[0]).toMatchObject({ from: a.origin, to: b.origin, switched: true });
-    console.log('DEBUG', JSON.stringify(redecided[0]), Date.now() - nowMs);
-    expect(Number.isNaN((redecided[0] as { restHereMs: number }).restHereMs)).toBe(true);
+    // Started by rent or buy (restHereMs NaN), or by the body's own pace once a's first chunks had come: never on time.
+    const started = redecided[0] as { restHereMs: number; elsewhereMs: number };
+    expect(started.restHereMs <= 2 * started.elsewhereMs).toBe(false);
     expect(b.log).toContain('GET /big.bin?v=rent');
+  });
+
+  it('C, its own pace: a body whose link collapses after the head is finished from elsewhere by a ranged fetch of the rest', async () => {
+    const { instance, events } = client(false);
+    await learnBindings(instance);
+    // Both replicas measured fast (20 ms, 10 MB/s): at a's head its 256 KiB is on time, and a
+    // whole second fetch is not worth it. Then a's link collapses after the first half.
+    const nowMs = Date.now();
+    for (let i = 0; i < 4; i++) {
+      instance.engine.observe({ server: a.origin, purpose: 'request', outcome: 'served', ttfbMs: 2, bodyBytes: 100_000, bodyMs: 10, nowMs: nowMs - 1_000 + i });
+      instance.engine.observe({ server: b.origin, purpose: 'request', outcome: 'served', ttfbMs: 20, bodyBytes: 100_000, bodyMs: 10, nowMs: nowMs - 1_000 + i });
+    }
+    a.ranges.length = 0;
+    b.ranges.length = 0;
+    const body = await get(instance, '/collapse.bin');
+    expect(Buffer.from(body).equals(big)).toBe(true);
+    expect(instance.snapshot().decisions.at(-1)?.servedBy).toBe(a.origin);
+    // The event is published with the next flush of the state reporter.
+    expect(await eventually(() => events.some((event) => event.type === 'head-redecided'))).toBe(true);
+    const redecided = events.filter((event) => event.type === 'head-redecided');
+    expect(redecided).toHaveLength(1);
+    expect(redecided[0]).toMatchObject({ from: a.origin, to: b.origin, switched: true });
+    // b was asked for the rest only: from a byte past the half a had sent (If-Range keeps it the same entity).
+    expect(a.ranges).toEqual([undefined]);
+    expect(b.ranges).toHaveLength(1);
+    const from = Number(/^bytes=(\d+)-$/.exec(b.ranges[0] ?? '')?.[1]);
+    expect(from).toBeGreaterThanOrEqual(BIG_BYTES / 2);
   });
 
   it('C, rent or buy: a body that ends before a whole fetch elsewhere would have starts no second fetch', async () => {

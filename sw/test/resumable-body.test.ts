@@ -245,6 +245,8 @@ describe('resumableBody', () => {
     const part = (etag: string, range: string) => new Response('x', { status: 206, headers: { etag, 'content-range': range } });
     expect(continuation(part('"a"', 'bytes 4-9/10'), first, 4)).toEqual({ skipBytes: 0 });
     expect(continuation(part('"a"', 'bytes 5-9/10'), first, 4)).toMatchObject({ error: expect.stringContaining('starts at 5') });
+    // A range asked for earlier (a second fetch started mid-body): the bytes the page got since are skipped.
+    expect(continuation(part('"a"', 'bytes 2-9/10'), first, 4)).toEqual({ skipBytes: 2 });
     expect(continuation(part('"b"', 'bytes 4-9/10'), first, 4)).toMatchObject({ error: expect.stringContaining('ETag') });
     expect(continuation(part('"a"', 'bytes 4-10/11'), first, 4)).toMatchObject({ error: expect.stringContaining('bytes') });
     expect(continuation(new Response('no', { status: 416 }), first, 4)).toMatchObject({ error: expect.stringContaining('416') });

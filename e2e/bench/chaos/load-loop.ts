@@ -24,6 +24,26 @@ interface FailedLoadDetail {
   navigationStory?: { decisions: DecisionRecord[]; events: WebppEvent[] };
 }
 
+/**
+ * A load slower than LoopOptions.traceSlowerThanMs, with what the worker decided and did
+ * meanwhile: to tell why the tail under faults is long (which resource, which replica,
+ * which timeout or body).
+ */
+interface SlowLoadDetail {
+  index: number;
+  /** Milliseconds since the phase started. */
+  atMs: number;
+  startedAtEpochMs: number;
+  path: string;
+  loadMs: number;
+  /** [path, startTime, responseStart, responseEnd] of every Resource Timing entry, ms since the navigation began. */
+  timings: [string, number, number, number][];
+  /** The worker's decisions of the load: [ms since the load began, path, served by, status, [server, reason, outcome, started after, ttfb, timeout]…]. */
+  decisions: unknown[];
+  /** The worker's other events of the load (failovers, resumes, decisions at the head, probes), ms since the load began. */
+  events: unknown[];
+}
+
 export interface LoopResult {
   loads: PageLoadResult[];
   counters: CounterTotals;
@@ -32,6 +52,7 @@ export interface LoopResult {
   /** Requests served per replica origin, from the worker's decisions. */
   servedBy: Record<string, number>;
   failures: FailedLoadDetail[];
+  slowLoads: SlowLoadDetail[];
   durationMs: number;
   /** The loop stopped at its deadline before its count. */
   timedOut: boolean;
@@ -50,6 +71,37 @@ export interface LoopOptions {
   incidents?: (fromEpochMs: number, toEpochMs: number) => LinkIncident[];
   /** Failed loads kept with the worker's account (the rest are counted only). */
   maxFailureDetails?: number;
+  /** Loads slower than this (ms) are kept with the worker's account (slowLoads; at most maxSlowDetails). */
+  traceSlowerThanMs?: number;
+  maxSlowDetails?: number;
+}
+
+/** The worker's account of one load, compact (SlowLoadDetail). */
+function slowLoadDetail(index: number, phaseStartMs: number, result: PageLoadResult, state: Awaited<ReturnType<typeof controllerState>>): SlowLoadDetail {
+  const since = result.startedAtMs;
+  const path = (url: string): string => {
+    try {
+      const parsed = new URL(url);
+      return `${parsed.host.split('.')[0]}${parsed.pathname}`;
+    } catch {
+      return url;
+    }
+  };
+  const name = (server: string): string => path(server).replace(/\/$/, '');
+  const decisions = (state?.decisions ?? [])
+    .filter((decision) => decision.atMs >= since)
+    .map((decision) => [
+      Math.round(decision.atMs - since),
+      new URL(decision.logicalUrl).pathname,
+      decision.servedBy === undefined ? null : name(decision.servedBy),
+      decision.status ?? null,
+      Math.round(decision.totalMs),
+      ...decision.attempts.map((attempt) => [name(attempt.server), attempt.reason, attempt.timedOut === true ? `${attempt.outcome}+timedOut` : attempt.outcome, attempt.startedAfterMs, attempt.ttfbMs ?? null, attempt.timeoutMs]),
+    ]);
+  const events = (state?.events ?? [])
+    .filter((event) => event.atMs >= since && event.type !== 'decision' && event.type !== 'sample' && event.type !== 'bindings')
+    .map((event) => ({ ...event, atMs: Math.round(event.atMs - since) }));
+  return { index, atMs: result.startedAtMs - phaseStartMs, startedAtEpochMs: result.startedAtMs, path: result.path, loadMs: result.loadMs ?? -1, timings: result.timings ?? [], decisions, events };
 }
 
 export async function runLoadLoop(options: LoopOptions): Promise<LoopResult> {
@@ -58,6 +110,7 @@ export async function runLoadLoop(options: LoopOptions): Promise<LoopResult> {
   const events = new EventTally();
   const servedBy: Record<string, number> = {};
   const failures: FailedLoadDetail[] = [];
+  const slowLoads: SlowLoadDetail[] = [];
   const loads: PageLoadResult[] = [];
   const startedAtMs = Date.now();
   let lastDecisionId = 0;
@@ -89,6 +142,8 @@ export async function runLoadLoop(options: LoopOptions): Promise<LoopResult> {
       }
       lastDecisionId = newestId;
     }
+    const slow = result.loadMs !== undefined && options.traceSlowerThanMs !== undefined && result.loadMs > options.traceSlowerThanMs;
+    if (slow && slowLoads.length < (options.maxSlowDetails ?? 60)) slowLoads.push(slowLoadDetail(index, loads[0]!.startedAtMs, result, state));
     if (!result.ok && failures.length < (options.maxFailureDetails ?? 30)) {
       const since = result.startedAtMs - 1_000;
       failures.push({
@@ -112,5 +167,5 @@ export async function runLoadLoop(options: LoopOptions): Promise<LoopResult> {
       console.log(`  [${options.label}] ${index + 1}/${options.loads} loads, ${failed} failed, ${((Date.now() - startedAtMs) / 1000).toFixed(0)} s`);
     }
   }
-  return { loads, counters, events, servedBy, failures, durationMs: Date.now() - startedAtMs, timedOut };
+  return { loads, counters, events, servedBy, failures, slowLoads, durationMs: Date.now() - startedAtMs, timedOut };
 }

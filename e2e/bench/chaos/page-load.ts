@@ -24,6 +24,8 @@ export interface PageLoadResult {
   /** Navigation start to `load` (and the 1 MiB file's check), in ms; undefined if no `load`. */
   loadMs?: number;
   slowest?: SlowestResource;
+  /** Every Resource Timing entry of the load (and the navigation's): [path, startTime, responseStart, responseEnd] in ms. */
+  timings?: [string, number, number, number][];
   startedAtMs: number;
 }
 
@@ -36,6 +38,7 @@ interface SlowestResource {
 interface PageChecks {
   failures: ResourceFailure[];
   slowest: SlowestResource;
+  timings: [string, number, number, number][];
 }
 
 /** Runs in the page: the visitor-visible checks. */
@@ -66,12 +69,13 @@ async function checkInPage(args: { titleColor: string; bigSha256: string; bigByt
     if (status >= 400) failures.push({ url: entry.name, why: `status ${status}` });
   }
   let slowest = { path: location.pathname, durationMs: 0 };
+  const timings: [string, number, number, number][] = [];
   for (const entry of performance.getEntries() as PerformanceResourceTiming[]) {
-    if ((entry.entryType === 'resource' || entry.entryType === 'navigation') && entry.duration > slowest.durationMs) {
-      slowest = { path: new URL(entry.name).pathname, durationMs: Math.round(entry.duration) };
-    }
+    if (entry.entryType !== 'resource' && entry.entryType !== 'navigation') continue;
+    timings.push([new URL(entry.name).pathname, Math.round(entry.startTime), Math.round(entry.responseStart), Math.round(entry.responseEnd)]);
+    if (entry.duration > slowest.durationMs) slowest = { path: new URL(entry.name).pathname, durationMs: Math.round(entry.duration) };
   }
-  return { failures, slowest };
+  return { failures, slowest, timings };
 }
 
 function uniqueByUrl(failures: ResourceFailure[]): ResourceFailure[] {
@@ -98,7 +102,7 @@ export async function loadPage(
     const checks = await page.evaluate(checkInPage, { titleColor: TITLE_COLOR, ...expected, boundMs: remainingMs });
     const loadMs = Date.now() - startedAtMs;
     const failedResources = uniqueByUrl(checks.failures);
-    return { path, ok: failedResources.length === 0, failedResources, loadMs, slowest: checks.slowest, startedAtMs };
+    return { path, ok: failedResources.length === 0, failedResources, loadMs, slowest: checks.slowest, timings: checks.timings, startedAtMs };
   } catch (error) {
     return { path, ok: false, navigationError: (error as Error).message.split('\n')[0], failedResources: [], startedAtMs };
   }

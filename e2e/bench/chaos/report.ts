@@ -8,7 +8,7 @@ import type { LoopResult } from './load-loop.js';
 import type { UnexpectedExit } from '../../support/cluster/origin-process.js';
 
 /** Nearest-rank percentile of a sorted list. */
-function percentile(sorted: readonly number[], p: number): number | null {
+export function percentile(sorted: readonly number[], p: number): number | null {
   if (sorted.length === 0) return null;
   const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
   return sorted[rank - 1]!;
@@ -28,8 +28,13 @@ interface LoopFigures {
   timed_out: boolean;
 }
 
+/** The load times of a loop's loads that reached `load`, sorted. */
+export function loadTimes(loop: LoopResult): number[] {
+  return loop.loads.flatMap((load) => (load.loadMs === undefined ? [] : [load.loadMs])).sort((x, y) => x - y);
+}
+
 function loopFigures(loop: LoopResult): LoopFigures {
-  const times = loop.loads.flatMap((load) => (load.loadMs === undefined ? [] : [load.loadMs])).sort((x, y) => x - y);
+  const times = loadTimes(loop);
   return {
     page_loads: loop.loads.length,
     failed_page_loads: loop.loads.filter((load) => !load.ok).length,
@@ -129,6 +134,8 @@ export function chaosReport(input: ChaosReportInput): Record<string, unknown> {
     },
     failures: input.faulty.failures,
     failures_no_faults: input.baseline.failures,
+    /** Loads under faults slower than 3 × the fault-free p99 (issue 22's goal line), with the worker's account (load-loop.ts, SlowLoadDetail). */
+    slow_loads: input.faulty.slowLoads,
     fault_log: input.faultLog,
   };
 }

@@ -301,3 +301,99 @@ describe('ClientEngine', () => {
     expect(harness.sent.filter((entry) => entry.exchange.purpose === 'probe')).toHaveLength(1);
   });
 });
+
+describe('ClientEngine: late binding (a burst bound as connections free)', () => {
+  /** Join the shortest queue of this client's exchanges (the plan's inFlight), A first on a tie; records each plan's rebind flag. */
+  function shortestQueuePolicy(rebinds: boolean[]): ClientPolicy {
+    return basePolicy({
+      bindsLate: true,
+      plan: (input) => {
+        rebinds.push(input.rebind === true);
+        const queued = (server: string): number => (input.inFlight ?? []).filter((exchange) => exchange.server === server).length;
+        return ['A', 'B'].sort((a, b) => queued(a) - queued(b)).map((server) => ({ server, timeoutMs: 1_000, reason: 'shortest-queue' }));
+      },
+    });
+  }
+
+  function lateEngine(policy: ClientPolicy, harness: Harness): ClientEngine<string> {
+    return new ClientEngine({ policy, io: harness.io, backgroundTarget: (server) => `${server}/x`, connectionsPerServer: () => 1 });
+  }
+
+  const serve = (harness: Harness, index: number): void => {
+    const entry = harness.sent[index]!;
+    entry.events.head({ status: 200, response: `${entry.exchange.server}${index}`, ttfbMs: 10 });
+    entry.events.bodyComplete({ bodyBytes: 1_000, bodyMs: 1 });
+  };
+
+  it('holds what would queue behind the client\'s own exchanges and sends it to the server that frees first', () => {
+    const harness = new Harness();
+    const rebinds: boolean[] = [];
+    const engine = lateEngine(shortestQueuePolicy(rebinds), harness);
+    const results: RunResult<string>[] = [];
+    for (let i = 0; i < 4; i++) engine.run(engine.plan({ logicalUrl: `u${i}`, method: 'GET', candidates: ['A', 'B'] }, (s) => s), (result) => results.push(result));
+    // One connection each: the first two go out, the other two wait in the engine, not in the browser's queue.
+    expect(harness.sent.map((entry) => entry.exchange.server)).toEqual(['A', 'B']);
+    expect(engine.heldCount).toBe(2);
+    // B answers first: its connection takes the third request, planned again when it can be sent.
+    harness.advance(10);
+    serve(harness, 1);
+    harness.advance(0);
+    expect(harness.sent.map((entry) => entry.exchange.server)).toEqual(['A', 'B', 'B']);
+    // The fourth saw the third queued ahead of it where it would go (B), so it waits for A.
+    harness.advance(10);
+    serve(harness, 0);
+    harness.advance(0);
+    expect(harness.sent.map((entry) => entry.exchange.server)).toEqual(['A', 'B', 'B', 'A']);
+    serve(harness, 2);
+    serve(harness, 3);
+    expect(results.map((result) => result.kind)).toEqual(Array(4).fill('served'));
+    // Four new requests earned the policy's budget once each; the plans again said they were the same requests.
+    expect(rebinds.filter((rebind) => !rebind)).toHaveLength(4);
+    expect(rebinds.filter((rebind) => rebind).length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('fails open: a held request goes to its first choice once no exchange has ended for its timeout, and a page that gives up drops it unsent', () => {
+    const harness = new Harness();
+    const engine = lateEngine(shortestQueuePolicy([]), harness);
+    const results: RunResult<string>[] = [];
+    const cancels = Array.from({ length: 4 }, (_, i) => engine.run(engine.plan({ logicalUrl: `u${i}`, method: 'GET', candidates: ['A', 'B'] }, (s) => s), (result) => results.push(result)));
+    expect(harness.sent).toHaveLength(2);
+    cancels[3]!();
+    expect(results.map((result) => result.kind)).toEqual(['aborted']);
+    // Both heads come, but no body ever ends (a driver that stopped telling the engine): the held one stays held…
+    harness.sent[0]!.events.head({ status: 200, response: 'A0', ttfbMs: 10 });
+    harness.sent[1]!.events.head({ status: 200, response: 'B1', ttfbMs: 10 });
+    harness.advance(999);
+    expect(harness.sent).toHaveLength(2);
+    // …until its timeout has passed with nothing ending: then it goes, and the browser would queue it.
+    harness.advance(1);
+    expect(harness.sent.map((entry) => entry.exchange.server)).toEqual(['A', 'B', 'A']);
+    expect(engine.heldCount).toBe(0);
+  });
+
+  it('holds on past its timeout while exchanges keep ending (a long burst moves)', () => {
+    const harness = new Harness();
+    const engine = new ClientEngine({ policy: { ...shortestQueuePolicy([]), plan: () => ['A', 'B'].map((server) => ({ server, timeoutMs: 1_000, reason: 'A first' })) }, io: harness.io, backgroundTarget: (server) => `${server}/x`, connectionsPerServer: () => 1 });
+    for (let i = 0; i < 3; i++) engine.run(engine.plan({ logicalUrl: `u${i}`, method: 'GET', candidates: ['A', 'B'] }, (s) => s), () => undefined);
+    // A takes one at a time; the other two wait for it, and each of A's answers takes 600 ms.
+    expect(harness.sent.map((entry) => entry.exchange.server)).toEqual(['A']);
+    harness.advance(600);
+    serve(harness, 0);
+    harness.advance(0);
+    expect(harness.sent).toHaveLength(2);
+    // Past the third one's 1 s timeout: A answered 400 ms ago, so it holds on rather than join the browser's queue.
+    harness.advance(500);
+    expect(harness.sent).toHaveLength(2);
+    harness.advance(100);
+    serve(harness, 1);
+    harness.advance(0);
+    expect(harness.sent.map((entry) => entry.exchange.server)).toEqual(['A', 'A', 'A']);
+  });
+
+  it('a policy that does not bind late keeps every request on its first plan (the paper\'s policies, the baselines)', () => {
+    const harness = new Harness();
+    const engine = lateEngine({ ...shortestQueuePolicy([]), bindsLate: false }, harness);
+    for (let i = 0; i < 4; i++) engine.run(engine.plan({ logicalUrl: `u${i}`, method: 'GET', candidates: ['A', 'B'] }, (s) => s), () => undefined);
+    expect(harness.sent.map((entry) => entry.exchange.server)).toEqual(['A', 'B', 'A', 'B']);
+  });
+});

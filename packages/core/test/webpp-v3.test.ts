@@ -102,10 +102,10 @@ describe('deciding again at the response head (head-redecision.ts)', () => {
     expect(policy.reconsiderAtHead({ server: A, ttfbMs: 10, contentLengthBytes: 2 * KB, alternatives: [B], nowMs })).toBeUndefined();
   });
 
-  it('is paid from the extra budget: without tokens it starts nothing', () => {
+  it('is paid from the extra budget: beyond its tokens and the debt a failover may run, it starts nothing', () => {
     const { policy, nowMs } = thinAndFat();
     const answers = Array.from({ length: 20 }, () => policy.reconsiderAtHead({ server: A, ttfbMs: 10, contentLengthBytes: 2_000 * KB, alternatives: [B], nowMs }));
-    expect(answers.filter((answer) => answer !== undefined).length).toBeLessThanOrEqual(3);
+    expect(answers.filter((answer) => answer !== undefined).length).toBeLessThanOrEqual(policy.options.extraBudgetFloorTokens + policy.options.bucketCapacityTokens);
   });
 });
 
@@ -149,6 +149,103 @@ describe('rent or buy: a body whose pace is not known, or runs late (head-redeci
     const late = policy.reconsiderAtHead({ ...facts, nowMs: nowMs + 400, bodyElapsedMs: 400 });
     expect(late?.server).toBe(B);
     expect(late?.startAfterMs ?? 0).toBe(0);
+  });
+});
+
+describe('while the body streams: its own pace (head-redecision.ts, HeadFacts.bodyBytesSoFar)', () => {
+  /** A and B alike: 20 ms and 2 MB/s each (a 4 MB body takes about 2 s on either). */
+  function twins(): { policy: Policy; nowMs: number } {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    teach(policy, A, 20, 2_000, 12);
+    const nowMs = teach(policy, B, 20, 2_000, 12, T0);
+    for (let i = 0; i < 200; i++) policy.plan({ logicalUrl: `/r${i}`, method: 'GET', candidates: [A, B], sizeBytes: 1_000, nowMs }); // earn budget
+    return { policy, nowMs };
+  }
+  const MB4 = 4_000 * KB;
+
+  it('a body whose link collapses after the head is re-decided at the next look, and only its rest is fetched elsewhere', () => {
+    const { policy, nowMs } = twins();
+    const facts = { server: A, ttfbMs: 20, contentLengthBytes: MB4, alternatives: [B], nowMs, deferrable: true };
+    // At the head: on time (about 2 s here, as long as elsewhere), so nothing starts…
+    const atHead = policy.reconsiderAtHead({ ...facts, bodyElapsedMs: 0, bodyBytesSoFar: 0 });
+    expect(atHead?.startAfterMs).toBeGreaterThan(0);
+    // …and a driver that counts bytes is asked again soon, not at the body's predicted end.
+    expect(atHead!.startAfterMs).toBeLessThanOrEqual(50);
+    // At 400 ms only 110 KB came (the link fell to 20 kB/s after 50 ms): at this pace the rest
+    // takes about 14 s here, against about 2 s for the rest from B.
+    const late = policy.reconsiderAtHead({ ...facts, nowMs: nowMs + 400, bodyElapsedMs: 400, bodyBytesSoFar: 110 * KB });
+    expect(late).toMatchObject({ server: B });
+    expect(late?.startAfterMs ?? 0).toBe(0);
+    expect(late!.restHereMs).toBeGreaterThan(10_000);
+    // Elsewhere is the rest's time (the bytes not received yet), not the whole body's.
+    expect(late!.elsewhereMs).toBeLessThan(20 + MB4 / 2_000);
+    // Without the byte count (the old driver), the same moment still looks on time: no start.
+    const blind = policy.reconsiderAtHead({ ...facts, nowMs: nowMs + 400, bodyElapsedMs: 400 });
+    expect(blind?.startAfterMs ?? 0).toBeGreaterThan(0);
+  });
+
+  it('a body that keeps its pace starts nothing, and is looked at within one fetch elsewhere', () => {
+    const { policy, nowMs } = twins();
+    const facts = { server: A, ttfbMs: 20, contentLengthBytes: MB4, alternatives: [B], nowMs, deferrable: true };
+    const onPace = policy.reconsiderAtHead({ ...facts, nowMs: nowMs + 800, bodyElapsedMs: 800, bodyBytesSoFar: 1_600 * KB });
+    expect(onPace?.startAfterMs).toBeGreaterThan(0);
+    expect(onPace!.startAfterMs).toBeLessThanOrEqual(onPace!.elsewhereMs);
+    // All of it received: nothing to decide.
+    expect(policy.reconsiderAtHead({ ...facts, nowMs: nowMs + 2_000, bodyElapsedMs: 2_000, bodyBytesSoFar: MB4 })).toBeUndefined();
+  });
+
+  it('a body stalled after its first bytes is re-decided within about one fetch elsewhere', () => {
+    const { policy, nowMs } = twins();
+    const facts = { server: A, ttfbMs: 20, contentLengthBytes: 400 * KB, alternatives: [B], nowMs, deferrable: true };
+    // 300 KB in the first 150 ms, then nothing: at 400 ms the pace predicts another ~130 ms…
+    const early = policy.reconsiderAtHead({ ...facts, nowMs: nowMs + 400, bodyElapsedMs: 400, bodyBytesSoFar: 300 * KB });
+    expect(early?.startAfterMs ?? 0).toBeGreaterThan(0);
+    // …still nothing by 800 ms: the rest here (~270 ms at the pace so far) is beyond twice the rest from B (~70 ms).
+    const stalled = policy.reconsiderAtHead({ ...facts, nowMs: nowMs + 800, bodyElapsedMs: 800, bodyBytesSoFar: 300 * KB });
+    expect(stalled).toMatchObject({ server: B });
+    expect(stalled?.startAfterMs ?? 0).toBe(0);
+  });
+
+  it('while every alternative is ejected, the body is looked at again within one probe interval', () => {
+    const { policy, nowMs } = twins();
+    policy.observe({ server: B, purpose: 'request', outcome: 'network-error', nowMs });
+    expect(policy.describe(nowMs).find((view) => view.server === B)?.state).toBe('failed');
+    const facts = { server: A, ttfbMs: 20, contentLengthBytes: MB4, alternatives: [B], nowMs, deferrable: true };
+    const look = policy.reconsiderAtHead({ ...facts, nowMs: nowMs + 6_000, bodyElapsedMs: 6_000, bodyBytesSoFar: 200 * KB });
+    expect(look?.startAfterMs).toBeLessThanOrEqual(policy.options.probeBackoffBaseMs);
+  });
+
+  it('when the budget has no token it borrows as a failover does; with the debt at its limit it looks again instead of giving up', () => {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    teach(policy, A, 20, 2_000, 12);
+    const nowMs = teach(policy, B, 20, 2_000, 12, T0);
+    const facts = { server: A, ttfbMs: 20, contentLengthBytes: MB4, alternatives: [B], nowMs: nowMs + 400, deferrable: true, bodyElapsedMs: 400, bodyBytesSoFar: 110 * KB };
+    const answers = Array.from({ length: 20 }, () => policy.reconsiderAtHead(facts));
+    const started = answers.filter((answer) => answer !== undefined && (answer.startAfterMs ?? 0) === 0);
+    // The floor's tokens and the bucket's capacity in debt, no more (the hard ceiling).
+    expect(started.length).toBeGreaterThan(3);
+    expect(started.length).toBeLessThanOrEqual(policy.options.extraBudgetFloorTokens + policy.options.bucketCapacityTokens);
+    // The rest are told to look again (the body still crawls; later requests pay the debt back).
+    expect(answers.every((answer) => answer !== undefined)).toBe(true);
+    // At the debt's limit the price has doubled with every token short (2 · 2^4 = 32 here):
+    // a body whose rest takes 7 × a fetch elsewhere waits, one that stalled (rest ~100 s) is bought.
+    expect(policy.reconsiderAtHead(facts)?.startAfterMs).toBeGreaterThan(0);
+    const stalled = policy.reconsiderAtHead({ ...facts, nowMs: facts.nowMs + 3_600, bodyElapsedMs: 4_000 });
+    expect(stalled).toMatchObject({ server: B });
+    expect(stalled?.startAfterMs ?? 0).toBe(0);
+  });
+
+  it('an alternative whose link was never measured is priced at the harmonic mean of the measured links', () => {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    const C = 'http://c.localhost:8083';
+    teach(policy, A, 20, 2_000, 12);
+    let nowMs = teach(policy, B, 20, 2_000, 12, T0);
+    // C: first bytes only (HEAD refreshes), no body measured.
+    for (let i = 0; i < 6; i++) policy.observe({ server: C, purpose: 'refresh', outcome: 'served', nowMs: (nowMs += 10), ttfbMs: 30 });
+    policy.observe({ server: B, purpose: 'request', outcome: 'network-error', nowMs });
+    for (let i = 0; i < 200; i++) policy.plan({ logicalUrl: `/r${i}`, method: 'GET', candidates: [A, B, C], sizeBytes: 1_000, nowMs }); // earn budget
+    const facts = { server: A, ttfbMs: 20, contentLengthBytes: MB4, alternatives: [B, C], nowMs: nowMs + 400, deferrable: true, bodyElapsedMs: 400, bodyBytesSoFar: 110 * KB };
+    expect(policy.reconsiderAtHead(facts)).toMatchObject({ server: C });
   });
 });
 

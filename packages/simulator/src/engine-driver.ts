@@ -89,13 +89,18 @@ function newEngine(environment: PolicyEnvironment, policy: ClientPolicy, engineN
     },
     send: (exchange, events, context) => sendExchange(environment, exchange, events, context, () => `${engineName}|${exchange.purpose}|${backgroundCount++}`, policy),
   };
-  // Under HTTP/1.1 the browser sends six exchanges per host at once (connection-pool.ts): the engine's timeouts start when one could leave.
+  // The engine's timeouts start when an exchange could be served, not while it waits behind the
+  // client's own: the policy's answer (ClientPolicy.exchangesAtOnce: the connections for the
+  // protocol it learnt, or the server's own concurrency when lower), else the browser's
+  // connections per host (connection-pool.ts: six under HTTP/1.1, none under h2).
   const connections = environment.network.pool?.connectionsPerHost;
+  const exchangesAtOnce = policy.exchangesAtOnce?.bind(policy);
+  const connectionsPerServer = exchangesAtOnce ?? (connections === undefined ? undefined : () => connections);
   return new ClientEngine({
     policy,
     io,
     backgroundTarget: (server) => server,
-    ...(connections === undefined ? {} : { connectionsPerServer: () => connections }),
+    ...(connectionsPerServer === undefined ? {} : { connectionsPerServer }),
     hooks: combineHooks({
       sampleWillBeObserved: (sample) => {
         // Paper Figure 5: |estimate − sample| / sample just before the sample is folded in.

@@ -167,3 +167,18 @@ describe('the freecdn model (freecdn-js 0.4.1 getHostWeight)', () => {
     expect(result.failed).toBe(0);
   });
 });
+
+describe('late binding (issue 22 §2: the page\'s burst, judged on the page)', () => {
+  it('a first page over HTTP/1.1 with a fat and a thin replica: the burst is bound as connections free, and the page takes about what the fat one alone takes', () => {
+    // B answers first (10 ms) but over 200 kB/s; A in 20 ms over 10 MB/s. Nothing is measured when the page starts.
+    const servers = { A: { link: { delayMs: 20, bandwidthBytesPerSec: 10_000_000 }, linkSharing: 'shared' as const }, B: { link: { delayMs: 10, bandwidthBytesPerSec: 200_000 }, linkSharing: 'shared' as const } };
+    const page = Array.from({ length: 60 }, (_, i) => resource(i, 50_000));
+    const generated = world(servers, [page], 6);
+    const single = runWorld(generated, singleServerPolicy('A'));
+    const webpp = runWorld(generated, registryPolicy('webpp'));
+    expect(webpp.failed).toBe(0);
+    // Bound up front, half the burst queued on B's six connections: 1.5 MB at 200 kB/s, seconds.
+    expect(webpp.pageMeanMs!).toBeLessThan(1.5 * single.pageMeanMs!);
+    expect(webpp.servedBy['A']).toBeGreaterThanOrEqual(50);
+  });
+});

@@ -8,8 +8,9 @@
  */
 import type { ServerId } from '../types.js';
 import { InFlightLedger } from './in-flight.js';
+import { HoldQueue } from './late-binding.js';
 import { BackgroundRequests } from './maintenance.js';
-import type { BackgroundRequest, ClientPolicy, ExchangeSample, PlanInput } from './policy-types.js';
+import type { BackgroundRequest, ClientPolicy, ExchangeSample, InFlightExchange, PlanInput } from './policy-types.js';
 import { runAttempts } from './run-attempts.js';
 import type { RunContext } from './run-attempts.js';
 import type { Cancel, EngineAttempt, EngineHooks, EngineIO, RunResult } from './engine-io.js';
@@ -34,6 +35,13 @@ export interface ClientEngineOptions<R, C = unknown> {
    * Absent: timeouts start at the send.
    */
   connectionsPerServer?: (server: ServerId) => number | undefined;
+  /**
+   * Late binding (late-binding.ts) for a policy that binds late (ClientPolicy.bindsLate).
+   * Default true. A driver that cannot tell the engine when its exchanges end (the ledger
+   * frees held requests; the worker learns it from Resource Timing) turns it off: a held
+   * request would otherwise wait for its fail-open timeout.
+   */
+  lateBinding?: boolean;
 }
 
 export interface RunOptions<C = unknown> {
@@ -55,6 +63,13 @@ export interface RunOptions<C = unknown> {
   retry?: boolean;
 }
 
+function withoutHedge(attempt: EngineAttempt): EngineAttempt {
+  if (attempt.hedgeAfterMs === undefined) return attempt;
+  const copy = { ...attempt };
+  delete copy.hedgeAfterMs;
+  return copy;
+}
+
 function holds(attempts: readonly EngineAttempt[], server: ServerId): boolean {
   for (const attempt of attempts) if (attempt.server === server) return true;
   return false;
@@ -72,6 +87,11 @@ export class ClientEngine<R, C = unknown> {
   readonly inFlight = new InFlightLedger();
   /** The size each plan was made for (known or estimated), for the ledger. */
   private readonly planSizes = new WeakMap<readonly EngineAttempt[], number>();
+  /** Late binding (late-binding.ts): requests held until a server they want can take them; only for a policy that binds late. */
+  private readonly held: HoldQueue | undefined;
+  /** Per plan of a page's request: the same request planned again (late binding), given the held requests ahead of it. */
+  private readonly rebinders = new WeakMap<readonly EngineAttempt[], (ahead: readonly InFlightExchange[]) => EngineAttempt[]>();
+  private readonly connectionsOf: ((server: ServerId) => number | undefined) | undefined;
 
   /** The parts of every run's context that do not change between runs (built once: the simulator runs millions). */
   private readonly shared: Omit<RunContext<R, C>, 'purpose' | 'context' | 'onBodyBroken' | 'onBodyComplete'>;
@@ -104,6 +124,12 @@ export class ClientEngine<R, C = unknown> {
       retryOrder: (plan: readonly EngineAttempt[]) => this.retryOrder(plan),
       hooks: options.hooks,
     };
+    this.connectionsOf = options.connectionsPerServer;
+    if (policy.bindsLate === true && options.lateBinding !== false) {
+      const held = new HoldQueue({ now: () => options.io.now(), setTimer: (delayMs, run) => options.io.setTimer(delayMs, run), sendable: (plan) => this.sendable(plan) });
+      this.held = held;
+      this.inFlight.onEnded(() => held.wake());
+    }
   }
 
   now(): number {
@@ -122,13 +148,35 @@ export class ClientEngine<R, C = unknown> {
    */
   plan(input: Omit<PlanInput, 'nowMs'>, targetOf: (server: ServerId) => string | undefined, demote?: (server: ServerId) => boolean): EngineAttempt[] {
     const { policy } = this;
-    const nowMs = this.io.now();
     const known = input.sizeBytes !== undefined && input.sizeBytes >= 0;
     // Unknown sizes (issue 22 §2): a size the driver knows teaches the policy's estimates; one it does not is estimated.
     if (known) policy.learnSize?.(input.logicalUrl, input.sizeBytes as number);
     const sizeBytes = known ? input.sizeBytes : policy.estimateSizeBytes?.(input.logicalUrl);
-    const inFlight = this.inFlight.snapshot(nowMs);
-    const planned = policy.plan({ logicalUrl: input.logicalUrl, method: input.method, candidates: input.candidates, sizeBytes: input.sizeBytes, nowMs, ...(inFlight.length > 0 ? { inFlight } : {}), ...(input.preferred === undefined ? {} : { preferred: input.preferred }) });
+    const plan = this.planNow(input, targetOf, demote, sizeBytes, undefined);
+    const hooks = this.hooks;
+    if (hooks?.planned) safe(() => hooks.planned!({ logicalUrl: input.logicalUrl, plan }));
+    return plan;
+  }
+
+  /**
+   * The policy's plan now. `ahead`: a held request planned again (late binding), with the held
+   * requests before it; undefined: a new request, behind every held one.
+   */
+  private planNow(input: Omit<PlanInput, 'nowMs'>, targetOf: (server: ServerId) => string | undefined, demote: ((server: ServerId) => boolean) | undefined, sizeBytes: number | undefined, ahead: readonly InFlightExchange[] | undefined): EngineAttempt[] {
+    const nowMs = this.io.now();
+    const queued = ahead ?? this.held?.queued() ?? [];
+    const ledger = this.inFlight.snapshot(nowMs);
+    const inFlight = queued.length === 0 ? ledger : [...ledger, ...queued];
+    const planned = this.policy.plan({
+      logicalUrl: input.logicalUrl,
+      method: input.method,
+      candidates: input.candidates,
+      sizeBytes: input.sizeBytes,
+      nowMs,
+      ...(inFlight.length > 0 ? { inFlight } : {}),
+      ...(input.preferred === undefined ? {} : { preferred: input.preferred }),
+      ...(ahead === undefined ? {} : { rebind: true }),
+    });
     const plan: EngineAttempt[] = [];
     let last: EngineAttempt[] | undefined;
     for (const attempt of planned) {
@@ -139,9 +187,9 @@ export class ClientEngine<R, C = unknown> {
       else plan.push(engineAttempt);
     }
     if (last) plan.push(...last);
-    if (sizeBytes !== undefined && input.method.toUpperCase() !== 'HEAD') this.planSizes.set(plan, sizeBytes);
-    const hooks = this.hooks;
-    if (hooks?.planned) safe(() => hooks.planned!({ logicalUrl: input.logicalUrl, plan }));
+    const fetchesBody = input.method.toUpperCase() !== 'HEAD';
+    if (sizeBytes !== undefined && fetchesBody) this.planSizes.set(plan, sizeBytes);
+    if (this.held !== undefined && fetchesBody) this.rebinders.set(plan, (before) => this.planNow(input, targetOf, demote, sizeBytes, before));
     return plan;
   }
 
@@ -153,12 +201,40 @@ export class ClientEngine<R, C = unknown> {
     const { policy } = this;
     if (policy.isSoleFirstChoice === undefined) return false;
     const nowMs = this.io.now();
-    const inFlight = this.inFlight.snapshot(nowMs);
+    const inFlight = [...this.inFlight.snapshot(nowMs), ...(this.held?.queued() ?? [])];
     return policy.isSoleFirstChoice({ ...input, nowMs, ...(inFlight.length > 0 ? { inFlight } : {}) }, server);
   }
 
-  /** Attempt: runs the plan; `done` gets the result once. Returns a cancel (the page's abort). */
+  /**
+   * Attempt: runs the plan; `done` gets the result once. Returns a cancel (the page's abort).
+   * A page's request whose first choice cannot take it yet is held and planned again when it
+   * can be sent (late binding, late-binding.ts), for a policy that binds late.
+   */
   run(plan: readonly EngineAttempt[], done: (result: RunResult<R>) => void, options: RunOptions<C> = {}): Cancel {
+    const rebind = this.rebinders.get(plan);
+    const held = this.held;
+    if (held === undefined || rebind === undefined || (options.purpose ?? 'request') !== 'request') return this.start(plan, done, options);
+    const ready = this.sendable(plan);
+    if (ready !== undefined) return this.start(ready, done, options);
+    let cancelRun: Cancel | undefined;
+    let aborted = false;
+    // Fail-open: held no longer than the first attempt's timeout (which counts the wait the policy expected) with no exchange ending.
+    const dropHold = held.hold(plan, this.planSizes.get(plan) ?? 0, rebind, (fresh) => void (cancelRun = this.start(fresh, done, options)), plan[0]!.timeoutMs);
+    return () => {
+      if (cancelRun !== undefined) return cancelRun();
+      if (aborted) return;
+      aborted = true;
+      dropHold();
+      done({ kind: 'aborted', attempts: [] });
+    };
+  }
+
+  /** Requests held by late binding now (late-binding.ts). */
+  get heldCount(): number {
+    return this.held?.size ?? 0;
+  }
+
+  private start(plan: readonly EngineAttempt[], done: (result: RunResult<R>) => void, options: RunOptions<C>): Cancel {
     const { shared } = this;
     const context: RunContext<R, C> = {
       io: shared.io,
@@ -212,6 +288,35 @@ export class ClientEngine<R, C = unknown> {
   /** Stops the maintenance timer. */
   stop(): void {
     this.background.stop();
+    this.held?.stop();
+  }
+
+  /**
+   * Late binding: `plan` as it may be sent now, or undefined when it must wait. The policy
+   * names the attempt to send first (ClientPolicy.sendableAttempt: e.g. not a server never
+   * measured that already has one of this client's exchanges), and that server must have a
+   * free connection (connectionsPerServer). A plan of one server is sent as it is.
+   */
+  private sendable(plan: readonly EngineAttempt[]): readonly EngineAttempt[] | undefined {
+    if (plan.length < 2) return plan;
+    let index = 0;
+    const { policy } = this;
+    if (policy.sendableAttempt !== undefined && this.inFlight.size > 0) {
+      const nowMs = this.io.now();
+      const found = policy.sendableAttempt(plan.map((attempt) => attempt.server), this.inFlight.snapshot(nowMs), this.planSizes.get(plan) ?? 0, nowMs);
+      if (found === undefined) return undefined;
+      index = found;
+    }
+    const chosen = plan[index];
+    if (chosen === undefined) return plan;
+    const connections = this.connectionsOf?.(chosen.server);
+    if (connections !== undefined && this.inFlight.count(chosen.server) >= connections) return undefined;
+    if (index === 0) return plan;
+    // Another server first: the plan's hedges were timed for its first, so the reordered plan walks its attempts one after another.
+    const reordered = [chosen, ...plan.filter((attempt) => attempt !== chosen)].map(withoutHedge);
+    const sizeBytes = this.planSizes.get(plan);
+    if (sizeBytes !== undefined) this.planSizes.set(reordered, sizeBytes);
+    return reordered;
   }
 
   /** True when the outcome marks a server failed. */

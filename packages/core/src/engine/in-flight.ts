@@ -27,32 +27,63 @@ export interface InFlightEntry extends InFlightExchange {
   end(): void;
   /** The head came at `atMs`. */
   head(atMs: number): void;
+  /**
+   * This client's other exchanges to the same server that waited for their heads while this
+   * one did: those still without a head when it was sent, and those sent before its head. The
+   * server's own concurrency shows in how the first byte grows with it (policies/webpp/concurrency.ts),
+   * whatever order the exchanges reached the server in.
+   */
+  contending(): number;
 }
 
-type Entry = InFlightEntry & { headAtMs?: number; sendable?: { connections: number; run: () => void } };
+type Entry = InFlightEntry & { headAtMs?: number; sendable?: { connections: number; run: () => void }; contenders: number };
 
 export class InFlightLedger {
   private readonly entries = new Set<Entry>();
   /** Per server, its entries in the order they were sent: an entry's index is the exchanges ahead of it. */
   private readonly byServer = new Map<ServerId, Entry[]>();
+  /** Told when an exchange leaves (late-binding.ts: a connection freed). */
+  private readonly endListeners = new Set<(server: ServerId) => void>();
+
+  /** `listener` is called with the server each time one of its exchanges leaves the ledger. Returns unsubscribe. */
+  onEnded(listener: (server: ServerId) => void): () => void {
+    this.endListeners.add(listener);
+    return () => this.endListeners.delete(listener);
+  }
 
   /** An exchange to `server` of `sizeBytes` (0: unknown) was sent at `nowMs`. */
   start(server: ServerId, sizeBytes: number, nowMs: number): InFlightEntry {
     if (this.entries.size >= MAX_ENTRIES) this.prune(nowMs, true);
+    const line = this.byServer.get(server);
+    let waiting = 0;
+    // Every exchange still waiting for its head there waits beside this one (contending).
+    if (line !== undefined) {
+      for (const other of line) {
+        if (other.headAtMs !== undefined) continue;
+        waiting++;
+        other.contenders++;
+      }
+    }
     const entry: Entry = {
       server,
       sizeBytes,
       sentAtMs: nowMs,
+      contenders: waiting,
       end: () => this.remove(entry),
       head: (atMs: number) => {
         entry.headAtMs ??= atMs;
       },
+      contending: () => entry.contenders,
     };
     this.entries.add(entry);
-    const line = this.byServer.get(server);
     if (line === undefined) this.byServer.set(server, [entry]);
     else line.push(entry);
     return entry;
+  }
+
+  /** Exchanges in flight now, to every server. */
+  get size(): number {
+    return this.entries.size;
   }
 
   /** Exchanges to `server` in flight now (all servers without one). */
@@ -68,7 +99,7 @@ export class InFlightLedger {
    */
   whenSendable(entry: InFlightEntry, connections: number, run: () => void): (() => void) | undefined {
     const line = this.byServer.get(entry.server);
-    const waiting: Entry = entry;
+    const waiting = entry as Entry;
     const ahead = line?.indexOf(waiting) ?? -1;
     if (ahead < connections) return undefined;
     waiting.sendable = { connections, run };
@@ -90,6 +121,7 @@ export class InFlightLedger {
     if (line === undefined) return;
     line.splice(line.indexOf(entry), 1);
     if (line.length === 0) this.byServer.delete(entry.server);
+    for (const listener of this.endListeners) listener(entry.server);
     // The exchanges behind it moved up: those now among the first `connections` could leave.
     for (let index = 0; index < line.length; index++) {
       const waiting = line[index]!;

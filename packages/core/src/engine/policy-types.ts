@@ -29,6 +29,12 @@ export interface PlanInput {
    * preload). A policy may put it first where it predicts no gain elsewhere. Absent: none.
    */
   preferred?: ServerId | undefined;
+  /**
+   * The same request planned again at the moment it can be sent (late binding, the engine's
+   * late-binding.ts; ClientPolicy.bindsLate): not a new request, so a policy earns no budget
+   * for it again. Absent: a new request.
+   */
+  rebind?: boolean;
 }
 
 /** One exchange this client has in flight (in-flight.ts). */
@@ -62,12 +68,18 @@ export interface HeadFacts {
   deferrable?: boolean;
   /** Head → now (ms): 0 at the head, the body's time so far when the driver asks again. */
   bodyElapsedMs?: number;
+  /**
+   * Bytes of the body received so far, from a driver that counts them and fetches only the
+   * rest elsewhere (a ranged GET from this byte on). Absent: the driver fetches the whole
+   * body elsewhere, and the body's own pace is not known.
+   */
+  bodyBytesSoFar?: number;
 }
 
 /** A second fetch worth starting at the head (ClientPolicy.reconsiderAtHead): the first body to complete wins. */
 export interface HeadRedecision {
   server: ServerId;
-  /** Expected ms of the rest of the body on the first server, and of a whole fetch on `server`. */
+  /** Expected ms of the rest of the body on the first server, and of a fetch on `server` (the rest with HeadFacts.bodyBytesSoFar, else the whole). */
   restHereMs: number;
   elsewhereMs: number;
   /**
@@ -135,6 +147,12 @@ export interface ExchangeSample {
    */
   queuedAhead?: number;
   /**
+   * With a head: how many other exchanges of this client to the same server waited for their
+   * heads while this one did (in-flight.ts, contending): the server's own concurrency shows in
+   * how the first byte grows with it (policies/webpp/concurrency.ts).
+   */
+  contending?: number;
+  /**
    * The server's pushed service time carried by this same response (its
    * `Server-Timing: webpp;dur=…`, e.g. from Resource Timing's serverTiming), when the
    * driver has it. Pairs R (ttfbMs) with S for the network factor A = R / S (issue 13;
@@ -196,6 +214,23 @@ export interface ClientPolicy {
    * first complete body ('body': the evaluation's `optimal-complete`, paper Section 6.1).
    */
   readonly winOn?: 'head' | 'body';
+  /**
+   * Late binding (the engine's late-binding.ts): a request whose first choice would wait
+   * behind this client's own exchanges there is held by the engine and planned again
+   * (PlanInput.rebind) each time one of them ends, until its first choice can take it. Only
+   * for a policy whose plans use what the burst's first answers teach; absent or false: every
+   * request is sent on its first plan (the paper's policies and the baselines).
+   */
+  readonly bindsLate?: boolean;
+  /**
+   * Late binding: which of a plan's `servers` (best first) a request of `sizeBytes` (0:
+   * unknown) may be sent to now, given this client's exchanges in flight (`inFlight`, the
+   * engine's ledger): its index (the engine sends that attempt first), or undefined to hold
+   * the request until one of them answers, e.g. a server never measured already has one. The
+   * transport's own limit (ClientEngineOptions.connectionsPerServer) applies on top. Asked
+   * only for a policy that binds late. Absent: the plan's first.
+   */
+  sendableAttempt?(servers: readonly ServerId[], inFlight: readonly InFlightExchange[], sizeBytes: number, nowMs: number): number | undefined;
   /** Attempts for one request, best first (see docs/selection.md). */
   plan(input: PlanInput): PlannedAttempt[];
   /**
@@ -276,6 +311,14 @@ export interface ClientPolicy {
    * without side effects on the budgets. Absent = never.
    */
   isSoleFirstChoice?(input: PlanInput, server: ServerId): boolean;
+  /**
+   * How many of this client's exchanges `server` takes at once: the browser's connections
+   * for the protocol it learnt (6 over HTTP/1.1, 100 streams over h2/h3), or fewer when the
+   * server's own concurrency is lower (issue 22 §2, bursts). Drivers hand it to the engine's
+   * queue timers (ClientEngineOptions.connectionsPerServer), so the timers and the policy's
+   * pricing give one answer. Absent: the driver's own transport limit.
+   */
+  exchangesAtOnce?(server: ServerId): number;
   /** Plain-JSON state, persisted by the worker (IndexedDB) and restored with restore(). */
   snapshot(): unknown;
   restore(state: unknown): void;
@@ -293,6 +336,8 @@ export interface PolicyServerView {
   lastSampleAtMs: number;
   /** When a failed server is next probed. */
   nextProbeAtMs?: number;
+  /** The timeout an attempt on it gets now, before any wait in the client's own queue (ms), when the policy times attempts per server. */
+  timeoutMs?: number;
   /** The protocol its answers came over ('http/1.1', 'h2', 'h3'), once a sample said (ExchangeSample.protocol). */
   protocol?: string;
 }

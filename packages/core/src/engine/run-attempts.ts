@@ -133,6 +133,8 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
   const learn = (run: Running<R>, outcome: ExchangeSample['outcome'], extra: Partial<ExchangeSample> = {}): void => {
     const sample: ExchangeSample = { server: run.attempt.server, purpose: run.exchange.purpose, outcome, nowMs: io.now(), ...extra };
     if (run.queuedAhead > 0) sample.queuedAhead = run.queuedAhead;
+    const contending = run.head === undefined ? 0 : (run.inFlight?.contending() ?? 0);
+    if (contending > 0) sample.contending = contending;
     if (run.head?.protocol !== undefined && outcome !== 'cancelled') sample.protocol = run.head.protocol;
     if (outcome !== 'served' && outcome !== 'cancelled' && hooks?.fetchDidFail) safe(() => hooks.fetchDidFail!(run.exchange, outcome));
     ctx.learn(sample);

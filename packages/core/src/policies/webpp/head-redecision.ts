@@ -30,15 +30,32 @@
  * 2-competitive rent-or-buy). A driver that can wait (HeadFacts.deferrable) is told when to
  * ask again (`startAfterMs`); it asks then with the body's time so far, and the rule runs
  * again on what is known by then (other bodies have ended meanwhile, and measured their
- * servers). With no alternative measured yet it asks again after the time so far, doubling.
+ * servers). With no alternative measured yet it asks again after the time so far, doubling;
+ * while an alternative is ejected, at least once per probe interval (probeBackoffBaseMs), so
+ * that a replica probed back takes over the rest of a crawling body within about a second.
+ *
+ * **While the body streams: its own pace.** A driver that counts the body's bytes
+ * (HeadFacts.bodyBytesSoFar) can fetch just the rest elsewhere (a ranged GET, as resume
+ * does), and tells what this body has done so far. The same rule then runs on the present:
+ *
+ *   restHere  = (L − received) · elapsed / received       (this body's own pace so far)
+ *   elsewhere = E[first byte_a] + (L − received) / rate_a + queue_a
+ *
+ * and the ranged fetch starts once restHere > 2 · elsewhere. A link that slows down or
+ * stalls mid-body (its pace collapses after the head) is caught at the next look: the driver
+ * is told to look again after the body's time so far (doubling from FIRST_RECHECK_MS), and
+ * never later than min(restHere, elsewhere), so that between two looks it rents for at most
+ * the price of buying. Until it has MIN_PACE_BYTES the body has no pace of its own: its
+ * server's measured pace, then rent or buy, as above.
  */
 import type { HeadFacts, HeadRedecision } from '../../engine/policy-types.js';
 import type { ServerId } from '../../types.js';
 import { connectionsFor, queueAhead } from './queue-ahead.js';
+import type { WebppOptions } from './options.js';
 import type { ServerRecord } from './server-record.js';
 
 /** The fetch elsewhere must beat the rest here by this factor: saved time ≥ its own cost (see above). */
-const WORTH_FACTOR = 2;
+export const WORTH_FACTOR = 2;
 /** The first time a driver asks again when no alternative is measured yet (ms); then the body's time so far (doubling). */
 const FIRST_RECHECK_MS = 50;
 /**
@@ -46,44 +63,84 @@ const FIRST_RECHECK_MS = 50;
  * a handful of times (the waits grow with the body's time so far).
  */
 const MIN_RECHECK_MS = 10;
+/**
+ * A body's own pace is read once it has brought this many bytes (the least body the
+ * throughput estimate takes, WebppOptions.minThroughputSampleBytes' default): fewer arrive in
+ * one or two segments, whose timing is the connection's, not the link's.
+ */
+export const MIN_PACE_BYTES = 8_192;
 
-export function redecideAtHead(facts: HeadFacts, records: ReadonlyMap<ServerId, ServerRecord>): HeadRedecision | undefined {
+export function redecideAtHead(facts: HeadFacts, records: ReadonlyMap<ServerId, ServerRecord>, options: Pick<WebppOptions, 'probeBackoffBaseMs'>): HeadRedecision | undefined {
   const here = records.get(facts.server);
   const sizeBytes = facts.contentLengthBytes;
   if (here === undefined || !(sizeBytes > 0)) return undefined;
   const elapsedMs = Math.max(0, facts.bodyElapsedMs ?? 0);
+  // A driver that counts the body's bytes fetches only the rest elsewhere (a ranged GET).
+  const paced = facts.bodyBytesSoFar !== undefined;
+  const receivedBytes = Math.min(sizeBytes, Math.max(0, facts.bodyBytesSoFar ?? 0));
+  const restBytes = sizeBytes - receivedBytes;
+  if (restBytes === 0) return undefined; // the body is all here
   const hereRate = here.throughput.bytesPerMs();
+  // An alternative whose first byte is measured but not its link is assumed like the other
+  // alternatives that are measured: the harmonic mean of their rates, as plan.ts ranks it (a
+  // replica rarely used has often no body measured, and is then the one to finish a crawling
+  // body). Not this server's: its link is the one in question.
+  const fallbackRate = harmonicMeanRate(facts.alternatives, records);
   let best: { server: ServerId; elsewhereMs: number } | undefined;
   for (const server of facts.alternatives) {
     const record = records.get(server);
-    const rate = record?.throughput.bytesPerMs();
+    const rate = record?.throughput.bytesPerMs() ?? fallbackRate;
     if (record === undefined || record.state === 'failed' || !record.measured || rate === undefined || !(rate > 0)) continue;
     const ttfbMs = record.ttfb.meanMs();
-    const queue = queueAhead(server, facts.inFlight, sizeBytes, ttfbMs, rate, facts.nowMs, connectionsFor(record.protocol));
-    const elsewhereMs = ttfbMs + sizeBytes / rate + queue.connectionWaitMs + queue.sharedLinkMs;
+    const queue = queueAhead(server, facts.inFlight, restBytes, ttfbMs, rate, facts.nowMs, connectionsFor(record.protocol), record.concurrency.perExchangeMs());
+    const elsewhereMs = ttfbMs + restBytes / rate + Math.max(queue.connectionWaitMs, queue.serverWaitMs) + queue.sharedLinkMs;
     if (best === undefined || elsewhereMs < best.elsewhereMs) best = { server, elsewhereMs };
   }
-  // The rest here as its measured pace predicts it (its body shares the link with this client's other bodies there).
   let predictedRestMs: number | undefined;
-  if (hereRate !== undefined && hereRate > 0) {
+  if (receivedBytes >= MIN_PACE_BYTES && elapsedMs > 0) {
+    // The body's own pace so far: what the link does now, slowed or stalled after the head included.
+    predictedRestMs = (restBytes * elapsedMs) / receivedBytes;
+  } else if (hereRate !== undefined && hereRate > 0) {
+    // The rest here as its measured pace predicts it (its body shares the link with this client's other bodies there).
     const hereQueue = queueAhead(facts.server, facts.inFlight, sizeBytes, 0, hereRate, facts.nowMs, connectionsFor(here.protocol));
     predictedRestMs = sizeBytes / hereRate + Math.max(0, hereQueue.sharedLinkMs - sizeBytes / hereRate) - elapsedMs;
   }
   const onTime = predictedRestMs !== undefined && predictedRestMs > 0;
   if (best === undefined) {
-    // Nothing to compare with yet: a driver that can wait asks again once others may be measured.
+    // Nothing to compare with yet: a driver that can wait asks again once others may be measured, or probed back.
     if (!facts.deferrable) return undefined;
-    const recheckMs = Math.max(FIRST_RECHECK_MS, elapsedMs, onTime ? (predictedRestMs as number) : 0);
-    return { server: facts.server, restHereMs: predictedRestMs ?? Number.NaN, elsewhereMs: Number.NaN, startAfterMs: recheckMs };
+    // Not later than one probe interval while an alternative is ejected: a replica probed back is used for the rest.
+    const ejected = facts.alternatives.some((server) => records.get(server)?.state === 'failed');
+    const doublingMs = Math.max(FIRST_RECHECK_MS, elapsedMs, onTime ? (predictedRestMs as number) : 0);
+    const recheckMs = ejected ? Math.min(doublingMs, options.probeBackoffBaseMs) : doublingMs;
+    return { server: facts.server, restHereMs: predictedRestMs ?? Number.NaN, elsewhereMs: Number.NaN, startAfterMs: Math.max(MIN_RECHECK_MS, recheckMs) };
   }
   if (onTime) {
     const restHereMs = predictedRestMs as number;
     if (restHereMs > WORTH_FACTOR * best.elsewhereMs) return { server: best.server, restHereMs, elsewhereMs: best.elsewhereMs };
-    // On time and not worth a second fetch: ask again when it should have ended (then it is late, or done).
-    return facts.deferrable ? { server: best.server, restHereMs, elsewhereMs: best.elsewhereMs, startAfterMs: Math.max(MIN_RECHECK_MS, restHereMs, elapsedMs) } : undefined;
+    if (!facts.deferrable) return undefined;
+    // On time and not worth a second fetch: ask again when it should have ended (then it is
+    // late, or done). A driver that counts bytes is asked sooner, as the body's time so far
+    // doubles (from FIRST_RECHECK_MS) and within one `elsewhere`: its pace may collapse after
+    // the head, and between two looks the body then rents for at most the price of buying.
+    const recheckMs = paced ? Math.min(Math.max(FIRST_RECHECK_MS, elapsedMs), restHereMs, best.elsewhereMs) : Math.max(restHereMs, elapsedMs);
+    return { server: best.server, restHereMs, elsewhereMs: best.elsewhereMs, startAfterMs: Math.max(MIN_RECHECK_MS, recheckMs) };
   }
   // Pace unknown or the prediction failed: rent until the body has taken `elsewhere`, then buy.
   if (!facts.deferrable) return undefined;
   const waitMs = best.elsewhereMs - elapsedMs;
   return { server: best.server, restHereMs: Number.NaN, elsewhereMs: best.elsewhereMs, ...(waitMs > 0 ? { startAfterMs: Math.max(MIN_RECHECK_MS, waitMs) } : {}) };
+}
+
+/** The harmonic mean of the measured link rates of `servers` (bytes/ms), or undefined when none is measured. */
+function harmonicMeanRate(servers: readonly ServerId[], records: ReadonlyMap<ServerId, ServerRecord>): number | undefined {
+  let count = 0;
+  let inverseSum = 0;
+  for (const server of servers) {
+    const rate = records.get(server)?.throughput.bytesPerMs();
+    if (rate === undefined || !(rate > 0)) continue;
+    count++;
+    inverseSum += 1 / rate;
+  }
+  return count === 0 ? undefined : count / inverseSum;
 }

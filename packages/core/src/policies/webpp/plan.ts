@@ -111,12 +111,17 @@ export function planAttempts(
  * deadline start when the request could start, not when it joined the queue.
  */
 function queueWaitOf(input: PlanInput, records: ReadonlyMap<ServerId, ServerRecord>, options: WebppOptions, sizeBytes: number): (server: ServerId) => number {
+  // A link whose pace is not measured yet is priced at the measured links' harmonic mean (score, below), as its body is:
+  // unpriced, its queue cost nothing and a burst piled onto it.
+  let fallbackRate: number | undefined | null = null;
   return (server) => {
     if (input.inFlight === undefined) return 0;
     const record = records.get(server);
     const ttfbMeanMs = record?.measured === true ? record.ttfb.meanMs() : options.initialTimeoutMs / options.timeoutQuantileMultiple;
-    const queue = queueAhead(server, input.inFlight, sizeBytes, ttfbMeanMs, record?.throughput.bytesPerMs(), input.nowMs, connectionsFor(record?.protocol));
-    return queue.connectionWaitMs + queue.sharedLinkMs;
+    const rate = record?.throughput.bytesPerMs() ?? (fallbackRate === null ? (fallbackRate = harmonicMeanRate(input.candidates, records)) : fallbackRate);
+    const queue = queueAhead(server, input.inFlight, sizeBytes, ttfbMeanMs, rate, input.nowMs, connectionsFor(record?.protocol), record?.concurrency.perExchangeMs());
+    // The browser's connections and the server's workers are two stages in series: the slower bounds the wait (Lazowska et al. 1984, §5.2).
+    return Math.max(queue.connectionWaitMs, queue.serverWaitMs) + queue.sharedLinkMs;
   };
 }
 
@@ -250,19 +255,31 @@ function score(
   input: PlanInput,
 ): Scored[] {
   const sizeBytes = input.method.toUpperCase() === 'HEAD' ? 0 : Math.max(0, input.sizeBytes ?? 0);
-  const rates = measured.map((server) => records.get(server)?.throughput.bytesPerMs()).filter((rate): rate is number => rate !== undefined);
   // A server whose throughput is not known yet is assumed to be like the measured ones: its
   // expected body time is size · E[1 / rate] over them, i.e. the size over their harmonic
   // mean rate. The time is linear in 1 / rate, so by Jensen's inequality the arithmetic mean
   // of the rates (what this used before) under-estimates it, and a thin link never measured
   // borrowed the fat links' pace.
-  const fallbackRate = rates.length === 0 ? undefined : rates.length / rates.reduce((sum, rate) => sum + 1 / rate, 0);
+  const fallbackRate = harmonicMeanRate(measured, records);
   return measured.map((server) => {
     const record = records.get(server) as ServerRecord;
     const ttfb = record.ttfb.weighted();
     const bodyMs = bodyMsOf(sizeBytes, record.throughput.bytesPerMs() ?? fallbackRate);
     return { server, record, order: candidates.indexOf(server), ttfb, bodyMs, expectedMs: expectedMs(ttfb, bodyMs) };
   });
+}
+
+/** The harmonic mean of the measured throughputs among `servers` (bytes/ms), undefined when none is measured. */
+function harmonicMeanRate(servers: readonly ServerId[], records: ReadonlyMap<ServerId, ServerRecord>): number | undefined {
+  let count = 0;
+  let inverseSum = 0;
+  for (const server of servers) {
+    const rate = records.get(server)?.throughput.bytesPerMs();
+    if (rate === undefined || !(rate > 0)) continue;
+    count++;
+    inverseSum += 1 / rate;
+  }
+  return count === 0 ? undefined : count / inverseSum;
 }
 
 /**

@@ -12,6 +12,7 @@ import type {
   ExchangeSample,
   HeadFacts,
   HeadRedecision,
+  InFlightExchange,
   MaintenanceInput,
   PlanInput,
   PlannedAttempt,
@@ -21,8 +22,9 @@ import type {
 import type { ServerId } from '../../types.js';
 import { probeDelayMs } from './backoff.js';
 import { busyAtTimeout } from './busy.js';
-import { redecideAtHead } from './head-redecision.js';
-import { connectionsFor } from './queue-ahead.js';
+import { sendableAttempt } from './cold-window.js';
+import { MIN_PACE_BYTES, redecideAtHead, WORTH_FACTOR as WORTH_FACTOR_AT_HEAD } from './head-redecision.js';
+import { connectionsFor, exchangesAtOnce } from './queue-ahead.js';
 import { SizeEstimates } from './size-estimate.js';
 import { dueBackground, nextProbeAtMs } from './maintenance.js';
 import { resolveWebppOptions, type WebppOptions } from './options.js';
@@ -46,6 +48,8 @@ const LARGE_IN_USE_MS = 60_000;
 
 export class WebppPolicy implements ClientPolicy {
   readonly name = 'webpp';
+  /** Late binding of bursts (ClientPolicy.bindsLate; the engine's late-binding.ts). */
+  readonly bindsLate = true;
   readonly options: Readonly<WebppOptions>;
   private readonly records = new Map<ServerId, ServerRecord>();
   private readonly hedgeBucket: TokenBucket;
@@ -81,17 +85,19 @@ export class WebppPolicy implements ClientPolicy {
   }
 
   plan(input: PlanInput): PlannedAttempt[] {
-    // Every planned request earns its share of hedges and refreshes (the budgets).
-    this.hedgeBucket.earn();
-    this.refreshBucket.earn();
-    this.extraBudget.earn();
+    // Every planned request earns its share of hedges and refreshes (the budgets); a held request planned again is not a new one.
+    if (input.rebind !== true) {
+      this.hedgeBucket.earn();
+      this.refreshBucket.earn();
+      this.extraBudget.earn();
+    }
     // Unknown sizes (issue 22 §2): ranked by the size the site's sizes predict, not by first byte alone.
     const sizeBytes = input.sizeBytes ?? this.sizes.estimate(input.logicalUrl);
     if ((sizeBytes ?? 0) >= this.options.rangeRefreshBytes) this.lastLargeSizeAtMs = input.nowMs;
     for (const server of input.candidates) this.recordOf(server);
     const sized = input.sizeBytes === undefined ? { ...input, sizeBytes } : input;
-    this.coldRace.clear();
-    const attempts = planAttempts(sized, this.records, this.options, this.hedgeBucket.canSpend(), this.herd, !this.coldRaced);
+    if (input.rebind !== true) this.coldRace.clear();
+    const attempts = planAttempts(sized, this.records, this.options, this.hedgeBucket.canSpend(), this.herd, !this.coldRaced && input.rebind !== true);
     for (const attempt of attempts) {
       if (attempt.reason !== 'cold-start-race') continue;
       this.coldRace.add(attempt.server);
@@ -100,6 +106,11 @@ export class WebppPolicy implements ClientPolicy {
     const first = attempts[0] === undefined ? undefined : this.records.get(attempts[0].server);
     if (first !== undefined) first.requestedAtMs = input.nowMs;
     return attempts;
+  }
+
+  /** Late binding (ClientPolicy.sendableAttempt): a server whose first byte, or pace for a large body, is unknown takes one exchange of this client at a time (cold-window.ts). */
+  sendableAttempt(servers: readonly ServerId[], inFlight: readonly InFlightExchange[], sizeBytes: number, _nowMs: number): number | undefined {
+    return sendableAttempt(servers, this.records, inFlight, sizeBytes, this.options);
   }
 
   /**
@@ -111,6 +122,11 @@ export class WebppPolicy implements ClientPolicy {
     const sizeBytes = input.sizeBytes ?? this.sizes.estimate(input.logicalUrl);
     const sized = input.sizeBytes === undefined ? { ...input, sizeBytes } : input;
     return soleFirstChoice(sized, this.records, this.options, this.hedgeBucket.canSpend(), this.herd, server);
+  }
+
+  /** ClientPolicy.exchangesAtOnce (queue-ahead.ts): the browser's connections for its protocol, or the server's own concurrency when lower. */
+  exchangesAtOnce(server: ServerId): number {
+    return exchangesAtOnce(this.records.get(server));
   }
 
   /**
@@ -168,8 +184,13 @@ export class WebppPolicy implements ClientPolicy {
 
   observe(sample: ExchangeSample): void {
     // Failovers and resumes are extra requests too: they are paid from the refresh budget,
-    // so that refreshes make room for them and the total stays within the budgets.
-    if ((sample.purpose === 'request' && FAILOVER_OUTCOMES.has(sample.outcome)) || (sample.purpose === 'resume' && sample.outcome !== 'cancelled')) {
+    // so that refreshes make room for them and the total stays within the budgets. Not the
+    // failover after a refused or reset connection: the server did no work (nothing to
+    // protect it from), and the failover is the request itself, not one more. Charged, they
+    // kept the budget at its debt limit through a run of kills and partitions (the chaos
+    // bench: 93 of 124 failovers), and starved what the budget is for: the probes that see a
+    // replica come back, the hedges and the fetch elsewhere of a crawling body.
+    if ((sample.purpose === 'request' && FAILOVER_OUTCOMES.has(sample.outcome) && sample.outcome !== 'network-error') || (sample.purpose === 'resume' && sample.outcome !== 'cancelled')) {
       this.refreshBucket.charge();
       this.extraBudget.charge();
     }
@@ -179,9 +200,10 @@ export class WebppPolicy implements ClientPolicy {
       this.lastLargeSizeAtMs = Math.max(this.lastLargeSizeAtMs, sample.nowMs);
     }
     const record = this.recordOf(sample.server);
-    // A timeout behind a full set of this client's own connections to the server is the
-    // client's queue, not the server's failure (issue 22 §2, bursts).
-    const ownQueue = (sample.queuedAhead ?? 0) >= connectionsFor(sample.protocol ?? record.protocol);
+    // A timeout behind as many of this client's own exchanges as the server takes at once
+    // (its connections, or its own concurrency) is the client's queue, not the server's
+    // failure (issue 22 §2, bursts).
+    const ownQueue = (sample.queuedAhead ?? 0) >= Math.min(connectionsFor(sample.protocol ?? record.protocol), exchangesAtOnce(record));
     const busy = sample.outcome === 'timeout' && (ownQueue || busyAtTimeout(record, this.herd.pushed.get(sample.server), timeoutMsOf(record, this.options), sample.nowMs, this.options));
     const result = learnSample(record, sample, this.options, this.deps.random, busy);
     if (result === 'ejected') {
@@ -206,15 +228,32 @@ export class WebppPolicy implements ClientPolicy {
 
   /**
    * Decide again at the response head (ClientPolicy.reconsiderAtHead; head-redecision.ts):
-   * the fetch elsewhere, when it is worth its cost and the one extra budget has a token.
+   * the fetch elsewhere, when it is worth its cost and the one extra budget admits it. It is
+   * the failover of a body that crawls or stalls (saving more than it costs, by the rule), so
+   * it may borrow as a failover after a timeout does (admitFailover), down to the bucket's
+   * capacity in debt. When even that is spent, a driver that can wait looks again after one
+   * fetch elsewhere: later requests pay the debt back while the body runs.
    */
   reconsiderAtHead(facts: HeadFacts): HeadRedecision | undefined {
     if (facts.logicalUrl !== undefined) this.sizes.learn(facts.logicalUrl, facts.contentLengthBytes);
-    const decision = redecideAtHead(facts, this.records);
+    const decision = redecideAtHead(facts, this.records, this.options);
     if (decision === undefined) return undefined;
-    // Asking again later costs nothing; a fetch started now spends a token of the one extra budget.
+    // Asking again later costs nothing; a fetch started now spends from the one extra budget.
     if ((decision.startAfterMs ?? 0) > 0) return decision;
-    return this.extraBudget.trySpend() ? decision : undefined;
+    if (this.extraBudget.trySpend() || this.extraBudget.borrow()) return decision;
+    // In debt at its limit: the fetch is still bought when the body's own bytes prove it
+    // crawls (its pace measured, HeadFacts.bodyBytesSoFar; a prediction from the server's
+    // past is no proof) and it saves far more than it costs. Its price doubles with every
+    // token the budget is short of (C3's load penalty, priced in time: the more the client
+    // owes, the larger the saving an extra request must bring), so a crawling body (a rest of
+    // seconds against a fetch of tens of ms elsewhere) is finished elsewhere during a run of
+    // failures, and a marginal one waits for the debt to be paid back.
+    const shortTokens = 1 - this.extraBudget.balance;
+    if ((facts.bodyBytesSoFar ?? 0) >= MIN_PACE_BYTES && decision.restHereMs > WORTH_FACTOR_AT_HEAD * 2 ** shortTokens * decision.elsewhereMs) {
+      this.extraBudget.charge();
+      return decision;
+    }
+    return facts.deferrable ? { ...decision, startAfterMs: Math.max(1, decision.elsewhereMs) } : undefined;
   }
 
   /** Server push (ClientPolicy.learnPushedServiceTime; pushed-load.ts). A value dated in the future is ignored. */
@@ -271,6 +310,7 @@ export class WebppPolicy implements ClientPolicy {
         lastSampleAtMs: record.lastSampleAtMs,
       };
       if (record.measured) view.ttfbEstimateMs = record.ttfb.meanMs();
+      view.timeoutMs = timeoutMsOf(record, this.options);
       const rate = record.throughput.bytesPerMs();
       if (rate !== undefined) view.throughputBytesPerMs = rate;
       if (record.state === 'failed') view.nextProbeAtMs = Math.max(nowMs, record.nextProbeAtMs);

@@ -26,6 +26,7 @@
  */
 import type { InFlightExchange } from '../../engine/policy-types.js';
 import type { ServerId } from '../../types.js';
+import type { ServerRecord } from './server-record.js';
 
 /**
  * Connections per host a browser opens over HTTP/1.1: 6 in Chromium (kMaxSocketsPerGroup),
@@ -55,21 +56,34 @@ export function connectionsFor(protocol: string | undefined): number {
   return protocol === 'h2' || protocol === 'h3' ? STREAMS_PER_MULTIPLEXED_CONNECTION : CONNECTIONS_PER_SERVER;
 }
 
+/**
+ * The exchanges `server` takes at once from this client: the browser's connections for its
+ * protocol (connectionsFor), or fewer when the server's own concurrency is lower
+ * (concurrency.ts, exchangesAtOnce). The one answer to "how many at once" for the policy's
+ * pricing, its "busy, not dead" rule and the engine's queue timers (ClientPolicy.exchangesAtOnce).
+ */
+export function exchangesAtOnce(record: Pick<ServerRecord, 'protocol' | 'concurrency'> | undefined): number {
+  return Math.min(connectionsFor(record?.protocol), record?.concurrency.exchangesAtOnce() ?? Number.POSITIVE_INFINITY);
+}
+
 export interface QueueAhead {
   /** Exchanges of this client in flight to the server. */
   count: number;
   /** Expected wait for a connection (ms). */
   connectionWaitMs: number;
+  /** Expected wait behind this client's exchanges still at the server, for its own concurrency (ms). */
+  serverWaitMs: number;
   /** Expected extra time the new body takes because of the bodies ahead on the shared link (ms). */
   sharedLinkMs: number;
 }
 
-const NONE: QueueAhead = Object.freeze({ count: 0, connectionWaitMs: 0, sharedLinkMs: 0 });
+const NONE: QueueAhead = Object.freeze({ count: 0, connectionWaitMs: 0, serverWaitMs: 0, sharedLinkMs: 0 });
 
 /**
  * The queue ahead of a new request of `sizeBytes` on `server`, given its mean first byte,
- * measured throughput (bytes/ms; undefined: the link's share is not priced) and the
- * exchanges it takes at once from this client (connectionsFor).
+ * measured throughput (bytes/ms; undefined: the link's share is not priced), the browser's
+ * connections to it (connectionsFor) and the first byte's growth per exchange ahead at the
+ * server (concurrency.ts, perExchangeMs; 0: not measured).
  */
 export function queueAhead(
   server: ServerId,
@@ -79,9 +93,11 @@ export function queueAhead(
   bytesPerMs: number | undefined,
   nowMs: number,
   connections: number = CONNECTIONS_PER_SERVER,
+  perExchangeMs = 0,
 ): QueueAhead {
   if (inFlight === undefined || inFlight.length === 0) return NONE;
   let count = 0;
+  let atServer = 0;
   let sharedBytes = 0;
   for (const exchange of inFlight) {
     if (exchange.server !== server) continue;
@@ -90,10 +106,13 @@ export function queueAhead(
     // A body the measured rate would have carried by now is done (the driver may not say so).
     if (exchange.headAtMs !== undefined && leftBytes <= 0) continue;
     count++;
+    if (exchange.headAtMs === undefined) atServer++;
     sharedBytes += Math.min(leftBytes, sizeBytes);
   }
   if (count === 0) return NONE;
   const connectionWaitMs = Math.floor(count / Math.max(1, connections)) * ttfbMeanMs;
+  // Little's law: the server drains this client's exchanges there at 1 / perExchangeMs (concurrency.ts).
+  const serverWaitMs = atServer * perExchangeMs;
   const sharedLinkMs = bytesPerMs === undefined || !(bytesPerMs > 0) ? 0 : sharedBytes / bytesPerMs;
-  return { count, connectionWaitMs, sharedLinkMs };
+  return { count, connectionWaitMs, serverWaitMs, sharedLinkMs };
 }

@@ -10,6 +10,8 @@ import { ErrorShare } from './brownout.js';
 import { bucketOf, LatencySketch } from './latency-sketch.js';
 import type { WebppOptions } from './options.js';
 import { ThroughputEstimate } from './throughput.js';
+import { ServerConcurrency } from './concurrency.js';
+import { connectionsFor } from './queue-ahead.js';
 
 /** Samples a server gets from free refreshes at a cold start (the first one warms its connection). */
 export const BOOTSTRAP_SAMPLES = 2;
@@ -25,6 +27,8 @@ export class ServerRecord {
   /** The same samples with a ten times longer half-life: the server's good level, for aging (plan.ts). */
   readonly history = new LatencySketch();
   readonly throughput = new ThroughputEstimate();
+  /** How its first byte grows with this client's exchanges ahead there (concurrency.ts). Not stored. */
+  readonly concurrency = new ServerConcurrency();
   /** Its recent 5xx share and streak (brownout.ts). */
   readonly errors = new ErrorShare();
   state: 'available' | 'failed' = 'available';
@@ -149,10 +153,13 @@ export function learnSample(record: ServerRecord, sample: ExchangeSample, option
   if (outcome === 'cancelled') return undefined;
   record.updatedAtMs = Math.max(record.updatedAtMs, nowMs);
   if ((outcome === 'served' || outcome === 'stale') && sample.ttfbMs !== undefined && Number.isFinite(sample.ttfbMs)) {
+    if (sample.protocol) record.protocol = sample.protocol;
+    // The exchanges that waited beside this one at the server: beyond its connections (on either side), the rest waited in the browser.
+    const contending = Math.min(sample.contending ?? 0, 2 * (connectionsFor(record.protocol) - 1));
+    record.concurrency.add(contending, sample.ttfbMs, nowMs, options.estimateHalfLifeMs);
     noteChange(record, sample.ttfbMs, nowMs, options);
     const sentAtMs = nowMs - sample.ttfbMs - (sample.bodyMs ?? 0);
     record.addFirstByte(sample.ttfbMs, nowMs, options, sentAtMs);
-    if (sample.protocol) record.protocol = sample.protocol;
     record.lastHeadAtMs = Math.max(record.lastHeadAtMs, nowMs - (sample.bodyMs ?? 0));
     const { bodyBytes, bodyMs } = sample;
     if (bodyBytes !== undefined && bodyMs !== undefined && bodyBytes >= Math.max(1, options.minThroughputSampleBytes) && bodyMs >= 0) {
