@@ -125,3 +125,40 @@ test('the own origin dies while a page it served stays open: once the page has t
   const next = await load(page);
   expect(next.rendered).toMatchObject({ images: IMAGES, brokenImages: 0, styled: true, scripted: true });
 });
+
+test('the own origin dies while a page it served stays open: images and a stylesheet the browser failed to load are loaded once more, through the worker', async ({ page }) => {
+  cluster = await Cluster.start({ site: demoSite(IMAGES), delaysMs: { a: 0, b: 0, c: 0 } });
+  await openControlled(page, cluster.logicalUrl('/index.html'));
+  await untilDirect(page);
+  const requests = new Map<string, number>();
+  page.on('request', (request) => {
+    const url = new URL(request.url());
+    if (url.searchParams.has('burst')) requests.set(url.pathname + url.search, (requests.get(url.pathname + url.search) ?? 0) + 1);
+  });
+  await cluster.replica('a').kill();
+  // All at once, before the worker hears of any failure: at most one of them is the worker's
+  // exploration request, the others are left to the browser and the dead own origin refuses
+  // them. Before the page script loaded them again, they stayed broken.
+  const settled = await page.evaluate(async (count) => {
+    const images = Array.from({ length: count }, (_, i) => {
+      const image = new Image();
+      image.src = `/img/${i + 1}.png?burst=${i}`;
+      document.body.append(image);
+      return image;
+    });
+    const link = Object.assign(document.createElement('link'), { rel: 'stylesheet', href: '/style.css?burst=1' });
+    document.head.append(link);
+    const deadline = Date.now() + 20_000;
+    const done = (): boolean => images.every((image) => image.complete && image.naturalWidth > 0) && document.querySelector<HTMLLinkElement>('link[href*="burst"]')?.sheet != null;
+    while (!done() && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    return {
+      decoded: images.filter((image) => image.complete && image.naturalWidth > 0).length,
+      styled: document.querySelector<HTMLLinkElement>('link[href*="burst"]')?.sheet != null,
+      links: document.querySelectorAll('link[href*="burst"]').length,
+    };
+  }, IMAGES);
+  expect(settled).toEqual({ decoded: IMAGES, styled: true, links: 1 });
+  // Once per element: never more than the browser's attempt and the one through the worker.
+  for (const [url, count] of requests) expect(count, url).toBeLessThanOrEqual(2);
+  expect([...requests.values()].some((count) => count === 2), JSON.stringify([...requests])).toBe(true);
+});

@@ -97,6 +97,8 @@ export class DirectRoute {
   private readonly exploredAtMs = new BoundedMap<string, number>(SETS);
   /** URL → requests passed on whose Resource Timing the page has not posted yet, and their directory version. */
   private readonly passed = new BoundedMap<string, { pending: number; directoryVersion: number }>(PASSED_URLS);
+  /** URL → its last bound request was left to the browser (true) or went through the worker (false). */
+  private readonly lastLeft = new BoundedMap<string, boolean>(PASSED_URLS);
   private readonly persisted: PersistedState | undefined;
 
   constructor(private readonly options: DirectRouteOptions) {
@@ -127,6 +129,12 @@ export class DirectRoute {
 
   /** route.ts: true when this bound request is left to the browser. */
   goesDirect(request: Request, resolved: ResolvedBinding, clientId: string | undefined): boolean {
+    const direct = this.decide(request, resolved, clientId);
+    this.lastLeft.set(request.url, direct);
+    return direct;
+  }
+
+  private decide(request: Request, resolved: ResolvedBinding, clientId: string | undefined): boolean {
     const { options } = this;
     if (!options.enabled || request.mode === 'navigate' || request.method !== 'GET' || request.headers.has('range')) return false;
     if (clientId === undefined || this.pages.get(clientId) !== true) return false;
@@ -179,6 +187,21 @@ export class DirectRoute {
    * request goes through the worker to a replica that holds it.
    */
   fromPage(pageId: string | undefined, entries: readonly PageTimingEntry[], failedUrls: readonly string[]): Promise<void> | undefined {
+    return this.report(pageId, entries, failedUrls).written;
+  }
+
+  /**
+   * As fromPage, and which of the failed URLs the page may load once more: those whose last
+   * bound request the worker left to the browser. The page's further requests now go through
+   * the worker, so that second load has its failover; a URL the worker answered itself failed
+   * there already, with its failover, and is not worth another try.
+   */
+  report(pageId: string | undefined, entries: readonly PageTimingEntry[], failedUrls: readonly string[]): { written: Promise<void> | undefined; retry: string[] } {
+    const written = this.learn(pageId, entries, failedUrls);
+    return { written, retry: failedUrls.filter((url) => this.lastLeft.get(url) === true) };
+  }
+
+  private learn(pageId: string | undefined, entries: readonly PageTimingEntry[], failedUrls: readonly string[]): Promise<void> | undefined {
     // Any failed element of the own origin (a passed request's network error has no entry to tell it by).
     const written = pageId !== undefined && failedUrls.length > 0 ? this.setPage(pageId, false) : undefined;
     for (const entry of entries) {

@@ -233,7 +233,7 @@ export class ReplicaClient {
       snapshot: () => this.snapshot(),
       flush: () => this.flush(),
       relocate: (query) => this.relocateEmbeds(query),
-      timing: (pageId, report) => this.parts.direct.fromPage(pageId, report.entries, report.failedUrls),
+      timing: (pageId, report) => this.parts.direct.report(pageId, report.entries, report.failedUrls),
     });
   }
 

@@ -248,11 +248,35 @@ declare global {
   // Each entry as [name, requestStart, responseStart, responseEnd, transferSize, encodedBodySize,
   // decodedBodySize, responseStatus] (direct.ts parsePageTiming).
   const failed: string[] = [];
-  const report = (entries: PerformanceResourceTiming[]): void => {
+  const report = (entries: PerformanceResourceTiming[], retry?: (urls: unknown) => unknown): void => {
     const own = entries
       .filter((entry) => entry.name.startsWith(location.origin + '/'))
       .map((e) => [e.name, e.requestStart, e.responseStart, e.responseEnd, e.transferSize, e.encodedBodySize, e.decodedBodySize, (e as { responseStatus?: number }).responseStatus ?? 0]);
-    if (own.length + failed.length > 0) container?.controller?.postMessage({ type: 'webpp:timing', entries: own, failed: failed.splice(0) });
+    if (own.length + failed.length === 0) return;
+    const answer = new MessageChannel();
+    answer.port1.onmessage = (message) => retry?.(message.data);
+    container?.controller?.postMessage({ type: 'webpp:timing', entries: own, failed: failed.splice(0) }, retry ? [answer.port2] : []);
+  };
+  // A failed own-origin image or stylesheet that the worker had left to the browser (no
+  // failover there) is loaded once more, after the worker has taken the report and so takes
+  // this page's further requests: the second load goes through it and its failover. Once per
+  // element, never when the worker answered it (its answer had the failover already). Not
+  // scripts: one that failed is skipped, and the page's later scripts run without it; running
+  // it afterwards, out of order, could do more harm than its absence (docs/service-worker.md).
+  const retried = moved; // (never the same elements: those are <object> and <embed>)
+  const loadAgain = (element: Element): void => {
+    retried.add(element);
+    if (element instanceof HTMLImageElement) {
+      // Setting src or srcset, even to the same value, makes the image select and load again.
+      for (const name of ['srcset', 'src']) {
+        const value = element.getAttribute(name);
+        if (value !== null) element.setAttribute(name, value);
+      }
+    } else if (element.isConnected) {
+      const copy = element.cloneNode() as Element;
+      retried.add(copy);
+      element.replaceWith(copy);
+    }
   };
   if (container && typeof PerformanceObserver !== 'undefined' && PerformanceObserver.supportedEntryTypes?.includes('resource')) {
     try {
@@ -263,11 +287,12 @@ declare global {
     document.addEventListener(
       'error',
       (event) => {
-        const target = event.target as { src?: unknown; href?: unknown };
-        const url = target.src || target.href;
+        const target = event.target as Element & { currentSrc?: unknown; src?: unknown; href?: unknown };
+        const url = target.currentSrc || target.src || target.href;
         if (typeof url === 'string' && url.startsWith(location.origin + '/')) {
           failed.push(url);
-          report([]);
+          const again = !retried.has(target) && (target instanceof HTMLImageElement || (target instanceof HTMLLinkElement && target.rel === 'stylesheet'));
+          report([], again ? (urls) => (urls as string[]).includes(url) && loadAgain(target) : undefined);
         }
       },
       true,

@@ -114,6 +114,19 @@ describe('DirectRoute', () => {
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
   });
 
+  it('names, among the failed URLs a page reports, those it left to the browser: the page loads them once more, through the worker', () => {
+    const { direct, page } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
+    page('p1');
+    const other = `${A}/img/2.png`;
+    expect(direct.goesDirect(new Request(other), binding('/img/2.png'), 'p1')).toBe(false); // the exploration request: the worker's
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
+    const { retry } = direct.report('p1', [], [IMAGE, other, `${A}/never-seen.png`]);
+    expect(retry).toEqual([IMAGE]);
+    // The second load goes through the worker; if it fails too, the page is not told to try again.
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
+    expect(direct.report('p1', [], [IMAGE]).retry).toEqual([]);
+  });
+
   it('keeps a URL whose own-origin copy answered 404/410 under this directory version with the worker (the plan asks another replica first)', () => {
     const { direct, page, staleBindings } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
     page('p1');
