@@ -52,7 +52,7 @@ import type { HeadFacts, HeadRedecision } from '../../engine/policy-types.js';
 import type { ServerId } from '../../types.js';
 import { connectionsFor, queueAhead } from './queue-ahead.js';
 import type { WebppOptions } from './options.js';
-import type { ServerRecord } from './server-record.js';
+import { harmonicMeanRate, type ServerRecord } from './server-record.js';
 
 /** The fetch elsewhere must beat the rest here by this factor: saved time ≥ its own cost (see above). */
 export const WORTH_FACTOR = 2;
@@ -130,17 +130,4 @@ export function redecideAtHead(facts: HeadFacts, records: ReadonlyMap<ServerId, 
   if (!facts.deferrable) return undefined;
   const waitMs = best.elsewhereMs - elapsedMs;
   return { server: best.server, restHereMs: Number.NaN, elsewhereMs: best.elsewhereMs, ...(waitMs > 0 ? { startAfterMs: Math.max(MIN_RECHECK_MS, waitMs) } : {}) };
-}
-
-/** The harmonic mean of the measured link rates of `servers` (bytes/ms), or undefined when none is measured. */
-function harmonicMeanRate(servers: readonly ServerId[], records: ReadonlyMap<ServerId, ServerRecord>): number | undefined {
-  let count = 0;
-  let inverseSum = 0;
-  for (const server of servers) {
-    const rate = records.get(server)?.throughput.bytesPerMs();
-    if (rate === undefined || !(rate > 0)) continue;
-    count++;
-    inverseSum += 1 / rate;
-  }
-  return count === 0 ? undefined : count / inverseSum;
 }

@@ -19,7 +19,7 @@ import type { ServerId } from '../../types.js';
 import { weightedQuantile, type WeightedSamples } from './latency-sketch.js';
 import { bodyMsOf, expectedHedgedMs, expectedMs, hedgeFireShare } from './expected-time.js';
 import type { WebppOptions } from './options.js';
-import { timeoutMsOf, type ServerRecord } from './server-record.js';
+import { harmonicMeanRate, timeoutMsOf, type ServerRecord } from './server-record.js';
 import type { EquivalentSet, Estimated } from './equivalent-set.js';
 import { keepDrawn, spreadWeights, type Spread, type SpreadState, type SpreadStates } from './load-spread.js';
 import { preferredEquivalent } from './preferred.js';
@@ -267,19 +267,6 @@ function score(
     const bodyMs = bodyMsOf(sizeBytes, record.throughput.bytesPerMs() ?? fallbackRate);
     return { server, record, order: candidates.indexOf(server), ttfb, bodyMs, expectedMs: expectedMs(ttfb, bodyMs) };
   });
-}
-
-/** The harmonic mean of the measured throughputs among `servers` (bytes/ms), undefined when none is measured. */
-function harmonicMeanRate(servers: readonly ServerId[], records: ReadonlyMap<ServerId, ServerRecord>): number | undefined {
-  let count = 0;
-  let inverseSum = 0;
-  for (const server of servers) {
-    const rate = records.get(server)?.throughput.bytesPerMs();
-    if (rate === undefined || !(rate > 0)) continue;
-    count++;
-    inverseSum += 1 / rate;
-  }
-  return count === 0 ? undefined : count / inverseSum;
 }
 
 /**

@@ -207,3 +207,20 @@ function eject(record: ServerRecord, nowMs: number, options: WebppOptions, rando
   record.nextProbeAtMs = nowMs + probeDelayMs(0, options.probeBackoffBaseMs, options.probeBackoffCapMs, random);
   return 'ejected';
 }
+
+/**
+ * The harmonic mean of the measured link rates of `servers` (bytes/ms), or undefined when none
+ * is measured: the rate at which plan.ts and head-redecision.ts price a link of unknown pace (a
+ * byte costs 1/rate, so the mean cost per byte is the harmonic mean's).
+ */
+export function harmonicMeanRate(servers: readonly ServerId[], records: ReadonlyMap<ServerId, ServerRecord>): number | undefined {
+  let count = 0;
+  let inverseSum = 0;
+  for (const server of servers) {
+    const rate = records.get(server)?.throughput.bytesPerMs();
+    if (rate === undefined || !(rate > 0)) continue;
+    count++;
+    inverseSum += 1 / rate;
+  }
+  return count === 0 ? undefined : count / inverseSum;
+}
