@@ -79,8 +79,10 @@ test('bursts against replicas without Timing-Allow-Origin: the fast one keeps an
     await waitForState(page, samplesSettled, { what: 'every sample recorded' });
   }
   const state = await workerState(page);
-  // The queue was met (and left out): Chromium sent six at a time to the chosen replica.
-  expect(state.counters.queuedSamplesSkipped).toBeGreaterThan(0);
+  // Since late binding (core engine/late-binding.ts) the worker holds a burst's requests beyond
+  // what a replica takes at once and sends each as a connection frees, so Chromium's own
+  // per-host queue is seldom met any more (queuedSamplesSkipped was > 0 before; 0 in CI on
+  // 044163e). What matters to the page is below: the estimates stay near the delays.
   const fastRow = state.servers.find((server) => server.server === fast);
   // Fetch-to-headers times of the last of 60 include ~10 queue rounds of 100 ms, beyond the
   // slow replicas' 700 ms; the requests that met no queue do not. (Untimed samples also
