@@ -253,13 +253,15 @@ export class WebppPolicy implements ClientPolicy {
     //
     // A driver that cannot count the body's bytes (the simulator) has one proof left: the
     // time the body has taken, the rent paid so far. Rent or buy (head-redecision.ts) at the
-    // same doubled price: once the body has run for longer than that, the fetch is bought.
+    // same doubled price: the fetch is bought once the body has run for longer than that and
+    // its predicted rest (if any) is longer too, so a body about to end is left to end.
     // Without it such a driver never bought with the debt at its limit, and nothing pays the
     // debt back while a page waits for its own burst: a first page's bodies, bound to a
     // replica whose link then fell to a fifteenth, ran on past the page's 5 minutes.
     const shortTokens = 1 - this.extraBudget.balance;
     const paced = (facts.bodyBytesSoFar ?? 0) >= MIN_PACE_BYTES;
-    const provenMs = paced ? decision.restHereMs : facts.bodyBytesSoFar === undefined ? (facts.bodyElapsedMs ?? 0) : 0;
+    const rentPaidMs = facts.bodyBytesSoFar === undefined ? (facts.bodyElapsedMs ?? 0) : 0;
+    const provenMs = paced ? decision.restHereMs : Number.isNaN(decision.restHereMs) ? rentPaidMs : Math.min(rentPaidMs, decision.restHereMs);
     if (provenMs > WORTH_FACTOR_AT_HEAD * 2 ** shortTokens * decision.elsewhereMs) {
       this.extraBudget.charge();
       return decision;
