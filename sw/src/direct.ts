@@ -208,15 +208,20 @@ export class DirectRoute {
 
   private learn(pageId: string | undefined, entries: readonly PageTimingEntry[], failedUrls: readonly string[]): Promise<void> | undefined {
     // Any failed element of the own origin (a passed request's network error has no entry to tell it by).
-    const written = pageId !== undefined && failedUrls.length > 0 ? this.setPage(pageId, false) : undefined;
+    let failed = failedUrls.length > 0;
     for (const entry of entries) {
       const passed = this.passed.get(entry.name);
       if (passed === undefined || passed.pending === 0) continue;
       passed.pending--;
-      if (entry.responseStatus === 404 || entry.responseStatus === 410) this.options.staleBindings.note(entry.name, passed.directoryVersion);
+      const { responseStatus } = entry;
+      if (responseStatus === 404 || responseStatus === 410) this.options.staleBindings.note(entry.name, passed.directoryVersion);
+      // A request left to the browser that the own origin failed (lost file, server error) fails
+      // the page as its element's `error` event would: the entry tells it even when the element
+      // failed before the async page script listened (the script reads buffered entries).
+      if (responseStatus === 404 || responseStatus === 410 || responseStatus >= 500) failed = true;
       this.sample(entry);
     }
-    return written;
+    return pageId !== undefined && failed ? this.setPage(pageId, false) : undefined;
   }
 
   private sample(entry: PageTimingEntry): void {

@@ -140,6 +140,19 @@ describe('DirectRoute', () => {
     expect(direct.report('p1', [], [IMAGE]).retry).toEqual([IMAGE]);
   });
 
+  it('a request it left that the own origin answered 404 keeps the page\'s further requests with the worker, as a failed element does (heard or not)', () => {
+    const { direct, page } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
+    page('p1');
+    page('p2');
+    direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1'); // the exploration request
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
+    // The page script posts the entry, but heard no `error` event (it ran after the image failed).
+    direct.report('p1', [entry(IMAGE, { responseStatus: 404 })], []);
+    expect(direct.goesDirect(new Request(`${A}/img/2.png`), binding('/img/2.png'), 'p1')).toBe(false);
+    // Another page the own origin served is not concerned.
+    expect(direct.goesDirect(new Request(`${A}/img/2.png`), binding('/img/2.png'), 'p2')).toBe(true);
+  });
+
   it('keeps a URL whose own-origin copy answered 404/410 under this directory version with the worker (the plan asks another replica first)', () => {
     const { direct, page, staleBindings } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
     page('p1');
