@@ -66,7 +66,7 @@ interface WorkerCounts {
   intercepted: number;
   direct: number;
 }
-export type RequestCounters = Record<'webpp' | 'webpp-answered', WorkerCounts | null>;
+type RequestCounters = Record<'webpp' | 'webpp-answered', WorkerCounts | null>;
 
 export interface RunResult {
   loads: LoadRecord[];
