@@ -42,6 +42,8 @@ export class InFlightLedger {
   private readonly entries = new Set<Entry>();
   /** Per server, its entries in the order they were sent: an entry's index is the exchanges ahead of it. */
   private readonly byServer = new Map<ServerId, Entry[]>();
+  /** Per server, when its latest head came (engine clock): it answered this client then. */
+  private readonly lastHeadAtMs = new Map<ServerId, number>();
   /** Told when an exchange leaves (late-binding.ts: a connection freed). */
   private readonly endListeners = new Set<(server: ServerId) => void>();
 
@@ -72,6 +74,7 @@ export class InFlightLedger {
       end: () => this.remove(entry),
       head: (atMs: number) => {
         entry.headAtMs ??= atMs;
+        if (!(atMs <= (this.lastHeadAtMs.get(server) ?? Number.NEGATIVE_INFINITY))) this.lastHeadAtMs.set(server, atMs);
       },
       contending: () => entry.contenders,
     };
@@ -79,6 +82,11 @@ export class InFlightLedger {
     if (line === undefined) this.byServer.set(server, [entry]);
     else line.push(entry);
     return entry;
+  }
+
+  /** Whether `server` sent this client a response head after `sinceMs` (alive then, whatever it does with another exchange). */
+  answeredSince(server: ServerId, sinceMs: number): boolean {
+    return (this.lastHeadAtMs.get(server) ?? Number.NEGATIVE_INFINITY) > sinceMs;
   }
 
   /** Exchanges in flight now, to every server. */

@@ -18,7 +18,8 @@
  * A retry budget (ClientPolicy.admitFailover): after a timeout the policy may say "not now";
  * the timed-out attempt then keeps running alone until its deadline instead of a second
  * attempt piling onto a cluster that is slow already, and the failover starts only at the
- * deadline. Refused connections, 5xx and stale bindings fail over at once.
+ * deadline. Or it may say 'replace': the failover starts now and the timed-out attempt is
+ * given up. Refused connections, 5xx and stale bindings fail over at once.
  *
  * After the head, the engine follows the winner's body where the driver reports it: a
  * complete body is a sample (time to first byte, bytes, time); a body that breaks off, or
@@ -43,7 +44,7 @@ export interface RunContext<R, C = unknown> {
   watchServerFailure?: ((server: ServerId, onFailed: () => void) => () => void) | undefined;
   admitHedge?: ((server: ServerId, nowMs: number) => boolean) | undefined;
   /** After a timeout: may another attempt start now (the policy's budget)? See ClientPolicy.admitFailover. */
-  admitFailover?: ((server: ServerId, nowMs: number) => boolean) | undefined;
+  admitFailover?: ((server: ServerId, nowMs: number) => boolean | 'replace') | undefined;
   hooks?: EngineHooks | undefined;
   /** The winner's body broke off or froze after the run was served. */
   onBodyBroken?: ((server: ServerId) => void) | undefined;
@@ -97,6 +98,10 @@ interface Running<R> {
   queuedAhead: number;
   /** While it waits in the client's own queue: the moment to try the next attempt beside it (no failure). */
   patience?: Cancel | undefined;
+  /** Since when it waits on its server: its timeout armed (it could leave the browser), or its body stalled. */
+  waitingSinceMs?: number | undefined;
+  /** Its body stalled past the idle timeout (rather than broke off). */
+  stalled?: boolean;
 }
 
 const round = (ms: number): number => Math.round(ms * 100) / 100;
@@ -133,6 +138,11 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
   const learn = (run: Running<R>, outcome: ExchangeSample['outcome'], extra: Partial<ExchangeSample> = {}): void => {
     const sample: ExchangeSample = { server: run.attempt.server, purpose: run.exchange.purpose, outcome, nowMs: io.now(), ...extra };
     if (run.queuedAhead > 0) sample.queuedAhead = run.queuedAhead;
+    // A silence (a timeout, a stalled body): did the server answer this client meanwhile? Then it is alive.
+    if (outcome === 'timeout' || (outcome === 'cut-mid-body' && run.stalled === true)) {
+      const answered = run.waitingSinceMs !== undefined && ctx.inFlight?.answeredSince(run.attempt.server, run.waitingSinceMs);
+      if (answered !== undefined || run.stalled === true) sample.answeredWhileWaiting = answered === true;
+    }
     const contending = run.head === undefined ? 0 : (run.inFlight?.contending() ?? 0);
     if (contending > 0) sample.contending = contending;
     if (run.head?.protocol !== undefined && outcome !== 'cancelled') sample.protocol = run.head.protocol;
@@ -176,8 +186,8 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     return true;
   };
 
-  /** After a timeout on `server`: true when a next attempt exists and the policy admits it now (it pays for it). */
-  const failoverAdmitted = (server: ServerId): boolean => {
+  /** After a timeout on `server`: true (or 'replace') when a next attempt exists and the policy admits it now (it pays for it). */
+  const failoverAdmitted = (server: ServerId): boolean | 'replace' => {
     if (settled || winner || next >= attempts.length) return false;
     return ctx.admitFailover?.(server, io.now()) ?? true;
   };
@@ -297,7 +307,13 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
       run.timer = io.setTimer(waitMs, atDeadline);
       learn(run, 'timeout');
       // The budget is empty: keep waiting on this attempt; its deadline fails over.
-      if (!failoverAdmitted(attempt.server)) return;
+      const admitted = failoverAdmitted(attempt.server);
+      if (!admitted) return;
+      // The failover replaces this attempt rather than joining it.
+      if (admitted === 'replace') {
+        settle(run);
+        run.cancelExchange();
+      }
       failedOver();
     };
     // A browser's longest timer (2^31 − 1 ms) or more is no timeout at all (the baselines): no
@@ -308,6 +324,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
       const arm = (): void => {
         run.patience?.();
         run.patience = undefined;
+        run.waitingSinceMs = io.now();
         run.timer = io.setTimer(attempt.timeoutMs, onTimeout);
       };
       const connections = inFlight === undefined ? undefined : ctx.connectionsOf?.(attempt.server);
@@ -320,7 +337,13 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
         // Nothing is learnt: the client's queue says nothing of the server.
         run.patience = io.setTimer(attempt.timeoutMs, () => {
           run.patience = undefined;
-          if (!run.done && run.head === undefined && failoverAdmitted(attempt.server)) startNext(ctx.purpose);
+          if (run.done || run.head !== undefined) return;
+          const admitted = failoverAdmitted(attempt.server);
+          if (admitted === 'replace') {
+            settle(run);
+            run.cancelExchange();
+            failedOver();
+          } else if (admitted) startNext(ctx.purpose);
         });
       }
     }
@@ -393,7 +416,9 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     const idleMs = bodyIdleTimeoutMs(run.attempt);
     if (resumesAfterMs !== null && resumesAfterMs <= idleMs) return;
     run.timer?.();
+    run.waitingSinceMs = io.now();
     run.timer = io.setTimer(idleMs, () => {
+      run.stalled = true;
       run.cancelExchange();
       onError(run, 'body idle');
     });

@@ -15,6 +15,10 @@
  *   representative 2γ^i/(γ + 1) is within a relative error α of every value in it. With
  *   α = 2 %, the first bytes of one server fill a few dozen buckets, whatever the count,
  *   so the hedge's double sum over two distributions (expected-time.ts) stays cheap.
+ * - Censored samples (a timeout: the first byte took longer than the timeout, by how much is
+ *   not known) keep their share of each bucket apart, so that a quantile can treat them as
+ *   survival analysis does (answeredQuantileMs, Kaplan–Meier) while the ranking still counts
+ *   them at their value, a lower bound of what they cost.
  * Plain data; the caller passes the clock.
  */
 
@@ -29,10 +33,11 @@ const NEGLIGIBLE_WEIGHT = 1e-6;
 /** Most buckets kept (the lightest go first): 1 ms to 60 s at 2 % takes ~280. */
 const MAX_BUCKETS = 400;
 
-/** Plain JSON for snapshots: [bucketIndex, weight] pairs and the time the weights refer to. */
+/** Plain JSON for snapshots: [bucketIndex, weight] pairs and the time the weights refer to; `censored`: the censored part of those buckets (absent: none). */
 export interface SketchJSON {
   buckets: Array<[number, number]>;
   atMs: number;
+  censored?: Array<[number, number]>;
 }
 
 /** Values sorted ascending with normalised weights (they sum to 1). */
@@ -43,6 +48,8 @@ export interface WeightedSamples {
 
 export class LatencySketch {
   private buckets = new Map<number, number>();
+  /** The part of each bucket's weight that came from censored samples (decayed alike). */
+  private censored = new Map<number, number>();
   /** Clock time the weights refer to: the newest sample. */
   private atMs = 0;
   /** weighted(), until the next change (decay alone does not change normalised weights). */
@@ -62,9 +69,10 @@ export class LatencySketch {
   /**
    * Adds a sample measured at `nowMs` on an exchange sent at `sentAtMs` (default nowMs): the
    * gap that gives a sample its share is the time without news before the exchange began,
-   * not its own duration (a stall must not count as a long silence).
+   * not its own duration (a stall must not count as a long silence). `censored`: the value is
+   * only a lower bound (a timeout).
    */
-  add(valueMs: number, nowMs: number, halfLifeMs: number, sentAtMs = nowMs): void {
+  add(valueMs: number, nowMs: number, halfLifeMs: number, sentAtMs = nowMs, censored = false): void {
     const elapsedMs = Math.min(nowMs, sentAtMs) - this.atMs;
     this.decayTo(nowMs, halfLifeMs);
     // Finagle's update, cost·w + rtt·(1 − w) with w = exp(−Δt/τ), gives a sample after a gap
@@ -74,6 +82,7 @@ export class LatencySketch {
     if (gapShare > 0 && gapShare < 1) this.discount(1 / gapShare - 1);
     const index = bucketOf(valueMs);
     this.buckets.set(index, (this.buckets.get(index) ?? 0) + 1);
+    if (censored) this.censored.set(index, (this.censored.get(index) ?? 0) + 1);
     this.cached = undefined;
     if (this.buckets.size > MAX_BUCKETS) this.dropLightest();
   }
@@ -86,8 +95,7 @@ export class LatencySketch {
   discount(totalWeight: number): void {
     const factor = totalWeight / this.weight;
     if (!(factor < 1)) return;
-    for (const [index, weight] of this.buckets) this.buckets.set(index, weight * factor);
-    this.cached = undefined;
+    this.scale(factor);
   }
 
   /** Buckets by value with weights normalised; the same at any later time, since all decay alike. */
@@ -112,13 +120,47 @@ export class LatencySketch {
     return weightedQuantile(this.weighted(), q);
   }
 
-  toJSON(): SketchJSON {
-    return { buckets: [...this.buckets.entries()], atMs: this.atMs };
+  /**
+   * The q-quantile of the time to an answer, from answered and censored samples alike, by the
+   * product-limit estimator (Kaplan and Meier, JASA 1958): at each value, the answers there
+   * lower the survival S by their share of the weight still at risk (every sample not below
+   * it, censored ones included); a censored sample leaves the risk set without an answer, so
+   * its weight passes on to the answers above it (Efron's "redistribution to the right").
+   * What survives the largest answer is the share that did not answer at all (a hang: the
+   * "cured" share of a mixture cure model, Farewell 1982); the quantile is of the answers,
+   * F(t) / F(largest answer). So a timeout never raises the quantile beyond what answers
+   * support: the next timeout is not a multiple of the last (the ratchet 500 → 1 500 →
+   * 4 500 ms). NaN when nothing answered.
+   */
+  answeredQuantileMs(q: number): number {
+    const indices = [...this.buckets.keys()].sort((a, b) => a - b);
+    const answeredBy: number[] = [];
+    let atRisk = this.weight;
+    let survival = 1;
+    for (const index of indices) {
+      const weight = this.buckets.get(index) as number;
+      const answers = weight - (this.censored.get(index) ?? 0);
+      if (answers > 0 && atRisk > 0) survival *= Math.max(0, 1 - answers / atRisk);
+      answeredBy.push(1 - survival);
+      atRisk -= weight;
+    }
+    const answered = 1 - survival;
+    for (let i = 0; i < indices.length; i++) {
+      if (answered > 0 && (answeredBy[i] as number) >= q * answered - 1e-12) return valueOf(indices[i] as number);
+    }
+    return Number.NaN;
   }
 
-  /** Replaces the contents (validated by the caller: integer indices, finite weights > 0). */
+  toJSON(): SketchJSON {
+    const json: SketchJSON = { buckets: [...this.buckets.entries()], atMs: this.atMs };
+    if (this.censored.size > 0) json.censored = [...this.censored.entries()];
+    return json;
+  }
+
+  /** Replaces the contents (validated by the caller: integer indices, finite weights > 0; a censored part no larger than its bucket). */
   load(json: SketchJSON): void {
     this.buckets = new Map(json.buckets);
+    this.censored = new Map((json.censored ?? []).filter(([index, weight]) => weight <= (this.buckets.get(index) ?? 0)));
     this.atMs = json.atMs;
     this.cached = undefined;
     while (this.buckets.size > MAX_BUCKETS) this.dropLightest();
@@ -127,14 +169,24 @@ export class LatencySketch {
   private decayTo(nowMs: number, halfLifeMs: number): void {
     const elapsedMs = nowMs - this.atMs;
     if (elapsedMs <= 0) return;
-    const factor = 2 ** (-elapsedMs / halfLifeMs);
-    for (const [index, weight] of this.buckets) {
-      const decayed = weight * factor;
-      if (decayed < NEGLIGIBLE_WEIGHT) this.buckets.delete(index);
-      else this.buckets.set(index, decayed);
-    }
-    this.cached = undefined;
+    this.scale(2 ** (-elapsedMs / halfLifeMs));
     this.atMs = nowMs;
+  }
+
+  /** Every weight times `factor` (< 1); a bucket that becomes negligible is dropped. */
+  private scale(factor: number): void {
+    for (const [index, weight] of this.buckets) {
+      const scaled = weight * factor;
+      if (scaled < NEGLIGIBLE_WEIGHT) this.delete(index);
+      else this.buckets.set(index, scaled);
+    }
+    for (const [index, weight] of this.censored) this.censored.set(index, weight * factor);
+    this.cached = undefined;
+  }
+
+  private delete(index: number): void {
+    this.buckets.delete(index);
+    this.censored.delete(index);
   }
 
   private dropLightest(): void {
@@ -142,7 +194,7 @@ export class LatencySketch {
     for (const [index, weight] of this.buckets) {
       if (lightest === undefined || weight < (this.buckets.get(lightest) as number)) lightest = index;
     }
-    if (lightest !== undefined) this.buckets.delete(lightest);
+    if (lightest !== undefined) this.delete(lightest);
     this.cached = undefined;
   }
 }

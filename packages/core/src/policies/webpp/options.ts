@@ -76,11 +76,12 @@ export interface WebppOptions extends HerdOptions, BudgetOptions {
   /** Timeout before minSamplesForQuantile samples (ms). 2 000: a cold connection to a distant server. */
   initialTimeoutMs: number;
   /**
-   * Consecutive failures (timeouts, refused/reset connections, a body cut off) that
-   * eject a server; 5xx eject by Envoy's rule instead (brownout.ts). 1, as the paper: an ejected server is probed again within 1–2 s, so an
-   * ejection costs little (Envoy ejects for 30 s and waits for 5 errors), and a timeout of
-   * 3 × its own p99 is rarely a mere stall (the hedge deals with slowness). Raise it for
-   * links that drop connections now and then.
+   * Consecutive refused or reset connections that eject a server (a body cut off ejects at
+   * once). 1, as the paper: an ejected server is probed again within 1–2 s, so ejecting a
+   * dead server at once costs little (Envoy ejects for 30 s and waits for 5 errors). Silent
+   * timeouts and stalled bodies eject at max(this, SILENT_FAILURES_TO_EJECT) in a row, and
+   * never while the server answers this client; 5xx by Envoy's rule (brownout.ts). See
+   * server-record.ts, learnSample. Raise it for links that drop connections now and then.
    */
   ejectAfterFailures: number;
   /**

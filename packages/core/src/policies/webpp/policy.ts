@@ -21,7 +21,7 @@ import type {
 } from '../../engine/policy-types.js';
 import type { ServerId } from '../../types.js';
 import { probeDelayMs } from './backoff.js';
-import { busyAtTimeout } from './busy.js';
+import { answeredSince, queueingAtTimeout } from './busy.js';
 import { sendableAttempt } from './cold-window.js';
 import { MIN_PACE_BYTES, redecideAtHead, WORTH_FACTOR as WORTH_FACTOR_AT_HEAD } from './head-redecision.js';
 import { connectionsFor, exchangesAtOnce } from './queue-ahead.js';
@@ -144,19 +144,27 @@ export class WebppPolicy implements ClientPolicy {
   }
 
   /**
-   * A request's attempt on `server` timed out (ClientPolicy.admitFailover); the failover is
-   * paid from the one budget. A server that is busy, not dead (busy.ts), gets a second
-   * request elsewhere only when a token is there; any other timeout (a likely dead server)
-   * may also borrow, down to the bucket's capacity in debt. When neither is possible the
-   * client keeps waiting on the running attempt, up to its deadline, rather than pile more
-   * load onto a cluster that is slow already (Envoy's retry budget; Finagle's RetryBudget).
+   * A request's attempt on `server` timed out (ClientPolicy.admitFailover; docs/selection.md,
+   * "A failover after a timeout"), paid from the one extra budget:
+   * - a server whose pushed service time says it queues (busy.ts, queueingAtTimeout) gets a
+   *   second request elsewhere only for a token in hand, else the client keeps waiting on it:
+   *   a saturated cluster must not get more load from its clients' timeouts (Envoy's retry
+   *   budget; Finagle's RetryBudget);
+   * - any other timeout (a stall, a hang, a dead server) fails over at once. The timed-out
+   *   attempt keeps running beside the failover, as a hedge, when the budget can pay (it may
+   *   borrow, down to the bucket's capacity in debt); else the failover replaces it: the
+   *   timed-out attempt is given up and the failover is the request itself, not one more
+   *   (Figure 4 as written), so nothing is charged. Waiting for a token instead held pages
+   *   on a stalled or hung server up to the 5 s deadline (the chaos bench's tail).
    */
-  admitFailover(server: ServerId, _nowMs: number): boolean {
+  admitFailover(server: ServerId, _nowMs: number): boolean | 'replace' {
     const record = this.records.get(server);
-    const busy = record !== undefined && record.state !== 'failed' && record.busyTimeoutAtMs === record.updatedAtMs;
-    if (!(busy ? this.extraBudget.trySpend() : this.extraBudget.borrow())) return false;
-    this.refreshBucket.charge();
-    return true;
+    const queueing = record !== undefined && record.state !== 'failed' && record.queueingAtMs === record.updatedAtMs;
+    if (queueing ? this.extraBudget.trySpend() : this.extraBudget.borrow()) {
+      this.refreshBucket.charge();
+      return true;
+    }
+    return queueing ? false : 'replace';
   }
 
   /**
@@ -204,8 +212,12 @@ export class WebppPolicy implements ClientPolicy {
     // (its connections, or its own concurrency) is the client's queue, not the server's
     // failure (issue 22 §2, bursts).
     const ownQueue = (sample.queuedAhead ?? 0) >= Math.min(connectionsFor(sample.protocol ?? record.protocol), exchangesAtOnce(record));
-    const busy = sample.outcome === 'timeout' && (ownQueue || busyAtTimeout(record, this.herd.pushed.get(sample.server), timeoutMsOf(record, this.options), sample.nowMs, this.options));
+    const timeoutMs = timeoutMsOf(record, this.options);
+    const queueing = sample.outcome === 'timeout' && queueingAtTimeout(this.herd.pushed.get(sample.server), timeoutMs, sample.nowMs, this.options);
+    // A silence on a server that answered this client meanwhile, or queues, is no failure (server-record.ts, learnSample).
+    const busy = sample.answeredWhileWaiting === true || queueing || (sample.outcome === 'timeout' && (ownQueue || answeredSince(record, timeoutMs, sample.nowMs)));
     const result = learnSample(record, sample, this.options, this.deps.random, busy);
+    if (queueing) record.queueingAtMs = sample.nowMs;
     if (result === 'ejected') {
       this.herd.equivalentSet.remove(sample.server);
       for (const listener of [...this.listeners]) listener(sample.server);
