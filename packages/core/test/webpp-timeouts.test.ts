@@ -127,10 +127,6 @@ describe('a timeout is a censored sample: no ratchet', () => {
     // One answer at 2 s: the three censored at 500 ms survive to it, so it carries 4/24 of the mass, not 1/24.
     sketch.add(2_000, T0, 7_000);
     expect(sketch.answeredQuantileMs(0.9)).toBeGreaterThan(1_900);
-    // The censored part survives a snapshot.
-    const copy = new LatencySketch();
-    copy.load(JSON.parse(JSON.stringify(sketch.toJSON())));
-    expect(copy.answeredQuantileMs(0.9)).toBeCloseTo(sketch.answeredQuantileMs(0.9), 9);
   });
 });
 

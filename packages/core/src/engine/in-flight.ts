@@ -42,8 +42,6 @@ export class InFlightLedger {
   private readonly entries = new Set<Entry>();
   /** Per server, its entries in the order they were sent: an entry's index is the exchanges ahead of it. */
   private readonly byServer = new Map<ServerId, Entry[]>();
-  /** Per server, when its latest head came (engine clock): it answered this client then. */
-  private readonly lastHeadAtMs = new Map<ServerId, number>();
   /** Told when an exchange leaves (late-binding.ts: a connection freed). */
   private readonly endListeners = new Set<(server: ServerId) => void>();
 
@@ -74,7 +72,6 @@ export class InFlightLedger {
       end: () => this.remove(entry),
       head: (atMs: number) => {
         entry.headAtMs ??= atMs;
-        if (!(atMs <= (this.lastHeadAtMs.get(server) ?? Number.NEGATIVE_INFINITY))) this.lastHeadAtMs.set(server, atMs);
       },
       contending: () => entry.contenders,
     };
@@ -84,9 +81,13 @@ export class InFlightLedger {
     return entry;
   }
 
-  /** Whether `server` sent this client a response head after `sinceMs` (alive then, whatever it does with another exchange). */
+  /**
+   * Whether `server` sent one of this client's exchanges still in the ledger a head after
+   * `sinceMs` (alive then, whatever it does with another exchange). Those that left with their
+   * bodies complete were samples, which the policy has seen.
+   */
   answeredSince(server: ServerId, sinceMs: number): boolean {
-    return (this.lastHeadAtMs.get(server) ?? Number.NEGATIVE_INFINITY) > sinceMs;
+    return this.byServer.get(server)?.some((entry) => (entry.headAtMs ?? 0) > sinceMs) === true;
   }
 
   /** Exchanges in flight now, to every server. */

@@ -98,10 +98,6 @@ interface Running<R> {
   queuedAhead: number;
   /** While it waits in the client's own queue: the moment to try the next attempt beside it (no failure). */
   patience?: Cancel | undefined;
-  /** Since when it waits on its server: its timeout armed (it could leave the browser), or its body stalled. */
-  waitingSinceMs?: number | undefined;
-  /** Its body stalled past the idle timeout (rather than broke off). */
-  stalled?: boolean;
 }
 
 const round = (ms: number): number => Math.round(ms * 100) / 100;
@@ -138,17 +134,16 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
   const learn = (run: Running<R>, outcome: ExchangeSample['outcome'], extra: Partial<ExchangeSample> = {}): void => {
     const sample: ExchangeSample = { server: run.attempt.server, purpose: run.exchange.purpose, outcome, nowMs: io.now(), ...extra };
     if (run.queuedAhead > 0) sample.queuedAhead = run.queuedAhead;
-    // A silence (a timeout, a stalled body): did the server answer this client meanwhile? Then it is alive.
-    if (outcome === 'timeout' || (outcome === 'cut-mid-body' && run.stalled === true)) {
-      const answered = run.waitingSinceMs !== undefined && ctx.inFlight?.answeredSince(run.attempt.server, run.waitingSinceMs);
-      if (answered !== undefined || run.stalled === true) sample.answeredWhileWaiting = answered === true;
-    }
+    // A timeout: did the server answer this client since the exchange was sent? Then it is alive.
+    if (outcome === 'timeout' && run.inFlight !== undefined) sample.answeredWhileWaiting = answeredSince(run, run.inFlight.sentAtMs);
     const contending = run.head === undefined ? 0 : (run.inFlight?.contending() ?? 0);
     if (contending > 0) sample.contending = contending;
     if (run.head?.protocol !== undefined && outcome !== 'cancelled') sample.protocol = run.head.protocol;
     if (outcome !== 'served' && outcome !== 'cancelled' && hooks?.fetchDidFail) safe(() => hooks.fetchDidFail!(run.exchange, outcome));
     ctx.learn(sample);
   };
+
+  const answeredSince = (run: Running<R>, sinceMs: number): boolean => ctx.inFlight?.answeredSince(run.attempt.server, sinceMs) === true;
 
   const finish = (result: RunResult<R>): void => {
     if (settled) return;
@@ -324,7 +319,6 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
       const arm = (): void => {
         run.patience?.();
         run.patience = undefined;
-        run.waitingSinceMs = io.now();
         run.timer = io.setTimer(attempt.timeoutMs, onTimeout);
       };
       const connections = inFlight === undefined ? undefined : ctx.connectionsOf?.(attempt.server);
@@ -337,13 +331,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
         // Nothing is learnt: the client's queue says nothing of the server.
         run.patience = io.setTimer(attempt.timeoutMs, () => {
           run.patience = undefined;
-          if (run.done || run.head !== undefined) return;
-          const admitted = failoverAdmitted(attempt.server);
-          if (admitted === 'replace') {
-            settle(run);
-            run.cancelExchange();
-            failedOver();
-          } else if (admitted) startNext(ctx.purpose);
+          if (!run.done && run.head === undefined && failoverAdmitted(attempt.server)) startNext(ctx.purpose);
         });
       }
     }
@@ -416,9 +404,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     const idleMs = bodyIdleTimeoutMs(run.attempt);
     if (resumesAfterMs !== null && resumesAfterMs <= idleMs) return;
     run.timer?.();
-    run.waitingSinceMs = io.now();
     run.timer = io.setTimer(idleMs, () => {
-      run.stalled = true;
       run.cancelExchange();
       onError(run, 'body idle');
     });
@@ -431,7 +417,9 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
       run.ended = true;
       run.timer?.();
       run.inFlight?.end();
-      learn(run, 'cut-mid-body', head.ttfbMs === undefined ? {} : { ttfbMs: head.ttfbMs, status: head.status });
+      // A body that stalled past its idle timeout (not one broken off): did the server answer this client during the stall?
+      const stalled = message === 'body idle' ? { answeredWhileWaiting: answeredSince(run, io.now() - bodyIdleTimeoutMs(run.attempt)) } : {};
+      learn(run, 'cut-mid-body', head.ttfbMs === undefined ? stalled : { ttfbMs: head.ttfbMs, status: head.status, ...stalled });
       return void ctx.onBodyBroken?.(run.attempt.server);
     }
     if (run.done) return;

@@ -33,11 +33,14 @@ const NEGLIGIBLE_WEIGHT = 1e-6;
 /** Most buckets kept (the lightest go first): 1 ms to 60 s at 2 % takes ~280. */
 const MAX_BUCKETS = 400;
 
-/** Plain JSON for snapshots: [bucketIndex, weight] pairs and the time the weights refer to; `censored`: the censored part of those buckets (absent: none). */
+/**
+ * Plain JSON for snapshots: [bucketIndex, weight] pairs and the time the weights refer to.
+ * The censored part is not stored: a restored sample counts as an answer (its weight halves
+ * every 7 s, so a timeout restored with it soon weighs nothing).
+ */
 export interface SketchJSON {
   buckets: Array<[number, number]>;
   atMs: number;
-  censored?: Array<[number, number]>;
 }
 
 /** Values sorted ascending with normalised weights (they sum to 1). */
@@ -140,7 +143,7 @@ export class LatencySketch {
     for (const index of indices) {
       const weight = this.buckets.get(index) as number;
       const answers = weight - (this.censored.get(index) ?? 0);
-      if (answers > 0 && atRisk > 0) survival *= Math.max(0, 1 - answers / atRisk);
+      if (answers > 0) survival *= 1 - answers / atRisk;
       answeredBy.push(1 - survival);
       atRisk -= weight;
     }
@@ -152,15 +155,13 @@ export class LatencySketch {
   }
 
   toJSON(): SketchJSON {
-    const json: SketchJSON = { buckets: [...this.buckets.entries()], atMs: this.atMs };
-    if (this.censored.size > 0) json.censored = [...this.censored.entries()];
-    return json;
+    return { buckets: [...this.buckets.entries()], atMs: this.atMs };
   }
 
-  /** Replaces the contents (validated by the caller: integer indices, finite weights > 0; a censored part no larger than its bucket). */
+  /** Replaces the contents (validated by the caller: integer indices, finite weights > 0), all of them answers. */
   load(json: SketchJSON): void {
     this.buckets = new Map(json.buckets);
-    this.censored = new Map((json.censored ?? []).filter(([index, weight]) => weight <= (this.buckets.get(index) ?? 0)));
+    this.censored = new Map();
     this.atMs = json.atMs;
     this.cached = undefined;
     while (this.buckets.size > MAX_BUCKETS) this.dropLightest();

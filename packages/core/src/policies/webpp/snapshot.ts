@@ -107,28 +107,18 @@ function recordFrom(server: ServerId, row: unknown, options: WebppOptions, nowMs
   return record;
 }
 
-/** A sketch's JSON with every bucket an integer index in a sane range and a finite weight > 0 (its censored part likewise, when there is one). */
+/** A sketch's JSON with every bucket an integer index in a sane range and a finite weight > 0. */
 function sketchFrom(value: unknown, nowMs: number): SketchJSON | undefined {
-  if (!isObject(value) || !isCount(value['atMs'])) return undefined;
-  const buckets = bucketsFrom(value['buckets']);
-  const censored = value['censored'] === undefined ? [] : bucketsFrom(value['censored']);
-  if (buckets === undefined || censored === undefined) return undefined;
-  const sketch: SketchJSON = { buckets, atMs: Math.min(value['atMs'], nowMs) };
-  if (censored.length > 0) sketch.censored = censored;
-  return sketch;
-}
-
-function bucketsFrom(value: unknown): Array<[number, number]> | undefined {
-  if (!Array.isArray(value)) return undefined;
+  if (!isObject(value) || !Array.isArray(value['buckets']) || !isCount(value['atMs'])) return undefined;
   const buckets: Array<[number, number]> = [];
-  for (const bucket of value as unknown[]) {
+  for (const bucket of value['buckets'] as unknown[]) {
     if (!Array.isArray(bucket) || bucket.length !== 2) return undefined;
     const [index, weight] = bucket as unknown[];
     if (typeof index !== 'number' || !Number.isInteger(index) || Math.abs(index) > MAX_BUCKET_INDEX) return undefined;
     if (!isCount(weight) || weight === 0) return undefined;
     buckets.push([index, weight]);
   }
-  return buckets;
+  return { buckets, atMs: Math.min(value['atMs'], nowMs) };
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
