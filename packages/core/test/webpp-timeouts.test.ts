@@ -170,7 +170,7 @@ describe('one failure or N in a row', () => {
 });
 
 describe('a failover after a timeout', () => {
-  it('is not refused for want of a token: with the budget in debt, it replaces the timed-out attempt at once', () => {
+  it('is not refused for want of a token: with the budget in debt, it starts at the timeout, not at the 5 s deadline', () => {
     const scripted = cluster((exchange) => (exchange.server === B && exchange.target.includes('/stall') ? 'hang' : undefined));
     const driver = client(scripted);
     warm(driver);
@@ -185,7 +185,7 @@ describe('a failover after a timeout', () => {
     expect(first).toMatchObject({ server: B, outcome: 'timeout' });
     // B timed out at its own 500 ms and C answered 300 ms later: far from B's 5 s deadline, where the page waited before.
     expect(scripted.nowMs - startMs).toBeLessThan(first!.timeoutMs + 1_000);
-    // Given up, not kept as an unpaid hedge: two exchanges for the request.
+    // One failover: two exchanges for the request.
     expect(scripted.sent.filter((exchange) => exchange.target.includes('/stall'))).toHaveLength(2);
   });
 });

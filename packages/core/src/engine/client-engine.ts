@@ -118,7 +118,7 @@ export class ClientEngine<R, C = unknown> {
         ? (server: ServerId, onFailed: () => void) => policy.onServerFailed!((failed) => failed === server && onFailed())
         : undefined,
       admitHedge: policy.admitHedge ? (server: ServerId, nowMs: number) => policy.admitHedge!(server, nowMs) : undefined,
-      admitFailover: policy.admitFailover ? (server: ServerId, nowMs: number): boolean | 'replace' => policy.admitFailover!(server, nowMs) : undefined,
+      admitFailover: policy.admitFailover ? (server: ServerId, nowMs: number) => policy.admitFailover!(server, nowMs) : undefined,
       connectionsOf: options.connectionsPerServer,
       retryAfterMs: policy.retryAfterMs ? (round: number, elapsedMs: number, servers: readonly ServerId[]) => policy.retryAfterMs!(round, elapsedMs, servers) : undefined,
       retryOrder: (plan: readonly EngineAttempt[]) => this.retryOrder(plan),

@@ -248,16 +248,13 @@ export interface ClientPolicy {
   admitHedge?(server: ServerId, nowMs: number): boolean;
   /**
    * Asked by the engine when a request's attempt on `server` timed out (its 'timeout'
-   * sample already observed) and another attempt could start. true = start it and keep the
-   * timed-out attempt running beside it until its deadlineMs (a hedge: the first answer
-   * wins). 'replace' = start it and give the timed-out attempt up (the failover is the
-   * request itself, not one more: Figure 4 as written). false = not now: the engine keeps
-   * waiting on the running attempt until its deadlineMs and fails over only then (a retry
-   * budget: timeouts on a busy cluster must not multiply its load). Not asked after a
-   * refused connection or a 5xx, and a refusal is ignored when the attempt has no deadline
-   * beyond its timeout. Absent = always true.
+   * sample already observed) and another attempt could start. false = not now: the engine
+   * keeps waiting on the running attempt until its deadlineMs and fails over only then (a
+   * retry budget: timeouts on a busy cluster must not multiply its load). Not asked after
+   * a refused connection or a 5xx, and a refusal is ignored when the attempt has no
+   * deadline beyond its timeout. Absent = always true.
    */
-  admitFailover?(server: ServerId, nowMs: number): boolean | 'replace';
+  admitFailover?(server: ServerId, nowMs: number): boolean;
   /**
    * Every attempt of a request failed (refused, reset, timed out past its deadline, 5xx) and
    * none runs any more: ms to wait before the engine tries the plan again (a retry round,

@@ -18,8 +18,7 @@
  * A retry budget (ClientPolicy.admitFailover): after a timeout the policy may say "not now";
  * the timed-out attempt then keeps running alone until its deadline instead of a second
  * attempt piling onto a cluster that is slow already, and the failover starts only at the
- * deadline. Or it may say 'replace': the failover starts now and the timed-out attempt is
- * given up. Refused connections, 5xx and stale bindings fail over at once.
+ * deadline. Refused connections, 5xx and stale bindings fail over at once.
  *
  * After the head, the engine follows the winner's body where the driver reports it: a
  * complete body is a sample (time to first byte, bytes, time); a body that breaks off, or
@@ -44,7 +43,7 @@ export interface RunContext<R, C = unknown> {
   watchServerFailure?: ((server: ServerId, onFailed: () => void) => () => void) | undefined;
   admitHedge?: ((server: ServerId, nowMs: number) => boolean) | undefined;
   /** After a timeout: may another attempt start now (the policy's budget)? See ClientPolicy.admitFailover. */
-  admitFailover?: ((server: ServerId, nowMs: number) => boolean | 'replace') | undefined;
+  admitFailover?: ((server: ServerId, nowMs: number) => boolean) | undefined;
   hooks?: EngineHooks | undefined;
   /** The winner's body broke off or froze after the run was served. */
   onBodyBroken?: ((server: ServerId) => void) | undefined;
@@ -135,7 +134,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     const sample: ExchangeSample = { server: run.attempt.server, purpose: run.exchange.purpose, outcome, nowMs: io.now(), ...extra };
     if (run.queuedAhead > 0) sample.queuedAhead = run.queuedAhead;
     // A timeout: did the server answer this client since the exchange was sent? Then it is alive.
-    if (outcome === 'timeout' && run.inFlight !== undefined) sample.answeredWhileWaiting = answeredSince(run, run.inFlight.sentAtMs);
+    if (outcome === 'timeout' && run.inFlight) sample.answeredWhileWaiting = answeredSince(run, run.inFlight.sentAtMs);
     const contending = run.head === undefined ? 0 : (run.inFlight?.contending() ?? 0);
     if (contending > 0) sample.contending = contending;
     if (run.head?.protocol !== undefined && outcome !== 'cancelled') sample.protocol = run.head.protocol;
@@ -181,8 +180,8 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     return true;
   };
 
-  /** After a timeout on `server`: true (or 'replace') when a next attempt exists and the policy admits it now (it pays for it). */
-  const failoverAdmitted = (server: ServerId): boolean | 'replace' => {
+  /** After a timeout on `server`: true when a next attempt exists and the policy admits it now (it pays for it). */
+  const failoverAdmitted = (server: ServerId): boolean => {
     if (settled || winner || next >= attempts.length) return false;
     return ctx.admitFailover?.(server, io.now()) ?? true;
   };
@@ -302,13 +301,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
       run.timer = io.setTimer(waitMs, atDeadline);
       learn(run, 'timeout');
       // The budget is empty: keep waiting on this attempt; its deadline fails over.
-      const admitted = failoverAdmitted(attempt.server);
-      if (!admitted) return;
-      // The failover replaces this attempt rather than joining it.
-      if (admitted === 'replace') {
-        settle(run);
-        run.cancelExchange();
-      }
+      if (!failoverAdmitted(attempt.server)) return;
       failedOver();
     };
     // A browser's longest timer (2^31 − 1 ms) or more is no timeout at all (the baselines): no

@@ -5,18 +5,12 @@
  * instead — the timeout still enters its distribution as a censored sample (server-record.ts).
  *
  * A server counts as alive at a timeout when it answered another exchange of this client
- * while the timed-out one waited (answeredSince; the engine also says so in the sample,
- * ExchangeSample.answeredWhileWaiting, from heads whose bodies still stream), or when it is
- * queueing (queueingAtTimeout).
+ * while the timed-out one waited (the engine says so in the sample,
+ * ExchangeSample.answeredWhileWaiting, from heads whose bodies still stream; policy.ts also
+ * checks the heads of samples learnt since), or when it is queueing (queueingAtTimeout).
  */
 import type { WebppOptions } from './options.js';
 import type { PushedLoad } from './pushed-load.js';
-import type { ServerRecord } from './server-record.js';
-
-/** A head of this server, learnt from a complete exchange, came after an exchange sent `timeoutMs` before `nowMs`. */
-export function answeredSince(record: ServerRecord, timeoutMs: number, nowMs: number): boolean {
-  return record.lastHeadAtMs > nowMs - timeoutMs;
-}
 
 /**
  * The server's own pushed service time S is fresh (pushMaxAgeMs) and at least

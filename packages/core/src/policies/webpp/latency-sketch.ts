@@ -51,7 +51,7 @@ export interface WeightedSamples {
 
 export class LatencySketch {
   private buckets = new Map<number, number>();
-  /** The part of each bucket's weight that came from censored samples (decayed alike). */
+  /** The share of each bucket's weight that came from censored samples (a share: decay leaves it as it is). */
   private censored = new Map<number, number>();
   /** Clock time the weights refer to: the newest sample. */
   private atMs = 0;
@@ -84,8 +84,9 @@ export class LatencySketch {
     const gapShare = elapsedMs > 0 ? 1 - 2 ** (-elapsedMs / halfLifeMs) : 0;
     if (gapShare > 0 && gapShare < 1) this.discount(1 / gapShare - 1);
     const index = bucketOf(valueMs);
-    this.buckets.set(index, (this.buckets.get(index) ?? 0) + 1);
-    if (censored) this.censored.set(index, (this.censored.get(index) ?? 0) + 1);
+    const before = this.buckets.get(index) ?? 0;
+    this.buckets.set(index, before + 1);
+    this.censored.set(index, ((this.censored.get(index) ?? 0) * before + (censored ? 1 : 0)) / (before + 1));
     this.cached = undefined;
     if (this.buckets.size > MAX_BUCKETS) this.dropLightest();
   }
@@ -98,7 +99,8 @@ export class LatencySketch {
   discount(totalWeight: number): void {
     const factor = totalWeight / this.weight;
     if (!(factor < 1)) return;
-    this.scale(factor);
+    for (const [index, weight] of this.buckets) this.buckets.set(index, weight * factor);
+    this.cached = undefined;
   }
 
   /** Buckets by value with weights normalised; the same at any later time, since all decay alike. */
@@ -137,21 +139,17 @@ export class LatencySketch {
    */
   answeredQuantileMs(q: number): number {
     const indices = [...this.buckets.keys()].sort((a, b) => a - b);
-    const answeredBy: number[] = [];
     let atRisk = this.weight;
     let survival = 1;
-    for (const index of indices) {
+    const answeredBy = indices.map((index) => {
       const weight = this.buckets.get(index) as number;
-      const answers = weight - (this.censored.get(index) ?? 0);
+      const answers = weight * (1 - (this.censored.get(index) ?? 0));
       if (answers > 0) survival *= 1 - answers / atRisk;
-      answeredBy.push(1 - survival);
       atRisk -= weight;
-    }
-    const answered = 1 - survival;
-    for (let i = 0; i < indices.length; i++) {
-      if (answered > 0 && (answeredBy[i] as number) >= q * answered - 1e-12) return valueOf(indices[i] as number);
-    }
-    return Number.NaN;
+      return 1 - survival;
+    });
+    const at = answeredBy.findIndex((share) => share >= q * (1 - survival) - 1e-12);
+    return survival < 1 && at >= 0 ? valueOf(indices[at] as number) : Number.NaN;
   }
 
   toJSON(): SketchJSON {
@@ -170,24 +168,14 @@ export class LatencySketch {
   private decayTo(nowMs: number, halfLifeMs: number): void {
     const elapsedMs = nowMs - this.atMs;
     if (elapsedMs <= 0) return;
-    this.scale(2 ** (-elapsedMs / halfLifeMs));
-    this.atMs = nowMs;
-  }
-
-  /** Every weight times `factor` (< 1); a bucket that becomes negligible is dropped. */
-  private scale(factor: number): void {
+    const factor = 2 ** (-elapsedMs / halfLifeMs);
     for (const [index, weight] of this.buckets) {
-      const scaled = weight * factor;
-      if (scaled < NEGLIGIBLE_WEIGHT) this.delete(index);
-      else this.buckets.set(index, scaled);
+      const decayed = weight * factor;
+      if (decayed < NEGLIGIBLE_WEIGHT) this.buckets.delete(index);
+      else this.buckets.set(index, decayed);
     }
-    for (const [index, weight] of this.censored) this.censored.set(index, weight * factor);
     this.cached = undefined;
-  }
-
-  private delete(index: number): void {
-    this.buckets.delete(index);
-    this.censored.delete(index);
+    this.atMs = nowMs;
   }
 
   private dropLightest(): void {
@@ -195,7 +183,7 @@ export class LatencySketch {
     for (const [index, weight] of this.buckets) {
       if (lightest === undefined || weight < (this.buckets.get(lightest) as number)) lightest = index;
     }
-    if (lightest !== undefined) this.delete(lightest);
+    if (lightest !== undefined) this.buckets.delete(lightest);
     this.cached = undefined;
   }
 }

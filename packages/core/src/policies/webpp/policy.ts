@@ -21,7 +21,7 @@ import type {
 } from '../../engine/policy-types.js';
 import type { ServerId } from '../../types.js';
 import { probeDelayMs } from './backoff.js';
-import { answeredSince, queueingAtTimeout } from './busy.js';
+import { queueingAtTimeout } from './busy.js';
 import { sendableAttempt } from './cold-window.js';
 import { MIN_PACE_BYTES, redecideAtHead, WORTH_FACTOR as WORTH_FACTOR_AT_HEAD } from './head-redecision.js';
 import { connectionsFor, exchangesAtOnce } from './queue-ahead.js';
@@ -145,26 +145,25 @@ export class WebppPolicy implements ClientPolicy {
 
   /**
    * A request's attempt on `server` timed out (ClientPolicy.admitFailover; docs/selection.md,
-   * "A failover after a timeout"), paid from the one extra budget:
-   * - a server whose pushed service time says it queues (busy.ts, queueingAtTimeout) gets a
-   *   second request elsewhere only for a token in hand, else the client keeps waiting on it:
-   *   a saturated cluster must not get more load from its clients' timeouts (Envoy's retry
-   *   budget; Finagle's RetryBudget);
-   * - any other timeout (a stall, a hang, a dead server) fails over at once. The timed-out
-   *   attempt keeps running beside the failover, as a hedge, when the budget can pay (it may
-   *   borrow, down to the bucket's capacity in debt); else the failover replaces it: the
-   *   timed-out attempt is given up and the failover is the request itself, not one more
-   *   (Figure 4 as written), so nothing is charged. Waiting for a token instead held pages
-   *   on a stalled or hung server up to the 5 s deadline (the chaos bench's tail).
+   * "A failover after a timeout"). The timed-out attempt keeps running beside the failover
+   * (the engine's deadline), so the failover is one extra request:
+   * - on a server whose pushed service time says it queues (busy.ts, queueingAtTimeout) only
+   *   for a token in hand, else the client keeps waiting on it: a saturated cluster must not
+   *   get more load from its clients' timeouts (Envoy's retry budget; Finagle's RetryBudget);
+   * - after any other timeout (a stall, a hang, a dead server) always, paid from the one
+   *   budget while it can borrow, free when it cannot. Refused for want of a token, it held
+   *   pages on stalled or hung servers up to the 5 s deadline (the chaos bench's tail). The
+   *   timeout (3 × the p99 of the server's answers) and ejection after two silent ones bound
+   *   how often it happens.
    */
-  admitFailover(server: ServerId, _nowMs: number): boolean | 'replace' {
+  admitFailover(server: ServerId, _nowMs: number): boolean {
     const record = this.records.get(server);
     const queueing = record !== undefined && record.state !== 'failed' && record.queueingAtMs === record.updatedAtMs;
     if (queueing ? this.extraBudget.trySpend() : this.extraBudget.borrow()) {
       this.refreshBucket.charge();
       return true;
     }
-    return queueing ? false : 'replace';
+    return !queueing;
   }
 
   /**
@@ -214,8 +213,8 @@ export class WebppPolicy implements ClientPolicy {
     const ownQueue = (sample.queuedAhead ?? 0) >= Math.min(connectionsFor(sample.protocol ?? record.protocol), exchangesAtOnce(record));
     const timeoutMs = timeoutMsOf(record, this.options);
     const queueing = sample.outcome === 'timeout' && queueingAtTimeout(this.herd.pushed.get(sample.server), timeoutMs, sample.nowMs, this.options);
-    // A silence on a server that answered this client meanwhile, or queues, is no failure (server-record.ts, learnSample).
-    const busy = sample.answeredWhileWaiting === true || queueing || (sample.outcome === 'timeout' && (ownQueue || answeredSince(record, timeoutMs, sample.nowMs)));
+    // A silence on a server that answered this client meanwhile (a head in the ledger, or a sample since), or queues, is no failure (server-record.ts, learnSample).
+    const busy = sample.answeredWhileWaiting === true || queueing || (sample.outcome === 'timeout' && (ownQueue || record.lastHeadAtMs > sample.nowMs - timeoutMs));
     const result = learnSample(record, sample, this.options, this.deps.random, busy);
     if (queueing) record.queueingAtMs = sample.nowMs;
     if (result === 'ejected') {
