@@ -87,7 +87,7 @@ export class InFlightLedger {
    * bodies complete were samples, which the policy has seen.
    */
   answeredSince(server: ServerId, sinceMs: number): boolean {
-    return this.byServer.get(server)?.some((entry) => (entry.headAtMs ?? 0) > sinceMs) === true;
+    return !!this.byServer.get(server)?.some((entry) => (entry.headAtMs ?? 0) > sinceMs);
   }
 
   /** Exchanges in flight now, to every server. */

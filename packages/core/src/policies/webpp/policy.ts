@@ -156,9 +156,9 @@ export class WebppPolicy implements ClientPolicy {
    *   timeout (3 × the p99 of the server's answers) and ejection after two silent ones bound
    *   how often it happens.
    */
-  admitFailover(server: ServerId, _nowMs: number): boolean {
+  admitFailover(server: ServerId, nowMs: number): boolean {
     const record = this.records.get(server);
-    const queueing = record !== undefined && record.state !== 'failed' && record.queueingAtMs === record.updatedAtMs;
+    const queueing = record?.state === 'available' && queueingAtTimeout(this.herd.pushed.get(server), timeoutMsOf(record, this.options), nowMs, this.options);
     if (queueing ? this.extraBudget.trySpend() : this.extraBudget.borrow()) {
       this.refreshBucket.charge();
       return true;
@@ -212,11 +212,11 @@ export class WebppPolicy implements ClientPolicy {
     // failure (issue 22 §2, bursts).
     const ownQueue = (sample.queuedAhead ?? 0) >= Math.min(connectionsFor(sample.protocol ?? record.protocol), exchangesAtOnce(record));
     const timeoutMs = timeoutMsOf(record, this.options);
-    const queueing = sample.outcome === 'timeout' && queueingAtTimeout(this.herd.pushed.get(sample.server), timeoutMs, sample.nowMs, this.options);
     // A silence on a server that answered this client meanwhile (a head in the ledger, or a sample since), or queues, is no failure (server-record.ts, learnSample).
-    const busy = sample.answeredWhileWaiting === true || queueing || (sample.outcome === 'timeout' && (ownQueue || record.lastHeadAtMs > sample.nowMs - timeoutMs));
+    const busy =
+      sample.answeredWhileWaiting === true ||
+      (sample.outcome === 'timeout' && (ownQueue || record.lastHeadAtMs > sample.nowMs - timeoutMs || queueingAtTimeout(this.herd.pushed.get(sample.server), timeoutMs, sample.nowMs, this.options)));
     const result = learnSample(record, sample, this.options, this.deps.random, busy);
-    if (queueing) record.queueingAtMs = sample.nowMs;
     if (result === 'ejected') {
       this.herd.equivalentSet.remove(sample.server);
       for (const listener of [...this.listeners]) listener(sample.server);

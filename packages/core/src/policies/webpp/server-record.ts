@@ -59,8 +59,6 @@ export class ServerRecord {
   requestedAtMs = 0;
   /** When the last response head from this server arrived (engine clock; 0: never): it is alive. */
   lastHeadAtMs = 0;
-  /** When the last timeout on a server that queues (its pushed service time explains the wait; busy.ts) was learnt (0: never). */
-  queueingAtMs = 0;
   /**
    * The protocol its latest answer came over, when a sample said (ExchangeSample.protocol):
    * how many exchanges it takes at once (queue-ahead.ts, connectionsFor). Not stored: the
@@ -88,7 +86,7 @@ export class ServerRecord {
       this.history.discount(FIRST_SAMPLE_WEIGHT);
     }
     this.ttfb.add(valueMs, nowMs, options.estimateHalfLifeMs, sentAtMs, censored);
-    this.history.add(valueMs, nowMs, options.estimateHalfLifeMs * HISTORY_HALF_LIVES, sentAtMs, censored);
+    this.history.add(valueMs, nowMs, options.estimateHalfLifeMs * HISTORY_HALF_LIVES, sentAtMs);
     this.sampleCount++;
     this.lastSampleAtMs = Math.max(this.lastSampleAtMs, nowMs);
   }
