@@ -22,7 +22,7 @@ export const WORKER_OPTION_DOCS: Readonly<Record<PublicOptionName, string>> = {
   hedgeBudgetShare:
     'Of that budget, the most hedges (a second request to another replica when the first is late) as a share of requests. 0 turns hedges off, for replicas where a duplicated request has side effects on your accounting.',
   ejectAfterFailures:
-    'Failures in a row (timeouts, refused connections, 5xx, a body cut off) that take a replica out of use until a probe finds it back. Raise it when a replica drops a connection now and then but is otherwise healthy.',
+    'Refused or reset connections in a row that take a replica out of use until a probe finds it back. Timeouts take it out only when two in a row come with no answer from it meanwhile, and 5xx when five do. Raise it when a replica drops a connection now and then but is otherwise healthy.',
   probeBackoffCapMs:
     'The longest wait between probes of a failed replica (the waits double from about a second). Lower it when a replica that comes back must be in use again sooner; raise it to probe a long outage less.',
   controlCheckMs:

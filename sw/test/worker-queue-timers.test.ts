@@ -8,7 +8,8 @@
  *
  * Driven through the worker's engine (worker-engine.ts) with fake timers: six requests to A
  * get their heads (their bodies keep streaming, so they stay in the engine's ledger), then a
- * seventh that A never answers.
+ * seventh and an eighth that A never answers (two silent timeouts in a row eject a replica:
+ * core server-record.ts, SILENT_FAILURES_TO_EJECT).
  */
 import { createWebppPolicy } from '@webpp/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -65,14 +66,15 @@ async function seventhRequest(protocol: string): Promise<{ state: string | undef
     void engine.run([{ server: A, target: A, timeoutMs: TIMEOUT_MS, deadlineMs: 3 * TIMEOUT_MS, reason: 'test' }], (result) => outcomes.push(result.kind), { context });
   for (let i = 0; i < 6; i++) request();
   await vi.advanceTimersByTimeAsync(50);
-  // The six heads are in; their bodies still stream. The seventh: A never answers it.
+  // The six heads are in; their bodies still stream. The seventh and eighth: A never answers them.
+  request();
   request();
   await vi.advanceTimersByTimeAsync(TIMEOUT_MS + 100);
   return { state: policy.describe(Date.now()).find((view) => view.server === A)?.state, outcomes };
 }
 
 describe("the worker's queue timers follow the replica's protocol", () => {
-  it('over h2 the seventh request is timed from its send: A, silent since, is marked failed', async () => {
+  it('over h2 the seventh and eighth requests are timed from their send: A, silent since, is marked failed', async () => {
     const { state, outcomes } = await seventhRequest('h2');
     expect(outcomes.filter((kind) => kind === 'served')).toHaveLength(6);
     expect(state).toBe('failed');

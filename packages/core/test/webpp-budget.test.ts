@@ -126,8 +126,11 @@ describe('busy, not dead: a timeout does not eject a server that is alive', () =
     const [busy, quiet] = SERVERS as [string, string];
     policy.learnPushedServiceTime(busy, 1_500, T0 - 1_000); // 1.5 s of queueing: ≥ 0.25 × the 2 s timeout
     policy.learnPushedServiceTime(quiet, 5, T0 - 1_000);
-    policy.observe(timeout(busy, T0));
-    policy.observe(timeout(quiet, T0));
+    // Twice each: a silent timeout ejects as the second in a row.
+    for (const atMs of [T0 - 1, T0]) {
+      policy.observe(timeout(busy, atMs));
+      policy.observe(timeout(quiet, atMs));
+    }
     const state = (server: string) => policy.describe(T0).find((view) => view.server === server)?.state;
     expect(state(busy)).not.toBe('failed');
     expect(state(quiet)).toBe('failed');
@@ -143,7 +146,8 @@ describe('busy, not dead: a timeout does not eject a server that is alive', () =
     policy.observe({ server, purpose: 'request', outcome: 'served', nowMs: T0 - 500, ttfbMs: 100 });
     policy.observe(timeout(server, T0));
     expect(policy.describe(T0).find((view) => view.server === server)?.state).not.toBe('failed');
-    // Without any sign of life, the same timeout ejects (the default: one failure).
+    // Without any sign of life, the same timeout is a failure, and the second in a row ejects.
+    policy.observe(timeout(SERVERS[1] as string, T0));
     policy.observe(timeout(SERVERS[1] as string, T0));
     expect(policy.describe(T0).find((view) => view.server === SERVERS[1])?.state).toBe('failed');
   });

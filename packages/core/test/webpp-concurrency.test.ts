@@ -115,7 +115,9 @@ describe('a server\'s own concurrency in the plan', () => {
     for (const [workers, state] of [[2, 'available'], [undefined, 'failed']] as const) {
       const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
       const nowMs = teachBursts(policy, A, workers, T0) + 10_000; // no answer from A for seconds
+      // Twice: a silent timeout is a failure, and the second in a row ejects (server-record.ts, SILENT_FAILURES_TO_EJECT).
       policy.observe({ server: A, purpose: 'request', outcome: 'timeout', nowMs, queuedAhead: 12 });
+      policy.observe({ server: A, purpose: 'request', outcome: 'timeout', nowMs: nowMs + 1, queuedAhead: 12 });
       expect(policy.describe(nowMs).find((view) => view.server === A)?.state, `workers ${workers}`).toBe(state);
     }
   });

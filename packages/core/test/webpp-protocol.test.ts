@@ -52,7 +52,9 @@ describe("a replica's protocol in the client's own queue", () => {
     for (const [protocol, state] of [['http/1.1', 'available'], ['h2', 'failed']] as const) {
       const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
       const nowMs = teach(policy, A, protocol) + 10_000; // no answer from A for seconds
+      // Twice: a silent timeout is a failure, and the second in a row ejects (server-record.ts, SILENT_FAILURES_TO_EJECT).
       policy.observe({ server: A, purpose: 'request', outcome: 'timeout', nowMs, queuedAhead: 6 });
+      policy.observe({ server: A, purpose: 'request', outcome: 'timeout', nowMs: nowMs + 1, queuedAhead: 6 });
       expect(policy.describe(nowMs).find((view) => view.server === A)?.state, protocol).toBe(state);
     }
   });

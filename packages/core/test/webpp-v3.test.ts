@@ -85,8 +85,10 @@ describe('bursts: the client\'s own queue (queue-ahead.ts)', () => {
     const nowMs = teach(policy, A, 20, 2_000, 12);
     policy.observe({ server: A, purpose: 'request', outcome: 'timeout', nowMs, queuedAhead: 6 });
     expect(policy.describe(nowMs).find((view) => view.server === A)?.state).toBe('available');
-    // Without a queue, and with no answer from A for seconds: a failure.
+    // Without a queue, and with no answer from A for seconds: a failure; the second in a row ejects.
     policy.observe({ server: A, purpose: 'request', outcome: 'timeout', nowMs: nowMs + 10_000 });
+    expect(policy.describe(nowMs).find((view) => view.server === A)?.state).toBe('available');
+    policy.observe({ server: A, purpose: 'request', outcome: 'timeout', nowMs: nowMs + 10_001 });
     expect(policy.describe(nowMs).find((view) => view.server === A)?.state).toBe('failed');
   });
 });

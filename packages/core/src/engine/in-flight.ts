@@ -81,6 +81,15 @@ export class InFlightLedger {
     return entry;
   }
 
+  /**
+   * Whether `server` sent one of this client's exchanges still in the ledger a head after
+   * `sinceMs` (alive then, whatever it does with another exchange). Those that left with their
+   * bodies complete were samples, which the policy has seen.
+   */
+  answeredSince(server: ServerId, sinceMs: number): boolean {
+    return !!this.byServer.get(server)?.some((entry) => (entry.headAtMs ?? 0) > sinceMs);
+  }
+
   /** Exchanges in flight now, to every server. */
   get size(): number {
     return this.entries.size;

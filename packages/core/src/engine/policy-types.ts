@@ -147,6 +147,14 @@ export interface ExchangeSample {
    */
   queuedAhead?: number;
   /**
+   * With a 'timeout', or a 'cut-mid-body' for a body that stalled past its idle timeout (not
+   * one that broke off: then absent): whether the same server sent this client another
+   * response head while this exchange waited on it (the engine's ledger, in-flight.ts). true:
+   * the server is alive, slow or stalled on this exchange, not dead (issue 22 §2: a replica
+   * that answers, however slowly, is not marked failed).
+   */
+  answeredWhileWaiting?: boolean;
+  /**
    * With a head: how many other exchanges of this client to the same server waited for their
    * heads while this one did (in-flight.ts, contending): the server's own concurrency shows in
    * how the first byte grows with it (policies/webpp/concurrency.ts).

@@ -135,12 +135,16 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
   const learn = (run: Running<R>, outcome: ExchangeSample['outcome'], extra: Partial<ExchangeSample> = {}): void => {
     const sample: ExchangeSample = { server: run.attempt.server, purpose: run.exchange.purpose, outcome, nowMs: io.now(), ...extra };
     if (run.queuedAhead > 0) sample.queuedAhead = run.queuedAhead;
+    // A timeout: did the server answer this client since the exchange was sent? Then it is alive.
+    if (outcome === 'timeout' && run.inFlight) sample.answeredWhileWaiting = answeredSince(run, run.inFlight.sentAtMs)!;
     const contending = run.head === undefined ? 0 : (run.inFlight?.contending() ?? 0);
     if (contending > 0) sample.contending = contending;
     if (run.head?.protocol !== undefined && outcome !== 'cancelled') sample.protocol = run.head.protocol;
     if (outcome !== 'served' && outcome !== 'cancelled' && hooks?.fetchDidFail) safe(() => hooks.fetchDidFail!(run.exchange, outcome));
     ctx.learn(sample);
   };
+
+  const answeredSince = (run: Running<R>, sinceMs: number): boolean | undefined => ctx.inFlight?.answeredSince(run.attempt.server, sinceMs);
 
   const finish = (result: RunResult<R>): void => {
     if (settled) return;
@@ -425,7 +429,11 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
       run.ended = true;
       run.timer?.();
       run.inFlight?.end();
-      learn(run, 'cut-mid-body', head.ttfbMs === undefined ? {} : { ttfbMs: head.ttfbMs, status: head.status });
+      // A body that stalled past its idle timeout (not one broken off): did the server answer this client during the stall?
+      learn(run, 'cut-mid-body', {
+        ...(head.ttfbMs === undefined ? {} : { ttfbMs: head.ttfbMs, status: head.status }),
+        ...(message === 'body idle' && { answeredWhileWaiting: answeredSince(run, io.now() - bodyIdleTimeoutMs(run.attempt)) }),
+      });
       return void ctx.onBodyBroken?.(run.attempt.server);
     }
     if (run.done) return;

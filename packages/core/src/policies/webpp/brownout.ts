@@ -14,9 +14,10 @@
  *   its first byte), and the server is ranked by what its errors cost, the expected time of
  *   trying until an answer, E / (1 − p) for a 5xx share p (the mean of a geometric number of
  *   tries), so its load falls in proportion to its errors while its good answers are used.
- * Timeouts, refused or reset connections and bodies cut off still eject at once
- * (ejectAfterFailures; Envoy's consecutive_gateway_failure and local-origin errors): they
- * are what a dead server does. The ejected server is probed with the usual backoff.
+ * Refused or reset connections and bodies cut off still eject at once (ejectAfterFailures;
+ * Envoy's local-origin errors): they are what a dead server does; timeouts eject only as the
+ * second silent one in a row (server-record.ts, learnSample). The ejected server is probed
+ * with the usual backoff.
  */
 
 /** 5xx in a row that eject a server (Envoy's consecutive_5xx default). */

@@ -9,6 +9,8 @@
  * reserve): extra work is a share of the client's own first attempts, plus a small floor.
  */
 
+import { AT_LEAST_ONE, POSITIVE, SHARE, type OptionRule } from './option-rules.js';
+
 export interface BudgetOptions {
   /**
    * Every extra request — hedges, refreshes, probes, the cold start's measurements and
@@ -46,8 +48,8 @@ export const BUDGET_DEFAULTS: Readonly<BudgetOptions> = Object.freeze({
   busyServiceShareOfTimeout: 0.25,
 });
 
-export const BUDGET_RULES: Record<keyof BudgetOptions, [(value: number) => boolean, string]> = {
-  extraBudgetShare: [(v) => v >= 0 && v <= 1, 'in [0, 1]'],
-  extraBudgetFloorTokens: [(v) => v >= 1, '>= 1'],
-  busyServiceShareOfTimeout: [(v) => v > 0, '> 0'],
+export const BUDGET_RULES: Record<keyof BudgetOptions, OptionRule> = {
+  extraBudgetShare: SHARE,
+  extraBudgetFloorTokens: AT_LEAST_ONE,
+  busyServiceShareOfTimeout: POSITIVE,
 };

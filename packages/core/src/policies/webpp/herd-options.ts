@@ -4,6 +4,8 @@
  * seeding (seed.ts). Part of WebppOptions (options.ts); every default says why.
  */
 
+import { NON_NEGATIVE, SHARE, type OptionRule } from './option-rules.js';
+
 export interface HerdOptions {
   /**
    * τ_join: a server joins the equivalent-server set when its estimate is within this share
@@ -112,22 +114,20 @@ export const HERD_DEFAULTS: Readonly<HerdOptions> = Object.freeze({
   seedServiceGapMs: 100,
 });
 
-const nonNegative = (v: number): boolean => v >= 0;
-
-export const HERD_RULES: Record<keyof HerdOptions, [(value: number) => boolean, string]> = {
-  equivalentSetJoinRatio: [nonNegative, '>= 0'],
-  equivalentSetLeaveRatio: [nonNegative, '>= 0'],
-  equivalentSetWeightExponent: [nonNegative, '>= 0'],
-  loadSpreadShare: [(v) => v >= 0 && v <= 1, 'in [0, 1]'],
+export const HERD_RULES: Record<keyof HerdOptions, OptionRule> = {
+  equivalentSetJoinRatio: NON_NEGATIVE,
+  equivalentSetLeaveRatio: NON_NEGATIVE,
+  equivalentSetWeightExponent: NON_NEGATIVE,
+  loadSpreadShare: SHARE,
   loadSpreadFloorShare: [(v) => v >= 0 && v < 1, 'in [0, 1)'],
-  loadSpreadExponent: [nonNegative, '>= 0'],
+  loadSpreadExponent: NON_NEGATIVE,
   spreadRedrawShare: [(v) => v > 0 && v <= 1, 'in (0, 1]'],
-  loadSpreadReleaseHalfLifeMs: [nonNegative, '>= 0'],
-  pushMaxAgeMs: [nonNegative, '>= 0'],
-  pushAfterSilenceMs: [nonNegative, '>= 0'],
-  pushPairSlackMs: [nonNegative, '>= 0'],
-  pushSteerShare: [(v) => v >= 0 && v <= 1, 'in [0, 1]'],
-  seedServiceGapMs: [nonNegative, '>= 0'],
+  loadSpreadReleaseHalfLifeMs: NON_NEGATIVE,
+  pushMaxAgeMs: NON_NEGATIVE,
+  pushAfterSilenceMs: NON_NEGATIVE,
+  pushPairSlackMs: NON_NEGATIVE,
+  pushSteerShare: SHARE,
+  seedServiceGapMs: NON_NEGATIVE,
 };
 
 /** @throws RangeError when τ_leave < τ_join (Fei: τ_ℓ ≥ τ_j). */

@@ -15,6 +15,10 @@
  *   representative 2γ^i/(γ + 1) is within a relative error α of every value in it. With
  *   α = 2 %, the first bytes of one server fill a few dozen buckets, whatever the count,
  *   so the hedge's double sum over two distributions (expected-time.ts) stays cheap.
+ * - Censored samples (a timeout: the first byte took longer than the timeout, by how much is
+ *   not known) keep their share of each bucket apart, so that a quantile can treat them as
+ *   survival analysis does (answeredQuantileMs, Kaplan–Meier) while the ranking still counts
+ *   them at their value, a lower bound of what they cost.
  * Plain data; the caller passes the clock.
  */
 
@@ -29,7 +33,11 @@ const NEGLIGIBLE_WEIGHT = 1e-6;
 /** Most buckets kept (the lightest go first): 1 ms to 60 s at 2 % takes ~280. */
 const MAX_BUCKETS = 400;
 
-/** Plain JSON for snapshots: [bucketIndex, weight] pairs and the time the weights refer to. */
+/**
+ * Plain JSON for snapshots: [bucketIndex, weight] pairs and the time the weights refer to.
+ * The censored part is not stored: a restored sample counts as an answer (its weight halves
+ * every 7 s, so a timeout restored with it soon weighs nothing).
+ */
 export interface SketchJSON {
   buckets: Array<[number, number]>;
   atMs: number;
@@ -43,6 +51,8 @@ export interface WeightedSamples {
 
 export class LatencySketch {
   private buckets = new Map<number, number>();
+  /** The share of each bucket's weight that came from censored samples (a share: decay leaves it as it is). */
+  private censored = new Map<number, number>();
   /** Clock time the weights refer to: the newest sample. */
   private atMs = 0;
   /** weighted(), until the next change (decay alone does not change normalised weights). */
@@ -62,9 +72,10 @@ export class LatencySketch {
   /**
    * Adds a sample measured at `nowMs` on an exchange sent at `sentAtMs` (default nowMs): the
    * gap that gives a sample its share is the time without news before the exchange began,
-   * not its own duration (a stall must not count as a long silence).
+   * not its own duration (a stall must not count as a long silence). `censored`: the value is
+   * only a lower bound (a timeout).
    */
-  add(valueMs: number, nowMs: number, halfLifeMs: number, sentAtMs = nowMs): void {
+  add(valueMs: number, nowMs: number, halfLifeMs: number, sentAtMs = nowMs, censored = false): void {
     const elapsedMs = Math.min(nowMs, sentAtMs) - this.atMs;
     this.decayTo(nowMs, halfLifeMs);
     // Finagle's update, cost·w + rtt·(1 − w) with w = exp(−Δt/τ), gives a sample after a gap
@@ -73,7 +84,9 @@ export class LatencySketch {
     const gapShare = elapsedMs > 0 ? 1 - 2 ** (-elapsedMs / halfLifeMs) : 0;
     if (gapShare > 0 && gapShare < 1) this.discount(1 / gapShare - 1);
     const index = bucketOf(valueMs);
-    this.buckets.set(index, (this.buckets.get(index) ?? 0) + 1);
+    const before = this.buckets.get(index) ?? 0;
+    this.buckets.set(index, before + 1);
+    this.censored.set(index, ((this.censored.get(index) ?? 0) * before + (censored ? 1 : 0)) / (before + 1));
     this.cached = undefined;
     if (this.buckets.size > MAX_BUCKETS) this.dropLightest();
   }
@@ -112,13 +125,41 @@ export class LatencySketch {
     return weightedQuantile(this.weighted(), q);
   }
 
+  /**
+   * The q-quantile of the time to an answer, from answered and censored samples alike, by the
+   * product-limit estimator (Kaplan and Meier, JASA 1958): at each value, the answers there
+   * lower the survival S by their share of the weight still at risk (every sample not below
+   * it, censored ones included); a censored sample leaves the risk set without an answer, so
+   * its weight passes on to the answers above it (Efron's "redistribution to the right").
+   * What survives the largest answer is the share that did not answer at all (a hang: the
+   * "cured" share of a mixture cure model, Farewell 1982); the quantile is of the answers,
+   * F(t) / F(largest answer). So a timeout never raises the quantile beyond what answers
+   * support: the next timeout is not a multiple of the last (the ratchet 500 → 1 500 →
+   * 4 500 ms). NaN when nothing answered.
+   */
+  answeredQuantileMs(q: number): number {
+    const indices = [...this.buckets.keys()].sort((a, b) => a - b);
+    let atRisk = this.weight;
+    let survival = 1;
+    const answeredBy = indices.map((index) => {
+      const weight = this.buckets.get(index) as number;
+      const answers = weight * (1 - (this.censored.get(index) ?? 0));
+      if (answers > 0) survival *= 1 - answers / atRisk;
+      atRisk -= weight;
+      return 1 - survival;
+    });
+    const at = answeredBy.findIndex((share) => share >= q * (1 - survival) - 1e-12);
+    return survival < 1 && at >= 0 ? valueOf(indices[at] as number) : Number.NaN;
+  }
+
   toJSON(): SketchJSON {
     return { buckets: [...this.buckets.entries()], atMs: this.atMs };
   }
 
-  /** Replaces the contents (validated by the caller: integer indices, finite weights > 0). */
+  /** Replaces the contents (validated by the caller: integer indices, finite weights > 0), all of them answers. */
   load(json: SketchJSON): void {
     this.buckets = new Map(json.buckets);
+    this.censored = new Map();
     this.atMs = json.atMs;
     this.cached = undefined;
     while (this.buckets.size > MAX_BUCKETS) this.dropLightest();

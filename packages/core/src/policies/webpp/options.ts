@@ -10,6 +10,7 @@
  */
 import { BUDGET_DEFAULTS, BUDGET_RULES, type BudgetOptions } from './budget-options.js';
 import { checkHerdOptions, HERD_DEFAULTS, HERD_RULES, type HerdOptions } from './herd-options.js';
+import { AT_LEAST_ONE, COUNT, NON_NEGATIVE, OPEN_UNIT, POSITIVE, SHARE, type OptionRule } from './option-rules.js';
 
 /** With the options of push, equivalent-server sets and first visits (herd-options.ts, issue 13) and of the one extra-request budget (budget-options.ts). */
 export interface WebppOptions extends HerdOptions, BudgetOptions {
@@ -76,11 +77,12 @@ export interface WebppOptions extends HerdOptions, BudgetOptions {
   /** Timeout before minSamplesForQuantile samples (ms). 2 000: a cold connection to a distant server. */
   initialTimeoutMs: number;
   /**
-   * Consecutive failures (timeouts, refused/reset connections, a body cut off) that
-   * eject a server; 5xx eject by Envoy's rule instead (brownout.ts). 1, as the paper: an ejected server is probed again within 1–2 s, so an
-   * ejection costs little (Envoy ejects for 30 s and waits for 5 errors), and a timeout of
-   * 3 × its own p99 is rarely a mere stall (the hedge deals with slowness). Raise it for
-   * links that drop connections now and then.
+   * Consecutive refused or reset connections that eject a server (a body cut off ejects at
+   * once). 1, as the paper: an ejected server is probed again within 1–2 s, so ejecting a
+   * dead server at once costs little (Envoy ejects for 30 s and waits for 5 errors). Silent
+   * timeouts and stalled bodies eject at max(this, SILENT_FAILURES_TO_EJECT) in a row, and
+   * never while the server answers this client; 5xx by Envoy's rule (brownout.ts). See
+   * server-record.ts, learnSample. Raise it for links that drop connections now and then.
    */
   ejectAfterFailures: number;
   /**
@@ -137,33 +139,26 @@ export const WEBPP_DEFAULTS: Readonly<WebppOptions> = Object.freeze({
   ...BUDGET_DEFAULTS,
 });
 
-type Check = (value: number) => boolean;
-const positive: Check = (v) => v > 0;
-const share: Check = (v) => v >= 0 && v <= 1;
-const openUnit: Check = (v) => v > 0 && v < 1;
-const atLeastOne: Check = (v) => Number.isInteger(v) && v >= 1;
-const nonNegative: Check = (v) => v >= 0;
-
-const RULES: Record<keyof WebppOptions, [Check, string]> = {
-  hedgeQuantile: [openUnit, 'in (0, 1)'],
-  hedgeBudgetShare: [share, 'in [0, 1]'],
-  estimateHalfLifeMs: [positive, '> 0'],
-  refreshBudgetShare: [share, 'in [0, 1]'],
-  changeStreakSamples: [atLeastOne, 'an integer >= 1'],
-  refreshMinIntervalMs: [nonNegative, '>= 0'],
-  rangeRefreshBytes: [atLeastOne, 'an integer >= 1'],
-  minSamplesForQuantile: [atLeastOne, 'an integer >= 1'],
-  minThroughputSampleBytes: [nonNegative, '>= 0'],
-  timeoutQuantile: [openUnit, 'in (0, 1)'],
-  timeoutQuantileMultiple: [positive, '> 0'],
-  timeoutFloorMs: [positive, '> 0'],
-  timeoutCeilingMs: [positive, '> 0'],
-  initialTimeoutMs: [positive, '> 0'],
-  ejectAfterFailures: [atLeastOne, 'an integer >= 1'],
-  probeBackoffBaseMs: [positive, '> 0'],
-  probeBackoffCapMs: [positive, '> 0'],
-  bucketCapacityTokens: [(v) => v >= 1, '>= 1'],
-  retryWindowMs: [nonNegative, '>= 0'],
+const RULES: Record<keyof WebppOptions, OptionRule> = {
+  hedgeQuantile: OPEN_UNIT,
+  hedgeBudgetShare: SHARE,
+  estimateHalfLifeMs: POSITIVE,
+  refreshBudgetShare: SHARE,
+  changeStreakSamples: COUNT,
+  refreshMinIntervalMs: NON_NEGATIVE,
+  rangeRefreshBytes: COUNT,
+  minSamplesForQuantile: COUNT,
+  minThroughputSampleBytes: NON_NEGATIVE,
+  timeoutQuantile: OPEN_UNIT,
+  timeoutQuantileMultiple: POSITIVE,
+  timeoutFloorMs: POSITIVE,
+  timeoutCeilingMs: POSITIVE,
+  initialTimeoutMs: POSITIVE,
+  ejectAfterFailures: COUNT,
+  probeBackoffBaseMs: POSITIVE,
+  probeBackoffCapMs: POSITIVE,
+  bucketCapacityTokens: AT_LEAST_ONE,
+  retryWindowMs: NON_NEGATIVE,
   ...HERD_RULES,
   ...BUDGET_RULES,
 };

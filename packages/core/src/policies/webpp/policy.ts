@@ -21,7 +21,7 @@ import type {
 } from '../../engine/policy-types.js';
 import type { ServerId } from '../../types.js';
 import { probeDelayMs } from './backoff.js';
-import { busyAtTimeout } from './busy.js';
+import { queueingAtTimeout } from './busy.js';
 import { sendableAttempt } from './cold-window.js';
 import { MIN_PACE_BYTES, redecideAtHead, WORTH_FACTOR as WORTH_FACTOR_AT_HEAD } from './head-redecision.js';
 import { connectionsFor, exchangesAtOnce } from './queue-ahead.js';
@@ -144,19 +144,26 @@ export class WebppPolicy implements ClientPolicy {
   }
 
   /**
-   * A request's attempt on `server` timed out (ClientPolicy.admitFailover); the failover is
-   * paid from the one budget. A server that is busy, not dead (busy.ts), gets a second
-   * request elsewhere only when a token is there; any other timeout (a likely dead server)
-   * may also borrow, down to the bucket's capacity in debt. When neither is possible the
-   * client keeps waiting on the running attempt, up to its deadline, rather than pile more
-   * load onto a cluster that is slow already (Envoy's retry budget; Finagle's RetryBudget).
+   * A request's attempt on `server` timed out (ClientPolicy.admitFailover; docs/selection.md,
+   * "A failover after a timeout"). The timed-out attempt keeps running beside the failover
+   * (the engine's deadline), so the failover is one extra request:
+   * - on a server whose pushed service time says it queues (busy.ts, queueingAtTimeout) only
+   *   for a token in hand, else the client keeps waiting on it: a saturated cluster must not
+   *   get more load from its clients' timeouts (Envoy's retry budget; Finagle's RetryBudget);
+   * - after any other timeout (a stall, a hang, a dead server) always, paid from the one
+   *   budget while it can borrow, free when it cannot. Refused for want of a token, it held
+   *   pages on stalled or hung servers up to the 5 s deadline (the chaos bench's tail). The
+   *   timeout (3 × the p99 of the server's answers) and ejection after two silent ones bound
+   *   how often it happens.
    */
-  admitFailover(server: ServerId, _nowMs: number): boolean {
+  admitFailover(server: ServerId, nowMs: number): boolean {
     const record = this.records.get(server);
-    const busy = record !== undefined && record.state !== 'failed' && record.busyTimeoutAtMs === record.updatedAtMs;
-    if (!(busy ? this.extraBudget.trySpend() : this.extraBudget.borrow())) return false;
-    this.refreshBucket.charge();
-    return true;
+    const queueing = record?.state === 'available' && queueingAtTimeout(this.herd.pushed.get(server), timeoutMsOf(record, this.options), nowMs, this.options);
+    if (queueing ? this.extraBudget.trySpend() : this.extraBudget.borrow()) {
+      this.refreshBucket.charge();
+      return true;
+    }
+    return !queueing;
   }
 
   /**
@@ -204,7 +211,11 @@ export class WebppPolicy implements ClientPolicy {
     // (its connections, or its own concurrency) is the client's queue, not the server's
     // failure (issue 22 §2, bursts).
     const ownQueue = (sample.queuedAhead ?? 0) >= Math.min(connectionsFor(sample.protocol ?? record.protocol), exchangesAtOnce(record));
-    const busy = sample.outcome === 'timeout' && (ownQueue || busyAtTimeout(record, this.herd.pushed.get(sample.server), timeoutMsOf(record, this.options), sample.nowMs, this.options));
+    const timeoutMs = timeoutMsOf(record, this.options);
+    // A silence on a server that answered this client meanwhile (a head in the ledger, or a sample since), or queues, is no failure (server-record.ts, learnSample).
+    const busy =
+      sample.answeredWhileWaiting === true ||
+      (sample.outcome === 'timeout' && (ownQueue || record.lastHeadAtMs > sample.nowMs - timeoutMs || queueingAtTimeout(this.herd.pushed.get(sample.server), timeoutMs, sample.nowMs, this.options)));
     const result = learnSample(record, sample, this.options, this.deps.random, busy);
     if (result === 'ejected') {
       this.herd.equivalentSet.remove(sample.server);

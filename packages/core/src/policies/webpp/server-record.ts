@@ -59,8 +59,6 @@ export class ServerRecord {
   requestedAtMs = 0;
   /** When the last response head from this server arrived (engine clock; 0: never): it is alive. */
   lastHeadAtMs = 0;
-  /** When the last timeout on a busy, not dead, server was learnt (busy.ts; 0: never). */
-  busyTimeoutAtMs = 0;
   /**
    * The protocol its latest answer came over, when a sample said (ExchangeSample.protocol):
    * how many exchanges it takes at once (queue-ahead.ts, connectionsFor). Not stored: the
@@ -79,25 +77,33 @@ export class ServerRecord {
     return !this.ttfb.empty;
   }
 
-  /** A first byte of `valueMs` on an exchange sent at `sentAtMs`, known at `nowMs`. */
-  addFirstByte(valueMs: number, nowMs: number, options: WebppOptions, sentAtMs = nowMs - valueMs): void {
+  /** A first byte of `valueMs` on an exchange sent at `sentAtMs`, known at `nowMs`; `censored`: it took at least that long (a timeout). */
+  addFirstByte(valueMs: number, nowMs: number, options: WebppOptions, sentAtMs = nowMs - valueMs, censored = false): void {
     if (this.sampleCount === 1) {
       // The first exchange with a server also set up its connection (DNS, TCP, TLS), which
       // later requests on the warm connection do not pay: the second sample replaces it.
       this.ttfb.discount(FIRST_SAMPLE_WEIGHT);
       this.history.discount(FIRST_SAMPLE_WEIGHT);
     }
-    this.ttfb.add(valueMs, nowMs, options.estimateHalfLifeMs, sentAtMs);
+    this.ttfb.add(valueMs, nowMs, options.estimateHalfLifeMs, sentAtMs, censored);
     this.history.add(valueMs, nowMs, options.estimateHalfLifeMs * HISTORY_HALF_LIVES, sentAtMs);
     this.sampleCount++;
     this.lastSampleAtMs = Math.max(this.lastSampleAtMs, nowMs);
   }
 }
 
-/** Timeout of an attempt on this server (options.ts, timeoutQuantile). */
+/**
+ * Timeout of an attempt on this server (options.ts, timeoutQuantile): a multiple of a quantile
+ * of its answers. Timeouts are censored samples (latency-sketch.ts, answeredQuantileMs): they
+ * raise it only when answers above them say the server does answer that late. Entered at their
+ * value, as before, each timeout tripled the next (500 → 1 500 → 4 500 → the 5 s ceiling), and
+ * a server that hung now and then held its next requests 5 s (the chaos bench's tail).
+ */
 export function timeoutMsOf(record: ServerRecord | undefined, options: WebppOptions): number {
   if (record === undefined || record.empty(options)) return options.initialTimeoutMs;
-  const quantileMs = record.ttfb.quantileMs(options.timeoutQuantile);
+  const quantileMs = record.ttfb.answeredQuantileMs(options.timeoutQuantile);
+  // Nothing answered yet, only timeouts: as before a quantile can be had.
+  if (Number.isNaN(quantileMs)) return options.initialTimeoutMs;
   const timeoutMs = options.timeoutQuantileMultiple * quantileMs;
   return Math.min(options.timeoutCeilingMs, Math.max(options.timeoutFloorMs, timeoutMs));
 }
@@ -133,19 +139,35 @@ const MIN_WEIGHT_FOR_CHANGE = 20;
 export type LearnResult = 'ejected' | 'recovered' | 'busy' | undefined;
 
 /**
- * Folds one exchange into the record.
+ * Timeouts (and bodies stalled past their idle timeout) in a row, with no answer from the
+ * server meanwhile, that eject it. A silent timeout is weaker evidence of death than a refused
+ * connection: a stall of the server's heavy tail looks the same, and one stall during a burst
+ * ejected a live fat replica and sent the rest of the page to thin links (training seeds 75
+ * and 93). Two in a row by chance need two stalls (at a stall share s ≤ 6 %, s² ≤ 0.4 %); a
+ * dead server gives the second at once in a burst (its exchanges time out together), or at
+ * the next request sent there, which its censored timeout already ranks lower.
+ */
+export const SILENT_FAILURES_TO_EJECT = 2;
+
+/**
+ * Folds one exchange into the record (docs/selection.md, "Failures: one or N in a row").
  * - A usable head ('served', or 'stale': the server is up, the binding is old): its first
  *   byte enters the sketch, a complete body of at least minThroughputSampleBytes the
  *   throughput; the failure streak ends and an ejected server is back.
  * - A timeout enters the sketch as a censored sample at the timeout (the first byte took at
- *   least that long), so a server that hangs now and then ranks by what it costs.
+ *   least that long): the ranking counts it at that value, the timeout's quantile as censored
+ *   (timeoutMsOf).
  * - A 5xx is a brownout's answer (brownout.ts): it ejects by Envoy's rule only.
- * - A timeout, a refused/reset connection or a body cut off is a failure; after
- *   ejectAfterFailures in a row the server is ejected (Envoy outlier detection,
- *   consecutive_5xx / consecutive_local_origin_failure) and probed with backoff. A body cut
- *   off ejects at once.
- * - A timeout on a busy server (`busy`, busy.ts) is no failure: the censored sample ranks it
- *   by what it costs, but it is not ejected (Envoy ejects on errors, not on slowness).
+ * - A refused or reset connection, or a body cut off by an error, is what a dead server does:
+ *   after ejectAfterFailures of them in a row (1 by default; a body cut off: at once) the
+ *   server is ejected (Envoy outlier detection, consecutive_local_origin_failure) and probed
+ *   with backoff.
+ * - A timeout or a stalled body on a server that answered this client while it waited
+ *   (`busy`: ExchangeSample.answeredWhileWaiting, the client's own queue, or a pushed service
+ *   time that explains the wait, busy.ts) is no failure: a replica that answers, however
+ *   slowly, is not marked failed (issue 22 §2). Envoy ejects on errors, not on slowness.
+ * - A silent timeout or stalled body counts towards the streak, and ejects after
+ *   max(ejectAfterFailures, SILENT_FAILURES_TO_EJECT) in a row.
  * - 'cancelled' (another attempt won) teaches nothing.
  */
 export function learnSample(record: ServerRecord, sample: ExchangeSample, options: WebppOptions, random: () => number, busy = false): LearnResult {
@@ -186,17 +208,13 @@ export function learnSample(record: ServerRecord, sample: ExchangeSample, option
     record.errors.reset();
     return eject(record, nowMs, options, random);
   }
-  if (outcome === 'timeout') {
-    record.addFirstByte(timeoutMsOf(record, options), nowMs, options);
-    if (busy) {
-      record.busyTimeoutAtMs = nowMs;
-      return 'busy';
-    }
-  }
+  if (outcome === 'timeout') record.addFirstByte(timeoutMsOf(record, options), nowMs, options, undefined, true);
+  // A timeout, or a body that stalled (rather than broke off: the engine says whether the server answered meanwhile).
+  const silent = outcome === 'timeout' || (outcome === 'cut-mid-body' && sample.answeredWhileWaiting !== undefined);
+  if (silent && busy) return 'busy';
   record.failureStreak++;
-  // A body cut off mid-stream is what a crash does to its connections: eject at once (a
-  // probe in 1–2 s brings the server back if it was only this response).
-  if (record.failureStreak < options.ejectAfterFailures && outcome !== 'cut-mid-body') return undefined;
+  const toEject = silent ? Math.max(options.ejectAfterFailures, SILENT_FAILURES_TO_EJECT) : outcome === 'cut-mid-body' ? 1 : options.ejectAfterFailures;
+  if (record.failureStreak < toEject) return undefined;
   return eject(record, nowMs, options, random);
 }
 
