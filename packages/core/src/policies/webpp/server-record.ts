@@ -147,7 +147,7 @@ export type LearnResult = 'ejected' | 'recovered' | 'busy' | undefined;
  * dead server gives the second at once in a burst (its exchanges time out together), or at
  * the next request sent there, which its censored timeout already ranks lower.
  */
-export const SILENT_FAILURES_TO_EJECT = 2;
+const SILENT_FAILURES_TO_EJECT = 2;
 
 /**
  * Folds one exchange into the record (docs/selection.md, "Failures: one or N in a row").
