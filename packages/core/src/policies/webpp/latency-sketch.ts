@@ -62,9 +62,10 @@ export class LatencySketch {
   /**
    * Adds a sample measured at `nowMs` on an exchange sent at `sentAtMs` (default nowMs): the
    * gap that gives a sample its share is the time without news before the exchange began,
-   * not its own duration (a stall must not count as a long silence).
+   * not its own duration (a stall must not count as a long silence). `weight` (default 1): what
+   * the sample counts for (server-record.ts: exchanges that waited together share one).
    */
-  add(valueMs: number, nowMs: number, halfLifeMs: number, sentAtMs = nowMs): void {
+  add(valueMs: number, nowMs: number, halfLifeMs: number, sentAtMs = nowMs, weight = 1): void {
     const elapsedMs = Math.min(nowMs, sentAtMs) - this.atMs;
     this.decayTo(nowMs, halfLifeMs);
     // Finagle's update, cost·w + rtt·(1 − w) with w = exp(−Δt/τ), gives a sample after a gap
@@ -73,7 +74,7 @@ export class LatencySketch {
     const gapShare = elapsedMs > 0 ? 1 - 2 ** (-elapsedMs / halfLifeMs) : 0;
     if (gapShare > 0 && gapShare < 1) this.discount(1 / gapShare - 1);
     const index = bucketOf(valueMs);
-    this.buckets.set(index, (this.buckets.get(index) ?? 0) + 1);
+    this.buckets.set(index, (this.buckets.get(index) ?? 0) + weight);
     this.cached = undefined;
     if (this.buckets.size > MAX_BUCKETS) this.dropLightest();
   }
