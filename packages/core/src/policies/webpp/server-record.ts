@@ -138,7 +138,7 @@ function noteChange(record: ServerRecord, ttfbMs: number, nowMs: number, options
  * Finagle's PeakEwma, weighing by elapsed time, likewise gives simultaneous samples the weight
  * of one moment. The burst's samples still shape the distribution (its tail, for the hedge).
  */
-export function momentWeight(contending: number | undefined): number {
+function momentWeight(contending: number | undefined): number {
   return 1 / (1 + Math.max(0, contending ?? 0));
 }
 
