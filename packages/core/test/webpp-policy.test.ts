@@ -143,6 +143,19 @@ describe('webpp policy: estimates that age', () => {
     expect(aged).toBeLessThan(25); // 60 s = 8.6 half-lives: the old ones weigh 0.26 % each
   });
 
+  it('counts exchanges that waited together at a server as one sample, not as many', () => {
+    // A burst of six at once (each with the five others contending), then one answer on its own.
+    const estimateAfter = (contending: number): number => {
+      const p = policy();
+      for (let i = 0; i < 6; i++) p.observe({ server: A, purpose: 'request', outcome: 'served', nowMs: START_MS, ttfbMs: 150, contending });
+      p.observe({ server: A, purpose: 'refresh', outcome: 'served', nowMs: START_MS + 10, ttfbMs: 10 });
+      return p.describe(START_MS + 10)[0]?.ttfbEstimateMs as number;
+    };
+    // Counted as six: the lone answer is 1/7 of the estimate; as one moment, half of it.
+    expect(estimateAfter(0)).toBeGreaterThan(120);
+    expect(estimateAfter(5)).toBeLessThan(85);
+  });
+
   it('follows a replica flapping every 10 s, and does no harm when it flaps faster', () => {
     const run = (periodMs: number) => {
       // A alternates between 40 ms and 400 ms; B is a steady 120 ms.

@@ -183,6 +183,29 @@ describe('late binding (issue 22 §2: the page\'s burst, judged on the page)', (
   });
 });
 
+describe('starvation (issue 22: a replica sampled once early is tried again)', () => {
+  it('three equal replicas, all slow during the first second (the client\'s own load): each still serves its share of the later pages', () => {
+    // The first second every replica answers in 150 ms (the first pages' bursts queue), then all in 10 ms.
+    const slowStart = { link: { delayMs: 150, bandwidthBytesPerSec: 20_000_000 }, linkSharing: 'shared' as const, schedule: [{ atMs: 1_000, link: { delayMs: 10 } }] };
+    const scenario = parseScenario({ formatVersion: 1, name: 'slow-start', durationMs: 60_000, servers: { A: slowStart, B: slowStart, C: slowStart } });
+    const pages = Array.from({ length: 30 }, (_, p) => Array.from({ length: 10 }, (_, i) => ({ url: `/img/p${p}-${i}.png`, kind: 'img' as const, sizeBytes: 2_000 })));
+    const generated: GeneratedWorld = {
+      seed: 1,
+      generatorVersion: 1,
+      heldOut: false,
+      scenario,
+      capacity: {},
+      workload: { shape: 'page', http: 'http/1.1', connectionsPerHost: 6, clients: [pages], thinkTimeMs: 300, requestTimeoutMs: 300_000 },
+      traits: [],
+    };
+    const webpp = runWorld(generated, registryPolicy('webpp'));
+    expect(webpp.failed).toBe(0);
+    // Counted as independent, the samples of the first pages' bursts kept one replica's estimate at ~75 ms
+    // (true: 10 ms) for the rest of the visit, and it served 9 of 300 requests.
+    for (const server of ['A', 'B', 'C']) expect(webpp.servedBy[server], `${server}: ${JSON.stringify(webpp.servedBy)}`).toBeGreaterThanOrEqual(30);
+  });
+});
+
 describe('a body crawling on a live replica (issue 22: 0 failed requests)', () => {
   it('a first page bound to the replica that answered first, whose link then falls to a fiftieth, is finished from the other one before the page gives up', () => {
     // A answers first (10 ms, 500 kB/s) and takes the first page's burst (sizes unknown, estimated

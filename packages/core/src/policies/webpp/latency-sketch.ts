@@ -72,10 +72,11 @@ export class LatencySketch {
   /**
    * Adds a sample measured at `nowMs` on an exchange sent at `sentAtMs` (default nowMs): the
    * gap that gives a sample its share is the time without news before the exchange began,
-   * not its own duration (a stall must not count as a long silence). `censored`: the value is
-   * only a lower bound (a timeout).
+   * not its own duration (a stall must not count as a long silence). `weight` (default 1): what
+   * the sample counts for (server-record.ts: exchanges that waited together share one).
+   * `censored`: the value is only a lower bound (a timeout).
    */
-  add(valueMs: number, nowMs: number, halfLifeMs: number, sentAtMs = nowMs, censored = false): void {
+  add(valueMs: number, nowMs: number, halfLifeMs: number, sentAtMs = nowMs, weight = 1, censored = false): void {
     const elapsedMs = Math.min(nowMs, sentAtMs) - this.atMs;
     this.decayTo(nowMs, halfLifeMs);
     // Finagle's update, cost·w + rtt·(1 − w) with w = exp(−Δt/τ), gives a sample after a gap
@@ -85,8 +86,8 @@ export class LatencySketch {
     if (gapShare > 0 && gapShare < 1) this.discount(1 / gapShare - 1);
     const index = bucketOf(valueMs);
     const before = this.buckets.get(index) ?? 0;
-    this.buckets.set(index, before + 1);
-    this.censored.set(index, ((this.censored.get(index) ?? 0) * before + (censored ? 1 : 0)) / (before + 1));
+    this.buckets.set(index, before + weight);
+    this.censored.set(index, ((this.censored.get(index) ?? 0) * before + (censored ? weight : 0)) / (before + weight));
     this.cached = undefined;
     if (this.buckets.size > MAX_BUCKETS) this.dropLightest();
   }

@@ -71,7 +71,12 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
 
   // In random order, so that the clients of one crowd measure different replicas, not all
   // the first listed (issue 13: the herd; Fei Section 4.3, a random pick spreads the load).
-  for (const server of shuffled(input.candidates, random)) {
+  // Breadth first: every replica is measured once before any gets its second measurement; the
+  // floor's few tokens otherwise went to second samples while a replica of a short visit was
+  // never measured at all (issue 22, starvation: on 11 of the 300 training worlds the best
+  // single replica was never measured).
+  const neverAsked = (server: ServerId): number => (context.recordOf(server).bootstrapsSent === 0 && context.recordOf(server).sampleCount === 0 ? 0 : 1);
+  for (const server of shuffled(input.candidates, random).sort((a, b) => neverAsked(a) - neverAsked(b))) {
     const record = context.recordOf(server);
     // A request in flight measures its server; servers that requests measure need none.
     if (record.requestedAtMs > record.lastSampleAtMs) continue;

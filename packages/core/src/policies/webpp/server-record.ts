@@ -77,16 +77,19 @@ export class ServerRecord {
     return !this.ttfb.empty;
   }
 
-  /** A first byte of `valueMs` on an exchange sent at `sentAtMs`, known at `nowMs`; `censored`: it took at least that long (a timeout). */
-  addFirstByte(valueMs: number, nowMs: number, options: WebppOptions, sentAtMs = nowMs - valueMs, censored = false): void {
+  /**
+   * A first byte of `valueMs` on an exchange sent at `sentAtMs`, known at `nowMs`, counting for
+   * `weight` samples; `censored`: it took at least that long (a timeout).
+   */
+  addFirstByte(valueMs: number, nowMs: number, options: WebppOptions, sentAtMs = nowMs - valueMs, weight = 1, censored = false): void {
     if (this.sampleCount === 1) {
       // The first exchange with a server also set up its connection (DNS, TCP, TLS), which
       // later requests on the warm connection do not pay: the second sample replaces it.
       this.ttfb.discount(FIRST_SAMPLE_WEIGHT);
       this.history.discount(FIRST_SAMPLE_WEIGHT);
     }
-    this.ttfb.add(valueMs, nowMs, options.estimateHalfLifeMs, sentAtMs, censored);
-    this.history.add(valueMs, nowMs, options.estimateHalfLifeMs * HISTORY_HALF_LIVES, sentAtMs);
+    this.ttfb.add(valueMs, nowMs, options.estimateHalfLifeMs, sentAtMs, weight, censored);
+    this.history.add(valueMs, nowMs, options.estimateHalfLifeMs * HISTORY_HALF_LIVES, sentAtMs, weight);
     this.sampleCount++;
     this.lastSampleAtMs = Math.max(this.lastSampleAtMs, nowMs);
   }
@@ -130,6 +133,22 @@ function noteChange(record: ServerRecord, ttfbMs: number, nowMs: number, options
   record.changeSuspectedAtMs = nowMs;
   // The streak is the new level: the past counts as no more samples than the streak had.
   record.ttfb.discount(options.changeStreakSamples);
+}
+
+/**
+ * What one first byte counts for when `contending` other exchanges of this client waited
+ * beside it at the same server (ExchangeSample.contending): 1 / (1 + contending). Exchanges that
+ * waited together observed one state of the server (its queue, its load, the client's own
+ * burst); counted as independent samples, one page's burst outweighed the few samples a
+ * replica not in use gets later, and a replica measured once under the page's own queue kept
+ * that estimate for the rest of the visit (issue 22, starvation). Correlated samples carry
+ * less information than as many independent ones (Kish, "Survey Sampling", 1965: the design
+ * effect; the effective sample size of n equally correlated samples tends to 1 / ρ), and
+ * Finagle's PeakEwma, weighing by elapsed time, likewise gives simultaneous samples the weight
+ * of one moment. The burst's samples still shape the distribution (its tail, for the hedge).
+ */
+function momentWeight(contending: number | undefined): number {
+  return 1 / (1 + Math.max(0, contending ?? 0));
 }
 
 /** Weight (decayed samples) a distribution needs before a streak beyond its quantiles means a change: 1 / (1 − 0.95). */
@@ -181,7 +200,7 @@ export function learnSample(record: ServerRecord, sample: ExchangeSample, option
     record.concurrency.add(contending, sample.ttfbMs, nowMs, options.estimateHalfLifeMs);
     noteChange(record, sample.ttfbMs, nowMs, options);
     const sentAtMs = nowMs - sample.ttfbMs - (sample.bodyMs ?? 0);
-    record.addFirstByte(sample.ttfbMs, nowMs, options, sentAtMs);
+    record.addFirstByte(sample.ttfbMs, nowMs, options, sentAtMs, momentWeight(sample.contending));
     record.lastHeadAtMs = Math.max(record.lastHeadAtMs, nowMs - (sample.bodyMs ?? 0));
     const { bodyBytes, bodyMs } = sample;
     if (bodyBytes !== undefined && bodyMs !== undefined && bodyBytes >= Math.max(1, options.minThroughputSampleBytes) && bodyMs >= 0) {
@@ -208,7 +227,7 @@ export function learnSample(record: ServerRecord, sample: ExchangeSample, option
     record.errors.reset();
     return eject(record, nowMs, options, random);
   }
-  if (outcome === 'timeout') record.addFirstByte(timeoutMsOf(record, options), nowMs, options, undefined, true);
+  if (outcome === 'timeout') record.addFirstByte(timeoutMsOf(record, options), nowMs, options, undefined, 1, true);
   // A timeout, or a body that stalled (rather than broke off: the engine says whether the server answered meanwhile).
   const silent = outcome === 'timeout' || (outcome === 'cut-mid-body' && sample.answeredWhileWaiting !== undefined);
   if (silent && busy) return 'busy';
