@@ -119,7 +119,7 @@ describe('a timeout is a censored sample: no ratchet', () => {
     for (let i = 0; i < 20; i++) sketch.add(100, T0, 7_000);
     // Nothing censored: the product-limit quantile is the plain one.
     expect(sketch.answeredQuantileMs(0.99)).toBeCloseTo(sketch.quantileMs(0.99), 9);
-    for (let i = 0; i < 3; i++) sketch.add(500, T0, 7_000, T0, true);
+    for (let i = 0; i < 3; i++) sketch.add(500, T0, 7_000, T0, 1, true);
     // Censored beyond every answer: the quantile is of the answers (the hang share is left out).
     expect(sketch.answeredQuantileMs(0.99)).toBeCloseTo(100, -1);
     // Plain quantiles count the censored values as answers at 500 ms.
