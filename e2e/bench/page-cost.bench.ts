@@ -18,6 +18,7 @@
  *   npm run bench page-cost -- --quick      # 3 rounds, fewer requests; writes to the temp folder
  *   npm run bench page-cost -- --profile    # where the warm worker's time goes: docs/benchmarks/page-cost-profile.json
  *   npm run bench page-cost -- --path-files # the source files one request crosses: docs/benchmarks/page-cost-path-files.json
+ *   npm run bench page-cost -- --per-request [--runs N] # the warm-up, then the per-request row alone; writes to the temp folder
  *
  * docs/service-worker.md ("What the worker costs a page") reads the figures.
  */
@@ -33,6 +34,7 @@ import { goals, median, pageRows, requestRows, signedMs, summary } from './page-
 const repoRoot = new URL('../../', import.meta.url).pathname;
 const args = process.argv.slice(2);
 const quick = args.includes('--quick');
+const perRequestOnly = args.includes('--per-request');
 const runsFlag = args.indexOf('--runs');
 const RUNS = runsFlag < 0 ? 1 : Math.max(1, Number(args[runsFlag + 1]) || 1);
 /** A safety bound: one run takes about 3–5 minutes on a shared 2-core machine. */
@@ -45,6 +47,7 @@ const runOptions: RunOptions = {
   requestRounds: quick ? 3 : 6,
   requestsPerRound: quick ? 10 : 20,
   startupTraces: quick ? 1 : 3,
+  requestRowOnly: perRequestOnly,
   log: (line) => console.log(`  ${line}`),
 };
 
@@ -103,6 +106,49 @@ async function pathFiles(): Promise<void> {
   console.log(`wrote ${out}`);
 }
 
+/** The per-request row's fields of the JSON, per run but `per_request` (medians over runs). */
+function requestFields(runs: readonly RunResult[]) {
+  return {
+    per_request: requestRows(runs),
+    per_request_served_by: runs.map((run) => run.requestServedBy),
+    // Per run and path (webpp, webpp-answered): the row's measured requests through webpp that its worker answered, and those it left to the browser.
+    per_request_worker_counters: runs.map((run) => run.requestCounters),
+    // Per run: who served the navigation of the page the row fetches from through webpp (the own origin proves the page: sw/src/direct.ts), and the loads of it that took (run.ts, ROW_PAGE_LOADS).
+    per_request_page_served_by: runs.map((run) => run.requestPageServedBy),
+    per_request_page_loads: runs.map((run) => run.requestPageLoads),
+  };
+}
+
+function printRequestRows(runs: readonly RunResult[]): void {
+  const requests = requestRows(runs);
+  console.log('\nper request (sequential, median ms): size  direct  bare  webpp  webpp−direct  webpp answering  its −direct');
+  for (const row of requests) console.log(`  ${row.bytes / 1024} KB  ${row.direct_ms}  ${row.bare_worker_ms}  ${row.webpp_ms}  ${signedMs(row.webpp_minus_direct_ms)}  ${row.webpp_answered_ms}  ${signedMs(row.webpp_answered_minus_direct_ms)}`);
+  console.log(`served by (webpp, per run): ${JSON.stringify(runs.map((run) => run.requestServedBy))}`);
+  console.log(`per-request row through webpp, answered by the worker / left to the browser (per run): ${JSON.stringify(runs.map((run) => run.requestCounters))}`);
+  console.log(`the row's page navigation served by, and the loads it took (per run): ${JSON.stringify(runs.map((run) => [run.requestPageServedBy, run.requestPageLoads]))}`);
+}
+
+/** `--per-request`: the warm-up loads, then the per-request row alone (to the temp folder). */
+async function perRequest(): Promise<void> {
+  const runs: RunResult[] = [];
+  for (let run = 0; run < RUNS; run++) {
+    console.log(`run ${run + 1}/${RUNS} (load average ${loadavg().map(round1).join(' ')})`);
+    runs.push(await runOnce(runOptions));
+  }
+  printRequestRows(runs);
+  const out = join(tmpdir(), 'page-cost-per-request.json');
+  const report = {
+    bench: 'page-cost --per-request',
+    issue: 26,
+    date: new Date().toISOString(),
+    load_average: loadavg().map(round1),
+    ...requestFields(runs),
+    worker_counters: runs.map((run) => run.workerCounters),
+  };
+  writeFileSync(out, `${JSON.stringify(report, null, 2)}\n`);
+  console.log(`wrote ${out}`);
+}
+
 async function main(): Promise<void> {
   const deadline = setTimeout(() => {
     console.error(`page-cost bench: over ${BENCH_DEADLINE_MS / 60_000} min, stopping`);
@@ -134,10 +180,7 @@ async function main(): Promise<void> {
     load_average: { before: loadBefore.map(round1), after: loadAfter.map(round1) },
     pages: PAGES.map((page) => page.page),
     rows,
-    per_request: requests,
-    per_request_served_by: runs.map((run) => run.requestServedBy),
-    // Per run: the per-request row's requests (and wake-ups) through webpp that its worker answered, and those it left to the browser.
-    per_request_worker_counters: runs.map((run) => run.requestCounters),
+    ...requestFields(runs),
     navigations_served_by: runs.map((run) => run.navigationServedBy),
     // After the page loads (warm-up and rounds), per run: requests the webpp worker answered, and bound ones it left to the browser.
     worker_counters: runs.map((run) => run.workerCounters),
@@ -157,10 +200,7 @@ async function main(): Promise<void> {
       `${row.page.padEnd(27)}${row.configuration.padEnd(15)}${String(row.load_ms).padStart(7)}${String(row.lcp_ms).padStart(9)}${String(row.last_resource_ms).padStart(13)}${String(row.ratio_to_no_worker).padStart(12)}${String(row.ratio_to_bare_worker).padStart(7)}`,
     );
   }
-  console.log('\nper request (sequential, median ms): size  direct  bare  webpp  webpp−direct  webpp answering  its −direct');
-  for (const row of requests) console.log(`  ${row.bytes / 1024} KB  ${row.direct_ms}  ${row.bare_worker_ms}  ${row.webpp_ms}  ${signedMs(row.webpp_minus_direct_ms)}  ${row.webpp_answered_ms}  ${signedMs(row.webpp_answered_minus_direct_ms)}`);
-  console.log(`served by (webpp, per run): ${JSON.stringify(report.per_request_served_by)}`);
-  console.log(`per-request row through webpp, answered by the worker / left to the browser (per run): ${JSON.stringify(report.per_request_worker_counters)}`);
+  printRequestRows(runs);
   console.log(`navigations served by (webpp, recent decisions, per run): ${JSON.stringify(report.navigations_served_by)}`);
   console.log(`webpp worker after the page loads (per run): ${JSON.stringify(report.worker_counters)}`);
   console.log(`worker start-up: webpp ${JSON.stringify(report.worker_startup.webpp)}, bare ${JSON.stringify(report.worker_startup.bare)}`);
@@ -171,7 +211,7 @@ async function main(): Promise<void> {
   console.log(`wrote ${OUT}`);
 }
 
-(args.includes('--profile') ? profile() : args.includes('--path-files') ? pathFiles() : main()).catch((error: unknown) => {
+(args.includes('--profile') ? profile() : args.includes('--path-files') ? pathFiles() : perRequestOnly ? perRequest() : main()).catch((error: unknown) => {
   console.error(error);
   process.exit(1);
 });

@@ -10,22 +10,11 @@
  */
 import { createHash } from 'node:crypto';
 import { expect, test, type Page } from '@playwright/test';
-import { Cluster } from '../support/cluster/index.js';
-import type { Site } from '../support/cluster/index.js';
+import type { Cluster } from '../support/cluster/index.js';
 import type { RequestLogEntry } from '../support/cluster/request-log.js';
-import { openControlled, waitForState, workerState } from '../support/webpp-page.js';
+import { clearLogs, isWholeGet, linkingSite, noise, startFilesCluster } from '../support/files-cluster.js';
+import { waitForState, workerState } from '../support/webpp-page.js';
 import type { WorkerStateSnapshot } from '../support/webpp-page.js';
-
-/** Bytes that no encoding shrinks, the same for a seed. */
-function noise(sizeBytes: number, seed: number): Buffer {
-  const bytes = Buffer.alloc(sizeBytes);
-  let state = seed >>> 0;
-  for (let i = 0; i < sizeBytes; i++) {
-    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
-    bytes[i] = state >>> 24;
-  }
-  return bytes;
-}
 
 /** 10 s over a's link, about 50 ms over b's. */
 const BIG = noise(1_000_000, 1);
@@ -33,17 +22,8 @@ const BIG = noise(1_000_000, 1);
 const SMALL = noise(4_000, 2);
 const SMALL_FILES = ['/s/1.txt', '/s/2.txt', '/s/3.txt', '/s/4.txt'];
 
-const site: Site = {
-  '/index.html': {
-    contentType: 'text/html; charset=utf-8',
-    // The links make the origin send their bindings with the page (it binds what a page references).
-    body:
-      `<!doctype html><html><head><meta charset="utf-8"><title>head re-decision</title></head><body><h1 id="title">Files</h1>` +
-      ['/s/1.txt', '/blob/b-only.bin', '/blob/big.bin'].map((href) => `<a href="${href}">${href}</a>`).join(' ') +
-      `<!--webpp--></body></html>`,
-  },
-  '/blob/b-only.bin': { contentType: 'application/octet-stream', body: noise(512_000, 3) },
-};
+const site = linkingSite('head re-decision', ['/s/1.txt', '/blob/b-only.bin', '/blob/big.bin']);
+site['/blob/b-only.bin'] = { contentType: 'application/octet-stream', body: noise(512_000, 3) };
 for (const path of SMALL_FILES) site[path] = { contentType: 'text/plain; charset=utf-8', body: `small file ${path}\n` };
 
 let cluster: Cluster | undefined;
@@ -66,13 +46,23 @@ function sha256(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex');
 }
 
-/** A page's request as a replica got it: a whole GET (background refreshes are HEADs or ranged GETs). */
+/** A page's request for `path` as a replica got it. */
 function wholeGet(entry: RequestLogEntry, path: string): boolean {
-  return entry.method === 'GET' && entry.url === path && entry.headers['range'] === undefined;
+  return isWholeGet(entry) && entry.url === path;
 }
 
 function row(state: WorkerStateSnapshot, origin: string): WorkerStateSnapshot['servers'][number] | undefined {
   return state.servers.find((server) => server.server === origin);
+}
+
+/** Small files from both, until the worker has measured a's and b's first bytes. */
+async function measureFirstBytes(page: Page, a: string, b: string): Promise<void> {
+  let next = 0;
+  await waitForState(page, (state) => [a, b].every((origin) => (row(state, origin)?.sampleCount ?? 0) >= 2), {
+    what: "a's and b's first bytes measured",
+    timeoutMs: 30_000,
+    between: async () => void (await pageFetch(page, SMALL_FILES[next++ % SMALL_FILES.length]!)),
+  });
 }
 
 /**
@@ -80,49 +70,37 @@ function row(state: WorkerStateSnapshot, origin: string): WorkerStateSnapshot['s
  * files from both) and b's link (a file only b holds), never a body from a.
  */
 async function warmedUp(page: Page): Promise<{ a: string; b: string }> {
-  cluster = await Cluster.start({
+  cluster = await startFilesCluster(page, {
     site,
-    names: ['o', 'a', 'b'],
     links: {
-      o: { delayMs: 0 },
       a: { delayMs: 5, bandwidthBytesPerSec: 100_000 },
       b: { delayMs: 200, bandwidthBytesPerSec: 20_000_000 },
     },
-    holds: { o: ['/index.html'], a: SMALL_FILES, b: [...SMALL_FILES, '/blob/b-only.bin'] },
+    holds: { a: SMALL_FILES, b: [...SMALL_FILES, '/blob/b-only.bin'] },
     entries: (origins) => [
       { logical: '/blob/b-only.bin', servers: [origins['b']!] },
       { logical: '/blob/*', servers: [origins['a']!, origins['b']!] },
       { logical: '/s/*', servers: [origins['a']!, origins['b']!] },
-      { logical: '/*', servers: [origins['o']!] },
     ],
     // Every request earns a token of the extra budget: the budget is core's tests' subject,
     // not this one's (webpp-v3.test.ts: without a token nothing starts).
     workerParams: { extraBudgetShare: 1 },
+    // Stored through the management API: the same strong ETag (its digest) on both replicas,
+    // so that b's answer is known to continue a's body (static files carry weak ETags of their mtime).
+    stored: [
+      { path: '/blob/big.bin', body: BIG, on: ['a', 'b'] },
+      { path: '/blob/small.bin', body: SMALL, on: ['a', 'b'] },
+    ],
   });
-  // Stored through the management API: the same strong ETag (its digest) on both replicas,
-  // so that b's answer is known to continue a's body (static files carry weak ETags of their mtime).
-  await cluster.storeReplica('/blob/big.bin', BIG, 'application/octet-stream', ['a', 'b']);
-  await cluster.storeReplica('/blob/small.bin', SMALL, 'application/octet-stream', ['a', 'b']);
   const a = cluster.replica('a').origin;
   const b = cluster.replica('b').origin;
-  await openControlled(page, cluster.logicalUrl('/index.html'));
-  await waitForState(page, (state) => state.bindings.count > 0, {
-    what: 'bindings learned',
-    between: async () => void (await page.evaluate(() => fetch('/index.html', { cache: 'no-store' }).then((response) => response.text()))),
-  });
-  let next = 0;
-  await waitForState(page, (state) => [a, b].every((origin) => (row(state, origin)?.sampleCount ?? 0) >= 2), {
-    what: "a's and b's first bytes measured",
-    timeoutMs: 30_000,
-    between: async () => void (await pageFetch(page, SMALL_FILES[next++ % SMALL_FILES.length]!)),
-  });
+  await measureFirstBytes(page, a, b);
   await pageFetch(page, '/blob/b-only.bin');
   const state = await waitForState(page, (snapshot) => row(snapshot, b)?.throughputBytesPerMs !== undefined, { what: "b's link measured" });
   // What this test is about: a's pace is not known, its first byte is the fastest.
   expect(row(state, a)?.throughputBytesPerMs).toBeUndefined();
   expect(row(state, a)!.meanMs).toBeLessThan(row(state, b)!.meanMs);
-  cluster.replica('a').log.length = 0;
-  cluster.replica('b').log.length = 0;
+  clearLogs(cluster, ['a', 'b']);
   return { a, b };
 }
 
@@ -175,47 +153,35 @@ test('a body that ends before a whole fetch elsewhere would have starts no secon
  */
 test('a body whose link stalls after the head is finished from another replica by a ranged fetch of the rest', async ({ page }) => {
   test.setTimeout(120_000);
-  cluster = await Cluster.start({
+  cluster = await startFilesCluster(page, {
     site,
-    names: ['o', 'a', 'b'],
     links: {
-      o: { delayMs: 0 },
       a: { delayMs: 5, bandwidthBytesPerSec: 20_000_000 },
       b: { delayMs: 40, bandwidthBytesPerSec: 20_000_000 },
     },
-    holds: { o: ['/index.html'], a: SMALL_FILES, b: [...SMALL_FILES, '/blob/b-only.bin'] },
+    holds: { a: SMALL_FILES, b: [...SMALL_FILES, '/blob/b-only.bin'] },
     entries: (origins) => [
       { logical: '/blob/a-only.bin', servers: [origins['a']!] },
       { logical: '/blob/b-only.bin', servers: [origins['b']!] },
       { logical: '/blob/*', servers: [origins['a']!, origins['b']!] },
       { logical: '/s/*', servers: [origins['a']!, origins['b']!] },
-      { logical: '/*', servers: [origins['o']!] },
     ],
     workerParams: { extraBudgetShare: 1 },
+    stored: [
+      { path: '/blob/big.bin', body: BIG, on: ['a', 'b'] },
+      { path: '/blob/a-only.bin', body: noise(512_000, 4), on: ['a'] },
+    ],
   });
-  await cluster.storeReplica('/blob/big.bin', BIG, 'application/octet-stream', ['a', 'b']);
-  await cluster.storeReplica('/blob/a-only.bin', noise(512_000, 4), 'application/octet-stream', ['a']);
   const a = cluster.replica('a').origin;
   const b = cluster.replica('b').origin;
-  await openControlled(page, cluster.logicalUrl('/index.html'));
-  await waitForState(page, (state) => state.bindings.count > 0, {
-    what: 'bindings learned',
-    between: async () => void (await page.evaluate(() => fetch('/index.html', { cache: 'no-store' }).then((response) => response.text()))),
-  });
-  let next = 0;
-  await waitForState(page, (state) => [a, b].every((origin) => (row(state, origin)?.sampleCount ?? 0) >= 2), {
-    what: "a's and b's first bytes measured",
-    timeoutMs: 30_000,
-    between: async () => void (await pageFetch(page, SMALL_FILES[next++ % SMALL_FILES.length]!)),
-  });
+  await measureFirstBytes(page, a, b);
   await pageFetch(page, '/blob/a-only.bin');
   await pageFetch(page, '/blob/b-only.bin');
   await waitForState(page, (snapshot) => [a, b].every((origin) => row(snapshot, origin)?.throughputBytesPerMs !== undefined), { what: "a's and b's links measured" });
 
   // From now on every body on a's link stops part-way for 60 s.
   cluster.replica('a').emulator!.setStall({ probability: 1, durationMs: 60_000, phase: 'body' });
-  cluster.replica('a').log.length = 0;
-  cluster.replica('b').log.length = 0;
+  clearLogs(cluster, ['a', 'b']);
   const path = '/blob/big.bin?v=stall';
   expect(await pageFetch(page, path)).toEqual({ sha256: sha256(BIG), bytes: BIG.length });
 

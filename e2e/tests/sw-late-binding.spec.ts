@@ -9,21 +9,9 @@
  * bodies end in milliseconds.
  */
 import { expect, test, type Page } from '@playwright/test';
-import { Cluster } from '../support/cluster/index.js';
-import type { Site } from '../support/cluster/index.js';
+import type { Cluster } from '../support/cluster/index.js';
 import type { RequestLogEntry } from '../support/cluster/request-log.js';
-import { openControlled, waitForState } from '../support/webpp-page.js';
-
-/** Bytes that no encoding shrinks, the same for a seed. */
-function noise(sizeBytes: number, seed: number): Buffer {
-  const bytes = Buffer.alloc(sizeBytes);
-  let state = seed >>> 0;
-  for (let i = 0; i < sizeBytes; i++) {
-    state = (Math.imul(state, 1_664_525) + 1_013_904_223) >>> 0;
-    bytes[i] = state >>> 24;
-  }
-  return bytes;
-}
+import { clearLogs, isWholeGet, linkingSite, noise, startFilesCluster } from '../support/files-cluster.js';
 
 const FILES = Array.from({ length: 30 }, (_, i) => `/f/${i + 1}.bin`);
 /** 0.8 s alone over a's link (six at once share it), 2 ms over b's. */
@@ -31,16 +19,7 @@ const FILE_BYTES = 40_000;
 /** Chromium's connections per host over HTTP/1.1 (the link emulator speaks HTTP/1.1). */
 const CONNECTIONS_PER_HOST = 6;
 
-const site: Site = {
-  '/index.html': {
-    contentType: 'text/html; charset=utf-8',
-    // The links make the origin send their bindings with the page (it binds what a page references).
-    body:
-      `<!doctype html><html><head><meta charset="utf-8"><title>late binding</title></head><body><h1 id="title">Files</h1>` +
-      FILES.map((href) => `<a href="${href}">${href}</a>`).join(' ') +
-      `<!--webpp--></body></html>`,
-  },
-};
+const site = linkingSite('late binding', FILES);
 FILES.forEach((path, i) => (site[path] = { contentType: 'application/octet-stream', body: noise(FILE_BYTES, i + 1) }));
 
 let cluster: Cluster | undefined;
@@ -55,34 +34,23 @@ function burst(page: Page, paths: readonly string[]): Promise<number[]> {
   return page.evaluate((urls) => Promise.all(urls.map((url) => fetch(url, { cache: 'no-store' }).then((response) => response.arrayBuffer()).then((body) => body.byteLength))), [...paths]);
 }
 
-/** A page's request as a replica got it: a whole GET of one of the files (refreshes are HEADs or ranged GETs). */
+/** A page's request for one of the files as a replica got it. */
 function fileGet(entry: RequestLogEntry): boolean {
-  return entry.method === 'GET' && entry.url.startsWith('/f/') && entry.headers['range'] === undefined;
+  return isWholeGet(entry) && entry.url.startsWith('/f/');
 }
 
 test('a first burst over a thin and a fat replica: the thin one gets what its connections take at once, the rest is bound as connections free', async ({ page }) => {
   test.setTimeout(120_000);
-  cluster = await Cluster.start({
+  cluster = await startFilesCluster(page, {
     site,
-    names: ['o', 'a', 'b'],
     links: {
-      o: { delayMs: 0 },
       a: { delayMs: 5, bandwidthBytesPerSec: 50_000 },
       b: { delayMs: 40, bandwidthBytesPerSec: 20_000_000 },
     },
-    holds: { o: ['/index.html'], a: FILES, b: FILES },
-    entries: (origins) => [
-      { logical: '/f/*', servers: [origins['a']!, origins['b']!] },
-      { logical: '/*', servers: [origins['o']!] },
-    ],
+    holds: { a: FILES, b: FILES },
+    entries: (origins) => [{ logical: '/f/*', servers: [origins['a']!, origins['b']!] }],
   });
-  await openControlled(page, cluster.logicalUrl('/index.html'));
-  await waitForState(page, (state) => state.bindings.count > 0, {
-    what: 'bindings learned',
-    between: async () => void (await page.evaluate(() => fetch('/index.html', { cache: 'no-store' }).then((response) => response.text()))),
-  });
-  cluster.replica('a').log.length = 0;
-  cluster.replica('b').log.length = 0;
+  clearLogs(cluster, ['a', 'b']);
 
   expect(await burst(page, FILES)).toEqual(FILES.map(() => FILE_BYTES));
 

@@ -81,6 +81,13 @@ export interface DirectRouteOptions {
   now?: () => number;
 }
 
+/** A URL some bound request of which was left to the browser (DirectRoute.passed). */
+interface PassedUrl {
+  pending: number;
+  directoryVersion: number;
+  left: boolean;
+}
+
 /** Pages, sets of replicas and URLs remembered at most (bounded, least recent first out). */
 const PAGES = 256;
 const SETS = 256;
@@ -95,10 +102,13 @@ export class DirectRoute {
   private readonly navigations = new WeakMap<Request, string>();
   /** Set of replicas → when a request of it last went through the worker to explore. */
   private readonly exploredAtMs = new BoundedMap<string, number>(SETS);
-  /** URL → requests passed on whose Resource Timing the page has not posted yet, and their directory version. */
-  private readonly passed = new BoundedMap<string, { pending: number; directoryVersion: number }>(PASSED_URLS);
-  /** URL → its last bound request was left to the browser (true) or went through the worker (false). */
-  private readonly lastLeft = new BoundedMap<string, boolean>(PASSED_URLS);
+  /**
+   * URL → what the worker knows of its requests left to the browser: how many still await the
+   * page's Resource Timing (`pending`), under which directory version, and whether its last
+   * bound request was left (`left`; the entry stays after the timing arrives). A URL never left
+   * has no entry, so a request the worker takes writes nothing here.
+   */
+  private readonly passed = new BoundedMap<string, PassedUrl>(PASSED_URLS);
   private readonly persisted: PersistedState | undefined;
 
   constructor(private readonly options: DirectRouteOptions) {
@@ -130,7 +140,9 @@ export class DirectRoute {
   /** route.ts: true when this bound request is left to the browser. */
   goesDirect(request: Request, resolved: ResolvedBinding, clientId: string | undefined): boolean {
     const direct = this.decide(request, resolved, clientId);
-    this.lastLeft.set(request.url, direct);
+    const passed = this.passed.get(request.url);
+    if (direct) this.passed.set(request.url, { pending: (passed?.pending ?? 0) + 1, directoryVersion: resolved.directoryVersion, left: true });
+    else if (passed) passed.left = false;
     return direct;
   }
 
@@ -153,7 +165,6 @@ export class DirectRoute {
       this.exploredAtMs.set(set, nowMs);
       return false;
     }
-    this.passed.set(request.url, { pending: (this.passed.get(request.url)?.pending ?? 0) + 1, directoryVersion: resolved.directoryVersion });
     options.reporter.count('direct');
     return true;
   }
@@ -184,35 +195,33 @@ export class DirectRoute {
    * elements that failed to load. A failure keeps the page's requests with the worker; the
    * entries of URLs passed on are samples of the own origin, and a 404/410 among them makes
    * that URL stale, as when the worker gets one itself (server-memory.ts), so that its next
-   * request goes through the worker to a replica that holds it.
-   */
-  fromPage(pageId: string | undefined, entries: readonly PageTimingEntry[], failedUrls: readonly string[]): Promise<void> | undefined {
-    return this.report(pageId, entries, failedUrls).written;
-  }
-
-  /**
-   * As fromPage, and which of the failed URLs the page may load once more: those whose last
-   * bound request the worker left to the browser. The page's further requests now go through
-   * the worker, so that second load has its failover; a URL the worker answered itself failed
-   * there already, with its failover, and is not worth another try.
+   * request goes through the worker to a replica that holds it. `written`: the batched write
+   * of a page's change. `retry`: the failed URLs the page may load once more, those whose last
+   * bound request the worker left to the browser; the page's further requests now go through
+   * the worker, so that second load has its failover (a URL the worker answered itself failed
+   * there already, with its failover, and is not worth another try).
    */
   report(pageId: string | undefined, entries: readonly PageTimingEntry[], failedUrls: readonly string[]): { written: Promise<void> | undefined; retry: string[] } {
     const written = this.learn(pageId, entries, failedUrls);
-    return { written, retry: failedUrls.filter((url) => this.lastLeft.get(url) === true) };
+    return { written, retry: failedUrls.filter((url) => this.passed.get(url)?.left === true) };
   }
 
   private learn(pageId: string | undefined, entries: readonly PageTimingEntry[], failedUrls: readonly string[]): Promise<void> | undefined {
     // Any failed element of the own origin (a passed request's network error has no entry to tell it by).
-    const written = pageId !== undefined && failedUrls.length > 0 ? this.setPage(pageId, false) : undefined;
+    let failed = failedUrls.length > 0;
     for (const entry of entries) {
       const passed = this.passed.get(entry.name);
-      if (passed === undefined) continue;
-      if (passed.pending > 1) passed.pending--;
-      else this.passed.delete(entry.name);
-      if (entry.responseStatus === 404 || entry.responseStatus === 410) this.options.staleBindings.note(entry.name, passed.directoryVersion);
+      if (passed === undefined || passed.pending === 0) continue;
+      passed.pending--;
+      const { responseStatus } = entry;
+      if (responseStatus === 404 || responseStatus === 410) this.options.staleBindings.note(entry.name, passed.directoryVersion);
+      // A request left to the browser that the own origin failed (lost file, server error) fails
+      // the page as its element's `error` event would: the entry tells it even when the element
+      // failed before the async page script listened (the script reads buffered entries).
+      if (responseStatus === 404 || responseStatus === 410 || responseStatus >= 500) failed = true;
       this.sample(entry);
     }
-    return written;
+    return pageId !== undefined && failed ? this.setPage(pageId, false) : undefined;
   }
 
   private sample(entry: PageTimingEntry): void {

@@ -105,12 +105,12 @@ describe('DirectRoute', () => {
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
     const samplesBefore = client.policy.describe(Date.now()).find((view) => view.server === A)!.sampleCount;
     // An entry of a URL never left to the browser teaches nothing; the left one is a sample of A.
-    void direct.fromPage('p1', [entry(`${A}/other.png`), entry(IMAGE, { requestStart: 100, responseStart: 105 })], []);
+    direct.report('p1', [entry(`${A}/other.png`), entry(IMAGE, { requestStart: 100, responseStart: 105 })], []);
     expect(client.reporter.counters.directSamples).toBe(1);
     expect(client.policy.describe(Date.now()).find((view) => view.server === A)!.sampleCount).toBe(samplesBefore + 1);
     // The page says an element failed: its further requests stay with the worker.
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
-    void direct.fromPage('p1', [], [IMAGE]);
+    direct.report('p1', [], [IMAGE]);
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
   });
 
@@ -125,6 +125,32 @@ describe('DirectRoute', () => {
     // The second load goes through the worker; if it fails too, the page is not told to try again.
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
     expect(direct.report('p1', [], [IMAGE]).retry).toEqual([]);
+  });
+
+  it('samples each request left to the browser once, and still knows the URL was left after its timing arrived', () => {
+    const { direct, client, page } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
+    page('p1');
+    direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1'); // the exploration request
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
+    // Two left, three entries posted (one of a request the worker answered): two samples.
+    direct.report('p1', [entry(IMAGE), entry(IMAGE), entry(IMAGE)], []);
+    expect(client.reporter.counters.directSamples).toBe(2);
+    // Its last request was left: a failure of it is loaded once more, through the worker.
+    expect(direct.report('p1', [], [IMAGE]).retry).toEqual([IMAGE]);
+  });
+
+  it('a request it left that the own origin answered 404 keeps the page\'s further requests with the worker, as a failed element does (heard or not)', () => {
+    const { direct, page } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
+    page('p1');
+    page('p2');
+    direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1'); // the exploration request
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
+    // The page script posts the entry, but heard no `error` event (it ran after the image failed).
+    direct.report('p1', [entry(IMAGE, { responseStatus: 404 })], []);
+    expect(direct.goesDirect(new Request(`${A}/img/2.png`), binding('/img/2.png'), 'p1')).toBe(false);
+    // Another page the own origin served is not concerned.
+    expect(direct.goesDirect(new Request(`${A}/img/2.png`), binding('/img/2.png'), 'p2')).toBe(true);
   });
 
   it('keeps a URL whose own-origin copy answered 404/410 under this directory version with the worker (the plan asks another replica first)', () => {
@@ -144,7 +170,7 @@ describe('DirectRoute', () => {
     direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1'); // the exploration request
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
     expect(direct.goesDirect(new Request(`${A}/img/2.png`), binding('/img/2.png'), 'p1')).toBe(true);
-    void direct.fromPage('p1', [entry(IMAGE, { responseStatus: 404 }), entry(`${A}/img/2.png`, { responseStatus: 410 })], []);
+    direct.report('p1', [entry(IMAGE, { responseStatus: 404 }), entry(`${A}/img/2.png`, { responseStatus: 410 })], []);
     page('p2'); // the next page, also answered by the own origin
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p2')).toBe(false);
     expect(direct.goesDirect(new Request(`${A}/img/2.png`), binding('/img/2.png'), 'p2')).toBe(false);
@@ -170,7 +196,7 @@ describe('DirectRoute', () => {
       persistent.noteNavigation(request, id);
       void persistent.pageAnswered(request, own);
     }
-    void persistent.fromPage('p3', [], [IMAGE]); // an element of p3 failed
+    persistent.report('p3', [], [IMAGE]); // an element of p3 failed
     await persistent.flushNow();
     // The worker stops; a new one reads the stored state (malformed entries are dropped).
     const restarted = route();
@@ -181,7 +207,7 @@ describe('DirectRoute', () => {
     for (const other of ['p2', 'p3', 'p4']) expect(restarted.goesDirect(new Request(IMAGE), binding('/img/1.png'), other)).toBe(false);
     // What the new worker learned before its state came back wins over what was stored.
     const early = route();
-    void early.fromPage('p1', [], [IMAGE]);
+    early.report('p1', [], [IMAGE]);
     early.restore(stored);
     for (let i = 0; i < 2; i++) expect(early.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
   });

@@ -38,6 +38,8 @@ export interface RunOptions {
   requestsPerRound: number;
   /** Cold starts traced for the worker's evaluation time, per worker. */
   startupTraces: number;
+  /** `--per-request`: after the warm-up, the per-request row alone (no measured rounds, no start-up traces). */
+  requestRowOnly?: boolean;
   log: (line: string) => void;
 }
 
@@ -59,13 +61,24 @@ interface RequestRecord {
   durationsMs: number[];
 }
 
+/** The worker's counters over the measured fetches of one path: answered, and left to the browser. */
+interface WorkerCounts {
+  intercepted: number;
+  direct: number;
+}
+type RequestCounters = Record<'webpp' | 'webpp-answered', WorkerCounts | null>;
+
 export interface RunResult {
   loads: LoadRecord[];
   requests: RequestRecord[];
   /** Which replica served the per-request row's URLs through webpp, counted from the worker's decisions. */
   requestServedBy: Record<string, number>;
-  /** The per-request row through webpp: requests the worker answered and requests it left to the browser (its counters; null when the worker restarted meanwhile). */
-  requestCounters: { intercepted: number; direct: number } | null;
+  /** The per-request row through webpp, per path: requests the worker answered and requests it left to the browser (its counters; null when the worker restarted meanwhile). */
+  requestCounters: RequestCounters;
+  /** Who served the navigation of the page the row fetches from through webpp ('none' when the worker does not remember it): the own origin proves the page (direct.ts). */
+  requestPageServedBy: string;
+  /** How many loads of that page it took until the own origin served its navigation (at most ROW_PAGE_LOADS). */
+  requestPageLoads: number;
   /** Which replica served the navigations the worker still remembers (its recent decisions), by replica name. */
   navigationServedBy: Record<string, number>;
   /** The webpp worker's counters after the page loads: requests it answered (`intercepted`) and bound ones it left to the browser (`direct`, sw/src/direct.ts). */
@@ -96,7 +109,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
     options.log(`warmed up: ${options.warmupLoads} load(s) of ${PAGES.length} pages per variant`);
 
     const loads: LoadRecord[] = [];
-    for (let round = 0; round < options.rounds; round++) {
+    for (let round = 0; round < (options.requestRowOnly ? 0 : options.rounds); round++) {
       for (const [pageIndex, { page, path }] of PAGES.entries()) {
         for (const configuration of rotate(CONFIGURATIONS, round + pageIndex)) {
           const tab = tabs[variantOf(configuration)];
@@ -119,7 +132,8 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       if (decision.navigation) navigationServedBy[nameOf(decision.servedBy)] = (navigationServedBy[nameOf(decision.servedBy)] ?? 0) + 1;
     }
 
-    const { records: requests, counters: requestCounters } = await requestRow(tabs, logical, options);
+    const { records: requests, counters: requestCounters, pageServedBy, pageLoads: requestPageLoads } = await requestRow(tabs, logical, options);
+    const requestPageServedBy = nameOf(pageServedBy);
     const state = await workerStateFromController(tabs.webpp.page);
     const requestServedBy: Record<string, number> = {};
     for (const decision of state.decisions) {
@@ -128,12 +142,14 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
       requestServedBy[key] = (requestServedBy[key] ?? 0) + 1;
     }
 
-    const startup = await measureWorkerStartup(browser, tabs, {
-      webpp: url('webpp', '/h5bp-9.0.1/index.html'),
-      bare: url('bare', '/h5bp-9.0.1/index.html'),
-      traces: options.startupTraces,
-    });
-    return { loads, requests, requestServedBy, requestCounters, navigationServedBy, workerCounters, startup };
+    const startup = options.requestRowOnly
+      ? { webpp: [], bare: [] }
+      : await measureWorkerStartup(browser, tabs, {
+          webpp: url('webpp', '/h5bp-9.0.1/index.html'),
+          bare: url('bare', '/h5bp-9.0.1/index.html'),
+          traces: options.startupTraces,
+        });
+    return { loads, requests, requestServedBy, requestCounters, requestPageServedBy, requestPageLoads, navigationServedBy, workerCounters, startup };
   } finally {
     await browser?.close();
     await servers.stop();
@@ -143,34 +159,65 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
 
 /** The page the per-request row fetches from, loaded first in each tab: a site owner's page fetching a file of its own origin. */
 const REQUEST_ROW_PAGE = '/h5bp-9.0.1/index.html';
+/**
+ * Loads of that page at most in the webpp tab, until the own origin served its navigation:
+ * the worker leaves a page's requests to the browser only then (direct.ts, proof of life),
+ * and a plan may send a navigation to another replica (one predicted faster, which a loaded
+ * machine makes likely). In the fe32653 run that page was served elsewhere in two runs of
+ * three, and the row measured the worker answering instead.
+ */
+const ROW_PAGE_LOADS = 5;
 
 /**
  * The same resource fetched directly from an uncontrolled page, and from controlled pages
  * through a bare worker and through webpp (bound, by the directory, to the logical
  * origin's server alone: the URL a direct fetch reaches). Sequential, no HTTP cache. Each
  * tab first loads the same page (REQUEST_ROW_PAGE), so webpp's worker has seen the page it
- * serves, as on a site; before, the row came from whichever page the tab had loaded last.
+ * serves, as on a site. `webpp-answered` fetches from a page with a failed element, which the
+ * worker keeps. The worker's counters around each path's fetches say which it did.
  */
 async function requestRow(
   tabs: Record<Variant, VariantTab>,
   logical: string,
   options: RunOptions,
-): Promise<{ records: RequestRecord[]; counters: { intercepted: number; direct: number } | null }> {
+): Promise<{ records: RequestRecord[]; counters: RequestCounters; pageServedBy: string | undefined; pageLoads: number }> {
   // A second page of the webpp visitor (same worker), whose failed element keeps its requests with the worker.
   const answered: VariantTab = { ...tabs.webpp, page: await tabs.webpp.context.newPage() };
   const paths: Record<RequestPath, VariantTab> = { direct: tabs.plain, 'bare-worker': tabs.bare, webpp: tabs.webpp, 'webpp-answered': answered };
   const records = new Map<string, RequestRecord>();
-  for (const variant of ['plain', 'bare', 'webpp'] as const) await measureLoad(tabs[variant].page, `${logical}/${variant}${REQUEST_ROW_PAGE}`);
+  for (const variant of ['plain', 'bare'] as const) await measureLoad(tabs[variant].page, `${logical}/${variant}${REQUEST_ROW_PAGE}`);
+  const pageUrl = `${logical}/webpp${REQUEST_ROW_PAGE}`;
+  let pageLoads = 0;
+  let pageServedBy: string | undefined;
+  do {
+    await measureLoad(tabs.webpp.page, pageUrl);
+    pageLoads++;
+    pageServedBy = (await workerStateFromController(tabs.webpp.page)).decisions.findLast((decision) => decision.navigation && decision.logicalUrl === pageUrl)?.servedBy;
+  } while (pageServedBy !== logical && pageLoads < ROW_PAGE_LOADS);
   await measureLoad(answered.page, `${logical}${FAILED_ELEMENT_PAGE}`);
-  const before = await workerStateFromController(tabs.webpp.page);
+  // Its image fails after `load` (site.ts); the page's own error listener runs after the page
+  // script's, which posted the failure, so the worker has it before this state request.
+  await answered.page.waitForFunction(() => document.body.dataset['failed'] === 'yes', undefined, { timeout: 20_000 });
+  await workerStateFromController(answered.page);
   // Unmeasured: the worker learns the bindings of /r/… from the first answers.
   for (const bytes of REQUEST_SIZES_BYTES) for (const tab of Object.values(paths)) await fetchTimes(tab.page, `${logical}${requestPath(bytes)}`, 3);
+  const counters: RequestCounters = { webpp: { intercepted: 0, direct: 0 }, 'webpp-answered': { intercepted: 0, direct: 0 } };
   for (let round = 0; round < options.requestRounds; round++) {
     for (const bytes of REQUEST_SIZES_BYTES) {
       for (const path of rotate(Object.keys(paths) as RequestPath[], round)) {
         const tab = paths[path];
         if (path !== 'direct') await wakeWorker(tab);
+        const counted = path === 'webpp' || path === 'webpp-answered' ? path : undefined;
+        const before = counted ? await workerStateFromController(tab.page) : undefined;
         const durations = await fetchTimes(tab.page, `${logical}${requestPath(bytes)}`, options.requestsPerRound);
+        if (counted && before) {
+          const after = await workerStateFromController(tab.page);
+          const sum = counters[counted];
+          counters[counted] =
+            sum && after.startedAtMs === before.startedAtMs
+              ? { intercepted: sum.intercepted + after.counters.intercepted - before.counters.intercepted, direct: sum.direct + after.counters.direct - before.counters.direct }
+              : null;
+        }
         const key = `${bytes}:${path}`;
         const record = records.get(key) ?? { bytes, path, durationsMs: [] };
         record.durationsMs.push(...durations);
@@ -178,11 +225,8 @@ async function requestRow(
       }
     }
   }
-  const after = await workerStateFromController(tabs.webpp.page);
-  const counters =
-    after.startedAtMs === before.startedAtMs ? { intercepted: after.counters.intercepted - before.counters.intercepted, direct: after.counters.direct - before.counters.direct } : null;
   await answered.page.close();
-  return { records: [...records.values()], counters };
+  return { records: [...records.values()], counters, pageServedBy, pageLoads };
 }
 
 /** The page-cost site on three servers and a Chromium, for `body`; all torn down after it. */

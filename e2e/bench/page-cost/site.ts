@@ -44,6 +44,22 @@ export const PAGES: readonly { page: string; path: string }[] = [
 /** A webpp page with an element that fails to load (a missing image): the worker keeps its requests (direct.ts). */
 export const FAILED_ELEMENT_PAGE = '/webpp/failed-element.html';
 
+/**
+ * An image the site lost, added after `load`: the async page script has run by then, so its
+ * error listener tells the worker (an image that fails before the page script runs goes
+ * unreported: in the quiet d3c99e9 run the worker left this page's requests to the browser
+ * too). `data-failed` says the failure was seen.
+ */
+const FAILED_ELEMENT_HTML = `<!doctype html><html><head><title>failed element</title></head><body><script>
+addEventListener('load', () => {
+  const image = document.body.appendChild(document.createElement('img'));
+  image.alt = '';
+  image.addEventListener('error', () => (document.body.dataset.failed = 'yes'));
+  image.src = '/webpp/missing.png';
+});
+</script></body></html>
+`;
+
 /** The per-request row's bodies: `/r/<bytes>.bin`. */
 export const REQUEST_SIZES_BYTES = [5 * 1024, 50 * 1024] as const;
 export const requestPath = (bytes: number): string => `/r/${bytes}.bin`;
@@ -104,7 +120,7 @@ export function writeSite(root: string): void {
     }
   }
   writeFileSync(join(root, BARE_WORKER_PATH), BARE_WORKER);
-  writeFileSync(join(root, FAILED_ELEMENT_PAGE), withTag('<!doctype html><html><head><title>failed element</title></head><body><img src="/webpp/missing.png" alt=""></body></html>\n', 'webpp'));
+  writeFileSync(join(root, FAILED_ELEMENT_PAGE), withTag(FAILED_ELEMENT_HTML, 'webpp'));
   mkdirSync(join(root, 'r'), { recursive: true });
   for (const bytes of REQUEST_SIZES_BYTES) writeFileSync(join(root, requestPath(bytes)), randomBytes(bytes));
 }
