@@ -252,6 +252,28 @@ describe('ClientEngine', () => {
     expect(harness.sent).toHaveLength(4);
   });
 
+  it('a 5xx from one replica while the other cannot be reached: the rounds go on within the window, and the replica that comes back serves', () => {
+    const harness = new Harness();
+    const policy = basePolicy({
+      plan: () => ['A', 'B'].map((server) => ({ server, timeoutMs: 1_000, reason: 'next' })),
+      retryAfterMs: (round, elapsedMs) => (elapsedMs + 1_500 <= 30_000 ? 1_500 : undefined),
+    });
+    const engine = engineWith(policy, harness);
+    let result: RunResult<string> | undefined;
+    engine.run(engine.plan({ logicalUrl: 'u', method: 'GET', candidates: ['A', 'B'] }, (s) => s), (done) => (result = done));
+    // A sheds (a brownout), B is down (refused), twice.
+    for (let round = 0; round < 2; round++) {
+      harness.to('A').head({ status: 500, response: '500 from A', ttfbMs: 5 });
+      harness.to('B').error('refused');
+      expect(result).toBeUndefined();
+      harness.advance(1_500);
+    }
+    // The third round: B is back.
+    harness.to('A').head({ status: 500, response: '500 from A', ttfbMs: 5 });
+    harness.to('B').head({ status: 200, response: 'B is back', ttfbMs: 5 });
+    expect(result?.kind === 'served' && result.response).toBe('B is back');
+  });
+
   it('replicas that only fail at the network are retried for the whole window', () => {
     const harness = new Harness();
     const policy = basePolicy({

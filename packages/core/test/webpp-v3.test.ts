@@ -152,6 +152,40 @@ describe('rent or buy: a body whose pace is not known, or runs late (head-redeci
   });
 });
 
+describe('a body crawling on a live replica finishes elsewhere (issue 22: 0 failed requests)', () => {
+  /** A: 20 ms, 2 MB/s, timed on 16 KB bodies; B: first bytes only (bodies too small to time its link). Nothing large ended yet. */
+  function paceOfBUnknown(): { policy: Policy; nowMs: number } {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    let nowMs = T0;
+    for (let i = 0; i < 12; i++) policy.observe({ server: A, purpose: 'request', outcome: 'served', nowMs: (nowMs += 50), ttfbMs: 20, bodyBytes: 16 * KB, bodyMs: 8 });
+    for (let i = 0; i < 4; i++) policy.observe({ server: B, purpose: 'request', outcome: 'served', nowMs: (nowMs += 50), ttfbMs: 30, bodyBytes: 4 * KB, bodyMs: 2 });
+    return { policy, nowMs };
+  }
+
+  it('a large Content-Length at the head has the next maintenance measure the pace of a replica only first bytes were measured on', () => {
+    const { policy, nowMs } = paceOfBUnknown();
+    // The first page's sizes were unknown and estimated small: no plan said "large".
+    policy.reconsiderAtHead({ server: A, ttfbMs: 20, contentLengthBytes: 3_000 * KB, alternatives: [B], nowMs, deferrable: true, bodyElapsedMs: 0 });
+    const due = policy.maintenance({ candidates: [A, B], inFlight: new Set(), nowMs });
+    expect(due).toContainEqual(expect.objectContaining({ server: B, purpose: 'refresh', method: 'range' }));
+  });
+
+  it('a driver that cannot count the body\'s bytes, with the budget\'s debt at its limit, buys the fetch elsewhere once the body has run for its doubled price', () => {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    teach(policy, A, 20, 2_000, 12);
+    const nowMs = teach(policy, B, 20, 2_000, 12, T0);
+    // A 4 MB body on A whose link fell to a crawl after the head: past its predicted 2 s, it is late; B takes ~2 s for the whole.
+    const facts = { server: A, ttfbMs: 20, contentLengthBytes: 4_000 * KB, alternatives: [B], nowMs: nowMs + 3_000, deferrable: true, bodyElapsedMs: 3_000 };
+    // Spend the budget down to its debt limit (tokens in hand, then the debt a failover may run).
+    const answers = Array.from({ length: 20 }, () => policy.reconsiderAtHead(facts));
+    expect(answers.at(-1)?.startAfterMs).toBeGreaterThan(0);
+    // Still running after 10 minutes: the rent paid is far beyond the doubled price of buying (2 · 2^4 × ~2 s): buy now.
+    const late = policy.reconsiderAtHead({ ...facts, nowMs: nowMs + 600_000, bodyElapsedMs: 600_000 });
+    expect(late).toMatchObject({ server: B });
+    expect(late?.startAfterMs ?? 0).toBe(0);
+  });
+});
+
 describe('while the body streams: its own pace (head-redecision.ts, HeadFacts.bodyBytesSoFar)', () => {
   /** A and B alike: 20 ms and 2 MB/s each (a 4 MB body takes about 2 s on either). */
   function twins(): { policy: Policy; nowMs: number } {

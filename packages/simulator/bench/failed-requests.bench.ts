@@ -12,6 +12,10 @@
  *   was back before the request gave up (a retry after a backoff would have found it);
  * - not-tried: a replica that was up was never asked.
  *
+ * A failed request is one runWorld counts (the generalization bench's `failed_requests`): the
+ * policy reported it failed, or the page gave up on it (workload.requestTimeoutMs, "gave-up")
+ * and cancelled it; the bench checks that its count is runWorld's.
+ *
  *   npm run bench failed-requests                       # training seeds (1–300) only
  *   npm run bench failed-requests -- --seeds 38,66 -v   # some seeds, every failed request's exchanges
  *   npm run bench failed-requests -- --webpp-options '{"retryWindowMs":0}'   # webpp with other options
@@ -163,15 +167,25 @@ function traced(base: (hooks: Parameters<typeof enginePolicy>[0]['hooks']) => Po
           return {
             request: (request, done) => {
               const startMs = now();
-              return client.request(request, (result) => {
-                if (!result.ok) {
-                  const failMs = now();
-                  const traces = byKey.get(request.key) ?? [];
-                  const backAfterMs = Math.min(...[...timelines.values()].map((timeline) => Math.max(0, (timeline.outageAt(failMs)?.toMs ?? failMs) - failMs)));
-                  sink.push({ seed, key: request.key, startMs, failMs, reason: result.failure ?? '?', cause: classify(traces, timelines, failMs), backAfterMs, traces });
-                }
+              let settled = false;
+              const fail = (reason: string): void => {
+                const failMs = now();
+                const traces = byKey.get(request.key) ?? [];
+                const backAfterMs = Math.min(...[...timelines.values()].map((timeline) => Math.max(0, (timeline.outageAt(failMs)?.toMs ?? failMs) - failMs)));
+                sink.push({ seed, key: request.key, startMs, failMs, reason, cause: classify(traces, timelines, failMs), backAfterMs, traces });
+              };
+              const cancel = client.request(request, (result) => {
+                settled = true;
+                if (!result.ok) fail(result.failure ?? '?');
                 done(result);
               });
+              // The page gives up (runWorld: workload.requestTimeoutMs) and cancels: a failed request the policy never reports.
+              return () => {
+                const reason = cancel();
+                if (!settled) fail('gave-up');
+                settled = true;
+                return reason;
+              };
             },
           };
         },
@@ -191,8 +205,11 @@ const failures: Record<string, Failure[]> = { webpp: [], 'optimal-complete': [] 
 const requests: Record<string, number> = { webpp: 0, 'optimal-complete': 0 };
 for (const seed of seeds) {
   for (const [name, make] of Object.entries(policies)) {
+    const before = failures[name]!.length;
     const result = runWorld(generateWorld(seed), traced(make, seed, failures[name]!));
     requests[name]! += result.requests;
+    // The same count as runWorld's (what the generalization bench reports), or this bench explains other failures than those.
+    if (failures[name]!.length - before !== result.failed) throw new Error(`seed ${seed}, ${name}: traced ${failures[name]!.length - before} failed requests, runWorld counted ${result.failed}`);
   }
 }
 

@@ -182,3 +182,21 @@ describe('late binding (issue 22 §2: the page\'s burst, judged on the page)', (
     expect(webpp.servedBy['A']).toBeGreaterThanOrEqual(50);
   });
 });
+
+describe('a body crawling on a live replica (issue 22: 0 failed requests)', () => {
+  it('a first page bound to the replica that answered first, whose link then falls to a fiftieth, is finished from the other one before the page gives up', () => {
+    // A answers first (10 ms, 500 kB/s) and takes the first page's burst (sizes unknown, estimated
+    // small from the first bodies); 1 s in, its link falls to 10 kB/s. B: 40 ms, 2 MB/s, alive throughout.
+    const servers = {
+      A: { link: { delayMs: 10, bandwidthBytesPerSec: 500_000 }, linkSharing: 'shared' as const, schedule: [{ atMs: 1_000, link: { bandwidthBytesPerSec: 10_000 } }] },
+      B: { link: { delayMs: 40, bandwidthBytesPerSec: 2_000_000 }, linkSharing: 'shared' as const },
+    };
+    const page = [resource(0, 4_000), resource(1, 4_000), ...Array.from({ length: 12 }, (_, i) => ({ url: `/media/m${i}.mp4`, kind: 'media' as const, sizeBytes: 1_000_000 }))];
+    const generated = world(servers, [page], null);
+    // The page gives up on a request after 60 s (runWorld: a failed request). A alone would take 20 minutes.
+    generated.workload.requestTimeoutMs = 60_000;
+    const webpp = runWorld(generated, registryPolicy('webpp'));
+    expect(webpp.failed).toBe(0);
+    expect(webpp.pageMeanMs!).toBeLessThan(60_000);
+  });
+});

@@ -125,6 +125,8 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
   /** Retry rounds started so far, and the timer of the next one while it waits. */
   let retryRound = 0;
   let retryTimer: Cancel | undefined;
+  /** Where the current round's records start. */
+  let roundStart = 0;
   let settled = false;
   let winner: Running<R> | undefined;
   let fallback: { attempt: EngineAttempt; response: R; rank: number } | undefined;
@@ -192,11 +194,13 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
    * chance, and no more, so a resource that fails on every replica reaches the page as its
    * 5xx after one backoff rather than at the end of the window, and a shedding server is not
    * asked again and again (Envoy's retry policy: `retry_on: 5xx` with one retry by default).
+   * Unless another replica of the round could not be reached (everyOneAnswered): it may be
+   * back, so the rounds go on, one per backoff, as when every replica is down.
    */
   const retryLater = (): boolean => {
     if (retryTimer !== undefined) return true;
     if (fallback !== undefined && fallback.rank === 2) return false;
-    if (fallback !== undefined && retryRound >= 1) return false;
+    if (fallback !== undefined && retryRound >= 1 && everyOneAnswered()) return false;
     const delayMs = ctx.retryAfterMs?.(retryRound, io.now() - startMs, plan.map((attempt) => attempt.server));
     if (delayMs === undefined || !(delayMs >= 0)) return false;
     retryTimer = io.setTimer(delayMs, () => {
@@ -207,8 +211,23 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
       for (const cancelTimer of hedgeTimers.splice(0)) cancelTimer();
       attempts = ctx.retryOrder?.(plan) ?? plan;
       next = 0;
+      roundStart = records.length;
       failedOver();
     });
+    return true;
+  };
+
+  /**
+   * Every attempt of this round had an answer from its server (a 5xx, or a 404/410): none was
+   * refused, reset or timed out. Only then is a 5xx the request's answer after one retry round:
+   * a replica that could not be reached may be back at the next round (a flap beside a
+   * brownout), and the rounds go on within the policy's window.
+   */
+  const everyOneAnswered = (): boolean => {
+    for (let index = roundStart; index < records.length; index++) {
+      const outcome = records[index]!.outcome;
+      if (outcome !== 'server-error' && outcome !== 'stale') return false;
+    }
     return true;
   };
 

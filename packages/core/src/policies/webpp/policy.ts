@@ -236,6 +236,8 @@ export class WebppPolicy implements ClientPolicy {
    */
   reconsiderAtHead(facts: HeadFacts): HeadRedecision | undefined {
     if (facts.logicalUrl !== undefined) this.sizes.learn(facts.logicalUrl, facts.contentLengthBytes);
+    // A large Content-Length at the head: large resources are in use (maintenance.ts measures the links' pace then), before any such body ended.
+    if (facts.contentLengthBytes >= this.options.rangeRefreshBytes) this.lastLargeSizeAtMs = Math.max(this.lastLargeSizeAtMs, facts.nowMs);
     const decision = redecideAtHead(facts, this.records, this.options);
     if (decision === undefined) return undefined;
     // Asking again later costs nothing; a fetch started now spends from the one extra budget.
@@ -248,8 +250,19 @@ export class WebppPolicy implements ClientPolicy {
     // owes, the larger the saving an extra request must bring), so a crawling body (a rest of
     // seconds against a fetch of tens of ms elsewhere) is finished elsewhere during a run of
     // failures, and a marginal one waits for the debt to be paid back.
+    //
+    // A driver that cannot count the body's bytes (the simulator) has one proof left: the
+    // time the body has taken, the rent paid so far. Rent or buy (head-redecision.ts) at the
+    // same doubled price: the fetch is bought once the body has run for longer than that and
+    // its predicted rest (if any) is longer too, so a body about to end is left to end.
+    // Without it such a driver never bought with the debt at its limit, and nothing pays the
+    // debt back while a page waits for its own burst: a first page's bodies, bound to a
+    // replica whose link then fell to a fifteenth, ran on past the page's 5 minutes.
     const shortTokens = 1 - this.extraBudget.balance;
-    if ((facts.bodyBytesSoFar ?? 0) >= MIN_PACE_BYTES && decision.restHereMs > WORTH_FACTOR_AT_HEAD * 2 ** shortTokens * decision.elsewhereMs) {
+    const paced = (facts.bodyBytesSoFar ?? 0) >= MIN_PACE_BYTES;
+    const rentPaidMs = facts.bodyBytesSoFar === undefined ? (facts.bodyElapsedMs ?? 0) : 0;
+    const provenMs = paced ? decision.restHereMs : Number.isNaN(decision.restHereMs) ? rentPaidMs : Math.min(rentPaidMs, decision.restHereMs);
+    if (provenMs > WORTH_FACTOR_AT_HEAD * 2 ** shortTokens * decision.elsewhereMs) {
       this.extraBudget.charge();
       return decision;
     }
