@@ -109,3 +109,28 @@ test('among equivalent replicas, navigations go to the own origin, so the preloa
   // The pages a served were the browser's preload requests (one navigation elsewhere switches it off for the next).
   expect(a.requests('/index.html', 'GET').filter(isPreload).length).toBeGreaterThanOrEqual(loads - 2);
 });
+
+test('warm navigations served from the preload do not wait behind the earlier ones', async ({ page }) => {
+  // The worker's Resource Timing entries end its exchanges in the engine's in-flight ledger,
+  // and a preload's answer has none there: each navigation stayed "in flight" for a minute,
+  // and from the seventh on the own origin looked busy with six, so late binding held every
+  // navigation for its whole first timeout (0.5–1.5 s) before it sent it (to the preload).
+  cluster = await Cluster.start({ site: demoSite(2), delaysMs: { a: 0, b: 400, c: 400 } });
+  await warmUp(page, 'a');
+  const a = cluster.replica('a');
+  const before = lastDecisionId(await workerState(page));
+  const loads = 10;
+  a.clearLog();
+  // Followed links to pages of the site (a reload's request is no-cache: the worker then sends
+  // its own, not the preload's); a later request of the worker's own for the same URL would end
+  // that URL's exchange, so each page is another URL.
+  for (let load = 0; load < loads; load++) await page.goto(cluster.logicalUrl(`/index.html?page=${load}`));
+  const navigations = decisionsAfter(await workerState(page), before).filter((decision) => decision.navigation);
+  expect(navigations).toHaveLength(loads);
+  // Served from the preload: the own origin saw only the browser's preload requests for the page.
+  expect(a.requests('/index.html', 'GET').map(isPreload)).toEqual(Array.from({ length: loads }, () => true));
+  // Held, a navigation is answered no sooner than its first attempt's timeout (500 ms or more:
+  // 555–1,003 ms seen); sent at once, within a few tens of ms (220 ms once on a loaded machine).
+  const held = navigations.filter((decision) => decision.totalMs >= 0.9 * (decision.attempts[0]?.timeoutMs ?? 0));
+  expect(held.map((decision) => [decision.totalMs, decision.attempts[0]?.timeoutMs])).toEqual([]);
+});

@@ -27,6 +27,7 @@
  * samples, never accuracy.
  */
 
+import { wasPreloaded } from './navigation-preload.js';
 import type { WorkerPlugin } from './plugins.js';
 
 /** Connections per host Chromium opens over HTTP/1.1 (net::ClientSocketPoolManager). */
@@ -102,7 +103,7 @@ export class ConnectionQueue {
     return (request) => {
       this.sent(request);
       return fetchFn(request).catch((error: unknown) => {
-        this.failed(request);
+        this.released(request);
         throw error;
       });
     };
@@ -115,8 +116,12 @@ export class ConnectionQueue {
     request.signal?.addEventListener('abort', () => this.end(flight), { once: true });
   }
 
-  /** The fetch of `request` (sent()) failed: its connection is free. */
-  failed(request: Request): void {
+  /**
+   * `request` (sent()) holds none of the worker's connections any more, and no Resource Timing
+   * entry will say so: its fetch failed, or its answer was the browser's own (a navigation
+   * preload, which has no entry in the worker's timeline).
+   */
+  released(request: Request): void {
     const flight = this.flights.get(request);
     if (flight !== undefined) this.end(flight);
   }
@@ -211,10 +216,20 @@ export class ConnectionQueue {
   }
 }
 
-/** requestWillFetch / fetchDidFail: every physical request of a bound request is a flight of its host. */
+/**
+ * requestWillFetch / fetchDidFail: every physical request of a bound request is a flight of its
+ * host. fetchDidSucceed: a navigation answered by its preload (navigation-preload.ts) ends at
+ * its head. The browser sent that request before the worker asked, so no entry of the worker's
+ * timeline ends it. Left open, it stayed in the engine's in-flight ledger for a minute, so
+ * after six warm navigations every request to the own origin waited in late binding for a
+ * whole timeout (0.5–1.5 s per page).
+ */
 export function connectionPlugin(queue: ConnectionQueue): WorkerPlugin {
   return {
     requestWillFetch: (request) => queue.sent(request),
-    fetchDidFail: (request) => queue.failed(request),
+    fetchDidFail: (request) => queue.released(request),
+    fetchDidSucceed: ({ request, response }) => {
+      if (wasPreloaded(response)) queue.released(request);
+    },
   };
 }
