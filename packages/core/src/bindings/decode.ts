@@ -96,7 +96,7 @@ function openEnvelope(value: string | null | undefined, options: DecodeOptions):
   const versionText = /^\d+/.exec(text)?.[0];
   if (versionText === undefined) reject('MALFORMED', 'bindings header does not start with a format version');
   if (Number(versionText) !== BINDINGS_FORMAT_VERSION) {
-    reject('UNSUPPORTED_VERSION', `bindings format version ${versionText} is not supported (expected ${BINDINGS_FORMAT_VERSION})`);
+    reject('UNSUPPORTED_VERSION', `bindings format version ${versionText}, not ${BINDINGS_FORMAT_VERSION}`);
   }
   const match = ENVELOPE.exec(text);
   if (!match) {
@@ -109,10 +109,10 @@ function openEnvelope(value: string | null | undefined, options: DecodeOptions):
     reject('TOO_LARGE', `bindings payload of ${jsonLength} bytes exceeds ${maxInflatedBytes}`);
   }
   if (encoding === 'j') return { jsonLength, json: payload };
-  if (encoding !== 'z') reject('UNSUPPORTED_VERSION', `bindings payload encoding "${encoding}" is not supported`);
+  if (encoding !== 'z') reject('UNSUPPORTED_VERSION', `unknown payload encoding "${encoding}"`);
   // base64url(deflate-raw): the inflater stops as soon as the output passes the declared length.
   const bytes = decodeBase64Url(payload);
-  if (bytes === 'truncated') reject('TRUNCATED', 'compressed payload has an impossible base64url length');
+  if (bytes === 'truncated') reject('TRUNCATED', 'compressed payload has a bad base64url length');
   if (bytes === 'invalid') reject('BAD_COMPRESSION', 'compressed payload is not base64url');
   return { jsonLength, json: '', compressed: bytes };
 }
@@ -241,7 +241,7 @@ function absoluteUrl(origins: string[], serverIndex: unknown, path: string, wher
   const url = path.includes('#') ? undefined : canonicalUrlOnOrigin(origin, path);
   if (!url) reject('BAD_URL', `${where} is not a valid URL`);
   if (prefix && (url.hasQuery || !url.href.endsWith('/'))) {
-    reject('BAD_URL', `${where} of a prefix binding must end with "/" and have no query`);
+    reject('BAD_URL', `${where}: a prefix must end with "/", no query`);
   }
   return url.href;
 }
