@@ -149,9 +149,16 @@ test('the worker stopped while the page stays open: woken again, it still leaves
   // The page asks for its own files later (a lazy image, a fetch()): the first request wakes
   // the worker, which answers it once its state is read; one more is the exploration request.
   const fetches = 8;
-  const viaWorker = await fetchedViaWorker(page, '/img/1.png', fetches);
+  let viaWorker = await fetchedViaWorker(page, '/img/1.png', fetches);
   const after = await workerState(page);
   expect(after.startedAtMs).toBeGreaterThan(before.startedAtMs); // a fresh worker
+  // Equal replicas: on a loaded machine the woken worker's estimates can put another replica
+  // ahead of the own origin for a moment, and then it rightly keeps the requests. A few more
+  // batches (bounded) let the estimates settle; a worker that knew no page keeps them all.
+  for (let batch = 1; batch < 5 && viaWorker.filter((answered) => !answered).length < fetches - 3; batch++) {
+    viaWorker = await fetchedViaWorker(page, '/img/1.png', fetches);
+  }
+  expect((await workerState(page)).startedAtMs).toBe(after.startedAtMs); // still the woken worker
   // Before, a woken worker knew no page, and took every request of this one.
   expect(viaWorker.filter((answered) => !answered).length, JSON.stringify(viaWorker)).toBeGreaterThanOrEqual(fetches - 3);
 });
