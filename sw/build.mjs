@@ -44,18 +44,18 @@ if (entries.length > 0) {
     define: { 'process.env.NODE_ENV': '"production"' },
     write: false,
   });
-  // A second pass over esbuild's output: terser's compressor and its mangler (names by
-  // frequency) take 1.7 kB gzip off the default worker, which every visitor downloads and
-  // evaluates at each worker start (issue 26). Safe options only: no `unsafe*`, no property
-  // mangling (persisted state and messages use property names). The source map maps through
-  // both passes to the TypeScript sources.
+  // A second pass over esbuild's output: terser's compressor (three passes) and its mangler
+  // (names by frequency) take 1.8 kB gzip off the default worker, which every visitor
+  // downloads and evaluates at each worker start (issue 26; the third pass alone 56 B).
+  // Safe options only: no `unsafe*`, no property mangling (persisted state and messages use
+  // property names). The source map maps through both passes to the TypeScript sources.
   const maps = new Map(result.outputFiles.filter((file) => file.path.endsWith('.js.map')).map((file) => [file.path, file.text]));
   for (const file of result.outputFiles) {
     if (!file.path.endsWith('.js')) continue;
     const name = basename(file.path);
     const minified = await minify(file.text.replace(/\n\/\/# sourceMappingURL=.*\n?$/, '\n'), {
       ecma: 2020,
-      compress: { passes: 2 },
+      compress: { passes: 3 },
       mangle: true,
       format: { comments: false },
       sourceMap: { content: maps.get(`${file.path}.map`), url: `${name}.map`, includeSources: true },

@@ -171,11 +171,6 @@ export class TtfbSampler {
     this.queue = options.queue;
   }
 
-  /** Samples waiting for their Resource Timing entry. */
-  get pendingSamples(): number {
-    return this.pendingCount;
-  }
-
   /**
    * Starts watching the worker's own Resource Timing entries. Returns false where the
    * platform has none; samples are then recorded at once, from fetch() → headers.

@@ -75,9 +75,9 @@ export class UnusableReplicas {
     const server = this.server(request);
     if (server === undefined) return;
     if (response.type === 'opaque') {
-      this.report(server, request.url, 'its answer is opaque: it sends no Access-Control-Allow-Origin header', 'Access-Control-Allow-Origin');
+      this.report(server, request.url, 'opaque answer: no Access-Control-Allow-Origin header', 'Access-Control-Allow-Origin');
     } else if (response.type === 'opaqueredirect') {
-      this.report(server, request.url, 'it answers with a redirect, which the worker cannot follow to another replica');
+      this.report(server, request.url, 'it redirects, which the worker cannot follow');
     } else if (response.redirected && response.url !== '' && new URL(response.url).origin !== server) {
       this.report(server, request.url, `it redirects to another host (${new URL(response.url).origin})`);
     }
@@ -102,7 +102,7 @@ export class UnusableReplicas {
     } catch {
       return; // down, not misconfigured: failover is the right answer, nothing to report
     }
-    this.report(server, request.url, 'its answers carry no Access-Control-Allow-Origin header, so every CORS request to it fails', 'Access-Control-Allow-Origin');
+    this.report(server, request.url, 'no Access-Control-Allow-Origin header: every CORS request to it fails', 'Access-Control-Allow-Origin');
   }
 
   private report(server: string, url: string, reason: string, missingHeader?: string): void {

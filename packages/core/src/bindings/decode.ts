@@ -91,12 +91,12 @@ function openEnvelope(value: string | null | undefined, options: DecodeOptions):
   if (value.length > maxBytes) reject('TOO_LARGE', `bindings header of ${value.length} bytes exceeds ${maxBytes}`);
   const text = value.trim();
   if (text === '') reject('EMPTY', 'empty bindings header');
-  if (!HEADER_SAFE.test(text)) reject('MALFORMED', 'bindings header contains characters outside visible ASCII');
+  if (!HEADER_SAFE.test(text)) reject('MALFORMED', 'bindings header has characters outside visible ASCII');
 
   const versionText = /^\d+/.exec(text)?.[0];
   if (versionText === undefined) reject('MALFORMED', 'bindings header does not start with a format version');
   if (Number(versionText) !== BINDINGS_FORMAT_VERSION) {
-    reject('UNSUPPORTED_VERSION', `bindings format version ${versionText} is not supported (expected ${BINDINGS_FORMAT_VERSION})`);
+    reject('UNSUPPORTED_VERSION', `bindings format version ${versionText}, not ${BINDINGS_FORMAT_VERSION}`);
   }
   const match = ENVELOPE.exec(text);
   if (!match) {
@@ -109,24 +109,24 @@ function openEnvelope(value: string | null | undefined, options: DecodeOptions):
     reject('TOO_LARGE', `bindings payload of ${jsonLength} bytes exceeds ${maxInflatedBytes}`);
   }
   if (encoding === 'j') return { jsonLength, json: payload };
-  if (encoding !== 'z') reject('UNSUPPORTED_VERSION', `bindings payload encoding "${encoding}" is not supported`);
+  if (encoding !== 'z') reject('UNSUPPORTED_VERSION', `unknown payload encoding "${encoding}"`);
   // base64url(deflate-raw): the inflater stops as soon as the output passes the declared length.
   const bytes = decodeBase64Url(payload);
-  if (bytes === 'truncated') reject('TRUNCATED', 'compressed bindings payload has an impossible base64url length');
-  if (bytes === 'invalid') reject('BAD_COMPRESSION', 'compressed bindings payload is not base64url');
+  if (bytes === 'truncated') reject('TRUNCATED', 'compressed payload has a bad base64url length');
+  if (bytes === 'invalid') reject('BAD_COMPRESSION', 'compressed payload is not base64url');
   return { jsonLength, json: '', compressed: bytes };
 }
 
 /** The inflated payload as JSON text: printable ASCII only. */
 function inflatedJson(inflated: InflateResult): string {
   if (!inflated.ok) {
-    if (inflated.reason === 'overflow') reject('MALFORMED', `compressed bindings payload ${inflated.message}, beyond its declared length`);
-    if (inflated.reason === 'truncated') reject('TRUNCATED', 'compressed bindings payload ends early');
-    reject('BAD_COMPRESSION', `compressed bindings payload does not inflate: ${inflated.message}`);
+    if (inflated.reason === 'overflow') reject('MALFORMED', `compressed payload ${inflated.message}, beyond its declared length`);
+    if (inflated.reason === 'truncated') reject('TRUNCATED', 'compressed payload ends early');
+    reject('BAD_COMPRESSION', `compressed payload does not inflate: ${inflated.message}`);
   }
   const { bytes } = inflated;
   for (const byte of bytes) {
-    if (byte > 0x7e || byte < 0x20) reject('MALFORMED', 'bindings payload is not printable ASCII JSON');
+    if (byte > 0x7e || byte < 0x20) reject('MALFORMED', 'payload is not printable ASCII');
   }
   let json = '';
   for (let offset = 0; offset < bytes.length; offset += 8_192) json += String.fromCharCode(...bytes.subarray(offset, offset + 8_192));
@@ -135,25 +135,25 @@ function inflatedJson(inflated: InflateResult): string {
 
 /** The payload's JSON, checked against its declared length and parsed into a document. */
 function documentOf(json: string, jsonLength: number): BindingsDocument {
-  if (json.length < jsonLength) reject('TRUNCATED', `bindings payload has ${json.length} of ${jsonLength} bytes`);
-  if (json.length > jsonLength) reject('MALFORMED', `bindings payload is longer than its declared ${jsonLength} bytes`);
+  if (json.length < jsonLength) reject('TRUNCATED', `payload has ${json.length} of ${jsonLength} bytes`);
+  if (json.length > jsonLength) reject('MALFORMED', `payload exceeds its declared ${jsonLength} bytes`);
   let wire: unknown;
   try {
     wire = JSON.parse(json);
   } catch {
-    reject('MALFORMED', 'bindings payload is not valid JSON');
+    reject('MALFORMED', 'payload is not valid JSON');
   }
   return fromWire(wire);
 }
 
 function fromWire(wire: unknown): BindingsDocument {
-  if (!isPlainObject(wire)) reject('MALFORMED', 'bindings payload is not a JSON object');
+  if (!isPlainObject(wire)) reject('MALFORMED', 'payload is not a JSON object');
   const { d: directoryVersion, s: servers, b: rows, i: digestRows, n: sizeRows } = wire;
   if (typeof directoryVersion !== 'number' || !Number.isSafeInteger(directoryVersion) || directoryVersion < 0) {
-    reject('MALFORMED', '"d" (directory version) must be a safe integer >= 0');
+    reject('MALFORMED', '"d" must be a safe integer >= 0');
   }
-  if (!Array.isArray(servers)) reject('MALFORMED', '"s" (server table) must be an array');
-  if (!Array.isArray(rows)) reject('MALFORMED', '"b" (bindings) must be an array');
+  if (!Array.isArray(servers)) reject('MALFORMED', '"s" must be an array');
+  if (!Array.isArray(rows)) reject('MALFORMED', '"b" must be an array');
   const origins = servers.map((server, i) => {
     const parsed = typeof server === 'string' ? parseHttpUrl(server) : undefined;
     if (!parsed || parsed.origin !== server) reject('BAD_URL', `s[${i}] is not an http(s) origin`);
@@ -235,13 +235,13 @@ function pathField(value: unknown, where: string): string {
 
 function absoluteUrl(origins: string[], serverIndex: unknown, path: string, where: string, prefix: boolean): string {
   if (typeof serverIndex !== 'number' || !Number.isInteger(serverIndex) || origins[serverIndex] === undefined) {
-    reject('MALFORMED', `${where} refers to no entry of the server table`);
+    reject('MALFORMED', `${where} refers to no server`);
   }
   const origin = origins[serverIndex];
   const url = path.includes('#') ? undefined : canonicalUrlOnOrigin(origin, path);
   if (!url) reject('BAD_URL', `${where} is not a valid URL`);
   if (prefix && (url.hasQuery || !url.href.endsWith('/'))) {
-    reject('BAD_URL', `${where} of a prefix binding must end with "/" and have no query`);
+    reject('BAD_URL', `${where}: a prefix must end with "/", no query`);
   }
   return url.href;
 }

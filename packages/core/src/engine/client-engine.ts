@@ -229,11 +229,6 @@ export class ClientEngine<R, C = unknown> {
     };
   }
 
-  /** Requests held by late binding now (late-binding.ts). */
-  get heldCount(): number {
-    return this.held?.size ?? 0;
-  }
-
   private start(plan: readonly EngineAttempt[], done: (result: RunResult<R>) => void, options: RunOptions<C>): Cancel {
     const { shared } = this;
     const context: RunContext<R, C> = {
@@ -278,11 +273,6 @@ export class ClientEngine<R, C = unknown> {
   /** After a request: the refreshes and probes the policy wants; `settled` once they all ended. */
   maintain(candidates: readonly ServerId[], settled?: () => void): void {
     this.background.run(candidates, settled);
-  }
-
-  /** Background requests in flight (per server). */
-  get backgroundInFlight(): ReadonlySet<ServerId> {
-    return this.background.pending;
   }
 
   /** Stops the maintenance timer. */

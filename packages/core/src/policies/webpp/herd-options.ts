@@ -130,11 +130,3 @@ export const HERD_RULES: Record<keyof HerdOptions, OptionRule> = {
   seedServiceGapMs: NON_NEGATIVE,
 };
 
-/** @throws RangeError when τ_leave < τ_join (Fei: τ_ℓ ≥ τ_j). */
-export function checkHerdOptions(options: HerdOptions): void {
-  if (options.equivalentSetLeaveRatio < options.equivalentSetJoinRatio) {
-    throw new RangeError(
-      `WebppOptions.equivalentSetLeaveRatio must be >= equivalentSetJoinRatio (got ${options.equivalentSetLeaveRatio} < ${options.equivalentSetJoinRatio})`,
-    );
-  }
-}

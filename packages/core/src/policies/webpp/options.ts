@@ -9,7 +9,7 @@
  * stay within 5 % of requests beyond the floor.
  */
 import { BUDGET_DEFAULTS, BUDGET_RULES, type BudgetOptions } from './budget-options.js';
-import { checkHerdOptions, HERD_DEFAULTS, HERD_RULES, type HerdOptions } from './herd-options.js';
+import { HERD_DEFAULTS, HERD_RULES, type HerdOptions } from './herd-options.js';
 import { AT_LEAST_ONE, COUNT, NON_NEGATIVE, OPEN_UNIT, POSITIVE, SHARE, type OptionRule } from './option-rules.js';
 
 /** With the options of push, equivalent-server sets and first visits (herd-options.ts, issue 13) and of the one extra-request budget (budget-options.ts). */
@@ -194,12 +194,14 @@ export function resolveWebppOptions(partial: Record<string, unknown> = {}): Webp
     }
     resolved[name as keyof WebppOptions] = value;
   }
-  if (resolved.timeoutFloorMs > resolved.timeoutCeilingMs) {
-    throw new RangeError(`WebppOptions.timeoutFloorMs must be <= timeoutCeilingMs (got ${resolved.timeoutFloorMs} > ${resolved.timeoutCeilingMs})`);
-  }
-  if (resolved.probeBackoffBaseMs > resolved.probeBackoffCapMs) {
-    throw new RangeError(`WebppOptions.probeBackoffBaseMs must be <= probeBackoffCapMs (got ${resolved.probeBackoffBaseMs} > ${resolved.probeBackoffCapMs})`);
-  }
-  checkHerdOptions(resolved);
+  checkOrder(resolved, 'timeoutFloorMs', 'timeoutCeilingMs');
+  checkOrder(resolved, 'probeBackoffBaseMs', 'probeBackoffCapMs');
+  // τ_leave ≥ τ_join (Fei: τ_ℓ ≥ τ_j; herd-options.ts).
+  checkOrder(resolved, 'equivalentSetJoinRatio', 'equivalentSetLeaveRatio');
   return resolved;
+}
+
+/** @throws RangeError when option `low` exceeds option `high`. */
+function checkOrder(options: WebppOptions, low: keyof WebppOptions, high: keyof WebppOptions): void {
+  if (options[low] > options[high]) throw new RangeError(`WebppOptions.${low} must be <= ${high} (got ${options[low]} > ${options[high]})`);
 }
