@@ -154,9 +154,11 @@ describe('cooperative memory cache, three servers', () => {
     expect(await (await get(second, '/api/score')).text()).toBe('score 1');
     expect(await (await get(third, '/api/score')).text()).toBe('score 1');
     expect(rendersOf()).toBe(1);
-    // The data changes; the app invalidates the route on a server that does not hold it.
+    // The data changes; the app invalidates the route on a server that does not hold it, if
+    // there is one: asked on all three servers, the answer may be hot by now, and hot objects
+    // are kept on 3 servers (memoryCacheHotCopies), so on a slow machine every server holds it.
     data.score = 2;
-    const elsewhere = nodes.find((node) => serverOf(node).app.webpp.cache.query('/api/score') === undefined) as Node;
+    const elsewhere = nodes.find((node) => serverOf(node).app.webpp.cache.query('/api/score') === undefined) ?? third;
     await serverOf(elsewhere).app.webpp.cache.invalidate('/api/score');
     for (const node of nodes) expect(serverOf(node).app.webpp.cache.query('/api/score')).toBeUndefined();
     for (const node of nodes) expect(await (await get(node, '/api/score')).text()).toBe('score 2');
@@ -168,8 +170,11 @@ describe('cooperative memory cache, three servers', () => {
     const [, runnerUp] = rankServers(path, urls()) as [string, string];
     const asker = nodes.find((node) => node !== dying && node.url !== runnerUp) as Node;
     await writeEverywhere(path, (node) => `rehomed from ${node.name}`);
-    expect(await (await get(dying, path)).text()).toBe('rehomed from c');
-    expect(await (await get(asker, path)).text()).toBe('rehomed from c'); // from c's memory
+    expect(await (await get(dying, path)).text()).toBe('rehomed from c'); // read from c's disk, kept in c's memory
+    expect(serverOf(dying).app.webpp.cache.query(path)).toBeDefined();
+    // The asker does not ask before c dies: a second request would count the object twice, make
+    // it hot once the counts are reported, and the asker would keep its own copy (hot objects
+    // are kept on 3 servers), answering from its memory instead of failing over.
     await dying.server?.close();
     dying.server = undefined;
     // c is gone: the request is answered from disk, and its copy goes to the new home.
