@@ -19,3 +19,40 @@ export function seededRandom(seed: number): () => number {
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
   };
 }
+
+/**
+ * A manual clock with timers, for driving the engine in tests: `runUntil` and `advance` move
+ * time from one timer to the next (ties in the order they were set).
+ */
+export class VirtualTimers {
+  private timers: { atMs: number; seq: number; run: () => void }[] = [];
+  private seq = 0;
+
+  constructor(public nowMs: number) {}
+
+  /** Runs `run` after `delayMs` of virtual time; returns its cancel. */
+  timer(delayMs: number, run: () => void): () => void {
+    const timer = { atMs: this.nowMs + delayMs, seq: this.seq++, run };
+    this.timers.push(timer);
+    return () => void (this.timers = this.timers.filter((other) => other !== timer));
+  }
+
+  /** Runs timers until `until()`, or none is left before `limitMs` from now. */
+  runUntil(until: () => boolean, limitMs: number): void {
+    const endMs = this.nowMs + limitMs;
+    while (!until()) {
+      const next = [...this.timers].sort((a, b) => a.atMs - b.atMs || a.seq - b.seq)[0];
+      if (!next || next.atMs > endMs) break;
+      this.timers = this.timers.filter((timer) => timer !== next);
+      this.nowMs = Math.max(this.nowMs, next.atMs);
+      next.run();
+    }
+  }
+
+  /** Runs every timer due within `ms`, and ends `ms` later. */
+  advance(ms: number): void {
+    const endMs = this.nowMs + ms;
+    this.runUntil(() => false, ms);
+    this.nowMs = endMs;
+  }
+}

@@ -6,23 +6,22 @@
 import { describe, expect, it } from 'vitest';
 import { ClientEngine, createWebppPolicy, WEBPP_DEFAULTS } from '@webpp/core';
 import type { EngineIO, Exchange, ExchangeEvents, RunResult } from '@webpp/core';
-import { seededRandom } from './fake-clock.js';
+import { seededRandom, VirtualTimers } from './fake-clock.js';
 
 const T0 = 1_700_000_000_000;
 const SERVERS = Array.from({ length: 10 }, (_, i) => `http://s${i}.localhost:${8080 + i}`);
 
 /** A cluster whose every server is saturated: each exchange is answered `answerMs` after it is sent, with a pushed S of `serviceMs`. */
-class SaturatedCluster {
-  nowMs = T0;
+class SaturatedCluster extends VirtualTimers {
   readonly sent: Exchange[] = [];
-  private timers: { atMs: number; seq: number; run: () => void }[] = [];
-  private seq = 0;
   pushed: ((server: string, serviceMs: number, atMs: number) => void) | undefined;
 
   constructor(
     private readonly answerMs: number,
     private readonly serviceMs: number,
-  ) {}
+  ) {
+    super(T0);
+  }
 
   readonly io: EngineIO<string> = {
     now: () => this.nowMs,
@@ -43,24 +42,6 @@ class SaturatedCluster {
       };
     },
   };
-
-  private timer(delayMs: number, run: () => void): () => void {
-    const timer = { atMs: this.nowMs + delayMs, seq: this.seq++, run };
-    this.timers.push(timer);
-    return () => void (this.timers = this.timers.filter((other) => other !== timer));
-  }
-
-  /** Runs timers until `until()` or none is left before `limitMs` from now. */
-  runUntil(until: () => boolean, limitMs: number): void {
-    const endMs = this.nowMs + limitMs;
-    while (!until()) {
-      const next = [...this.timers].sort((a, b) => a.atMs - b.atMs || a.seq - b.seq)[0];
-      if (!next || next.atMs > endMs) break;
-      this.timers = this.timers.filter((timer) => timer !== next);
-      this.nowMs = Math.max(this.nowMs, next.atMs);
-      next.run();
-    }
-  }
 }
 
 function client(cluster: SaturatedCluster, options: Record<string, unknown> = {}) {
