@@ -1,3 +1,5 @@
+import type { EngineIO, Exchange, ExchangeEvents } from '../src/index.js';
+
 /** A manual clock for tests: time moves only when the test says so. */
 export class FakeClock {
   constructor(public nowMs = 1_000_000) {}
@@ -47,6 +49,11 @@ export class VirtualTimers {
       this.nowMs = Math.max(this.nowMs, next.atMs);
       next.run();
     }
+  }
+
+  /** An engine's I/O on this clock: its timers, and exchanges sent to `send` (which returns the exchange's cancel). */
+  engineIO<R>(send: (exchange: Exchange, events: ExchangeEvents<R>) => () => void): EngineIO<R> {
+    return { now: () => this.nowMs, setTimer: (delayMs, run) => this.timer(delayMs, run), send };
   }
 
   /** Runs every timer due within `ms`, and ends `ms` later. */

@@ -23,25 +23,21 @@ class SaturatedCluster extends VirtualTimers {
     super(T0);
   }
 
-  readonly io: EngineIO<string> = {
-    now: () => this.nowMs,
-    setTimer: (delayMs, run) => this.timer(delayMs, run),
-    send: (exchange: Exchange, events: ExchangeEvents<string>) => {
-      this.sent.push(exchange);
-      let cancelled = false;
-      const cancelTimer = this.timer(this.answerMs, () => {
-        if (cancelled) return;
-        // The head carries the server's Server-Timing and its peers' values (webpp-load), read before the sample as the worker does.
-        for (const server of SERVERS) this.pushed?.(server, this.serviceMs, this.nowMs);
-        events.head({ status: 200, ttfbMs: this.answerMs, response: exchange.server });
-        events.bodyComplete({ bodyBytes: 1_000, bodyMs: 1 });
-      });
-      return () => {
-        cancelled = true;
-        cancelTimer();
-      };
-    },
-  };
+  readonly io: EngineIO<string> = this.engineIO((exchange: Exchange, events: ExchangeEvents<string>) => {
+    this.sent.push(exchange);
+    let cancelled = false;
+    const cancelTimer = this.timer(this.answerMs, () => {
+      if (cancelled) return;
+      // The head carries the server's Server-Timing and its peers' values (webpp-load), read before the sample as the worker does.
+      for (const server of SERVERS) this.pushed?.(server, this.serviceMs, this.nowMs);
+      events.head({ status: 200, ttfbMs: this.answerMs, response: exchange.server });
+      events.bodyComplete({ bodyBytes: 1_000, bodyMs: 1 });
+    });
+    return () => {
+      cancelled = true;
+      cancelTimer();
+    };
+  });
 }
 
 function client(cluster: SaturatedCluster, options: Record<string, unknown> = {}) {

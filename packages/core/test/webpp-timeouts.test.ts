@@ -26,26 +26,22 @@ class ScriptedCluster extends VirtualTimers {
     super(T0);
   }
 
-  readonly io: EngineIO<string> = {
-    now: () => this.nowMs,
-    setTimer: (delayMs, run) => this.timer(delayMs, run),
-    send: (exchange: Exchange, events: ExchangeEvents<string>) => {
-      this.sent.push(exchange);
-      const answer = this.answer(exchange);
-      if (answer === 'hang') return () => undefined;
-      if (answer === 'refuse') return this.timer(1, () => events.error('refused'));
-      const { ttfbMs, bodyMs } = answer;
-      let cancelBody: () => void = () => undefined;
-      const cancelHead = this.timer(ttfbMs, () => {
-        events.head({ status: 200, ttfbMs, response: exchange.server });
-        cancelBody = this.timer(bodyMs, () => events.bodyComplete({ bodyBytes: 1_000, bodyMs }));
-      });
-      return () => {
-        cancelHead();
-        cancelBody();
-      };
-    },
-  };
+  readonly io: EngineIO<string> = this.engineIO((exchange: Exchange, events: ExchangeEvents<string>) => {
+    this.sent.push(exchange);
+    const answer = this.answer(exchange);
+    if (answer === 'hang') return () => undefined;
+    if (answer === 'refuse') return this.timer(1, () => events.error('refused'));
+    const { ttfbMs, bodyMs } = answer;
+    let cancelBody: () => void = () => undefined;
+    const cancelHead = this.timer(ttfbMs, () => {
+      events.head({ status: 200, ttfbMs, response: exchange.server });
+      cancelBody = this.timer(bodyMs, () => events.bodyComplete({ bodyBytes: 1_000, bodyMs }));
+    });
+    return () => {
+      cancelHead();
+      cancelBody();
+    };
+  });
 }
 
 function client(cluster: ScriptedCluster) {
