@@ -49,11 +49,8 @@ export interface WeightedSamples {
   weights: number[];
 }
 
-/** One bucket: its decayed weight, and the share of it that came from censored samples (decay leaves a share as it is). */
-interface Bucket {
-  weight: number;
-  censoredShare: number;
-}
+/** One bucket: its decayed weight, and the share of it that came from censored samples (decay leaves a share as it is). A pair, not an object: the worker's bundle keeps property names. */
+type Bucket = [weight: number, censoredShare: number];
 
 export class LatencySketch {
   private buckets = new Map<number, Bucket>();
@@ -65,7 +62,7 @@ export class LatencySketch {
   /** Total weight (a decayed count of samples). */
   get weight(): number {
     let total = 0;
-    for (const bucket of this.buckets.values()) total += bucket.weight;
+    for (const bucket of this.buckets.values()) total += bucket[0];
     return total;
   }
 
@@ -89,10 +86,10 @@ export class LatencySketch {
     const gapShare = elapsedMs > 0 ? 1 - 2 ** (-elapsedMs / halfLifeMs) : 0;
     if (gapShare > 0 && gapShare < 1) this.discount(1 / gapShare - 1);
     const index = bucketOf(valueMs);
-    const bucket = this.buckets.get(index) ?? { weight: 0, censoredShare: 0 };
-    const before = bucket.weight;
-    bucket.weight = before + weight;
-    bucket.censoredShare = (bucket.censoredShare * before + (censored ? weight : 0)) / bucket.weight;
+    const bucket: Bucket = this.buckets.get(index) ?? [0, 0];
+    const before = bucket[0];
+    bucket[0] = before + weight;
+    bucket[1] = (bucket[1] * before + (censored ? weight : 0)) / bucket[0];
     this.buckets.set(index, bucket);
     this.cached = undefined;
     if (this.buckets.size > MAX_BUCKETS) this.dropLightest();
@@ -106,7 +103,7 @@ export class LatencySketch {
   discount(totalWeight: number): void {
     const factor = totalWeight / this.weight;
     if (!(factor < 1)) return;
-    for (const bucket of this.buckets.values()) bucket.weight *= factor;
+    for (const bucket of this.buckets.values()) bucket[0] *= factor;
     this.cached = undefined;
   }
 
@@ -117,7 +114,7 @@ export class LatencySketch {
     const total = this.weight;
     this.cached = {
       valuesMs: indices.map(valueOf),
-      weights: indices.map((index) => (this.buckets.get(index) as Bucket).weight / total),
+      weights: indices.map((index) => (this.buckets.get(index) as Bucket)[0] / total),
     };
     return this.cached;
   }
@@ -149,7 +146,7 @@ export class LatencySketch {
     let atRisk = this.weight;
     let survival = 1;
     const answeredBy = indices.map((index) => {
-      const { weight, censoredShare } = this.buckets.get(index) as Bucket;
+      const [weight, censoredShare] = this.buckets.get(index) as Bucket;
       const answers = weight * (1 - censoredShare);
       if (answers > 0) survival *= 1 - answers / atRisk;
       atRisk -= weight;
@@ -160,12 +157,12 @@ export class LatencySketch {
   }
 
   toJSON(): SketchJSON {
-    return { buckets: [...this.buckets].map(([index, bucket]) => [index, bucket.weight]), atMs: this.atMs };
+    return { buckets: [...this.buckets].map(([index, bucket]) => [index, bucket[0]]), atMs: this.atMs };
   }
 
   /** Replaces the contents (validated by the caller: integer indices, finite weights > 0), all of them answers. */
   load(json: SketchJSON): void {
-    this.buckets = new Map(json.buckets.map(([index, weight]) => [index, { weight, censoredShare: 0 }]));
+    this.buckets = new Map(json.buckets.map(([index, weight]) => [index, [weight, 0]]));
     this.atMs = json.atMs;
     this.cached = undefined;
     while (this.buckets.size > MAX_BUCKETS) this.dropLightest();
@@ -176,8 +173,8 @@ export class LatencySketch {
     if (elapsedMs <= 0) return;
     const factor = 2 ** (-elapsedMs / halfLifeMs);
     for (const [index, bucket] of this.buckets) {
-      bucket.weight *= factor;
-      if (bucket.weight < NEGLIGIBLE_WEIGHT) this.buckets.delete(index);
+      bucket[0] *= factor;
+      if (bucket[0] < NEGLIGIBLE_WEIGHT) this.buckets.delete(index);
     }
     this.cached = undefined;
     this.atMs = nowMs;
@@ -186,7 +183,7 @@ export class LatencySketch {
   private dropLightest(): void {
     let lightest: [number, Bucket] | undefined;
     for (const entry of this.buckets) {
-      if (lightest === undefined || entry[1].weight < lightest[1].weight) lightest = entry;
+      if (lightest === undefined || entry[1][0] < lightest[1][0]) lightest = entry;
     }
     if (lightest !== undefined) this.buckets.delete(lightest[0]);
     this.cached = undefined;
