@@ -107,6 +107,22 @@ export class LatencySketch {
     this.cached = undefined;
   }
 
+  /**
+   * Drops the censored part of every bucket: the timeouts of an outage, once the server answers
+   * again after its ejection (server-record.ts, learnSample). They said "no answer before T"
+   * of a server that was down; counted at T by the ranking, they kept a recovered best server
+   * behind a slower one for seconds after it answered.
+   */
+  dropCensored(): void {
+    for (const [index, share] of this.censored) {
+      const weight = (this.buckets.get(index) as number) * (1 - share);
+      if (weight > 0) this.buckets.set(index, weight);
+      else this.buckets.delete(index);
+    }
+    this.censored.clear();
+    this.cached = undefined;
+  }
+
   /** Buckets by value with weights normalised; the same at any later time, since all decay alike. */
   weighted(): WeightedSamples {
     if (this.cached !== undefined) return this.cached;
