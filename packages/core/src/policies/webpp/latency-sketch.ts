@@ -114,12 +114,11 @@ export class LatencySketch {
    * behind a slower one for seconds after it answered.
    */
   dropCensored(): void {
-    for (const [index, share] of this.censored) {
-      const weight = (this.buckets.get(index) as number) * (1 - share);
-      if (weight > 0) this.buckets.set(index, weight);
-      else this.buckets.delete(index);
+    for (const [index, bucket] of this.buckets) {
+      bucket[0] *= 1 - bucket[1];
+      bucket[1] = 0;
+      if (bucket[0] <= 0) this.buckets.delete(index);
     }
-    this.censored.clear();
     this.cached = undefined;
   }
 
