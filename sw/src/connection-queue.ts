@@ -229,7 +229,8 @@ export function connectionPlugin(queue: ConnectionQueue): WorkerPlugin {
     requestWillFetch: (request) => queue.sent(request),
     fetchDidFail: (request) => queue.released(request),
     fetchDidSucceed: ({ request, response }) => {
-      if (wasPreloaded(response)) queue.released(request);
+      // An opaque redirect (own-origin-answers.ts) has no body: its connection is free at the head.
+      if (wasPreloaded(response) || response.type === 'opaqueredirect') queue.released(request);
     },
   };
 }

@@ -5,7 +5,8 @@
  * replica requests; it changes no answer and no decision. When a request to another origin
  *  - fails, it sends one `no-cors` HEAD to the same URL: an answer there means the server is
  *    up and refused CORS, so the replica lacks `Access-Control-Allow-Origin`;
- *  - comes back opaque, or redirected to another host, the replica is unusable for that.
+ *  - comes back opaque, the replica is unusable for that.
+ * A redirect is an answer, which the own origin answers again (own-origin-answers.ts).
  * Each replica server is reported once per worker session: a `replica-unusable` event (the
  * dashboard) and a message to the site's pages, whose page script prints a console warning
  * once per browsing session (webpp.ts). A server that is merely down is not reported, and
@@ -74,13 +75,7 @@ export class UnusableReplicas {
   private inspect(request: Request, response: Response): void {
     const server = this.server(request);
     if (server === undefined) return;
-    if (response.type === 'opaque') {
-      this.report(server, request.url, 'opaque answer: no Access-Control-Allow-Origin header', 'Access-Control-Allow-Origin');
-    } else if (response.type === 'opaqueredirect') {
-      this.report(server, request.url, 'it redirects, which the worker cannot follow');
-    } else if (response.redirected && response.url !== '' && new URL(response.url).origin !== server) {
-      this.report(server, request.url, `it redirects to another host (${new URL(response.url).origin})`);
-    }
+    if (response.type === 'opaque') this.report(server, request.url, 'opaque answer: no Access-Control-Allow-Origin header', 'Access-Control-Allow-Origin');
   }
 
   private mayDiagnose(request: Request, error: unknown): boolean {
