@@ -75,7 +75,7 @@ export class UnusableReplicas {
   private inspect(request: Request, response: Response): void {
     const server = this.server(request);
     if (server === undefined) return;
-    if (response.type === 'opaque') this.report(server, request.url, 'opaque answer: no Access-Control-Allow-Origin header', 'Access-Control-Allow-Origin');
+    if (response.type === 'opaque') this.report(server, request.url, 'its answers are opaque');
   }
 
   private mayDiagnose(request: Request, error: unknown): boolean {
@@ -97,14 +97,15 @@ export class UnusableReplicas {
     } catch {
       return; // down, not misconfigured: failover is the right answer, nothing to report
     }
-    this.report(server, request.url, 'no Access-Control-Allow-Origin header: every CORS request to it fails', 'Access-Control-Allow-Origin');
+    this.report(server, request.url, 'every CORS request to it fails');
   }
 
-  private report(server: string, url: string, reason: string, missingHeader?: string): void {
+  /** Both of its reasons are a missing CORS header. */
+  private report(server: string, url: string, reason: string): void {
     if (this.reported.has(server)) return;
     this.reported.add(server);
-    const header = missingHeader === undefined ? {} : { missingHeader };
-    this.options.reporter.event({ type: 'replica-unusable', atMs: this.now(), server, url, reason, ...header });
-    this.tellPages({ type: REPLICA_UNUSABLE_MESSAGE, server, url, reason, ...header });
+    const report = { server, url, reason, missingHeader: 'Access-Control-Allow-Origin' };
+    this.options.reporter.event({ type: 'replica-unusable', atMs: this.now(), ...report });
+    this.tellPages({ type: REPLICA_UNUSABLE_MESSAGE, ...report });
   }
 }
