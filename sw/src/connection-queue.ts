@@ -107,7 +107,7 @@ export class ConnectionQueue {
       return fetchFn(request).then(
         (response) => (this.answered(request), response),
         (error: unknown) => {
-          this.released(request);
+          this.answered(request, true);
           throw error;
         },
       );
@@ -122,19 +122,17 @@ export class ConnectionQueue {
   }
 
   /**
-   * `request` (sent()) holds none of the worker's connections any more, and no Resource Timing
-   * entry will say so: its fetch failed, or its answer was the browser's own (a navigation
-   * preload, which has no entry in the worker's timeline), or had no body (an opaque redirect).
+   * The head of `request` (sent()) arrived, or its fetch failed: an entry that began later is
+   * another fetch's. `released`: it holds none of the worker's connections any more, and no
+   * Resource Timing entry will say so: its fetch failed, or its answer was the browser's own (a
+   * navigation preload, which has no entry in the worker's timeline), or had no body (an
+   * opaque redirect).
    */
-  released(request: Request): void {
+  answered(request: Request, released?: boolean): void {
     const flight = this.flights.get(request);
-    if (flight !== undefined) this.end(flight);
-  }
-
-  /** The head of `request` (sent()) arrived: an entry that began later is another fetch's. */
-  answered(request: Request): void {
-    const flight = this.flights.get(request);
-    if (flight !== undefined) flight.headAtMs = this.now();
+    if (flight === undefined) return;
+    flight.headAtMs = this.now();
+    if (released) this.end(flight);
   }
 
   /** A request to `url` is being sent now. */
@@ -172,7 +170,7 @@ export class ConnectionQueue {
    * answer to the page's own request, own-origin-answers.ts) does not end an older flight.
    */
   onEntry(entry: FlightEntryLike): void {
-    const flight = this.closestFlight(entry.name, entry.startTime, (candidate) => !candidate.entrySeen && !(entry.startTime > (candidate.headAtMs ?? Infinity) + MATCH_SLACK_MS));
+    const flight = this.closestFlight(entry.name, entry.startTime, (candidate) => !candidate.entrySeen && entry.startTime <= (candidate.headAtMs ?? Infinity) + MATCH_SLACK_MS);
     if (flight === undefined) return;
     flight.entrySeen = true;
     const endAtMs = entry.responseEnd > 0 ? entry.responseEnd : this.now();
@@ -244,11 +242,8 @@ export class ConnectionQueue {
 export function connectionPlugin(queue: ConnectionQueue): WorkerPlugin {
   return {
     requestWillFetch: (request) => queue.sent(request),
-    fetchDidFail: (request) => queue.released(request),
-    fetchDidSucceed: ({ request, response }) => {
-      queue.answered(request);
-      // An opaque redirect (own-origin-answers.ts) has no body: its connection is free at the head.
-      if (wasPreloaded(response) || response.type === 'opaqueredirect') queue.released(request);
-    },
+    fetchDidFail: (request) => queue.answered(request, true),
+    // An opaque redirect (own-origin-answers.ts) has no body: its connection is free at the head.
+    fetchDidSucceed: ({ request, response }) => queue.answered(request, wasPreloaded(response) || response.type === 'opaqueredirect'),
   };
 }

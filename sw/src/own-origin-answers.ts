@@ -62,15 +62,6 @@ export class OwnOriginUrls {
 }
 
 /**
- * A replica's redirect that the worker asked for as an answer (redirect: 'manual'), not the
- * page: the page's request follows redirects (a navigation's, the browser follows), and it
- * was not the page's own request (the own origin's very URL, physical-request.ts).
- */
-export function isRedirectForOwnOrigin(request: Request, target: string, response: Response): boolean {
-  return response.type === 'opaqueredirect' && (request.mode === 'navigate' || request.redirect === 'follow') && stripHash(target) !== stripHash(request.url);
-}
-
-/**
  * replicaAnswerWillBeUsed: a replica answered a redirect, or (on another origin) an answer
  * meant for one user to a request that carries the visitor's cookies. The page's own
  * request goes to the own origin instead, and the URL is not bound again (route.ts). When
@@ -83,21 +74,22 @@ export function ownOriginAnswersPlugin(options: { selfOrigin: string; urls: OwnO
     async replicaAnswerWillBeUsed(bound, result) {
       const { request, io } = bound;
       const { winner, response } = result;
-      const redirect = isRedirectForOwnOrigin(request, winner.target, response);
+      // A redirect the worker asked for as an answer (redirect: 'manual'), not the page: the page's
+      // request follows redirects (a navigation's, the browser follows), and it was not the
+      // page's own request (the own origin's very URL, physical-request.ts).
+      const redirect = response.type === 'opaqueredirect' && (request.mode === 'navigate' || request.redirect === 'follow') && stripHash(winner.target) !== stripHash(request.url);
       if (!redirect && (isSameOrigin(winner.target, selfOrigin) || !carriesCredentials(request, selfOrigin) || !isPersonalAnswer(response))) return undefined;
-      urls.note(bound.logicalUrl);
       const own = await io.fetch(request).catch(() => undefined);
       if (own && own.type !== 'error' && own.status < 500) {
+        // Remembered only when the own origin answers: while it is down, the replicas still serve.
+        urls.note(bound.logicalUrl);
         response.body?.cancel().catch(() => undefined);
         reporter.count(redirect ? 'redirectsFromOwnOrigin' : 'personalFromOwnOrigin');
         return own;
       }
       if (!redirect) return undefined; // the own origin is down: the replica's page still loads
       const followed = buildPhysicalRequest(request, winner.target, { selfOrigin, signal: request.signal, follow: true });
-      return io.fetch(followed).then(
-        (answer) => (own?.body?.cancel().catch(() => undefined), servedResponse(request, winner.target, answer)),
-        () => own ?? Response.error(),
-      );
+      return io.fetch(followed).then((answer) => servedResponse(request, winner.target, answer), () => own ?? Response.error());
     },
   };
 }

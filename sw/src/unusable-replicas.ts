@@ -21,11 +21,6 @@ import type { StateReporter } from './state-reporter.js';
 interface UnusableReplicasOptions {
   selfOrigin: string;
   reporter: Pick<StateReporter, 'event'>;
-  /** The diagnostic request (default: fetch). */
-  fetch?: (request: Request) => Promise<Response>;
-  /** Tells the site's pages (default: clients.matchAll + postMessage). */
-  tellPages?: (report: UnusableReplicaReport) => void;
-  now?: () => number;
 }
 
 /** A server whose CORS failure did not prove a CORS problem (it was down) is probed again after this. */
@@ -42,15 +37,8 @@ function tellAllPages(report: UnusableReplicaReport): void {
 export class UnusableReplicas {
   private readonly reported = new Set<string>();
   private readonly probedAtMs = new Map<string, number>();
-  private readonly fetch: (request: Request) => Promise<Response>;
-  private readonly tellPages: (report: UnusableReplicaReport) => void;
-  private readonly now: () => number;
 
-  constructor(private readonly options: UnusableReplicasOptions) {
-    this.fetch = options.fetch ?? ((request) => fetch(request));
-    this.tellPages = options.tellPages ?? tellAllPages;
-    this.now = options.now ?? Date.now;
-  }
+  constructor(private readonly options: UnusableReplicasOptions) {}
 
   /** fetchDidSucceed / fetchDidFail of a bound request's physical requests: reports the replicas the worker cannot use. */
   plugin(): WorkerPlugin {
@@ -63,12 +51,7 @@ export class UnusableReplicas {
   }
 
   private server(request: Request): string | undefined {
-    let origin: string;
-    try {
-      origin = new URL(request.url).origin;
-    } catch {
-      return undefined;
-    }
+    const origin = new URL(request.url).origin; // a Request's URL is always a valid one
     return origin === this.options.selfOrigin || this.reported.has(origin) ? undefined : origin;
   }
 
@@ -83,8 +66,8 @@ export class UnusableReplicas {
     if (server === undefined || request.mode !== 'cors' || request.signal.aborted) return false;
     if (error instanceof DOMException && error.name === 'AbortError') return false;
     const lastMs = this.probedAtMs.get(server);
-    if (lastMs !== undefined && this.now() - lastMs < REPROBE_AFTER_MS) return false;
-    this.probedAtMs.set(server, this.now());
+    if (lastMs !== undefined && Date.now() - lastMs < REPROBE_AFTER_MS) return false;
+    this.probedAtMs.set(server, Date.now());
     return true;
   }
 
@@ -93,7 +76,7 @@ export class UnusableReplicas {
     const server = this.server(request);
     if (server === undefined) return;
     try {
-      await this.fetch(new Request(request.url, { method: 'HEAD', mode: 'no-cors', credentials: 'omit', cache: 'no-store', signal: AbortSignal.timeout(10_000) }));
+      await fetch(new Request(request.url, { method: 'HEAD', mode: 'no-cors', credentials: 'omit', cache: 'no-store', signal: AbortSignal.timeout(10_000) }));
     } catch {
       return; // down, not misconfigured: failover is the right answer, nothing to report
     }
@@ -105,7 +88,7 @@ export class UnusableReplicas {
     if (this.reported.has(server)) return;
     this.reported.add(server);
     const report = { server, url, reason, missingHeader: 'Access-Control-Allow-Origin' };
-    this.options.reporter.event({ type: 'replica-unusable', atMs: this.now(), ...report });
-    this.tellPages({ type: REPLICA_UNUSABLE_MESSAGE, ...report });
+    this.options.reporter.event({ type: 'replica-unusable', atMs: Date.now(), ...report });
+    tellAllPages({ type: REPLICA_UNUSABLE_MESSAGE, ...report });
   }
 }

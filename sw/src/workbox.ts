@@ -28,6 +28,7 @@ import type { StrategyHandler, StrategyOptions } from 'workbox-strategies';
 import type { RouteMatchCallback, WorkboxPlugin } from 'workbox-core/types.js';
 import type { WorkerOptionsInput } from './config.js';
 import { createOfflineCopies } from './offline-cache.js';
+import { isSameOrigin } from './physical-request.js';
 import { ReplicaClient } from './replica-client.js';
 import type { ReplicaClientOptions } from './replica-client.js';
 
@@ -140,7 +141,13 @@ export const replicaCacheLearningPlugin: WorkboxPlugin = {
           // The event is over: the write happens anyway, unguarded.
         }
       };
-      getReplicaClient().learnFromCache(request.url, cachedResponse, waitUntil);
+      // Responses for other origins are ignored (trust rule); learning never affects a page.
+      const { parts } = getReplicaClient();
+      try {
+        if (isSameOrigin(request.url, parts.selfOrigin)) parts.headers.learnCachedBindings(cachedResponse, request.url, waitUntil);
+      } catch {
+        // nothing learnt
+      }
     }
     return cachedResponse;
   },
