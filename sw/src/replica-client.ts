@@ -71,7 +71,7 @@ export class ReplicaClient {
   readonly ready: Promise<void>;
   private loaded = false;
   private restoreDeadline: Promise<false> | undefined;
-  /** Its parts (assemble.ts), for the Workbox plugins (workbox.ts). */
+  /** Its parts (assemble.ts), for the Workbox plugins (workbox.ts), which the bundled worker does not carry. */
   readonly parts: ClientParts;
   private readonly router: Router;
   private readonly startedAtMs = Date.now();
@@ -81,14 +81,14 @@ export class ReplicaClient {
   constructor(init: ReplicaClientOptions = {}) {
     const parts = assemble(init);
     this.parts = parts;
-    const { selfOrigin, ownScriptPaths, bindings, killSwitch, ownOnly } = parts;
+    const { selfOrigin, ownScriptPaths, bindings, killSwitch, personal } = parts;
     this.router = new Router({
       selfOrigin,
       ownScriptPaths,
       bindings,
       isOff: () => killSwitch.isOff,
       isLoaded: () => this.loaded,
-      isOwnOnly: (url) => ownOnly.has(url),
+      isPersonal: (url) => personal.has(url),
       goesDirect: (request, resolved, clientId) => parts.direct.goesDirect(request, resolved, clientId),
     });
     ({ options: this.options, configErrors: this.configErrors, policy: this.policy, engine: this.engine, store: this.store, bindings: this.bindings, reporter: this.reporter, offline: this.offline, integrity: this.integrity } = parts);
