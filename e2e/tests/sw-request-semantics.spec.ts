@@ -130,6 +130,18 @@ test('a redirect from a replica stays in the logical namespace', async ({ page }
   expect(viaFetch.text).toContain('Page two');
 });
 
+test('a redirect from a replica while the own origin is down: followed, and mapped into the logical namespace', async ({ page }) => {
+  await warmUp(page, 'b');
+  // b's redirect is its answer: the page's own request goes to the own origin, which is dead,
+  // so the worker follows b's redirect itself and hands the browser the logical target.
+  await cluster.replica('a').kill();
+  await page.goto(cluster.logicalUrl('/old.html'));
+  await expect(page.locator('#title')).toHaveText('Page two');
+  expect(page.url()).toBe(cluster.logicalUrl('/page2.html'));
+  const state = await workerState(page);
+  expect(state.servers.find((server) => server.server === cluster.replica('b').origin)?.state).toBe('available');
+});
+
 test('HTTP cache hits are not latency samples', async ({ page }) => {
   await warmUp(page, 'b');
   const before = await workerState(page);

@@ -66,6 +66,42 @@ test('a bound URL that the site redirects to another host: the page follows it, 
   expect(state.servers.find((server) => server.server === cluster.replica('a').origin)?.state).toBe('available');
 });
 
+test('an image the fastest replica answers with a redirect to a CDN without CORS: the image loads, and no replica is marked failed', async ({ page }) => {
+  await startCluster({ a: 150, b: 0, c: 150 });
+  const b = cluster.replica('b');
+  const image = '/go/pic-elsewhere';
+  const imageLoaded = async (): Promise<number> => {
+    await page.waitForFunction(() => (document.getElementById('moved-away') as HTMLImageElement).complete);
+    return page.evaluate(() => (document.getElementById('moved-away') as HTMLImageElement).naturalWidth);
+  };
+  // Loads of the page until b, the fastest, was asked for the image itself (before: b's redirect
+  // was followed to the CDN in CORS mode, failed there, and b was marked failed).
+  await openControlled(page, cluster.logicalUrl('/index.html'));
+  await waitForState(page, () => b.requests(image, 'GET').length > 0, { what: 'b asked for the redirecting image', between: async () => void (await page.reload()) });
+  await page.reload();
+  expect(await imageLoaded()).toBe(1);
+  const state = await workerState(page);
+  expect(state.events.filter((event) => event.type === 'server-failed')).toEqual([]);
+  for (const replica of cluster.replicas) expect(state.servers.find((server) => server.server === replica.origin)?.state, replica.name).toBe('available');
+  // The own origin answered the page's own request (its redirect, followed by the browser).
+  expect(cluster.replica('a').requests(image, 'GET').length).toBeGreaterThan(0);
+  // The worker remembers that the URL redirects: later loads leave it to the browser at once.
+  const askedOfReplicas = (): number => b.requests(image, 'GET').length + cluster.replica('c').requests(image, 'GET').length;
+  const asked = askedOfReplicas();
+  await page.reload();
+  expect(await imageLoaded()).toBe(1);
+  expect(askedOfReplicas()).toBe(asked);
+  // A link to a sign-in on another host, which b answers first: the browser lands there, and b stays available.
+  const landing = await page.goto(cluster.logicalUrl('/go/elsewhere'));
+  expect(landing?.status()).toBe(200);
+  expect(page.url()).toBe(`${cdn.origin}/landing.html`);
+  expect(b.requests('/go/elsewhere', 'GET').length).toBeGreaterThan(0);
+  await page.goto(cluster.logicalUrl('/index.html'));
+  const after = await workerState(page);
+  expect(after.events.filter((event) => event.type === 'server-failed')).toEqual([]);
+  expect(after.counters.redirectsFromOwnOrigin).toBeGreaterThanOrEqual(2);
+});
+
 test('background refreshes of a URL that redirects off-site keep the replicas available', async ({ page }) => {
   // The paper's Refresh policy refreshes the replica whose entry is oldest beyond the TTL.
   await startCluster({ a: 0, b: 100, c: 100 }, 'data-policy="fast" data-_ttl-ms="300"');
@@ -74,18 +110,19 @@ test('background refreshes of a URL that redirects off-site keep the replicas av
   const started = await workerState(page);
   expect(started.config.ttlMs).toBe(300);
   expect(started.configErrors).toEqual([]);
-  const redirecting = cluster.logicalUrl('/go/pic-elsewhere');
+  // A redirecting URL no page of the site loads: one a replica answered the page with is not
+  // bound any more (its requests go to the own origin), so it would have no refreshes.
+  const redirecting = cluster.logicalUrl('/go/elsewhere');
   const others = [cluster.replica('b').origin, cluster.replica('c').origin];
   // Each bound request lets the policy refresh another replica of it in the background.
-  const state = await waitForState(page, (s) => s.events.some((e) => e.type === 'refresh' && others.includes(e.server) && e.url.endsWith('/go/pic-elsewhere')), {
+  const state = await waitForState(page, (s) => s.events.some((e) => e.type === 'refresh' && others.includes(e.server) && e.url.endsWith('/go/elsewhere')), {
     what: 'a refresh of the redirecting URL on b or c',
     between: async () => void (await page.evaluate((url) => fetch(url, { mode: 'no-cors' }).then(() => undefined), redirecting)),
   });
-  const refreshes = state.events.filter((e) => e.type === 'refresh' && e.url.endsWith('/go/pic-elsewhere'));
+  const refreshes = state.events.filter((e) => e.type === 'refresh' && e.url.endsWith('/go/elsewhere'));
   expect(refreshes.length).toBeGreaterThan(0);
   // The redirect is b's and c's answer (before: followed to the CDN, which sends no CORS
-  // headers, so the refresh failed and marked the replica failed). A page's own request
-  // that one of them answers with such a redirect still fails there (docs/service-worker.md).
+  // headers, so the refresh failed and marked the replica failed).
   for (const refresh of refreshes) expect(refresh).toMatchObject({ ok: true });
 });
 
@@ -150,9 +187,7 @@ test('server-sent events with silences longer than the timeout: one stream, ever
 test("a replica's 404 and 204 are answers: the page gets them, and no replica is marked failed", async ({ page }) => {
   await startCluster({ a: 150, b: 0, c: 150 });
   await warmUp(page, 'b');
-  // The site's page also has an image that redirects off-site: a replica that answered it to
-  // the worker is marked failed (docs/service-worker.md), which is not this test's subject.
-  // So the servers are compared before and after the two requests.
+  // The servers are compared before and after the two requests (the warm-up is not this test's subject).
   const before = await workerState(page);
   const stateOf = (state: typeof before, name: string) => state.servers.find((server) => server.server === cluster.replica(name).origin)?.state;
   const sinceMs = Date.now();

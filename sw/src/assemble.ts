@@ -24,7 +24,7 @@ import { KillSwitch, pageNotifier } from './kill-switch.js';
 import { backgroundPlugin } from './maintenance.js';
 import { NO_OFFLINE_COPIES } from './offline-copies.js';
 import type { OfflineCopies } from './offline-copies.js';
-import { PersonalUrls, personalAnswersPlugin } from './personal-answers.js';
+import { OwnOriginUrls, ownOriginAnswersPlugin } from './own-origin-answers.js';
 import { buildProbeRequest } from './physical-request.js';
 import type { RequestPath } from './plan.js';
 import { Lifecycle } from './plugins.js';
@@ -60,8 +60,8 @@ export interface ClientParts {
   bindings: BindingsStore;
   /** Paths of webpp's own scripts on the page's origin (never bound; route.ts). */
   ownScriptPaths: readonly string[];
-  /** Logical URLs whose answers are personal (personal-answers.ts; never bound). */
-  personal: PersonalUrls;
+  /** Logical URLs only the own origin answers, personal or redirecting (own-origin-answers.ts; never bound). */
+  ownOnly: OwnOriginUrls;
   trust: TrustRule;
   pushed: PushedLoad;
   aggregate: ClientAggregateStage;
@@ -100,7 +100,7 @@ export function assemble(init: ReplicaClientOptions): ClientParts {
   });
   const store = new PolicyStore({ policy, storage, flushDelayMs: options.flushDelayMs, onFlushed: () => reporter.count('tableFlushes') });
   const bindings = new BindingsStore({ storage, flushDelayMs: options.flushDelayMs });
-  const personal = new PersonalUrls();
+  const ownOnly = new OwnOriginUrls();
   const trust = new TrustRule(selfOrigin);
   const isKnownServer = (server: ServerId): boolean => trust.isKnownServer(server);
 
@@ -171,7 +171,7 @@ export function assemble(init: ReplicaClientOptions): ClientParts {
     samplesPlugin(samples),
     serverMemoryPlugin(memory),
     headerLearningPlugin(headers, trust),
-    personalAnswersPlugin({ selfOrigin, personal, reporter }),
+    ownOriginAnswersPlugin({ selfOrigin, urls: ownOnly, reporter }),
     // handlerWillRespond, in this order: decide again at the head, the own-origin check, resume, integrity.
     engineHooksPlugin({ policy, engine, queue: connections, reporter, watchMinBytes: options.resumeMinBytes }),
     controlCheckPlugin(controlCheck, selfOrigin),
@@ -198,7 +198,7 @@ export function assemble(init: ReplicaClientOptions): ClientParts {
     store,
     bindings,
     ownScriptPaths,
-    personal,
+    ownOnly,
     trust,
     pushed,
     aggregate,

@@ -38,6 +38,8 @@ export interface Flight {
   /** Order of sending: a burst's fetches may share one performance.now() value. */
   seq: number;
   sentAtMs: number;
+  /** When its head arrived; undefined before. */
+  headAtMs?: number;
   /** When the body was complete (or the request failed); undefined while in flight. */
   endAtMs: number | undefined;
   /** Already matched to its Resource Timing entry. */
@@ -102,10 +104,13 @@ export class ConnectionQueue {
   track(fetchFn: (request: Request) => Promise<Response>): (request: Request) => Promise<Response> {
     return (request) => {
       this.sent(request);
-      return fetchFn(request).catch((error: unknown) => {
-        this.released(request);
-        throw error;
-      });
+      return fetchFn(request).then(
+        (response) => (this.answered(request), response),
+        (error: unknown) => {
+          this.answered(request, true);
+          throw error;
+        },
+      );
     };
   }
 
@@ -117,13 +122,17 @@ export class ConnectionQueue {
   }
 
   /**
-   * `request` (sent()) holds none of the worker's connections any more, and no Resource Timing
-   * entry will say so: its fetch failed, or its answer was the browser's own (a navigation
-   * preload, which has no entry in the worker's timeline).
+   * The head of `request` (sent()) arrived, or its fetch failed: an entry that began later is
+   * another fetch's. `released`: it holds none of the worker's connections any more, and no
+   * Resource Timing entry will say so: its fetch failed, or its answer was the browser's own (a
+   * navigation preload, which has no entry in the worker's timeline), or had no body (an
+   * opaque redirect).
    */
-  released(request: Request): void {
+  answered(request: Request, released?: boolean): void {
     const flight = this.flights.get(request);
-    if (flight !== undefined) this.end(flight);
+    if (flight === undefined) return;
+    flight.headAtMs = this.now();
+    if (released) this.end(flight);
   }
 
   /** A request to `url` is being sent now. */
@@ -154,9 +163,14 @@ export class ConnectionQueue {
     if (flight.endAtMs !== undefined) ended(flight);
   }
 
-  /** A Resource Timing entry (timed or not): the body of that request is complete. */
+  /**
+   * A Resource Timing entry (timed or not): the body of that request is complete. It is the
+   * entry of a flight sent before it began and answered after (as the sampler matches its
+   * samples): a later fetch of the same URL that the queue does not track (the own origin's
+   * answer to the page's own request, own-origin-answers.ts) does not end an older flight.
+   */
   onEntry(entry: FlightEntryLike): void {
-    const flight = this.closestFlight(entry.name, entry.startTime, (candidate) => !candidate.entrySeen);
+    const flight = this.closestFlight(entry.name, entry.startTime, (candidate) => !candidate.entrySeen && entry.startTime <= (candidate.headAtMs ?? Infinity) + MATCH_SLACK_MS);
     if (flight === undefined) return;
     flight.entrySeen = true;
     const endAtMs = entry.responseEnd > 0 ? entry.responseEnd : this.now();
@@ -205,14 +219,15 @@ export class ConnectionQueue {
 
   /**
    * Forgets flights no sample can ask about any more: ended ones older than maxFlightMs,
-   * unended ones older than maxFlightMs (their entry never came: a cancelled body).
+   * unended ones older than maxFlightMs (their entry never came: a cancelled body), which end
+   * now (whenEnded: else the engine's ledger kept them for its own minute).
    */
   private prune(flights: Flight[]): void {
     const horizonMs = this.now() - this.maxFlightMs;
     let drop = 0;
     while (drop < flights.length && (flights[drop] as Flight).sentAtMs < horizonMs) drop++;
     drop = Math.max(drop, flights.length + 1 - this.maxFlightsPerHost);
-    if (drop > 0) flights.splice(0, drop);
+    for (const flight of flights.splice(0, drop)) ended(flight);
   }
 }
 
@@ -227,9 +242,8 @@ export class ConnectionQueue {
 export function connectionPlugin(queue: ConnectionQueue): WorkerPlugin {
   return {
     requestWillFetch: (request) => queue.sent(request),
-    fetchDidFail: (request) => queue.released(request),
-    fetchDidSucceed: ({ request, response }) => {
-      if (wasPreloaded(response)) queue.released(request);
-    },
+    fetchDidFail: (request) => queue.answered(request, true),
+    // An opaque redirect (own-origin-answers.ts) has no body: its connection is free at the head.
+    fetchDidSucceed: ({ request, response }) => queue.answered(request, wasPreloaded(response) || response.type === 'opaqueredirect'),
   };
 }

@@ -67,14 +67,17 @@ class IntegrityGuard {
         record.outcome = 'network-error';
         record.error = check.kind === 'mismatch' ? `integrity: body hashes to ${check.actual}, not ${integrity}` : check.error;
       }
+      // A redirect is the replica's answer, not its failure, and its target is the own origin's to
+      // give (the page's own request, as own-origin-answers.ts sends it): the own origin is next.
+      const redirect = response.type === 'opaqueredirect';
       if (check.kind === 'mismatch') {
         this.options.onMismatch({ server: winner.server, logicalUrl, expected: integrity, actual: check.actual, streamed: false });
-      } else {
+      } else if (!redirect) {
         this.options.onUnreadable(winner.server);
       }
       for (const r of attempts) if (SPENT.has(r.outcome)) spent.add(r.server);
       earlier.push(...attempts);
-      const rest = specs.filter((spec) => !spent.has(spec.server));
+      const rest = redirect ? [] : specs.filter((spec) => !spent.has(spec.server));
       if (!spent.has(this.options.selfOrigin) && !rest.some((spec) => spec.server === this.options.selfOrigin) && isOn(logicalUrl, this.options.selfOrigin)) {
         rest.push({ server: this.options.selfOrigin, target: logicalUrl, timeoutMs: winner.timeoutMs, reason: 'integrity-primary-copy', ...(winner.deadlineMs === undefined ? {} : { deadlineMs: winner.deadlineMs }) });
       }

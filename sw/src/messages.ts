@@ -161,8 +161,10 @@ export interface WorkerCounters {
   integrityFailures: number;
   /** Requests answered with an offline copy because every replica failed (offline-cache.ts). */
   offlineCopies: number;
-  /** Answers meant for one user that a replica on another origin gave, replaced by the own origin's (personal-answers.ts). */
+  /** Answers meant for one user that a replica on another origin gave, replaced by the own origin's (own-origin-answers.ts). */
   personalFromOwnOrigin: number;
+  /** Redirects a replica answered with, replaced by the own origin's answer to the page's own request (own-origin-answers.ts). */
+  redirectsFromOwnOrigin: number;
   /** Bound requests left to the browser: the own origin was the plan's sole first choice (direct.ts). */
   direct: number;
   /** Samples of the own origin from the pages' Resource Timing of those requests. */

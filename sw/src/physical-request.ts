@@ -8,8 +8,14 @@
  *    would force a CORS preflight on every request;
  *  - when the own origin serves the very URL the page asked for, the page's own request goes
  *    (its mode, credentials and redirect mode), so redirects behave as without the worker;
- *  - otherwise navigations follow redirects here and the response is rewritten
- *    (served-response.ts), because a Request cannot be built in 'navigate' mode.
+ *  - otherwise a redirect is the replica's answer: where the page's request follows redirects
+ *    (and for navigations, which the browser follows itself) the replica is asked with
+ *    `redirect: 'manual'`, and its opaque redirect sends the page's own request to the own
+ *    origin (own-origin-answers.ts). Followed in CORS mode, a redirect to a host without CORS
+ *    headers (a CDN, a sign-in host) failed, and marked a live replica failed. With `follow`
+ *    (the own origin is down), navigations follow the replica's redirect here and the
+ *    response is mapped back (served-response.ts), because a Request cannot be built in
+ *    'navigate' mode.
  */
 
 import { stripHash } from './_private/strip-hash.js';
@@ -47,6 +53,8 @@ export interface PhysicalRequestOptions {
    * which the page checks), and no HTTP cache.
    */
   resume?: { range: string; ifRange: string | undefined };
+  /** Follow the replica's redirects (own-origin-answers.ts: the own origin did not answer). */
+  follow?: boolean;
 }
 
 /** Headers a resume request must not carry over from the page's request. */
@@ -100,7 +108,8 @@ export function buildPhysicalRequest(logical: Request, physicalUrl: string, opti
     // With rangeKept, a redirect to another host (a CDN) goes without cookies, as CORS's `*` needs.
     credentials: sameOrigin ? (logical.credentials === 'omit' ? 'omit' : rangeKept ? 'same-origin' : 'include') : 'omit',
     cache,
-    redirect: navigation ? 'follow' : logical.redirect,
+    // A resume follows: the rest of a body the page already has part of.
+    redirect: navigation || logical.redirect === 'follow' ? (options.follow || options.resume ? 'follow' : 'manual') : logical.redirect,
     referrerPolicy: logical.referrerPolicy,
     signal: options.signal,
   };

@@ -81,14 +81,14 @@ export class ReplicaClient {
   constructor(init: ReplicaClientOptions = {}) {
     const parts = assemble(init);
     this.parts = parts;
-    const { selfOrigin, ownScriptPaths, bindings, killSwitch, personal } = parts;
+    const { selfOrigin, ownScriptPaths, bindings, killSwitch, ownOnly } = parts;
     this.router = new Router({
       selfOrigin,
       ownScriptPaths,
       bindings,
       isOff: () => killSwitch.isOff,
       isLoaded: () => this.loaded,
-      isPersonal: (url) => personal.has(url),
+      isOwnOnly: (url) => ownOnly.has(url),
       goesDirect: (request, resolved, clientId) => parts.direct.goesDirect(request, resolved, clientId),
     });
     ({ options: this.options, configErrors: this.configErrors, policy: this.policy, engine: this.engine, store: this.store, bindings: this.bindings, reporter: this.reporter, offline: this.offline, integrity: this.integrity } = parts);

@@ -39,8 +39,8 @@ export interface RouterOptions {
   bindings: BindingsStore;
   isOff(): boolean;
   isLoaded(): boolean;
-  /** Logical URLs whose answers are personal: never bound (personal-answers.ts). */
-  isPersonal?(logicalUrl: string): boolean;
+  /** Logical URLs only the own origin answers (personal or redirecting): never bound (own-origin-answers.ts). */
+  isOwnOnly?(logicalUrl: string): boolean;
   /** A bound request the browser may fetch itself: the own origin is the plan's sole first choice (direct.ts). */
   goesDirect?(request: Request, resolved: ResolvedBinding, clientId: string | undefined): boolean;
 }
@@ -65,7 +65,7 @@ export class Router {
     // Held while the stored state loads, or while a compressed bindings header is inflated (bindings-store.ts).
     if (!this.options.isLoaded() || this.options.bindings.learning) return 'wait';
     const resolved = this.options.bindings.resolve(url);
-    if (resolved && !this.options.isPersonal?.(resolved.logical)) {
+    if (resolved && !this.options.isOwnOnly?.(resolved.logical)) {
       if (this.options.goesDirect?.(request, resolved, clientId)) return 'pass';
       this.resolvedByRequest.set(request, resolved);
       return 'bind';
@@ -92,7 +92,7 @@ export class Router {
   /** The binding route() found for this request, else a fresh lookup. */
   resolved(request: Request): ResolvedBinding | undefined {
     const resolved = this.resolvedByRequest.get(request) ?? this.options.bindings.resolve(request.url);
-    return resolved && this.options.isPersonal?.(resolved.logical) ? undefined : resolved;
+    return resolved && this.options.isOwnOnly?.(resolved.logical) ? undefined : resolved;
   }
 
   isObservable(request: Request): boolean {

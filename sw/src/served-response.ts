@@ -61,9 +61,9 @@ export function logicalUrlOfRedirect(logicalUrl: string, requestedPhysicalUrl: s
  * for; `response.url` is where the answer finally came from.
  */
 export function servedResponse(logical: Request, requestedPhysicalUrl: string, response: Response): Response {
-  if (response.type === 'opaqueredirect') return response; // the page asked for redirect: 'manual' (navigations do)
-  // The page's own no-cors request, redirected by its origin to another host (physical-request.ts).
-  if (response.type === 'opaque') return response;
+  // An opaque redirect: the page asked for redirect: 'manual' (navigations do). Opaque: the page's
+  // own no-cors request, redirected by its origin to another host (physical-request.ts).
+  if (response.type.startsWith('opaque')) return response;
   if (response.redirected && logical.mode === 'navigate') {
     const target = logicalUrlOfRedirect(logical.url, requestedPhysicalUrl, response.url) ?? response.url;
     if (stripHash(target) !== stripHash(logical.url)) {

@@ -35,6 +35,7 @@ function emptyCounters(): WorkerCounters {
     integrityFailures: 0,
     offlineCopies: 0,
     personalFromOwnOrigin: 0,
+    redirectsFromOwnOrigin: 0,
     direct: 0,
     directSamples: 0,
   };

@@ -5,7 +5,8 @@
  * replica requests; it changes no answer and no decision. When a request to another origin
  *  - fails, it sends one `no-cors` HEAD to the same URL: an answer there means the server is
  *    up and refused CORS, so the replica lacks `Access-Control-Allow-Origin`;
- *  - comes back opaque, or redirected to another host, the replica is unusable for that.
+ *  - comes back opaque, the replica is unusable for that.
+ * A redirect is an answer, which the own origin answers again (own-origin-answers.ts).
  * Each replica server is reported once per worker session: a `replica-unusable` event (the
  * dashboard) and a message to the site's pages, whose page script prints a console warning
  * once per browsing session (webpp.ts). A server that is merely down is not reported, and
@@ -20,11 +21,6 @@ import type { StateReporter } from './state-reporter.js';
 interface UnusableReplicasOptions {
   selfOrigin: string;
   reporter: Pick<StateReporter, 'event'>;
-  /** The diagnostic request (default: fetch). */
-  fetch?: (request: Request) => Promise<Response>;
-  /** Tells the site's pages (default: clients.matchAll + postMessage). */
-  tellPages?: (report: UnusableReplicaReport) => void;
-  now?: () => number;
 }
 
 /** A server whose CORS failure did not prove a CORS problem (it was down) is probed again after this. */
@@ -41,15 +37,8 @@ function tellAllPages(report: UnusableReplicaReport): void {
 export class UnusableReplicas {
   private readonly reported = new Set<string>();
   private readonly probedAtMs = new Map<string, number>();
-  private readonly fetch: (request: Request) => Promise<Response>;
-  private readonly tellPages: (report: UnusableReplicaReport) => void;
-  private readonly now: () => number;
 
-  constructor(private readonly options: UnusableReplicasOptions) {
-    this.fetch = options.fetch ?? ((request) => fetch(request));
-    this.tellPages = options.tellPages ?? tellAllPages;
-    this.now = options.now ?? Date.now;
-  }
+  constructor(private readonly options: UnusableReplicasOptions) {}
 
   /** fetchDidSucceed / fetchDidFail of a bound request's physical requests: reports the replicas the worker cannot use. */
   plugin(): WorkerPlugin {
@@ -62,25 +51,14 @@ export class UnusableReplicas {
   }
 
   private server(request: Request): string | undefined {
-    let origin: string;
-    try {
-      origin = new URL(request.url).origin;
-    } catch {
-      return undefined;
-    }
+    const origin = new URL(request.url).origin; // a Request's URL is always a valid one
     return origin === this.options.selfOrigin || this.reported.has(origin) ? undefined : origin;
   }
 
   private inspect(request: Request, response: Response): void {
     const server = this.server(request);
     if (server === undefined) return;
-    if (response.type === 'opaque') {
-      this.report(server, request.url, 'opaque answer: no Access-Control-Allow-Origin header', 'Access-Control-Allow-Origin');
-    } else if (response.type === 'opaqueredirect') {
-      this.report(server, request.url, 'it redirects, which the worker cannot follow');
-    } else if (response.redirected && response.url !== '' && new URL(response.url).origin !== server) {
-      this.report(server, request.url, `it redirects to another host (${new URL(response.url).origin})`);
-    }
+    if (response.type === 'opaque') this.report(server, request.url, 'its answers are opaque');
   }
 
   private mayDiagnose(request: Request, error: unknown): boolean {
@@ -88,8 +66,8 @@ export class UnusableReplicas {
     if (server === undefined || request.mode !== 'cors' || request.signal.aborted) return false;
     if (error instanceof DOMException && error.name === 'AbortError') return false;
     const lastMs = this.probedAtMs.get(server);
-    if (lastMs !== undefined && this.now() - lastMs < REPROBE_AFTER_MS) return false;
-    this.probedAtMs.set(server, this.now());
+    if (lastMs !== undefined && Date.now() - lastMs < REPROBE_AFTER_MS) return false;
+    this.probedAtMs.set(server, Date.now());
     return true;
   }
 
@@ -98,18 +76,19 @@ export class UnusableReplicas {
     const server = this.server(request);
     if (server === undefined) return;
     try {
-      await this.fetch(new Request(request.url, { method: 'HEAD', mode: 'no-cors', credentials: 'omit', cache: 'no-store', signal: AbortSignal.timeout(10_000) }));
+      await fetch(new Request(request.url, { method: 'HEAD', mode: 'no-cors', credentials: 'omit', cache: 'no-store', signal: AbortSignal.timeout(10_000) }));
     } catch {
       return; // down, not misconfigured: failover is the right answer, nothing to report
     }
-    this.report(server, request.url, 'no Access-Control-Allow-Origin header: every CORS request to it fails', 'Access-Control-Allow-Origin');
+    this.report(server, request.url, 'every CORS request to it fails');
   }
 
-  private report(server: string, url: string, reason: string, missingHeader?: string): void {
+  /** Both of its reasons are a missing CORS header. */
+  private report(server: string, url: string, reason: string): void {
     if (this.reported.has(server)) return;
     this.reported.add(server);
-    const header = missingHeader === undefined ? {} : { missingHeader };
-    this.options.reporter.event({ type: 'replica-unusable', atMs: this.now(), server, url, reason, ...header });
-    this.tellPages({ type: REPLICA_UNUSABLE_MESSAGE, server, url, reason, ...header });
+    const report = { server, url, reason, missingHeader: 'Access-Control-Allow-Origin' };
+    this.options.reporter.event({ type: 'replica-unusable', atMs: Date.now(), ...report });
+    tellAllPages({ type: REPLICA_UNUSABLE_MESSAGE, ...report });
   }
 }

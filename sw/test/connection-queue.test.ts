@@ -63,6 +63,37 @@ describe('ConnectionQueue', () => {
     expect(instance.metNoQueue('http://b/next', 0)).toBe(true);
   });
 
+  it('a flight forgotten after maxFlightMs (its entry never came) ends, so the engine\'s ledger lets it go', () => {
+    const { instance, clock } = queue();
+    const request = new Request('http://b/cancelled-body');
+    instance.sent(request);
+    let ended = 0;
+    instance.whenEnded(request, () => void ended++);
+    clock.nowMs = 29_000;
+    instance.begin('http://b/other');
+    expect(ended).toBe(0);
+    clock.nowMs = 31_000;
+    instance.begin('http://b/later');
+    expect(ended).toBe(1);
+  });
+
+  it('an entry of a later fetch of the same URL that the queue does not track does not end an older flight', async () => {
+    const { instance, clock } = queue();
+    const sent = instance.track((request) => Promise.resolve(new Response(request.url)));
+    const request = new Request('http://b/big.bin');
+    const answered = sent(request);
+    let ended = 0;
+    instance.whenEnded(request, () => void ended++);
+    clock.nowMs = 20;
+    await answered; // its head at 20; its body still streams
+    // The own origin's answer to the page's own request, fetched by the worker past the queue at 5 s.
+    instance.onEntry({ name: 'http://b/big.bin', startTime: 5_000, responseEnd: 5_010 });
+    expect([ended, instance.inFlight('http://b/')]).toEqual([0, 1]);
+    // Its own entry still ends it.
+    instance.onEntry({ name: 'http://b/big.bin', startTime: 0, responseEnd: 6_000 });
+    expect([ended, instance.inFlight('http://b/')]).toEqual([1, 0]);
+  });
+
   it('knows nothing of a request it did not see', () => {
     expect(queue().instance.metNoQueue('http://b/x', 0)).toBeUndefined();
   });

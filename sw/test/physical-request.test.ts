@@ -72,6 +72,27 @@ describe('buildPhysicalRequest', () => {
     expect(plain.integrity).toBe('sha256-AAAA');
   });
 
+  it("asks a replica for its redirect as the answer where the page's request follows redirects (own-origin-answers.ts)", () => {
+    const redirectOf = (logical: Request, physical: string, follow?: boolean): RequestRedirect =>
+      buildPhysicalRequest(logical, physical, { selfOrigin, signal, ...(follow === undefined ? {} : { follow }) }).redirect;
+    const image = new Request('http://a.localhost:1/go/pic', { mode: 'no-cors' });
+    expect(redirectOf(image, 'http://b.localhost:2/go/pic')).toBe('manual');
+    expect(redirectOf(image, 'http://a.localhost:1/mirror/go/pic')).toBe('manual'); // the own origin, another URL
+    expect(redirectOf(image, 'http://a.localhost:1/go/pic')).toBe('follow'); // the page's own request
+    const navigation = new Request('http://a.localhost:1/docs');
+    Object.defineProperty(navigation, 'mode', { value: 'navigate' });
+    Object.defineProperty(navigation, 'redirect', { value: 'manual' });
+    expect(redirectOf(navigation, 'http://b.localhost:2/docs')).toBe('manual');
+    // The own origin did not answer: the replica's redirect is followed (and a navigation's mapped back).
+    expect(redirectOf(image, 'http://b.localhost:2/go/pic', true)).toBe('follow');
+    expect(redirectOf(navigation, 'http://b.localhost:2/docs', true)).toBe('follow');
+    // What the page asked for itself stays.
+    expect(redirectOf(new Request('http://a.localhost:1/x', { redirect: 'manual' }), 'http://b.localhost:2/x')).toBe('manual');
+    expect(redirectOf(new Request('http://a.localhost:1/x', { redirect: 'error' }), 'http://b.localhost:2/x')).toBe('error');
+    // The rest of a body follows.
+    expect(buildPhysicalRequest(image, 'http://b.localhost:2/go/pic', { selfOrigin, signal, resume: { range: 'bytes=5-', ifRange: undefined } }).redirect).toBe('follow');
+  });
+
   it('a host that merely starts like the page origin is another origin', () => {
     const request = buildPhysicalRequest(page, 'http://a.localhost:10/big.txt', { selfOrigin, signal });
     expect(request.credentials).toBe('omit');

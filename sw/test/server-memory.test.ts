@@ -1,7 +1,7 @@
 /** The worker's bounded in-memory hints: a full one forgets its oldest entry, not everything. */
 import { describe, expect, it } from 'vitest';
 import { StaleBindings } from '../src/server-memory.js';
-import { PersonalUrls } from '../src/personal-answers.js';
+import { OwnOriginUrls } from '../src/own-origin-answers.js';
 
 describe('bounded memories', () => {
   it('a full StaleBindings forgets the URL noted longest ago and still knows the recent ones', () => {
@@ -13,8 +13,8 @@ describe('bounded memories', () => {
     expect(stale.isStale('https://r.test/4', 8)).toBe(false);
   });
 
-  it('PersonalUrls keeps the most recently noted, noting again makes a URL the newest', () => {
-    const personal = new PersonalUrls(2);
+  it('OwnOriginUrls keeps the most recently noted, noting again makes a URL the newest', () => {
+    const personal = new OwnOriginUrls(2);
     personal.note('/a');
     personal.note('/b');
     personal.note('/a');

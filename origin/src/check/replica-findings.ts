@@ -66,9 +66,9 @@ export function replicaFindings(answer: ReplicaAnswer): Finding[] {
     const location = headers.get('location');
     const target = location === null ? undefined : parseUrl(location, answer.physicalUrl);
     if (target !== undefined && target.host !== new URL(answer.physicalUrl).host) {
-      findings.push(unusable(`redirects to another host (${target.href}): the worker's answer would come from a server the bindings do not name, or fail there without CORS`));
+      findings.push(unusable(`redirects to another host (${target.href}): the worker cannot see where, and sends this URL to the site's own origin instead`));
     } else {
-      findings.push(unusable(`answers ${status} (a redirect to ${location ?? 'nowhere'}): the worker wants the file itself at the physical URL`));
+      findings.push(unusable(`answers ${status} (a redirect to ${location ?? 'nowhere'}): the worker wants the file itself at the physical URL, and sends this URL to the site's own origin instead`));
     }
   } else if (status === 404 || status === 410) {
     findings.push(unusable(`missing file (${status}): the replica does not hold it; deploy the same files to every host`));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PersonalUrls, carriesCredentials, isPersonalAnswer } from '../src/personal-answers.js';
+import { OwnOriginUrls, carriesCredentials, isPersonalAnswer } from '../src/own-origin-answers.js';
 
 const selfOrigin = 'http://a.localhost:1';
 
@@ -24,7 +24,7 @@ describe('personal answers (answers meant for one user come from the own origin)
   });
 
   it('remembers a bounded number of URLs, the least recently noted going first', () => {
-    const urls = new PersonalUrls(2);
+    const urls = new OwnOriginUrls(2);
     urls.note('/a');
     urls.note('/b');
     urls.note('/a');
