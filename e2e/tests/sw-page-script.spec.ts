@@ -32,16 +32,22 @@ async function spyOnPageScript(page: Page): Promise<void> {
   await page.addInitScript(() => {
     const spied = { registers: 0, posts: [] as { type: string; readyState: string }[] };
     (window as unknown as { spied: typeof spied }).spied = spied;
-    const register = ServiceWorkerContainer.prototype.register;
-    ServiceWorkerContainer.prototype.register = function (this: ServiceWorkerContainer, ...args: Parameters<typeof register>) {
-      spied.registers++;
-      return register.apply(this, args);
-    };
-    const post = ServiceWorker.prototype.postMessage as (...args: unknown[]) => void;
-    ServiceWorker.prototype.postMessage = function (this: ServiceWorker, ...args: unknown[]) {
-      spied.posts.push({ type: String((args[0] as { type?: unknown } | null)?.type), readyState: document.readyState });
-      post.apply(this, args);
-    } as typeof ServiceWorker.prototype.postMessage;
+    // Wrapped through their descriptors: the originals, called with the page's own `this`.
+    const original = (proto: object, name: string): ((...args: unknown[]) => unknown) => Object.getOwnPropertyDescriptor(proto, name)?.value as (...args: unknown[]) => unknown;
+    const register = original(ServiceWorkerContainer.prototype, 'register');
+    Object.defineProperty(ServiceWorkerContainer.prototype, 'register', {
+      value: function (this: ServiceWorkerContainer, ...args: unknown[]) {
+        spied.registers++;
+        return register.apply(this, args);
+      },
+    });
+    const post = original(ServiceWorker.prototype, 'postMessage');
+    Object.defineProperty(ServiceWorker.prototype, 'postMessage', {
+      value: function (this: ServiceWorker, ...args: unknown[]) {
+        spied.posts.push({ type: String((args[0] as { type?: unknown } | null)?.type), readyState: document.readyState });
+        return post.apply(this, args);
+      },
+    });
   });
 }
 
