@@ -111,6 +111,9 @@ declare global {
       .then((registration) => {
         // Switched off by the site (webpp-control: off): stay unregistered for a while.
         if (Date.now() - readOff() < offRetryMs) return Promise.resolve(unregisterOurs(registration)).then(() => undefined);
+        // Ours controls this page but is no longer registered: it unregistered itself (webpp-control:
+        // off) before this page's deferred registration; registering would revive it.
+        if (!registration && container.controller && isOurs(container.controller)) return undefined;
         watch(registration);
         if (siteHoldsScope(registration)) return undefined;
         // Ours with these options already (the newest worker's URL, query included): register()
