@@ -25,7 +25,6 @@ import type { WorkerStateSnapshot } from './messages.js';
 import { observeRequest } from './observe.js';
 import type { OfflineCopies } from './offline-copies.js';
 import { listenToPages } from './page-messages.js';
-import { isSameOrigin } from './physical-request.js';
 import { plan } from './plan.js';
 import type { RespondIO } from './plugins.js';
 import type { PolicyStore } from './policy-store.js';
@@ -72,7 +71,8 @@ export class ReplicaClient {
   readonly ready: Promise<void>;
   private loaded = false;
   private restoreDeadline: Promise<false> | undefined;
-  private readonly parts: ClientParts;
+  /** Its parts (assemble.ts), for the Workbox plugins (workbox.ts), which the bundled worker does not carry. */
+  readonly parts: ClientParts;
   private readonly router: Router;
   private readonly startedAtMs = Date.now();
   private messageListenerAttached = false;
@@ -144,20 +144,6 @@ export class ReplicaClient {
       this.reporter.count('internalErrors');
       this.reporter.event({ type: 'internal-error', atMs: Date.now(), message: String(error), url: request.url });
       return fetch(request).catch(() => Response.error());
-    }
-  }
-
-  /**
-   * Reads the bindings of an own-origin response that the site's own cache answered with (a
-   * Workbox precache: replicaCacheLearningPlugin), which the worker never fetched itself.
-   * Responses for other origins are ignored (trust rule).
-   */
-  learnFromCache(requestUrl: string, response: Response, waitUntil: (promise: Promise<unknown>) => void): void {
-    if (!isSameOrigin(requestUrl, this.parts.selfOrigin)) return;
-    try {
-      this.parts.headers.learnCachedBindings(response, requestUrl, waitUntil);
-    } catch {
-      // Learning never affects a page.
     }
   }
 

@@ -28,6 +28,7 @@ import type { StrategyHandler, StrategyOptions } from 'workbox-strategies';
 import type { RouteMatchCallback, WorkboxPlugin } from 'workbox-core/types.js';
 import type { WorkerOptionsInput } from './config.js';
 import { createOfflineCopies } from './offline-cache.js';
+import { isSameOrigin } from './physical-request.js';
 import { ReplicaClient } from './replica-client.js';
 import type { ReplicaClientOptions } from './replica-client.js';
 
@@ -140,7 +141,7 @@ export const replicaCacheLearningPlugin: WorkboxPlugin = {
           // The event is over: the write happens anyway, unguarded.
         }
       };
-      getReplicaClient().learnFromCache(request.url, cachedResponse, waitUntil);
+      learnFromCache(getReplicaClient(), request.url, cachedResponse, waitUntil);
     }
     return cachedResponse;
   },
@@ -152,3 +153,18 @@ export const replicaRouteMatcher: RouteMatchCallback = (options) => {
   sharedMatcher ??= createReplicaRouteMatcher(getReplicaClient());
   return sharedMatcher(options) as boolean;
 };
+
+/**
+ * Reads the bindings of an own-origin response that the site's own cache answered with (a
+ * Workbox precache: replicaCacheLearningPlugin), which the worker never fetched itself.
+ * Responses for other origins are ignored (trust rule). Here, not in ReplicaClient: only a
+ * Workbox worker has such responses, and the bundled worker does not carry it.
+ */
+function learnFromCache(client: ReplicaClient, requestUrl: string, response: Response, waitUntil: (promise: Promise<unknown>) => void): void {
+  if (!isSameOrigin(requestUrl, client.parts.selfOrigin)) return;
+  try {
+    client.parts.headers.learnCachedBindings(response, requestUrl, waitUntil);
+  } catch {
+    // Learning never affects a page.
+  }
+}

@@ -6,20 +6,14 @@
 import { describe, expect, it } from 'vitest';
 import { ClientEngine, createPolicy } from '../src/index.js';
 import type { ClientPolicy, EngineIO, Exchange, ExchangeEvents, ExchangeSample, RunResult } from '../src/index.js';
+import { VirtualTimers } from './fake-clock.js';
 
 /** A manual clock with timers, and a network whose exchanges the test answers by hand. */
-class Harness {
-  nowMs = 0;
-  private timers: { atMs: number; seq: number; run: () => void }[] = [];
-  private seq = 0;
+class Harness extends VirtualTimers {
   readonly sent: { exchange: Exchange; events: ExchangeEvents<string>; cancelled: boolean }[] = [];
   readonly io: EngineIO<string> = {
     now: () => this.nowMs,
-    setTimer: (delayMs, run) => {
-      const timer = { atMs: this.nowMs + delayMs, seq: this.seq++, run };
-      this.timers.push(timer);
-      return () => void (this.timers = this.timers.filter((other) => other !== timer));
-    },
+    setTimer: (delayMs, run) => this.timer(delayMs, run),
     send: (exchange, events) => {
       const entry = { exchange, events, cancelled: false };
       this.sent.push(entry);
@@ -27,16 +21,8 @@ class Harness {
     },
   };
 
-  advance(ms: number): void {
-    const endMs = this.nowMs + ms;
-    for (;;) {
-      const next = [...this.timers].sort((a, b) => a.atMs - b.atMs || a.seq - b.seq)[0];
-      if (!next || next.atMs > endMs) break;
-      this.timers = this.timers.filter((timer) => timer !== next);
-      this.nowMs = next.atMs;
-      next.run();
-    }
-    this.nowMs = endMs;
+  constructor() {
+    super(0);
   }
 
   to(server: string): ExchangeEvents<string> {
@@ -53,6 +39,19 @@ function heldCount(engine: ClientEngine<string>): number {
 
 function basePolicy(overrides: Partial<ClientPolicy>): ClientPolicy {
   return { ...createPolicy('random', { random: () => 0, now: () => 0 })!, ...overrides };
+}
+
+/** One request over replicas A and B (timeouts of 1 s), retried every 1.5 s within a 30 s window: the harness, and the run's result so far. */
+function runOnTwoWithRetryRounds(): { harness: Harness; result: () => RunResult<string> | undefined } {
+  const harness = new Harness();
+  const policy = basePolicy({
+    plan: () => ['A', 'B'].map((server) => ({ server, timeoutMs: 1_000, reason: 'next' })),
+    retryAfterMs: (round, elapsedMs) => (elapsedMs + 1_500 <= 30_000 ? 1_500 : undefined),
+  });
+  const engine = engineWith(policy, harness);
+  let result: RunResult<string> | undefined;
+  engine.run(engine.plan({ logicalUrl: 'u', method: 'GET', candidates: ['A', 'B'] }, (s) => s), (done) => (result = done));
+  return { harness, result: () => result };
 }
 
 function engineWith(policy: ClientPolicy, harness: Harness, samples: ExchangeSample[] = []): ClientEngine<string> {
@@ -236,47 +235,32 @@ describe('ClientEngine', () => {
   });
 
   it('a resource every replica answers with a 5xx gets one retry round, then the page has the 5xx, long before the window ends', () => {
-    const harness = new Harness();
-    const policy = basePolicy({
-      plan: () => ['A', 'B'].map((server) => ({ server, timeoutMs: 1_000, reason: 'next' })),
-      retryAfterMs: (round, elapsedMs) => (elapsedMs + 1_500 <= 30_000 ? 1_500 : undefined),
-    });
-    const engine = engineWith(policy, harness);
-    let result: RunResult<string> | undefined;
-    engine.run(engine.plan({ logicalUrl: 'u', method: 'GET', candidates: ['A', 'B'] }, (s) => s), (done) => (result = done));
+    const { harness, result } = runOnTwoWithRetryRounds();
     harness.to('A').head({ status: 500, response: '500 from A', ttfbMs: 5 });
     harness.to('B').head({ status: 500, response: '500 from B', ttfbMs: 5 });
-    expect(result).toBeUndefined();
+    expect(result()).toBeUndefined();
     harness.advance(1_500);
     expect(harness.sent).toHaveLength(3);
     harness.to('A').head({ status: 500, response: '500 again', ttfbMs: 5 });
     harness.to('B').head({ status: 500, response: '500 again from B', ttfbMs: 5 });
-    expect(result?.kind).toBe('failed');
-    expect(result?.kind === 'failed' && result.fallback?.response).toMatch(/^500/);
+    expect(result()).toMatchObject({ kind: 'failed', fallback: { response: expect.stringMatching(/^500/) } });
     harness.advance(30_000);
     expect(harness.sent).toHaveLength(4);
   });
 
   it('a 5xx from one replica while the other cannot be reached: the rounds go on within the window, and the replica that comes back serves', () => {
-    const harness = new Harness();
-    const policy = basePolicy({
-      plan: () => ['A', 'B'].map((server) => ({ server, timeoutMs: 1_000, reason: 'next' })),
-      retryAfterMs: (round, elapsedMs) => (elapsedMs + 1_500 <= 30_000 ? 1_500 : undefined),
-    });
-    const engine = engineWith(policy, harness);
-    let result: RunResult<string> | undefined;
-    engine.run(engine.plan({ logicalUrl: 'u', method: 'GET', candidates: ['A', 'B'] }, (s) => s), (done) => (result = done));
+    const { harness, result } = runOnTwoWithRetryRounds();
     // A sheds (a brownout), B is down (refused), twice.
     for (let round = 0; round < 2; round++) {
       harness.to('A').head({ status: 500, response: '500 from A', ttfbMs: 5 });
       harness.to('B').error('refused');
-      expect(result).toBeUndefined();
+      expect(result()).toBeUndefined();
       harness.advance(1_500);
     }
     // The third round: B is back.
     harness.to('A').head({ status: 500, response: '500 from A', ttfbMs: 5 });
     harness.to('B').head({ status: 200, response: 'B is back', ttfbMs: 5 });
-    expect(result?.kind === 'served' && result.response).toBe('B is back');
+    expect(result()).toMatchObject({ kind: 'served', response: 'B is back' });
   });
 
   it('replicas that only fail at the network are retried for the whole window', () => {

@@ -6,61 +6,38 @@
 import { describe, expect, it } from 'vitest';
 import { ClientEngine, createWebppPolicy, WEBPP_DEFAULTS } from '@webpp/core';
 import type { EngineIO, Exchange, ExchangeEvents, RunResult } from '@webpp/core';
-import { seededRandom } from './fake-clock.js';
+import { seededRandom, VirtualTimers } from './fake-clock.js';
 
 const T0 = 1_700_000_000_000;
 const SERVERS = Array.from({ length: 10 }, (_, i) => `http://s${i}.localhost:${8080 + i}`);
 
 /** A cluster whose every server is saturated: each exchange is answered `answerMs` after it is sent, with a pushed S of `serviceMs`. */
-class SaturatedCluster {
-  nowMs = T0;
+class SaturatedCluster extends VirtualTimers {
   readonly sent: Exchange[] = [];
-  private timers: { atMs: number; seq: number; run: () => void }[] = [];
-  private seq = 0;
   pushed: ((server: string, serviceMs: number, atMs: number) => void) | undefined;
 
   constructor(
     private readonly answerMs: number,
     private readonly serviceMs: number,
-  ) {}
-
-  readonly io: EngineIO<string> = {
-    now: () => this.nowMs,
-    setTimer: (delayMs, run) => this.timer(delayMs, run),
-    send: (exchange: Exchange, events: ExchangeEvents<string>) => {
-      this.sent.push(exchange);
-      let cancelled = false;
-      const cancelTimer = this.timer(this.answerMs, () => {
-        if (cancelled) return;
-        // The head carries the server's Server-Timing and its peers' values (webpp-load), read before the sample as the worker does.
-        for (const server of SERVERS) this.pushed?.(server, this.serviceMs, this.nowMs);
-        events.head({ status: 200, ttfbMs: this.answerMs, response: exchange.server });
-        events.bodyComplete({ bodyBytes: 1_000, bodyMs: 1 });
-      });
-      return () => {
-        cancelled = true;
-        cancelTimer();
-      };
-    },
-  };
-
-  private timer(delayMs: number, run: () => void): () => void {
-    const timer = { atMs: this.nowMs + delayMs, seq: this.seq++, run };
-    this.timers.push(timer);
-    return () => void (this.timers = this.timers.filter((other) => other !== timer));
+  ) {
+    super(T0);
   }
 
-  /** Runs timers until `until()` or none is left before `limitMs` from now. */
-  runUntil(until: () => boolean, limitMs: number): void {
-    const endMs = this.nowMs + limitMs;
-    while (!until()) {
-      const next = [...this.timers].sort((a, b) => a.atMs - b.atMs || a.seq - b.seq)[0];
-      if (!next || next.atMs > endMs) break;
-      this.timers = this.timers.filter((timer) => timer !== next);
-      this.nowMs = Math.max(this.nowMs, next.atMs);
-      next.run();
-    }
-  }
+  readonly io: EngineIO<string> = this.engineIO((exchange: Exchange, events: ExchangeEvents<string>) => {
+    this.sent.push(exchange);
+    let cancelled = false;
+    const cancelTimer = this.timer(this.answerMs, () => {
+      if (cancelled) return;
+      // The head carries the server's Server-Timing and its peers' values (webpp-load), read before the sample as the worker does.
+      for (const server of SERVERS) this.pushed?.(server, this.serviceMs, this.nowMs);
+      events.head({ status: 200, ttfbMs: this.answerMs, response: exchange.server });
+      events.bodyComplete({ bodyBytes: 1_000, bodyMs: 1 });
+    });
+    return () => {
+      cancelled = true;
+      cancelTimer();
+    };
+  });
 }
 
 function client(cluster: SaturatedCluster, options: Record<string, unknown> = {}) {

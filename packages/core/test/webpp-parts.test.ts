@@ -14,6 +14,7 @@ const A = 'http://a.localhost:8081';
 const B = 'http://b.localhost:8082';
 const C = 'http://c.localhost:8083';
 const T0 = 1_700_000_000_000;
+const BACKOFF = { probeBackoffBaseMs: 1_000, probeBackoffCapMs: 60_000 };
 
 function served(server: string, ttfbMs: number, nowMs: number, extra: Partial<ExchangeSample> = {}): ExchangeSample {
   return { server, purpose: 'request', outcome: 'served', nowMs, ttfbMs, ...extra };
@@ -132,11 +133,11 @@ describe('probe backoff', () => {
   it('starts at 1–2 × base, doubles, and stays within the cap', () => {
     const random = seededRandom(9);
     for (let trial = 0; trial < 200; trial++) {
-      const first = probeDelayMs(0, 1_000, 60_000, random);
+      const first = probeDelayMs(0, BACKOFF, random);
       expect(first).toBeGreaterThanOrEqual(1_000);
       expect(first).toBeLessThan(2_000);
-      expect(probeDelayMs(3, 1_000, 60_000, random)).toBeGreaterThanOrEqual(8_000);
-      const late = probeDelayMs(40, 1_000, 60_000, random);
+      expect(probeDelayMs(3, BACKOFF, random)).toBeGreaterThanOrEqual(8_000);
+      const late = probeDelayMs(40, BACKOFF, random);
       expect(late).toBeGreaterThanOrEqual(30_000);
       expect(late).toBeLessThanOrEqual(60_000);
     }

@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { ClientEngine, createWebppPolicy } from '@webpp/core';
 import type { EngineIO, Exchange, ExchangeEvents, RunResult } from '@webpp/core';
 import { LatencySketch } from '../src/policies/webpp/latency-sketch.js';
-import { seededRandom } from './fake-clock.js';
+import { seededRandom, VirtualTimers } from './fake-clock.js';
 
 const T0 = 1_700_000_000_000;
 const B = 'http://b.localhost:8082';
@@ -19,52 +19,29 @@ const C = 'http://c.localhost:8083';
 type Answer = { ttfbMs: number; bodyMs: number } | 'hang' | 'refuse';
 
 /** Servers answering by a script, on a manual clock. */
-class ScriptedCluster {
-  nowMs = T0;
+class ScriptedCluster extends VirtualTimers {
   readonly sent: Exchange[] = [];
-  private timers: { atMs: number; seq: number; run: () => void }[] = [];
-  private seq = 0;
 
-  constructor(readonly answer: (exchange: Exchange) => Answer) {}
-
-  readonly io: EngineIO<string> = {
-    now: () => this.nowMs,
-    setTimer: (delayMs, run) => this.timer(delayMs, run),
-    send: (exchange: Exchange, events: ExchangeEvents<string>) => {
-      this.sent.push(exchange);
-      const answer = this.answer(exchange);
-      if (answer === 'hang') return () => undefined;
-      if (answer === 'refuse') return this.timer(1, () => events.error('refused'));
-      const { ttfbMs, bodyMs } = answer;
-      let cancelBody: () => void = () => undefined;
-      const cancelHead = this.timer(ttfbMs, () => {
-        events.head({ status: 200, ttfbMs, response: exchange.server });
-        cancelBody = this.timer(bodyMs, () => events.bodyComplete({ bodyBytes: 1_000, bodyMs }));
-      });
-      return () => {
-        cancelHead();
-        cancelBody();
-      };
-    },
-  };
-
-  private timer(delayMs: number, run: () => void): () => void {
-    const timer = { atMs: this.nowMs + delayMs, seq: this.seq++, run };
-    this.timers.push(timer);
-    return () => void (this.timers = this.timers.filter((other) => other !== timer));
+  constructor(readonly answer: (exchange: Exchange) => Answer) {
+    super(T0);
   }
 
-  /** Runs timers until `until()`, or none is left before `limitMs` from now. */
-  runUntil(until: () => boolean, limitMs: number): void {
-    const endMs = this.nowMs + limitMs;
-    while (!until()) {
-      const next = [...this.timers].sort((a, b) => a.atMs - b.atMs || a.seq - b.seq)[0];
-      if (!next || next.atMs > endMs) break;
-      this.timers = this.timers.filter((timer) => timer !== next);
-      this.nowMs = Math.max(this.nowMs, next.atMs);
-      next.run();
-    }
-  }
+  readonly io: EngineIO<string> = this.engineIO((exchange: Exchange, events: ExchangeEvents<string>) => {
+    this.sent.push(exchange);
+    const answer = this.answer(exchange);
+    if (answer === 'hang') return () => undefined;
+    if (answer === 'refuse') return this.timer(1, () => events.error('refused'));
+    const { ttfbMs, bodyMs } = answer;
+    let cancelBody: () => void = () => undefined;
+    const cancelHead = this.timer(ttfbMs, () => {
+      events.head({ status: 200, ttfbMs, response: exchange.server });
+      cancelBody = this.timer(bodyMs, () => events.bodyComplete({ bodyBytes: 1_000, bodyMs }));
+    });
+    return () => {
+      cancelHead();
+      cancelBody();
+    };
+  });
 }
 
 function client(cluster: ScriptedCluster) {

@@ -134,6 +134,21 @@ describe('rent or buy: a body whose pace is not known, or runs late (head-redeci
     expect(later?.startAfterMs ?? 0).toBe(0);
   });
 
+  it('with no alternative priced yet, a long body here is looked at again after its time so far (doubling), not after its predicted rest', () => {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    // A: a measured crawl (10 kB/s); B: first bytes only (HEAD refreshes), and no link measured anywhere but A's to price it by.
+    let nowMs = teach(policy, A, 20, 10, 12);
+    for (let i = 0; i < 6; i++) policy.observe({ server: B, purpose: 'refresh', outcome: 'served', nowMs: (nowMs += 10), ttfbMs: 30 });
+    // 4 MB at 10 kB/s: a predicted rest of about 400 s here.
+    const facts = { server: A, ttfbMs: 20, contentLengthBytes: 4_000 * KB, alternatives: [B], nowMs, deferrable: true };
+    const atHead = policy.reconsiderAtHead({ ...facts, bodyElapsedMs: 0 });
+    expect(atHead?.server).toBe(A);
+    expect(atHead?.startAfterMs).toBe(50);
+    // Asked again after 800 ms: again after the time so far, so B, priced meanwhile, can take the rest within about twice the time so far.
+    const later = policy.reconsiderAtHead({ ...facts, nowMs: nowMs + 800, bodyElapsedMs: 800 });
+    expect(later?.startAfterMs).toBe(800);
+  });
+
   it('a driver that cannot wait gets only decisions to start now (the worker\'s behaviour is unchanged)', () => {
     const { policy, nowMs } = unknownPace();
     expect(policy.reconsiderAtHead({ server: A, ttfbMs: 10, contentLengthBytes: 1_000 * KB, alternatives: [B], nowMs })).toBeUndefined();

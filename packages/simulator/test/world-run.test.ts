@@ -5,6 +5,7 @@ import { optimalPolicy, registryPolicy, singleServerPolicy } from '../src/polici
 import { bestSingle, runSeed } from '../src/generalization.js';
 import { runWorld } from '../src/world-run.js';
 import { enginePolicy } from '../src/engine-driver.js';
+import { WEBPP_DEFAULTS } from '@webpp/core';
 
 const resource = (i: number, sizeBytes: number): GeneratedResource => ({ url: `/img/r${i}.jpg`, kind: 'img', sizeBytes });
 
@@ -221,5 +222,29 @@ describe('a body crawling on a live replica (issue 22: 0 failed requests)', () =
     const webpp = runWorld(generated, registryPolicy('webpp'));
     expect(webpp.failed).toBe(0);
     expect(webpp.pageMeanMs!).toBeLessThan(60_000);
+  });
+});
+
+describe('the ceiling on extra requests (docs/selection.md, "One budget for extra work")', () => {
+  it('a replica ejected for its 5xx in the middle of a page\'s burst: the extra requests the policy chooses stay within the budget\'s ceiling', () => {
+    // A: the fast replica, shedding three requests in ten with a quick 503 from 2 s on; B: slower, healthy. Pages of 40 resources over h2.
+    const servers = {
+      A: { link: { delayMs: 10, bandwidthBytesPerSec: 5_000_000 }, linkSharing: 'shared' as const, brownouts: [{ fromMs: 2_000, toMs: 120_000, errorProbability: 0.3 }] },
+      B: { link: { delayMs: 60, bandwidthBytesPerSec: 5_000_000 }, linkSharing: 'shared' as const },
+    };
+    const pages = Array.from({ length: 15 }, (_, p) => Array.from({ length: 40 }, (_, i) => resource(p * 40 + i, 20_000)));
+    const generated = world(servers, pages, null);
+    generated.workload.thinkTimeMs = 500;
+    // Replacements of attempts that failed (a 5xx, a refused or reset connection, a timeout, a body cut off): the request itself, never refused.
+    let replacements = 0;
+    const policy = enginePolicy({ name: 'webpp', description: 'webpp, failures counted', policy: 'webpp', hooks: { fetchDidFail: (exchange) => void (exchange.purpose !== 'refresh' && exchange.purpose !== 'probe' && replacements++) } });
+    const result = runWorld(generated, policy);
+    expect(result.failed).toBe(0);
+    const extra = Object.values(result.exchanges).reduce((sum, count) => sum + count, 0) - result.requests;
+    const { extraBudgetShare, extraBudgetFloorTokens, bucketCapacityTokens } = WEBPP_DEFAULTS;
+    // The ceiling: the share of the requests, the floor, the debt, and the cold start's race (two, once) — plus one replacement per failed attempt.
+    const ceiling = extraBudgetShare * result.requests + extraBudgetFloorTokens + Math.max(extraBudgetFloorTokens, bucketCapacityTokens) + 2;
+    expect(replacements).toBeGreaterThan(0);
+    expect(extra - replacements, `extra ${extra}, replacements ${replacements}, exchanges ${JSON.stringify(result.exchanges)}`).toBeLessThanOrEqual(ceiling);
   });
 });

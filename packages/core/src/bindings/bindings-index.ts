@@ -40,7 +40,7 @@ export class BindingsIndex {
   constructor(options: BindingsIndexOptions = {}) {
     const maxEntries = options.maxEntries ?? 10_000;
     if (!Number.isInteger(maxEntries) || maxEntries < 1) {
-      throw new RangeError(`BindingsIndexOptions.maxEntries must be an integer >= 1 (got ${maxEntries})`);
+      throw new RangeError(`maxEntries must be an integer >= 1 (got ${maxEntries})`);
     }
     this.maxEntries = maxEntries;
   }

@@ -347,11 +347,17 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
         });
       }
     }
+    // Its server was marked failed by another exchange: the next attempt may start beside this
+    // one, which has not failed itself (a brownout still answers most), so it is a hedge and
+    // the policy's budget admits it as one (ClientPolicy.admitHedge); refused, this attempt
+    // fails over on its own refusal, error or timeout. Unpaid, these duplicated every request
+    // of a page's burst on a server ejected mid-burst (training world 204: 85 of 252 requests).
     let nudged = false;
     run.unwatch = ctx.watchServerFailure?.(attempt.server, () => {
-      if (nudged || run.done) return;
+      const nextAttempt = attempts[next];
+      if (nudged || run.done || nextAttempt === undefined) return;
       nudged = true;
-      startNext(ctx.purpose);
+      if (ctx.admitHedge?.(nextAttempt.server, io.now()) ?? true) startNext(ctx.purpose);
     });
     if (hooks?.requestWillFetch) safe(() => hooks.requestWillFetch!(exchange));
     const sentAtMs = io.now();

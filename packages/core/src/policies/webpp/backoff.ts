@@ -1,3 +1,5 @@
+import type { WebppOptions } from './options.js';
+
 /**
  * Delay before the next probe of an ejected server: jittered exponential backoff with
  * "equal jitter", m/2 + u·m/2 where m = min(cap, base · 2^(n+1)), u uniform in [0, 1) and
@@ -8,8 +10,8 @@
  * one outage from probing in lockstep ("Exponential Backoff and Jitter", AWS Architecture
  * Blog, 2015).
  */
-export function probeDelayMs(probesSent: number, baseMs: number, capMs: number, random: () => number): number {
-  const exponent = Math.min(Math.max(0, probesSent), 30) + 1;
-  const ceilingMs = Math.min(capMs, baseMs * 2 ** exponent);
+export function probeDelayMs(probesSent: number, options: Pick<WebppOptions, 'probeBackoffBaseMs' | 'probeBackoffCapMs'>, random: () => number): number {
+  const exponent = Math.min(probesSent, 30) + 1;
+  const ceilingMs = Math.min(options.probeBackoffCapMs, options.probeBackoffBaseMs * 2 ** exponent);
   return ceilingMs / 2 + (random() * ceilingMs) / 2;
 }

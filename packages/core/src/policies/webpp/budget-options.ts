@@ -7,6 +7,13 @@
  * requests, and `min_retry_concurrency`, default 3: retries allowed whatever the traffic) and
  * Finagle's RetryBudget (`percentCanRetry` deposited per request, `minRetriesPerSec` as a
  * reserve): extra work is a share of the client's own first attempts, plus a small floor.
+ *
+ * The ceiling (docs/selection.md, "One budget for extra work"): the extra requests the policy
+ * chooses (hedges, refreshes, probes, cold-start measurements, head re-decisions the budget
+ * pays for) are refused at the debt limit, so over n requests they number at most
+ * extraBudgetShare · n + floor + capacity, plus the cold-start race's two. On top come the
+ * replacements of attempts that failed (refused, 5xx, 404, timeout, a body cut off or proven
+ * to crawl), one per failure: the request itself, never refused for want of a token.
  */
 
 import { AT_LEAST_ONE, POSITIVE, SHARE, type OptionRule } from './option-rules.js';

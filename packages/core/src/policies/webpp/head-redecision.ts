@@ -109,9 +109,12 @@ export function redecideAtHead(facts: HeadFacts, records: ReadonlyMap<ServerId, 
   if (best === undefined) {
     // Nothing to compare with yet: a driver that can wait asks again once others may be measured, or probed back.
     if (!facts.deferrable) return undefined;
-    // Not later than one probe interval while an alternative is ejected: a replica probed back is used for the rest.
+    // After the body's time so far (doubling), not after its predicted rest (minutes on a
+    // crawling link): an alternative priced meanwhile takes over within about twice the time
+    // so far, and a body asks O(log) times. Not later than one probe interval while an
+    // alternative is ejected: a replica probed back is used for the rest.
     const ejected = facts.alternatives.some((server) => records.get(server)?.state === 'failed');
-    const doublingMs = Math.max(FIRST_RECHECK_MS, elapsedMs, onTime ? (predictedRestMs as number) : 0);
+    const doublingMs = Math.max(FIRST_RECHECK_MS, elapsedMs);
     const recheckMs = ejected ? Math.min(doublingMs, options.probeBackoffBaseMs) : doublingMs;
     return { server: facts.server, restHereMs: predictedRestMs ?? Number.NaN, elsewhereMs: Number.NaN, startAfterMs: Math.max(MIN_RECHECK_MS, recheckMs) };
   }

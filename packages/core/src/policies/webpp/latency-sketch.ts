@@ -49,10 +49,11 @@ export interface WeightedSamples {
   weights: number[];
 }
 
+/** One bucket: its decayed weight, and the share of it that came from censored samples (decay leaves a share as it is). A pair, not an object: the worker's bundle keeps property names. */
+type Bucket = [weight: number, censoredShare: number];
+
 export class LatencySketch {
-  private buckets = new Map<number, number>();
-  /** The share of each bucket's weight that came from censored samples (a share: decay leaves it as it is). */
-  private censored = new Map<number, number>();
+  private buckets = new Map<number, Bucket>();
   /** Clock time the weights refer to: the newest sample. */
   private atMs = 0;
   /** weighted(), until the next change (decay alone does not change normalised weights). */
@@ -61,7 +62,7 @@ export class LatencySketch {
   /** Total weight (a decayed count of samples). */
   get weight(): number {
     let total = 0;
-    for (const weight of this.buckets.values()) total += weight;
+    for (const bucket of this.buckets.values()) total += bucket[0];
     return total;
   }
 
@@ -85,9 +86,11 @@ export class LatencySketch {
     const gapShare = elapsedMs > 0 ? 1 - 2 ** (-elapsedMs / halfLifeMs) : 0;
     if (gapShare > 0 && gapShare < 1) this.discount(1 / gapShare - 1);
     const index = bucketOf(valueMs);
-    const before = this.buckets.get(index) ?? 0;
-    this.buckets.set(index, before + weight);
-    this.censored.set(index, ((this.censored.get(index) ?? 0) * before + (censored ? weight : 0)) / (before + weight));
+    const bucket: Bucket = this.buckets.get(index) ?? [0, 0];
+    const before = bucket[0];
+    bucket[0] = before + weight;
+    bucket[1] = (bucket[1] * before + (censored ? weight : 0)) / bucket[0];
+    this.buckets.set(index, bucket);
     this.cached = undefined;
     if (this.buckets.size > MAX_BUCKETS) this.dropLightest();
   }
@@ -100,7 +103,23 @@ export class LatencySketch {
   discount(totalWeight: number): void {
     const factor = totalWeight / this.weight;
     if (!(factor < 1)) return;
-    for (const [index, weight] of this.buckets) this.buckets.set(index, weight * factor);
+    for (const bucket of this.buckets.values()) bucket[0] *= factor;
+    this.cached = undefined;
+  }
+
+  /**
+   * Drops the censored part of every bucket: the timeouts of an outage, once the server answers
+   * again after its ejection (server-record.ts, learnSample). They said "no answer before T"
+   * of a server that was down; counted at T by the ranking, they kept a recovered best server
+   * behind a slower one for seconds after it answered.
+   */
+  dropCensored(): void {
+    for (const [index, share] of this.censored) {
+      const weight = (this.buckets.get(index) as number) * (1 - share);
+      if (weight > 0) this.buckets.set(index, weight);
+      else this.buckets.delete(index);
+    }
+    this.censored.clear();
     this.cached = undefined;
   }
 
@@ -111,7 +130,7 @@ export class LatencySketch {
     const total = this.weight;
     this.cached = {
       valuesMs: indices.map(valueOf),
-      weights: indices.map((index) => (this.buckets.get(index) as number) / total),
+      weights: indices.map((index) => (this.buckets.get(index) as Bucket)[0] / total),
     };
     return this.cached;
   }
@@ -143,8 +162,8 @@ export class LatencySketch {
     let atRisk = this.weight;
     let survival = 1;
     const answeredBy = indices.map((index) => {
-      const weight = this.buckets.get(index) as number;
-      const answers = weight * (1 - (this.censored.get(index) ?? 0));
+      const [weight, censoredShare] = this.buckets.get(index) as Bucket;
+      const answers = weight * (1 - censoredShare);
       if (answers > 0) survival *= 1 - answers / atRisk;
       atRisk -= weight;
       return 1 - survival;
@@ -154,13 +173,12 @@ export class LatencySketch {
   }
 
   toJSON(): SketchJSON {
-    return { buckets: [...this.buckets.entries()], atMs: this.atMs };
+    return { buckets: [...this.buckets].map(([index, bucket]) => [index, bucket[0]]), atMs: this.atMs };
   }
 
   /** Replaces the contents (validated by the caller: integer indices, finite weights > 0), all of them answers. */
   load(json: SketchJSON): void {
-    this.buckets = new Map(json.buckets);
-    this.censored = new Map();
+    this.buckets = new Map(json.buckets.map(([index, weight]) => [index, [weight, 0]]));
     this.atMs = json.atMs;
     this.cached = undefined;
     while (this.buckets.size > MAX_BUCKETS) this.dropLightest();
@@ -170,21 +188,20 @@ export class LatencySketch {
     const elapsedMs = nowMs - this.atMs;
     if (elapsedMs <= 0) return;
     const factor = 2 ** (-elapsedMs / halfLifeMs);
-    for (const [index, weight] of this.buckets) {
-      const decayed = weight * factor;
-      if (decayed < NEGLIGIBLE_WEIGHT) this.buckets.delete(index);
-      else this.buckets.set(index, decayed);
+    for (const [index, bucket] of this.buckets) {
+      bucket[0] *= factor;
+      if (bucket[0] < NEGLIGIBLE_WEIGHT) this.buckets.delete(index);
     }
     this.cached = undefined;
     this.atMs = nowMs;
   }
 
   private dropLightest(): void {
-    let lightest: number | undefined;
-    for (const [index, weight] of this.buckets) {
-      if (lightest === undefined || weight < (this.buckets.get(lightest) as number)) lightest = index;
+    let lightest: [number, Bucket] | undefined;
+    for (const entry of this.buckets) {
+      if (lightest === undefined || entry[1][0] < lightest[1][0]) lightest = entry;
     }
-    if (lightest !== undefined) this.buckets.delete(lightest);
+    if (lightest !== undefined) this.buckets.delete(lightest[0]);
     this.cached = undefined;
   }
 }

@@ -12,8 +12,8 @@
  *   are in use — at most once per server;
  * - probes, refreshes, hedges and failovers may borrow (down to the bucket's capacity in
  *   debt: over any run, extra ≤ share × requests + floor + capacity); the cold start's
- *   measurements need a token in hand; a probe that finds
- *   the debt at its limit waits for the same backoff step again;
+ *   measurements need a token in hand; a probe is sent even with the debt at its limit
+ *   (free then: its backoff bounds it);
  * - refreshes of the stalest server, within refreshBudgetShare of requests
  *   (token bucket), so that servers not in use are re-measured every few seconds and a
  *   change elsewhere, or a recovered best server, is noticed (the paper refreshes only
@@ -54,19 +54,20 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
 
   for (const record of records.values()) {
     if (record.state !== 'failed' || record.nextProbeAtMs > nowMs) continue;
-    // A probe may borrow from the budget (a dead server's return matters); when the debt is
-    // at its limit the probe waits the same backoff step again.
-    const sent = free(record.server);
-    if (sent && !extraBudget.borrow()) {
-      record.nextProbeAtMs = nowMs + probeDelayMs(record.probesSent, options.probeBackoffBaseMs, options.probeBackoffCapMs, random);
-      continue;
-    }
+    // A probe is charged to the budget while it can borrow and sent free when it cannot: the
+    // backoff alone bounds it (one per server every probeBackoffCapMs / 2 at most), as Envoy
+    // ends an ejection after its ejection time whatever else is going on. Held back by the
+    // debt, the best server stayed out for 8 s after its outage (the outage scenario: re-
+    // decisions and failovers of the outage had spent the budget; docs/selection.md, Recovery).
     // A server with a background request in flight is being probed already: the next probe
     // waits its turn (so that the maintenance timer is not due again at once).
-    if (sent) due.push({ server: record.server, purpose: 'probe', method: 'head' });
+    if (free(record.server)) {
+      extraBudget.charge();
+      due.push({ server: record.server, purpose: 'probe', method: 'head' });
+    }
     record.probesSent++;
     record.updatedAtMs = Math.max(record.updatedAtMs, nowMs);
-    record.nextProbeAtMs = nowMs + probeDelayMs(record.probesSent, options.probeBackoffBaseMs, options.probeBackoffCapMs, random);
+    record.nextProbeAtMs = nowMs + probeDelayMs(record.probesSent, options, random);
   }
 
   // In random order, so that the clients of one crowd measure different replicas, not all
@@ -75,7 +76,10 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
   // floor's few tokens otherwise went to second samples while a replica of a short visit was
   // never measured at all (issue 22, starvation: on 11 of the 300 training worlds the best
   // single replica was never measured).
-  const neverAsked = (server: ServerId): number => (context.recordOf(server).bootstrapsSent === 0 && context.recordOf(server).sampleCount === 0 ? 0 : 1);
+  const neverAsked = (server: ServerId): number => {
+    const record = context.recordOf(server);
+    return Math.min(1, record.bootstrapsSent + record.sampleCount);
+  };
   for (const server of shuffled(input.candidates, random).sort((a, b) => neverAsked(a) - neverAsked(b))) {
     const record = context.recordOf(server);
     // A request in flight measures its server; servers that requests measure need none.

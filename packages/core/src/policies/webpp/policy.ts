@@ -177,9 +177,9 @@ export class WebppPolicy implements ClientPolicy {
    * load (a file whose every replica is gone then costs what it costs without webpp).
    */
   retryAfterMs(round: number, elapsedMs: number, servers?: readonly ServerId[]): number | undefined {
-    const { probeBackoffBaseMs, probeBackoffCapMs, retryWindowMs } = this.options;
+    const { retryWindowMs } = this.options;
     if (servers !== undefined && servers.length > 0 && servers.every((server) => this.goneLongerThan(server, retryWindowMs))) return undefined;
-    const delayMs = probeDelayMs(round, probeBackoffBaseMs, probeBackoffCapMs, this.deps.random);
+    const delayMs = probeDelayMs(round, this.options, this.deps.random);
     return elapsedMs + delayMs <= retryWindowMs ? delayMs : undefined;
   }
 

@@ -210,9 +210,12 @@ export function learnSample(record: ServerRecord, sample: ExchangeSample, option
     record.failureStreak = 0;
     record.errors.add(false);
     if (record.state === 'failed') {
+      // Back from an ejection: the timeouts that led to it describe the outage, not the server
+      // now (Envoy resets a host's outlier counters when its ejection ends; Finagle's failure
+      // accrual forgets the failures once a probe succeeds). The answers it gave stay.
+      record.ttfb.dropCensored();
+      // (probesSent and nextProbeAtMs count only while it is ejected: eject() sets them again.)
       record.state = 'available';
-      record.probesSent = 0;
-      record.nextProbeAtMs = 0;
       return 'recovered';
     }
     return undefined;
@@ -241,7 +244,7 @@ function eject(record: ServerRecord, nowMs: number, options: WebppOptions, rando
   record.state = 'failed';
   record.ejectedAtMs = nowMs;
   record.probesSent = 0;
-  record.nextProbeAtMs = nowMs + probeDelayMs(0, options.probeBackoffBaseMs, options.probeBackoffCapMs, random);
+  record.nextProbeAtMs = nowMs + probeDelayMs(0, options, random);
   return 'ejected';
 }
 
