@@ -16,7 +16,7 @@ export const WORKER_OPTION_DOCS: Readonly<Record<PublicOptionName, string>> = {
   timeoutCeilingMs:
     'No attempt waits longer than this for its first byte before the next replica is tried; also the limit of the worker\'s own background requests. Raise it for replicas that are slow but never dead (large generated pages); lower it when a hanging replica must cost visitors less.',
   initialTimeoutMs:
-    'The timeout while a replica has too few samples for its own, and the wait for `/webpp.js` before its saved copy answers. Raise it when your replicas are far from most visitors (an intercontinental first request).',
+    'The timeout while a replica has too few samples for its own. Raise it when your replicas are far from most visitors (an intercontinental first request).',
   extraBudgetShare:
     'The most extra requests (hedges, background refreshes, probes, failovers) as a share of the page\'s own requests, beyond a floor of 3. Lower it when every request to a replica costs you (metered CDN, rate limits); 0.05 keeps the extra load within 5 %.',
   hedgeBudgetShare:

@@ -7,34 +7,20 @@
  *  - install: fetch /webpp.js (bypassing the HTTP cache) into `webpp-page-script-<version>`;
  *    every new worker does so again, so an update refreshes it;
  *  - activate: delete the caches of older versions;
- *  - requests for /webpp.js (any query): the network first, as without a worker; the copy
- *    when the network fails, answers 5xx, or has not answered within `networkTimeoutMs`:
- *    the time the policy gives an attempt on the own origin now (its timeout from its own
- *    first bytes; at once while the policy holds the origin failed), not a flat wait. The
- *    copy costs no request, so the page need not wait on an origin known to be down or
- *    hanging: `load` waits for this async script.
- *    A network answer whose validators differ from the copy's replaces it (in waitUntil).
+ *  - requests for /webpp.js (any query): the copy answers (stale-while-revalidate). The page's
+ *    `load` waits for this async script, and a request to the network (`no-cache`: a
+ *    revalidation every page) through the worker cost pages more than anything else the
+ *    script does (docs/service-worker.md, "What the worker costs a page"). At most once per
+ *    `refreshEveryMs`, the network is asked in the background, and an answer whose
+ *    validators differ from the copy's replaces it: a new page script reaches the next pages.
+ *    Without a copy, the network answers, as without a worker.
  *
  * Everything fails open: without Cache Storage, or without a copy, the network answer (or
  * error) is what the page gets.
  */
-import type { PolicyServerView } from '@webpp/core';
 import { SW_VERSION } from './version.js';
 
 const PAGE_SCRIPT_CACHE_PREFIX = 'webpp-page-script-';
-
-/**
- * How long the page script's network answer is awaited before the copy (ms): 0 while the
- * policy holds the own origin failed (a probe will tell when it is back; the copy is the same
- * script), the timeout it gives an attempt there while it is measured, `fallbackMs` (the
- * initial timeout) before that. A request left to hang on a black-holed origin would hold the
- * page's `load` for the whole flat wait.
- */
-export function ownOriginWaitMs(views: readonly PolicyServerView[], ownOrigin: string, fallbackMs: number): number {
-  const own = views.find((view) => view.server === ownOrigin);
-  if (own?.state === 'failed') return 0;
-  return own?.timeoutMs !== undefined && own.sampleCount > 0 ? Math.min(fallbackMs, own.timeoutMs) : fallbackMs;
-}
 
 export interface PageScriptCacheOptions {
   /** Absolute URL of the page script, e.g. "http://a.localhost:8081/webpp.js". */
@@ -43,12 +29,8 @@ export interface PageScriptCacheOptions {
   caches?: CacheStorage;
   /** Default: global fetch. */
   fetch?: (request: Request) => Promise<Response>;
-  /**
-   * Serve the copy when the network has not answered by then (it still refreshes the copy):
-   * a number, or asked at each request (the own origin's timeout as the policy has it now; 0
-   * while the policy holds it failed). Default 3 000.
-   */
-  networkTimeoutMs?: number | (() => number);
+  /** The copy is checked against the network at most this often (ms). Default 60 000. */
+  refreshEveryMs?: number;
   /** Told each time the copy answered a request. */
   onServedFromCache?: () => void;
   /** Cache name; default `webpp-page-script-<SW_VERSION>`. */
@@ -68,7 +50,8 @@ export class PageScriptCache {
   private readonly scriptUrl: URL;
   private readonly caches: CacheStorage | undefined;
   private readonly fetch: (request: Request) => Promise<Response>;
-  private readonly networkTimeoutMs: () => number;
+  private readonly refreshEveryMs: number;
+  private refreshedAtMs = -Infinity;
   private readonly onServedFromCache: (() => void) | undefined;
 
   constructor(options: PageScriptCacheOptions) {
@@ -77,8 +60,7 @@ export class PageScriptCache {
     this.scriptUrl.hash = '';
     this.caches = options.caches ?? (globalThis as { caches?: CacheStorage }).caches;
     this.fetch = options.fetch ?? ((request) => fetch(request));
-    const timeoutMs = options.networkTimeoutMs ?? 3_000;
-    this.networkTimeoutMs = typeof timeoutMs === 'number' ? () => timeoutMs : timeoutMs;
+    this.refreshEveryMs = options.refreshEveryMs ?? 60_000;
     this.onServedFromCache = options.onServedFromCache;
     this.cacheName = options.cacheName ?? `${PAGE_SCRIPT_CACHE_PREFIX}${SW_VERSION}`;
   }
@@ -117,35 +99,17 @@ export class PageScriptCache {
     }
   }
 
-  /** Network first; the copy when the network fails, answers 5xx or is too slow. */
+  /** The copy; the network when there is none, and in the background at most once per `refreshEveryMs`. */
   async respond(request: Request, waitUntil: (promise: Promise<unknown>) => void): Promise<Response> {
-    const network = this.fetch(request).then(
-      (response) => response,
-      () => undefined,
-    );
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const tooSlow = new Promise<'too-slow'>((resolve) => {
-      timer = setTimeout(() => resolve('too-slow'), this.networkTimeoutMs());
-    });
-    const first = await Promise.race([network, tooSlow]);
-    clearTimeout(timer);
-    if (first !== 'too-slow' && first !== undefined && first.status < 500) {
-      if (first.ok) waitUntil(this.refresh(first.clone()));
-      return first;
-    }
     const copy = await this.copy();
-    if (copy) {
-      this.onServedFromCache?.();
-      if (first === 'too-slow') {
-        waitUntil(network.then((late) => (late?.ok ? this.refresh(late) : late?.body?.cancel())));
-      } else {
-        first?.body?.cancel().catch(() => undefined);
-      }
-      return copy;
+    if (!copy) return this.fetch(request).catch(() => Response.error());
+    this.onServedFromCache?.();
+    const nowMs = Date.now();
+    if (nowMs - this.refreshedAtMs >= this.refreshEveryMs) {
+      this.refreshedAtMs = nowMs;
+      waitUntil(this.fetch(request).then((response) => (response.ok ? this.refresh(response) : response.body?.cancel()), () => undefined));
     }
-    // No copy: whatever the network gives, as without a worker.
-    const answer = first === 'too-slow' ? await network : first;
-    return answer ?? Response.error();
+    return copy;
   }
 
   private async copy(): Promise<Response | undefined> {

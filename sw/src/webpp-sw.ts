@@ -7,9 +7,9 @@
  * evaluation, when the options ask for them (addons.ts).
  */
 import { POLICIES_ADDON, loadAddons } from './addons.js';
-import { parseWorkerOptions, workerTimeouts } from './config.js';
+import { parseWorkerOptions } from './config.js';
 import { ReplicaClient } from './replica-client.js';
-import { ownOriginWaitMs, PageScriptCache } from './page-script-cache.js';
+import { PageScriptCache } from './page-script-cache.js';
 import { NavigationPreload } from './navigation-preload.js';
 
 declare const self: ServiceWorkerGlobalScope;
@@ -31,12 +31,10 @@ const client = new ReplicaClient({
 client.attachMessageListener(self);
 for (const addon of Object.values(addons)) addon.install?.(client, self);
 
-// A copy of /webpp.js, for pages that a replica serves while the site's own origin is down,
-// or hangs: the network is given as long as the policy gives an attempt on the own origin.
-const initialTimeoutMs = workerTimeouts(client.options).initialTimeoutMs;
+// A copy of /webpp.js, which answers the pages' requests for it: no request on the page's
+// path, and the script is there when the site's own origin is down or hangs.
 const pageScript = new PageScriptCache({
   scriptUrl: new URL('/webpp.js', self.location.href).href,
-  networkTimeoutMs: () => ownOriginWaitMs(client.policy.describe(client.engine.now()), self.location.origin, initialTimeoutMs),
   onServedFromCache: () => client.reporter.count('pageScriptFromCache'),
 });
 

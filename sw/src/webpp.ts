@@ -69,8 +69,8 @@ declare global {
   // register() on each page would replace ours back: the scope stays the site's. A site
   // worker seen installing over ours is remembered, as both register on every page load.
   const SITE_WORKER_KEY = 'webpp:site-worker';
-  const workerPath = new URL(workerUrl, location.href).pathname;
-  const isOurs = (worker: ServiceWorker | null): boolean => worker === null || new URL(worker.scriptURL).pathname === workerPath;
+  const workerHref = new URL(workerUrl, location.href);
+  const isOurs = (worker: ServiceWorker | null): boolean => worker === null || new URL(worker.scriptURL).pathname === workerHref.pathname;
   const isSites = (registration: ServiceWorkerRegistration | undefined): boolean =>
     registration !== undefined && ![registration.installing, registration.waiting, registration.active].every(isOurs);
   const remember = (value: string | undefined): void => {
@@ -94,32 +94,36 @@ declare global {
     }
     if (registration === undefined) remember(undefined); // nothing holds the scope (any more)
     if (!isSites(registration) && (registration === undefined || remembered === null)) return false;
-    console.warn(`webpp: the site's own service worker holds scope ${scope}; webpp stays off (add it to that worker: docs/service-worker.md)`);
+    console.warn(`webpp: the site's own service worker holds scope ${scope}; webpp stays off (docs/service-worker.md)`);
     return true;
   };
 
-  let ready: Promise<ServiceWorkerRegistration | undefined>;
-  if (!container) {
-    ready = Promise.resolve(undefined);
-  } else if (Date.now() - readOff() < offRetryMs) {
-    // Switched off by the site (webpp-control: off): stay unregistered for a while.
-    ready = container
-      .getRegistration(scope)
-      .then((registration) => (isSites(registration) ? undefined : registration?.unregister()))
-      .then(() => undefined, () => undefined);
-  } else {
-    ready = container
-      .getRegistration(scope)
+  // The page's own load first: the script's work (storage, registration, its reports to the
+  // worker, whose thread dispatches the page's fetch events) waits until the `load` event is
+  // over (docs/service-worker.md, "What the worker costs a page").
+  const afterLoad = (run: () => void): void =>
+    document.readyState === 'complete' ? void setTimeout(run) : addEventListener('load', () => setTimeout(run), { once: true });
+
+  const unregisterOurs = (registration: ServiceWorkerRegistration | undefined): unknown => isSites(registration) || registration?.unregister();
+  const register = (): Promise<ServiceWorkerRegistration | undefined> | undefined =>
+    container
+      ?.getRegistration(scope)
       .then((registration) => {
+        // Switched off by the site (webpp-control: off): stay unregistered for a while.
+        if (Date.now() - readOff() < offRetryMs) return Promise.resolve(unregisterOurs(registration)).then(() => undefined);
+        // Ours controls this page but is no longer registered: it unregistered itself (webpp-control:
+        // off) before this page's deferred registration; registering would revive it.
+        if (!registration && container.controller && isOurs(container.controller)) return undefined;
         watch(registration);
         if (siteHoldsScope(registration)) return undefined;
+        // Ours with these options already (the newest worker's URL, query included): register()
+        // would change nothing, and the browser checks the worker script for updates on
+        // navigations itself. Other options (data-*, query) register the new URL.
+        if ((registration?.installing ?? registration?.waiting ?? registration?.active)?.scriptURL === workerHref.href) return registration;
         return container.register(workerUrl, { scope }).then((ours) => (registration === undefined && watch(ours), ours));
       })
-      .catch((error: unknown) => {
-        console.warn('webpp: service worker registration failed', error);
-        return undefined;
-      });
-  }
+      .catch((error: unknown) => void console.warn('webpp: service worker registration failed', error));
+  const ready = new Promise<ServiceWorkerRegistration | undefined>((resolve) => afterLoad(() => resolve(register())));
 
   // The worker tells every page when the site switched it off (webpp-control: off). A page
   // that registered again before it heard (which revives the registration) unregisters too.
@@ -130,7 +134,7 @@ declare global {
     } catch {
       // storage unavailable: the worker's own marker still applies
     }
-    void container.getRegistration(scope).then((registration) => (isSites(registration) ? undefined : registration?.unregister()));
+    void container.getRegistration(scope).then(unregisterOurs);
   });
 
   // A replica the worker cannot use (unusable-replicas.ts): one console warning per replica
@@ -206,8 +210,7 @@ declare global {
     timelineSeen = timeline;
     container.controller.postMessage({ type: FLUSH }, [new MessageChannel().port2]);
   };
-  if (document.readyState === 'complete') flushState();
-  else addEventListener('load', flushState);
+  afterLoad(flushState);
   document.addEventListener('visibilitychange', () => document.hidden && flushState());
 
   // <object data> and <embed src> loads bypass the worker in Chromium, so they do not fail over
@@ -244,7 +247,8 @@ declare global {
   // What the page loaded itself, for the worker (sw/src/direct.ts): the worker leaves some
   // same-origin requests to the browser and learns the own origin's times from their Resource
   // Timing entries; an element that failed to load keeps this page's requests with the worker.
-  // Posted as the browser batches the entries; only while a worker controls the page.
+  // Posted after the page's `load` (below), then as the browser batches the entries, only while a
+  // worker controls the page; a failed element's report goes at once.
   // Each entry as [name, requestStart, responseStart, responseEnd, transferSize, encodedBodySize,
   // decodedBodySize, responseStatus] (direct.ts parsePageTiming).
   const failed: string[] = [];
@@ -278,12 +282,16 @@ declare global {
       element.replaceWith(copy);
     }
   };
-  if (container && typeof PerformanceObserver !== 'undefined' && PerformanceObserver.supportedEntryTypes?.includes('resource')) {
-    try {
-      new PerformanceObserver((list) => report(list.getEntries() as PerformanceResourceTiming[])).observe({ type: 'resource', buffered: true });
-    } catch {
-      // No Resource Timing: the worker keeps its exploration requests only.
-    }
+  if (container) {
+    // After `load`: the entries buffered so far in one report (the browser keeps 250), then as
+    // the browser batches them.
+    afterLoad(() => {
+      try {
+        new PerformanceObserver((list) => report(list.getEntries() as PerformanceResourceTiming[])).observe({ type: 'resource', buffered: true });
+      } catch {
+        // No PerformanceObserver: the worker keeps its exploration requests only.
+      }
+    });
     document.addEventListener(
       'error',
       (event) => {

@@ -1,15 +1,13 @@
 /**
- * The worker's own timeouts (its background refreshes and probes, the own-origin check, the
- * page script's network wait) follow the policy in force: under the default `webpp` policy
- * they are that policy's 5 s ceiling and 2 s initial timeout (docs/service-worker.md), not
- * the paper's 15 s / 5 s. Driven with fake timers and a fetch that never answers a HEAD.
+ * The worker's own timeouts (its background refreshes and probes, the own-origin check)
+ * follow the policy in force: under the default `webpp` policy they are that policy's 5 s
+ * ceiling and 2 s initial timeout (docs/service-worker.md), not the paper's 15 s / 5 s. Driven with fake timers and a fetch that never answers a HEAD.
  */
 import { BINDINGS_HEADER, WEBPP_DEFAULTS, encodeBindings } from '@webpp/core';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { ReplicaClient } from '../src/replica-client.js';
 import { resolveWorkerOptions, workerTimeouts } from '../src/config.js';
 import { memoryKeyValueStore } from '../src/storage.js';
-import { ownOriginWaitMs } from '../src/page-script-cache.js';
 
 const OWN = 'https://own.test';
 const REPLICAS = ['https://a.test', 'https://b.test'];
@@ -91,32 +89,5 @@ describe('the worker under the default webpp policy', () => {
       expect(head.abortedAtMs! - head.sentAtMs).toBeLessThanOrEqual(WEBPP_DEFAULTS.timeoutCeilingMs + 100);
     }
     await vi.advanceTimersByTimeAsync(20_000);
-  });
-});
-
-describe("the page script's network wait (page-script-cache.ts, ownOriginWaitMs)", () => {
-  const view = (state: 'available' | 'failed' | 'unknown', sampleCount: number, timeoutMs?: number) => ({
-    server: OWN,
-    state,
-    sampleCount,
-    lastSampleAtMs: 0,
-    ...(timeoutMs === undefined ? {} : { timeoutMs }),
-  });
-
-  it('is the timeout the policy gives the own origin, nothing while the policy holds it failed, the initial timeout before it is measured', () => {
-    expect(ownOriginWaitMs([view('failed', 12, 500)], OWN, 2_000)).toBe(0);
-    expect(ownOriginWaitMs([view('available', 12, 540)], OWN, 2_000)).toBe(540);
-    expect(ownOriginWaitMs([view('available', 12, 5_000)], OWN, 2_000)).toBe(2_000);
-    expect(ownOriginWaitMs([view('unknown', 0, 2_000)], OWN, 2_000)).toBe(2_000);
-    expect(ownOriginWaitMs([], OWN, 2_000)).toBe(2_000);
-  });
-
-  it('follows the webpp policy: a measured own origin gets its 3 × p99 (at least 500 ms), an ejected one none', () => {
-    const client = new ReplicaClient({ selfOrigin: OWN, storage: memoryKeyValueStore(), fetch: async () => new Response('') });
-    const nowMs = Date.now();
-    for (let i = 0; i < 8; i++) client.engine.observe({ server: OWN, purpose: 'request', outcome: 'served', ttfbMs: 20, nowMs: nowMs + i });
-    expect(ownOriginWaitMs(client.policy.describe(nowMs), OWN, 2_000)).toBe(WEBPP_DEFAULTS.timeoutFloorMs);
-    client.engine.observe({ server: OWN, purpose: 'request', outcome: 'network-error', nowMs: nowMs + 10 });
-    expect(ownOriginWaitMs(client.policy.describe(nowMs + 10), OWN, 2_000)).toBe(0);
   });
 });
