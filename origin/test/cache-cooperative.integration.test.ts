@@ -63,7 +63,9 @@ beforeAll(async () => {
       adminToken: ADMIN_TOKEN,
       clusterSecret: CLUSTER_SECRET,
       peers: urls().filter((url) => url !== node.url),
-      peerTimeoutMs: 1000,
+      // Generous: on a loaded machine a live peer answering late must not be marked down (which
+      // re-ranks the homes under the test). A dead peer refuses the connection at once.
+      peerTimeoutMs: 5000,
       injectScript: false,
       memoryCacheBytes: 4 * 1024 * 1024,
       [WEBPP_INTERNALS]: { memoryCacheReportIntervalMs: 100, memoryCacheReportThreshold: 2, memoryCacheHotShare: 0.34, memoryCacheHotCopies: 3 },
