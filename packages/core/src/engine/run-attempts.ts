@@ -97,6 +97,8 @@ interface Running<R> {
   queuedAhead: number;
   /** While it waits in the client's own queue: the moment to try the next attempt beside it (no failure). */
   patience?: Cancel | undefined;
+  /** Another attempt won: it runs on only to measure its head (measureOnly). */
+  measuring?: boolean;
 }
 
 const round = (ms: number): number => Math.round(ms * 100) / 100;
@@ -151,7 +153,7 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     settled = true;
     for (const cancelTimer of hedgeTimers) cancelTimer();
     retryTimer?.();
-    for (const run of running) if (run !== winner) cancel(run, 'cancelled');
+    for (const run of running) if (run !== winner) (winner && run.attempt.measureHead && !run.timedOut ? measureOnly : cancel)(run, 'cancelled');
     if (result.kind !== 'failed' && fallback) io.discard?.(fallback.response);
     if (hooks?.runDidFinish) safe(() => hooks.runDidFinish!(result));
     done(result);
@@ -172,6 +174,17 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     if (!run.timedOut || outcome === 'aborted') run.record.outcome = outcome;
     settle(run);
     run.cancelExchange();
+  };
+
+  /** A loser that measures its server (PlannedAttempt.measureHead): on to its head, within its timeout; then cancelled (onHead). */
+  const measureOnly = (run: Running<R>): void => {
+    run.timer?.();
+    run.patience?.();
+    run.unwatch?.();
+    run.unwatch = undefined;
+    run.measuring = true;
+    run.inFlight?.end();
+    run.timer = io.setTimer(run.attempt.timeoutMs, () => cancel(run, 'cancelled'));
   };
 
   const startNext = (purpose: SamplePurpose): boolean => {
@@ -375,6 +388,10 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     const outcome = head.served ? 'served' : classifyStatus(head.status);
     record.outcome = outcome;
     const measured = head.ttfbMs === undefined ? {} : { ttfbMs: head.ttfbMs };
+    if (run.measuring) {
+      cancel(run, 'cancelled');
+      return learn(run, outcome, { ...measured, status: head.status });
+    }
     if (outcome === 'served') {
       run.timer?.();
       run.timer = undefined;
