@@ -16,6 +16,7 @@ import {
   ClientEngine,
   createPolicy,
   decodeBindings,
+  remainingPlan,
   serverOf,
   type Cancel,
   type EngineAttempt,
@@ -124,7 +125,7 @@ export class NodeWebppClient {
     const plan = this.engine.plan({ logicalUrl, method: 'GET', candidates }, (server) => targets.get(server));
     const failed = new Set<string>();
     for (let round = 0; round < candidates.length; round += 1) {
-      const attempts: EngineAttempt[] = round === 0 ? plan : this.engine.remainingPlan(plan, failed);
+      const attempts: EngineAttempt[] = round === 0 ? plan : remainingPlan(plan, failed);
       if (attempts.length === 0) break;
       const result = await this.runOnce(attempts);
       this.engine.maintain(candidates);

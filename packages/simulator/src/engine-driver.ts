@@ -4,7 +4,7 @@
  * virtual clock and the simulated network. A policy is named from core's registry; nothing
  * about selection, timeouts, hedges or failover is decided in this file.
  */
-import { ClientEngine, combineHooks, createPolicy } from '@webpp/core';
+import { ClientEngine, combineHooks, createPolicy, remainingPlan } from '@webpp/core';
 import type { Cancel, ClientPolicy, EngineHooks, EngineIO, TablePolicy, Exchange as EngineExchange, ExchangeEvents, PolicyServerView } from '@webpp/core';
 import type { TimerHandle } from './event-queue.js';
 import type { ExchangeHandlers, ExchangePurpose } from './network.js';
@@ -341,7 +341,7 @@ class EngineClient implements PolicyClient {
             cancels.delete(cancel);
             const resume = (): void => {
               if (finished) return;
-              const rest = engine.remainingPlan(plan, broken);
+              const rest = remainingPlan(plan, broken);
               if (!this.midBodyFailover || rest.length === 0) return finish({ ok: false, failure: 'cut-mid-body' });
               run(rest, { request, resume: context.resume + 1 });
             };

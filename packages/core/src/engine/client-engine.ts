@@ -49,7 +49,7 @@ export interface RunOptions<C = unknown> {
   context?: C;
   /** 'request' for the page's request; 'resume' for the rest of a body that broke off. */
   purpose?: 'request' | 'resume';
-  /** The winner's body broke off (or froze) after it was served: resume from remainingPlan(). */
+  /** The winner's body broke off (or froze) after it was served: resume from remainingPlan(plan, broken). */
   onBodyBroken?: (server: ServerId) => void;
   /** The winner's body arrived whole (drivers that follow bodies, e.g. the simulator). */
   onBodyComplete?: (server: ServerId) => void;
@@ -252,11 +252,6 @@ export class ClientEngine<R, C = unknown> {
     return runAttempts(plan, context, done);
   }
 
-  /** What is left of a plan for a resume: the servers not excluded, in the plan's order, hedges dropped. */
-  remainingPlan(plan: readonly EngineAttempt[], exclude: ReadonlySet<ServerId>): EngineAttempt[] {
-    return plan.filter((attempt) => !exclude.has(attempt.server));
-  }
-
   /**
    * Learn: one sample to the policy (the engine's own, and the ones a driver measures
    * itself, such as the worker's Resource Timing samples).
@@ -326,3 +321,11 @@ export class ClientEngine<R, C = unknown> {
   }
 }
 
+/**
+ * What is left of a plan for a resume: the servers not excluded, in the plan's order. A
+ * function, not a method: the worker resumes with a Range request of its own and does not
+ * carry it (its bundle's budget).
+ */
+export function remainingPlan(plan: readonly EngineAttempt[], exclude: ReadonlySet<ServerId>): EngineAttempt[] {
+  return plan.filter((attempt) => !exclude.has(attempt.server));
+}

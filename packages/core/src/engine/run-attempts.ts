@@ -97,8 +97,6 @@ interface Running<R> {
   queuedAhead: number;
   /** While it waits in the client's own queue: the moment to try the next attempt beside it (no failure). */
   patience?: Cancel | undefined;
-  /** Another attempt won: it runs on only to measure its head (measureOnly). */
-  measuring?: boolean;
 }
 
 const round = (ms: number): number => Math.round(ms * 100) / 100;
@@ -153,7 +151,14 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     settled = true;
     for (const cancelTimer of hedgeTimers) cancelTimer();
     retryTimer?.();
-    for (const run of running) if (run !== winner) (winner && run.attempt.measureHead && !run.timedOut ? measureOnly : cancel)(run, 'cancelled');
+    for (const run of running) {
+      if (run === winner) continue;
+      // A loser that measures its server (PlannedAttempt.measureHead) runs on to its head (onHead
+      // then cancels it), or to its timeout and deadline; its timers can start nothing now. It
+      // carries no body: no entry in the ledger.
+      if (winner && run.attempt.measureHead) run.inFlight?.end();
+      else cancel(run, 'cancelled');
+    }
     if (result.kind !== 'failed' && fallback) io.discard?.(fallback.response);
     if (hooks?.runDidFinish) safe(() => hooks.runDidFinish!(result));
     done(result);
@@ -174,17 +179,6 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     if (!run.timedOut || outcome === 'aborted') run.record.outcome = outcome;
     settle(run);
     run.cancelExchange();
-  };
-
-  /** A loser that measures its server (PlannedAttempt.measureHead): on to its head, within its timeout; then cancelled (onHead). */
-  const measureOnly = (run: Running<R>): void => {
-    run.timer?.();
-    run.patience?.();
-    run.unwatch?.();
-    run.unwatch = undefined;
-    run.measuring = true;
-    run.inFlight?.end();
-    run.timer = io.setTimer(run.attempt.timeoutMs, () => cancel(run, 'cancelled'));
   };
 
   const startNext = (purpose: SamplePurpose): boolean => {
@@ -388,9 +382,10 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     const outcome = head.served ? 'served' : classifyStatus(head.status);
     record.outcome = outcome;
     const measured = head.ttfbMs === undefined ? {} : { ttfbMs: head.ttfbMs };
-    if (run.measuring) {
+    // The run is over: only a loser that measures its server is left to have a head (finish).
+    if (settled) {
       cancel(run, 'cancelled');
-      return learn(run, outcome, { ...measured, status: head.status });
+      return learn(run, outcome, measured);
     }
     if (outcome === 'served') {
       run.timer?.();

@@ -28,7 +28,7 @@ import type { BackgroundRequest, MaintenanceInput } from '../../engine/policy-ty
 import type { ServerId } from '../../types.js';
 import { probeDelayMs } from './backoff.js';
 import type { WebppOptions } from './options.js';
-import { BOOTSTRAP_SAMPLES, timeoutMsOf, type ServerRecord } from './server-record.js';
+import { BOOTSTRAP_SAMPLES, type ServerRecord } from './server-record.js';
 import type { TokenBucket } from './token-bucket.js';
 
 export interface MaintenanceContext {
@@ -75,14 +75,15 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
   // floor's few tokens otherwise went to second samples while a replica of a short visit was
   // never measured at all (issue 22, starvation: on 11 of the 300 training worlds the best
   // single replica was never measured).
-  const neverAsked = (server: ServerId): number => (context.recordOf(server).bootstrapsSent === 0 && context.recordOf(server).sampleCount === 0 ? 0 : 1);
+  const neverAsked = (server: ServerId): number => Math.min(1, context.recordOf(server).bootstrapsSent + context.recordOf(server).sampleCount);
   for (const server of shuffled(input.candidates, random).sort((a, b) => neverAsked(a) - neverAsked(b))) {
     const record = context.recordOf(server);
     // A request in flight measures its server; servers that requests measure need none. Not past
-    // that request's timeout: it was answered elsewhere first (a cold-start race another replica
-    // won, its attempt here cancelled) and measured nothing; on a short visit such a replica was
-    // otherwise never measured (issue 22, training seeds 227 and 290).
-    if (record.requestedAtMs > record.lastSampleAtMs && nowMs - record.requestedAtMs < timeoutMsOf(record, options)) continue;
+    // that request's timeout (a server measured less than twice has the initial one): it was
+    // answered elsewhere first (a cold-start race another replica won, its attempt here
+    // cancelled) and measured nothing; on a short visit such a replica was otherwise never
+    // measured (issue 22, training seeds 227 and 290).
+    if (record.requestedAtMs > record.lastSampleAtMs && nowMs - record.requestedAtMs < options.initialTimeoutMs) continue;
     const bootstrapping = record.sampleCount === 0 || (record.bootstrapsSent > 0 && record.sampleCount < BOOTSTRAP_SAMPLES);
     if (!bootstrapping || record.bootstrapsSent >= BOOTSTRAP_SAMPLES || record.state === 'failed' || !free(server)) continue;
     if (!extraBudget.trySpend()) break;
