@@ -312,12 +312,21 @@ class EngineClient implements PolicyClient {
       const cancel: Cancel = engine.run(
         attempts,
         (result) => {
-          if (context.resume === 0) engine.maintain(candidates);
-          if (result.kind !== 'served') return finish({ ok: false, failure: headServed ? 'cut-mid-body' : 'no-replica' });
+          // The worker's maintenance runs once the response is handed over, after the head's
+          // Content-Length reached the policy (its decision at the head): the same order here.
+          const maintain = (): void => void (context.resume === 0 && engine.maintain(candidates));
+          if (result.kind !== 'served') {
+            maintain();
+            return finish({ ok: false, failure: headServed ? 'cut-mid-body' : 'no-replica' });
+          }
           headServed = true;
-          if (engine.policy.winOn === 'body') return finish({ ok: true, server: result.winner.server });
+          if (engine.policy.winOn === 'body') {
+            maintain();
+            return finish({ ok: true, server: result.winner.server });
+          }
           const won = result.attempts.find((record) => record.server === result.winner.server && record.outcome === 'served');
           if (context.resume === 0) reconsider(result.winner.server, won?.ttfbMs, new Set(result.attempts.map((record) => record.server)));
+          maintain();
         },
         {
           purpose: context.resume === 0 ? 'request' : 'resume',

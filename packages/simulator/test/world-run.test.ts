@@ -248,3 +248,26 @@ describe('the ceiling on extra requests (docs/selection.md, "One budget for extr
     expect(extra - replacements, `extra ${extra}, replacements ${replacements}, exchanges ${JSON.stringify(result.exchanges)}`).toBeLessThanOrEqual(ceiling);
   });
 });
+
+describe('a short sequential visit (issue 22: regret on short sequential visits)', () => {
+  it('the first replica in origin order loses the cold-start race on first byte but has the fat link: it is measured and serves the visit', () => {
+    // A (first in the origin's order): 50 ms, 8 MB/s. B: 35 ms, 300 kB/s. The first request races both;
+    // B's head comes first. Before, A's attempt was cancelled unmeasured and, planned first, counted as
+    // "measured by a request in flight" for ever: no cold-start refresh went to it, and B served every
+    // 200 KB file at a third of A's pace (training seeds 227 and 290 of the generator).
+    const servers = {
+      A: { link: { delayMs: 50, bandwidthBytesPerSec: 8_000_000 }, linkSharing: 'shared' as const },
+      B: { link: { delayMs: 35, bandwidthBytesPerSec: 300_000 }, linkSharing: 'shared' as const },
+    };
+    const requests = Array.from({ length: 40 }, (_, i) => [resource(i, 200_000)]);
+    const generated = world(servers, requests, 6);
+    generated.workload.shape = 'sequential';
+    generated.workload.thinkTimeMs = 200;
+    const webpp = runWorld(generated, registryPolicy('webpp'));
+    const single = runWorld(generated, singleServerPolicy('A'));
+    expect(webpp.failed).toBe(0);
+    expect(webpp.servedBy.A ?? 0, JSON.stringify(webpp.servedBy)).toBeGreaterThanOrEqual(35);
+    // A alone: 50 ms + 25 ms a file; B's 700 ms once or twice is the price of learning.
+    expect(webpp.meanMs).toBeLessThan(1.5 * single.meanMs);
+  });
+});

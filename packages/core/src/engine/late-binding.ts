@@ -77,10 +77,7 @@ export class HoldQueue {
    * as ahead of a new request (PlanInput.inFlight).
    */
   queued(): InFlightExchange[] {
-    const nowMs = this.options.now();
-    const queued: InFlightExchange[] = [];
-    for (const held of this.held) if (held.wants !== undefined) queued.push({ server: held.wants, sizeBytes: held.sizeBytes, sentAtMs: nowMs });
-    return queued;
+    return this.aheadOf(undefined);
   }
 
   /**
@@ -141,8 +138,8 @@ export class HoldQueue {
     }
   }
 
-  /** The held requests before `held`, queued where each would go. */
-  private aheadOf(held: Held): InFlightExchange[] {
+  /** The held requests before `held` (all of them for undefined), queued where each would go. */
+  private aheadOf(held: Held | undefined): InFlightExchange[] {
     const nowMs = this.options.now();
     const ahead: InFlightExchange[] = [];
     for (const other of this.held) {

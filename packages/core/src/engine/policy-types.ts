@@ -103,6 +103,12 @@ export interface PlannedAttempt {
    * timeout. See docs/selection.md, "The engine".
    */
   deadlineMs?: number;
+  /**
+   * Measure its server even when another attempt wins first: it runs on to its own head (within
+   * its timeout), whose first byte is learnt, and only its body is cancelled. A tied request
+   * that measures a second replica at the cost of a request already sent (plan.ts, coldRace).
+   */
+  measureHead?: boolean;
 }
 
 export type SamplePurpose = 'request' | 'hedge' | 'refresh' | 'probe' | 'resume';

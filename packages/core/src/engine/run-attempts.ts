@@ -151,7 +151,14 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     settled = true;
     for (const cancelTimer of hedgeTimers) cancelTimer();
     retryTimer?.();
-    for (const run of running) if (run !== winner) cancel(run, 'cancelled');
+    for (const run of running) {
+      if (run === winner) continue;
+      // A loser that measures its server (PlannedAttempt.measureHead) runs on to its head (onHead
+      // then cancels it), or to its timeout and deadline; its timers can start nothing now. It
+      // carries no body: no entry in the ledger.
+      if (winner && run.attempt.measureHead) run.inFlight?.end();
+      else cancel(run, 'cancelled');
+    }
     if (result.kind !== 'failed' && fallback) io.discard?.(fallback.response);
     if (hooks?.runDidFinish) safe(() => hooks.runDidFinish!(result));
     done(result);
@@ -381,6 +388,11 @@ export function runAttempts<R, C = unknown>(plan: readonly EngineAttempt[], ctx:
     const outcome = head.served ? 'served' : classifyStatus(head.status);
     record.outcome = outcome;
     const measured = head.ttfbMs === undefined ? {} : { ttfbMs: head.ttfbMs };
+    // The run is over: only a loser that measures its server is left to have a head (finish).
+    if (settled) {
+      cancel(run, 'cancelled');
+      return learn(run, outcome, measured);
+    }
     if (outcome === 'served') {
       run.timer?.();
       run.timer = undefined;

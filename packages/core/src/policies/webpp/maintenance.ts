@@ -82,8 +82,12 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
   };
   for (const server of shuffled(input.candidates, random).sort((a, b) => neverAsked(a) - neverAsked(b))) {
     const record = context.recordOf(server);
-    // A request in flight measures its server; servers that requests measure need none.
-    if (record.requestedAtMs > record.lastSampleAtMs) continue;
+    // A request in flight measures its server; servers that requests measure need none. Not past
+    // that request's timeout (a server measured less than twice has the initial one): it was
+    // answered elsewhere first (a cold-start race another replica won, its attempt here
+    // cancelled) and measured nothing; on a short visit such a replica was otherwise never
+    // measured (issue 22, training seeds 227 and 290).
+    if (record.requestedAtMs > record.lastSampleAtMs && nowMs - record.requestedAtMs < options.initialTimeoutMs) continue;
     const bootstrapping = record.sampleCount === 0 || (record.bootstrapsSent > 0 && record.sampleCount < BOOTSTRAP_SAMPLES);
     if (!bootstrapping || record.bootstrapsSent >= BOOTSTRAP_SAMPLES || record.state === 'failed' || !free(server)) continue;
     if (!extraBudget.trySpend()) break;

@@ -84,7 +84,7 @@ export function planAttempts(
     const pushedKnown = seeded.some((seed) => herd.pushed.get(seed.server)?.serviceMs !== undefined);
     const race = coldRaceAllowed && !pushedKnown ? coldRace(seeded, input.inFlight, input.sizeBytes, options) : 0;
     return [
-      ...seeded.map((seed, index) => attempt(seed.server, index > 0 && index < race ? 'cold-start-race' : seed.reason, index > 0 && index < race ? { hedgeAfterMs: 0 } : {})),
+      ...seeded.map((seed, index) => attempt(seed.server, index > 0 && index < race ? 'cold-start-race' : seed.reason, index < race ? { measureHead: true, ...(index > 0 && { hedgeAfterMs: 0 }) } : {})),
       ...lastResort,
     ];
   }

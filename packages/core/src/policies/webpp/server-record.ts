@@ -85,8 +85,11 @@ export class ServerRecord {
     if (this.sampleCount === 1) {
       // The first exchange with a server also set up its connection (DNS, TCP, TLS), which
       // later requests on the warm connection do not pay: the second sample replaces it.
+      // Not in the history (the server at its best, for aging): set-up only adds to the first
+      // sample, so when it is the lower one it is what the server does at its best; discounted
+      // there too, one stall in the second sample left a 5 ms replica at 779 ms for the rest of
+      // a short visit (issue 22, training seed 292).
       this.ttfb.discount(FIRST_SAMPLE_WEIGHT);
-      this.history.discount(FIRST_SAMPLE_WEIGHT);
     }
     this.ttfb.add(valueMs, nowMs, options.estimateHalfLifeMs, sentAtMs, weight, censored);
     this.history.add(valueMs, nowMs, options.estimateHalfLifeMs * HISTORY_HALF_LIVES, sentAtMs, weight);
