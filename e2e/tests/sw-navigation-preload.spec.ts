@@ -73,6 +73,9 @@ test('navigations the worker sends to another replica switch the preload off', a
   const a = cluster.replica('a');
   // The navigation that found the preload unused switched it off: the next ones ask only b.
   await page.reload();
+  // That reload's preload (if it still had one) crosses a's 400 ms emulated link and reaches a
+  // after b's page has loaded: let it arrive before the log is cleared (seen flaky in CI).
+  await page.waitForTimeout(1_500);
   a.clearLog();
   const before = lastDecisionId(await workerState(page));
   for (let load = 0; load < 2; load++) await page.reload();
