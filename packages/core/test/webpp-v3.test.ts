@@ -286,6 +286,57 @@ describe('while the body streams: its own pace (head-redecision.ts, HeadFacts.bo
     expect(stalled?.startAfterMs ?? 0).toBe(0);
   });
 
+  it('probes refused by a dead replica cost the budget nothing: a crawling body is still finished elsewhere (the chaos bench)', () => {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    const C = 'http://c.localhost:8083';
+    teach(policy, A, 20, 2_000, 12);
+    let nowMs = teach(policy, B, 20, 2_000, 12, T0);
+    // C dies (a refused connection ejects it) and stays dead: its probes are refused, one per backoff.
+    policy.observe({ server: C, purpose: 'request', outcome: 'network-error', nowMs });
+    let probes = 0;
+    for (let round = 0; round < 40; round++) {
+      nowMs += 2_000;
+      // A request of the page meanwhile, earning its share (0.05 token): 2 tokens in all.
+      policy.plan({ logicalUrl: `/r${round}`, method: 'GET', candidates: [A, B, C], sizeBytes: 1_000, nowMs });
+      for (const due of policy.maintenance({ candidates: [], inFlight: new Set(), nowMs })) {
+        if (due.purpose !== 'probe' || due.server !== C) continue;
+        probes++;
+        policy.observe({ server: C, purpose: 'probe', outcome: 'network-error', nowMs: nowMs + 1 });
+      }
+    }
+    expect(probes).toBeGreaterThan(10);
+    // A body on A then crawls: its rest takes about 7 × a fetch of the rest from B. Charged at
+    // the send, the refused probes had left the budget at its debt limit, where the fetch
+    // elsewhere must save 32 × its cost, and this body was left to crawl.
+    const facts = { server: A, ttfbMs: 20, contentLengthBytes: MB4, alternatives: [B, C], nowMs: nowMs + 400, deferrable: true, bodyElapsedMs: 400, bodyBytesSoFar: 110 * KB };
+    const decision = policy.reconsiderAtHead(facts);
+    expect(decision).toMatchObject({ server: B });
+    expect(decision?.startAfterMs ?? 0).toBe(0);
+  });
+
+  it('a probe the server answers is paid from the budget', () => {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    const C = 'http://c.localhost:8083';
+    teach(policy, A, 20, 2_000, 12);
+    let nowMs = teach(policy, B, 20, 2_000, 12, T0);
+    const facts = { server: A, ttfbMs: 20, contentLengthBytes: MB4, alternatives: [B], deferrable: true, bodyElapsedMs: 400, bodyBytesSoFar: 110 * KB };
+    /** Fetches elsewhere the budget admits now for a body crawling at 7 × (the floor's tokens, then the debt: no request earns meanwhile). */
+    const admitted = (atMs: number): number => Array.from({ length: 20 }, () => policy.reconsiderAtHead({ ...facts, nowMs: atMs })).filter((answer) => answer !== undefined && (answer.startAfterMs ?? 0) === 0).length;
+    policy.observe({ server: C, purpose: 'request', outcome: 'network-error', nowMs });
+    // C comes back: its first probe is answered.
+    let answered = 0;
+    for (let round = 0; round < 10 && answered === 0; round++) {
+      nowMs += 2_000;
+      for (const due of policy.maintenance({ candidates: [], inFlight: new Set(), nowMs })) {
+        if (due.purpose !== 'probe' || due.server !== C) continue;
+        answered++;
+        policy.observe({ server: C, purpose: 'probe', outcome: 'served', nowMs: nowMs + 30, ttfbMs: 30, status: 200 });
+      }
+    }
+    expect(answered).toBe(1);
+    expect(admitted(nowMs + 400)).toBe(policy.options.extraBudgetFloorTokens + policy.options.bucketCapacityTokens - 1);
+  });
+
   it('an alternative whose link was never measured is priced at the harmonic mean of the measured links', () => {
     const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
     const C = 'http://c.localhost:8083';

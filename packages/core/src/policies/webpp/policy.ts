@@ -207,6 +207,12 @@ export class WebppPolicy implements ClientPolicy {
       this.lastLargeSizeAtMs = Math.max(this.lastLargeSizeAtMs, sample.nowMs);
     }
     const record = this.recordOf(sample.server);
+    // A probe of an ejected server is paid when the server answers it (maintenance.ts); a
+    // refused or reset one did no work there, and is free as such a failover is.
+    if (sample.purpose === 'probe' && record.unpaidProbes > 0) {
+      record.unpaidProbes--;
+      if (sample.outcome !== 'network-error') this.extraBudget.charge();
+    }
     // A timeout behind as many of this client's own exchanges as the server takes at once
     // (its connections, or its own concurrency) is the client's queue, not the server's
     // failure (issue 22 §2, bursts).
