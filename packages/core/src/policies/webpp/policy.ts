@@ -33,7 +33,7 @@ import { SpreadStates } from './load-spread.js';
 import { planAttempts, soleFirstChoice, type HerdContext } from './plan.js';
 import { PushedLoads } from './pushed-load.js';
 import { Aggregates } from './seed.js';
-import { learnSample, ServerRecord, timeoutMsOf } from './server-record.js';
+import { learnPaceSoFar, learnSample, ServerRecord, timeoutMsOf } from './server-record.js';
 import { mergeSnapshot, toSnapshot } from './snapshot.js';
 import { TokenBucket } from './token-bucket.js';
 
@@ -253,7 +253,7 @@ export class WebppPolicy implements ClientPolicy {
     if (decision === undefined) return undefined;
     // Asking again later costs nothing; a fetch started now spends from the one extra budget.
     if ((decision.startAfterMs ?? 0) > 0) return decision;
-    if (this.extraBudget.trySpend() || this.extraBudget.borrow()) return decision;
+    if (this.extraBudget.trySpend() || this.extraBudget.borrow()) return this.startElsewhere(facts, decision);
     // In debt at its limit: the fetch is still bought when the body's own bytes prove it
     // crawls (its pace measured, HeadFacts.bodyBytesSoFar; a prediction from the server's
     // past is no proof) and it saves far more than it costs. Its price doubles with every
@@ -275,9 +275,16 @@ export class WebppPolicy implements ClientPolicy {
     const provenMs = paced ? decision.restHereMs : Number.isNaN(decision.restHereMs) ? rentPaidMs : Math.min(rentPaidMs, decision.restHereMs);
     if (provenMs > WORTH_FACTOR_AT_HEAD * 2 ** shortTokens * decision.elsewhereMs) {
       this.extraBudget.charge();
-      return decision;
+      return this.startElsewhere(facts, decision);
     }
     return facts.deferrable ? { ...decision, startAfterMs: Math.max(1, decision.elsewhereMs) } : undefined;
+  }
+
+  /** The fetch elsewhere starts: the body here will end cancelled, so what it did so far is learnt now (server-record.ts, learnPaceSoFar). */
+  private startElsewhere(facts: HeadFacts, decision: HeadRedecision): HeadRedecision {
+    const record = this.records.get(facts.server);
+    if (record !== undefined) learnPaceSoFar(record, facts, this.options);
+    return decision;
   }
 
   /** Server push (ClientPolicy.learnPushedServiceTime; pushed-load.ts). A value dated in the future is ignored. */

@@ -54,6 +54,20 @@ export class ThroughputEstimate {
     return slower ? 'slower' : undefined;
   }
 
+  /**
+   * A body still running: bodyBytes had not all come bodyMs after its head, so the link was at
+   * most bodyBytes / bodyMs fast (a right-censored sample). It teaches only where it contradicts
+   * the estimate, and then at its bound, a lower bound of the time it cost, as the latency
+   * sketch enters a timeout at its value (Kaplan and Meier, JASA 1958: a censored observation
+   * says only that the event came later). A bound above the estimate, or with none known, says
+   * nothing the estimate does not.
+   */
+  addAtMost(bodyBytes: number, bodyMs: number, nowMs: number, halfLifeMs: number, sentAtMs?: number): 'slower' | undefined {
+    const rate = this.bytesPerMs();
+    if (rate === undefined || bodyBytes / Math.max(1, bodyMs) >= rate) return undefined;
+    return this.add(bodyBytes, bodyMs, nowMs, halfLifeMs, sentAtMs);
+  }
+
   /** bytes/ms, or undefined before any sample. */
   bytesPerMs(): number | undefined {
     return this.known ? this.bytes / this.ms : undefined;
