@@ -319,7 +319,8 @@ describe('a body finished elsewhere teaches its server\'s pace (server-record.ts
     const late = policy.reconsiderAtHead({ server: A, ttfbMs: 20, contentLengthBytes: MB4, alternatives: [B], nowMs: nowMs + 20_000, deferrable: true, bodyElapsedMs: 20_000 });
     expect(late).toMatchObject({ server: B });
     expect(late?.startAfterMs ?? 0).toBe(0);
-    // It never ends on A (the fetch from B wins, and it is cancelled): A is at most 4 MB / 20 s ≈ 205 B/ms.
+    // It never ends on A (the fetch from B wins, and it is cancelled): A is at most 4 MB / 20 s ≈ 205 B/ms
+    // (entered at no less than a quarter of its estimate: one body cannot tell a slower link from a stall).
     const afterMs = nowMs + 24_000;
     expect(rateOf(policy, A, afterMs)).toBeLessThan(1_000);
     expect(policy.plan({ logicalUrl: '/big-1', method: 'GET', candidates: [A, B], sizeBytes: MB4, nowMs: afterMs })[0]?.server).toBe(B);
@@ -333,6 +334,20 @@ describe('a body finished elsewhere teaches its server\'s pace (server-record.ts
     expect(late?.startAfterMs ?? 0).toBe(0);
     expect(rateOf(policy, A, nowMs + 2_000)).toBeLessThan(1_000);
     expect(policy.plan({ logicalUrl: '/big-1', method: 'GET', candidates: [A, B], sizeBytes: MB4, nowMs: nowMs + 2_000 })[0]?.server).toBe(B);
+  });
+
+  it('a small body bought away after a stall does not sink a fast link: at most a factor of four per such body', () => {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    teach(policy, A, 20, 10_000, 12); // 10 MB/s
+    let nowMs = teach(policy, B, 60, 1_000, 12, T0); // 1 MB/s
+    for (let i = 0; i < 200; i++) policy.plan({ logicalUrl: `/r${i}`, method: 'GET', candidates: [A, B], sizeBytes: 1_000, nowMs }); // earn budget
+    // 36 KB on A, about 4 ms of link, still not there 250 ms after the head (a stall): B takes it over.
+    nowMs += 250;
+    const late = policy.reconsiderAtHead({ server: A, ttfbMs: 20, contentLengthBytes: 36 * KB, alternatives: [B], nowMs, deferrable: true, bodyElapsedMs: 250 });
+    expect(late).toMatchObject({ server: B });
+    expect(late?.startAfterMs ?? 0).toBe(0);
+    expect(rateOf(policy, A, nowMs)).toBeGreaterThan(10_000 / 4);
+    expect(policy.plan({ logicalUrl: '/big', method: 'GET', candidates: [A, B], sizeBytes: MB4, nowMs })[0]?.server).toBe(A);
   });
 
   it('a body only looked at again (on time, or not yet bought) teaches nothing: it will end and be measured whole', () => {

@@ -19,6 +19,9 @@ const SLOWER_FACTOR = 1.5;
 /** Its least share of the estimate (by bytes): the estimate moves most of the way at once. */
 const SLOWER_SAMPLE_SHARE = 0.75;
 
+/** A censored sample (addAtMost) is entered at no less than the estimate over this. */
+const CENSORED_MAX_DROP = 4;
+
 export interface ThroughputJSON {
   bytes: number;
   ms: number;
@@ -65,7 +68,11 @@ export class ThroughputEstimate {
   addAtMost(bodyBytes: number, bodyMs: number, nowMs: number, halfLifeMs: number, sentAtMs?: number): 'slower' | undefined {
     const rate = this.bytesPerMs();
     if (rate === undefined || bodyBytes / Math.max(1, bodyMs) >= rate) return undefined;
-    return this.add(bodyBytes, bodyMs, nowMs, halfLifeMs, sentAtMs);
+    // One such body cannot tell a slower link from a stall of the server's heavy tail (a 36 KB
+    // body on a 10 MB/s link, bought away after a 220 ms stall, bounds the link at 160 B/ms):
+    // it is entered at no less than the estimate over CENSORED_MAX_DROP. A link slower still is
+    // seen at its next bodies (or a complete one, which has no such limit).
+    return this.add(bodyBytes, Math.min(bodyMs, (CENSORED_MAX_DROP * bodyBytes) / rate), nowMs, halfLifeMs, sentAtMs);
   }
 
   /** bytes/ms, or undefined before any sample. */
