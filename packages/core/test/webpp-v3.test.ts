@@ -300,7 +300,7 @@ describe('while the body streams: its own pace (head-redecision.ts, HeadFacts.bo
   });
 });
 
-describe('a body finished elsewhere teaches its server\'s pace (server-record.ts, learnPaceSoFar)', () => {
+describe('a body finished elsewhere teaches its server\'s pace (policy.ts, reconsiderAtHead)', () => {
   /** A: 20 ms, 2 MB/s; B: 20 ms, 1 MB/s. A 4 MB body: about 2 s on A, 4 s on B. */
   function fastAndSlower(): { policy: Policy; nowMs: number } {
     const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });

@@ -33,7 +33,7 @@ import { SpreadStates } from './load-spread.js';
 import { planAttempts, soleFirstChoice, type HerdContext } from './plan.js';
 import { PushedLoads } from './pushed-load.js';
 import { Aggregates } from './seed.js';
-import { learnPaceSoFar, learnSample, ServerRecord, timeoutMsOf } from './server-record.js';
+import { learnSample, ServerRecord, timeoutMsOf } from './server-record.js';
 import { mergeSnapshot, toSnapshot } from './snapshot.js';
 import { TokenBucket } from './token-bucket.js';
 
@@ -253,37 +253,46 @@ export class WebppPolicy implements ClientPolicy {
     if (decision === undefined) return undefined;
     // Asking again later costs nothing; a fetch started now spends from the one extra budget.
     if ((decision.startAfterMs ?? 0) > 0) return decision;
-    if (this.extraBudget.trySpend() || this.extraBudget.borrow()) return this.startElsewhere(facts, decision);
-    // In debt at its limit: the fetch is still bought when the body's own bytes prove it
-    // crawls (its pace measured, HeadFacts.bodyBytesSoFar; a prediction from the server's
-    // past is no proof) and it saves far more than it costs. Its price doubles with every
-    // token the budget is short of (C3's load penalty, priced in time: the more the client
-    // owes, the larger the saving an extra request must bring), so a crawling body (a rest of
-    // seconds against a fetch of tens of ms elsewhere) is finished elsewhere during a run of
-    // failures, and a marginal one waits for the debt to be paid back.
-    //
-    // A driver that cannot count the body's bytes (the simulator) has one proof left: the
-    // time the body has taken, the rent paid so far. Rent or buy (head-redecision.ts) at the
-    // same doubled price: the fetch is bought once the body has run for longer than that and
-    // its predicted rest (if any) is longer too, so a body about to end is left to end.
-    // Without it such a driver never bought with the debt at its limit, and nothing pays the
-    // debt back while a page waits for its own burst: a first page's bodies, bound to a
-    // replica whose link then fell to a fifteenth, ran on past the page's 5 minutes.
-    const shortTokens = 1 - this.extraBudget.balance;
     const paced = (facts.bodyBytesSoFar ?? 0) >= MIN_PACE_BYTES;
-    const rentPaidMs = facts.bodyBytesSoFar === undefined ? (facts.bodyElapsedMs ?? 0) : 0;
-    const provenMs = paced ? decision.restHereMs : Number.isNaN(decision.restHereMs) ? rentPaidMs : Math.min(rentPaidMs, decision.restHereMs);
-    if (provenMs > WORTH_FACTOR_AT_HEAD * 2 ** shortTokens * decision.elsewhereMs) {
+    if (!(this.extraBudget.trySpend() || this.extraBudget.borrow())) {
+      // In debt at its limit: the fetch is still bought when the body's own bytes prove it
+      // crawls (its pace measured, HeadFacts.bodyBytesSoFar; a prediction from the server's
+      // past is no proof) and it saves far more than it costs. Its price doubles with every
+      // token the budget is short of (C3's load penalty, priced in time: the more the client
+      // owes, the larger the saving an extra request must bring), so a crawling body (a rest of
+      // seconds against a fetch of tens of ms elsewhere) is finished elsewhere during a run of
+      // failures, and a marginal one waits for the debt to be paid back.
+      //
+      // A driver that cannot count the body's bytes (the simulator) has one proof left: the
+      // time the body has taken, the rent paid so far. Rent or buy (head-redecision.ts) at the
+      // same doubled price: the fetch is bought once the body has run for longer than that and
+      // its predicted rest (if any) is longer too, so a body about to end is left to end.
+      // Without it such a driver never bought with the debt at its limit, and nothing pays the
+      // debt back while a page waits for its own burst: a first page's bodies, bound to a
+      // replica whose link then fell to a fifteenth, ran on past the page's 5 minutes.
+      const shortTokens = 1 - this.extraBudget.balance;
+      const rentPaidMs = facts.bodyBytesSoFar === undefined ? (facts.bodyElapsedMs ?? 0) : 0;
+      const provenMs = paced ? decision.restHereMs : Number.isNaN(decision.restHereMs) ? rentPaidMs : Math.min(rentPaidMs, decision.restHereMs);
+      if (!(provenMs > WORTH_FACTOR_AT_HEAD * 2 ** shortTokens * decision.elsewhereMs)) {
+        return facts.deferrable ? { ...decision, startAfterMs: Math.max(1, decision.elsewhereMs) } : undefined;
+      }
       this.extraBudget.charge();
-      return this.startElsewhere(facts, decision);
     }
-    return facts.deferrable ? { ...decision, startAfterMs: Math.max(1, decision.elsewhereMs) } : undefined;
-  }
-
-  /** The fetch elsewhere starts: the body here will end cancelled, so what it did so far is learnt now (server-record.ts, learnPaceSoFar). */
-  private startElsewhere(facts: HeadFacts, decision: HeadRedecision): HeadRedecision {
-    const record = this.records.get(facts.server);
-    if (record !== undefined) learnPaceSoFar(record, facts, this.options);
+    // The fetch elsewhere starts. The body here will end cancelled, and a cancelled exchange
+    // teaches nothing (learnSample): its server kept the pace of its last complete body, and
+    // the next large body went there again, to crawl again (the nine scenarios' flapping: a
+    // replica in its bad phase). What it did so far is learnt now: from a driver that counts
+    // its bytes (at least MIN_PACE_BYTES), those bytes over the time since the head, a sample
+    // of the link's pace as a complete body is; else the whole length was not there after that
+    // time, so the link is at most that fast, a censored sample (throughput.ts, add: atMost).
+    // A slower link is news as from a complete body (learnSample): the others are re-measured.
+    // (redecideAtHead decides only for a server it knows.)
+    // (Its exchange is taken as sent at the head: its first byte only shifts the gap share.)
+    const here = this.records.get(facts.server)!;
+    const elapsedMs = facts.bodyElapsedMs ?? 0;
+    if (elapsedMs > 0 && here.throughput.add(paced ? facts.bodyBytesSoFar! : facts.contentLengthBytes, elapsedMs, facts.nowMs, this.options.estimateHalfLifeMs, undefined, !paced)) {
+      here.changeSuspectedAtMs = facts.nowMs;
+    }
     return decision;
   }
 

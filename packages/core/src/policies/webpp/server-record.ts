@@ -3,7 +3,7 @@
  * byte distribution (latency-sketch.ts), the throughput (throughput.ts), and the outlier
  * state (available / ejected, with the probe backoff).
  */
-import type { ExchangeSample, HeadFacts } from '../../engine/policy-types.js';
+import type { ExchangeSample } from '../../engine/policy-types.js';
 import type { ServerId } from '../../types.js';
 import { probeDelayMs } from './backoff.js';
 import { ErrorShare } from './brownout.js';
@@ -249,34 +249,6 @@ function eject(record: ServerRecord, nowMs: number, options: WebppOptions, rando
   record.probesSent = 0;
   record.nextProbeAtMs = nowMs + probeDelayMs(0, options, random);
   return 'ejected';
-}
-
-/**
- * A body its server was still sending when a fetch elsewhere took over (head-redecision.ts;
- * the policy's reconsiderAtHead). It ends cancelled, and a cancelled exchange teaches nothing
- * (learnSample): its server kept the pace of its last complete body, and the next large body
- * went there again, to crawl again (the nine scenarios' flapping: a replica in its bad phase).
- * What the body did so far is learnt as the fetch elsewhere starts:
- * - from a driver that counts its bytes, bodyBytesSoFar in the time since the head: a sample
- *   of the link's pace, as a complete body is;
- * - else (or before minThroughputSampleBytes came) the whole length was not there after that
- *   time: the link is at most that fast, a censored sample (ThroughputEstimate.addAtMost).
- */
-export function learnPaceSoFar(record: ServerRecord, facts: HeadFacts, options: WebppOptions): void {
-  const elapsedMs = facts.bodyElapsedMs ?? 0;
-  if (!(elapsedMs > 0)) return;
-  const { nowMs } = facts;
-  const minBytes = Math.max(1, options.minThroughputSampleBytes);
-  const sentAtMs = nowMs - elapsedMs - facts.ttfbMs;
-  const soFarBytes = facts.bodyBytesSoFar ?? 0;
-  const slower =
-    soFarBytes >= minBytes
-      ? record.throughput.add(soFarBytes, elapsedMs, nowMs, options.estimateHalfLifeMs, sentAtMs)
-      : facts.contentLengthBytes >= minBytes
-        ? record.throughput.addAtMost(facts.contentLengthBytes, elapsedMs, nowMs, options.estimateHalfLifeMs, sentAtMs)
-        : undefined;
-  // News of a slower link, as from a complete body (learnSample): the others are re-measured.
-  if (slower === 'slower') record.changeSuspectedAtMs = nowMs;
 }
 
 /**
