@@ -27,6 +27,7 @@
 import type { BackgroundRequest, MaintenanceInput } from '../../engine/policy-types.js';
 import type { ServerId } from '../../types.js';
 import { probeDelayMs } from './backoff.js';
+import { doubted, measuring } from './doubt.js';
 import type { WebppOptions } from './options.js';
 import { BOOTSTRAP_SAMPLES, type ServerRecord } from './server-record.js';
 import type { TokenBucket } from './token-bucket.js';
@@ -41,6 +42,8 @@ export interface MaintenanceContext {
   extraBudget: TokenBucket;
   /** True while requests of at least rangeRefreshBytes are being made. */
   largeResourcesInUse: boolean;
+  /** The site's mean size (bytes; 0: none known yet): the next request's expected size (size-estimate.ts). */
+  meanSizeBytes: number;
   random: () => number;
   /** When the last change-triggered refresh round went out; updated here. */
   lastChangeRefreshAtMs: number;
@@ -82,12 +85,8 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
   };
   for (const server of shuffled(input.candidates, random).sort((a, b) => neverAsked(a) - neverAsked(b))) {
     const record = context.recordOf(server);
-    // A request in flight measures its server; servers that requests measure need none. Not past
-    // that request's timeout (a server measured less than twice has the initial one): it was
-    // answered elsewhere first (a cold-start race another replica won, its attempt here
-    // cancelled) and measured nothing; on a short visit such a replica was otherwise never
-    // measured (issue 22, training seeds 227 and 290).
-    if (record.requestedAtMs > record.lastSampleAtMs && nowMs - record.requestedAtMs < options.initialTimeoutMs) continue;
+    // A request in flight measures its server; servers that requests measure need none (doubt.ts, measuring).
+    if (measuring(record, nowMs, options)) continue;
     const bootstrapping = record.sampleCount === 0 || (record.bootstrapsSent > 0 && record.sampleCount < BOOTSTRAP_SAMPLES);
     if (!bootstrapping || record.bootstrapsSent >= BOOTSTRAP_SAMPLES || record.state === 'failed' || !free(server)) continue;
     if (!extraBudget.trySpend()) break;
@@ -109,6 +108,15 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
       record.throughputBootstrapSent = true;
       due.push(refresh(server, context));
     }
+  }
+
+  // Doubt (doubt.ts): a server that what is known of it cannot rule out (a pace never measured,
+  // a first byte from a few old samples) is measured again, borrowing as refreshes do.
+  for (const record of doubted(input.candidates, records, context.meanSizeBytes, context.largeResourcesInUse, nowMs, options)) {
+    if (!free(record.server)) continue;
+    if (!extraBudget.borrow()) break;
+    if (context.largeResourcesInUse) record.throughputBootstrapSent = true;
+    due.push(refresh(record.server, context));
   }
 
   // A change of a server (server-record.ts, noteChange): re-measure every other one now, on

@@ -299,6 +299,7 @@ export class WebppPolicy implements ClientPolicy {
       refreshBucket: this.refreshBucket,
       extraBudget: this.extraBudget,
       largeResourcesInUse: input.nowMs - this.lastLargeSizeAtMs < LARGE_IN_USE_MS,
+      meanSizeBytes: this.sizes.meanBytes(),
       random: this.deps.random,
       lastChangeRefreshAtMs: this.lastChangeRefreshAtMs,
     };

@@ -1,0 +1,69 @@
+/**
+ * What is not yet measured, measured again (issue 22; docs/selection.md, "Doubt"): which
+ * servers a refresh should go to because what is known of them is too little to rule them out.
+ *
+ * A server is ranked by its expected time, E[first byte] + L / rate (expected-time.ts). Two
+ * parts of that can rest on almost nothing, and a server ranked low on almost nothing is never
+ * tried again by a real request (the policy exploits its estimates):
+ * - a pace never measured (only heads seen: a cold-start race, HEAD refreshes) is priced at the
+ *   measured links' harmonic mean (plan.ts, score): a fat link among thin ones looks thin
+ *   (training seed 10: the best replica, 6 MB/s, never used in 40 requests);
+ * - a first byte measured a few times, long ago: one sample taken in a stall or during the
+ *   client's own loaded start kept the best replica out for the rest of the visit (training
+ *   seed 288; e2e sw-with-origin under load: b measured once at 1,960 ms, never again).
+ *
+ * Optimism in the face of uncertainty, as UCB does for a bandit (Auer, Cesa-Bianchi and
+ * Fischer, "Finite-time Analysis of the Multiarmed Bandit Problem", Machine Learning 2002):
+ * each server gets a lower bound of its expected time for the site's mean size L, and one whose
+ * bound is below the best server's expected time may be the better one, so it is measured.
+ * The measurement is a refresh (a ranged GET while large resources are in use, else a HEAD),
+ * not a real request: exploring costs one extra request from the one budget, never a page's
+ * request on a server that may be slow (Sparrow's probes, SOSP 2013: sample, then place work).
+ * - an unknown pace bounds the body time below by 0 (an infinitely fat link): the server is
+ *   measured once when its first byte alone beats the best's whole expected time, i.e. only
+ *   when a large body makes its pace matter;
+ * - a first byte from n < minSamplesForQuantile samples, the last taken `age` ago, is bounded by
+ *   E · 2^(−age / (halfLife · n)): the doubt about a few samples grows as they age (their weight
+ *   halves every half-life, as in the sketch) and more slowly the more samples there are. A
+ *   server just measured is never doubted (its bound is its estimate); one measured once, ten
+ *   times slower than the best, is measured again after log2(10) half-lives.
+ * So each server gets at most minSamplesForQuantile − 1 measurements for its first byte and one
+ * for its pace, and each spends from the one extra budget (borrowing, as refreshes do).
+ */
+import type { ServerId } from '../../types.js';
+import { bodyMsOf } from './expected-time.js';
+import type { WebppOptions } from './options.js';
+import { harmonicMeanRate, type ServerRecord } from './server-record.js';
+
+/**
+ * The servers of `candidates` to measure now, most promising first: available, measured, not
+ * the best, whose lower bound (above) is below the best's expected time for `sizeBytes`.
+ */
+export function doubted(candidates: readonly ServerId[], records: ReadonlyMap<ServerId, ServerRecord>, sizeBytes: number, paceMeasurable: boolean, nowMs: number, options: WebppOptions): ServerRecord[] {
+  const fallbackRate = harmonicMeanRate(candidates, records);
+  const scored = candidates.flatMap((server) => {
+    const record = records.get(server);
+    if (record?.measured !== true || record.state === 'failed') return [];
+    const rate = record.throughput.bytesPerMs();
+    const ttfbMs = record.ttfb.meanMs();
+    const few = record.sampleCount < options.minSamplesForQuantile;
+    const doubt = (few || (rate === undefined && paceMeasurable && !record.throughputBootstrapSent)) && !measuring(record, nowMs, options);
+    const boundMs = ttfbMs * (few ? 2 ** (-(nowMs - record.lastSampleAtMs) / (options.estimateHalfLifeMs * record.sampleCount)) : 1) + bodyMsOf(sizeBytes, rate);
+    return [{ record, expectedMs: ttfbMs + bodyMsOf(sizeBytes, rate ?? fallbackRate), boundMs: doubt ? boundMs : Infinity }];
+  });
+  const bestMs = Math.min(...scored.map((entry) => entry.expectedMs));
+  return scored
+    .filter((entry) => entry.boundMs < bestMs && entry.expectedMs > bestMs)
+    .sort((a, b) => a.boundMs - b.boundMs)
+    .map((entry) => entry.record);
+}
+
+/**
+ * A request planned to the server first, still within its timeout, measures it already. Not past
+ * that timeout (a server measured less than twice has the initial one): it was answered elsewhere
+ * first (a cold-start race another replica won, its attempt there cancelled) and measured nothing;
+ * on a short visit such a replica was otherwise never measured (issue 22, training seeds 227 and 290).
+ */
+export function measuring(record: ServerRecord, nowMs: number, options: WebppOptions): boolean {
+  return record.requestedAtMs > record.lastSampleAtMs && nowMs - record.requestedAtMs < options.initialTimeoutMs;
+}
