@@ -94,22 +94,6 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
     due.push(refresh(server, context));
   }
 
-  // Size-aware ranking needs every server's throughput, and a HEAD times no body: once large
-  // resources are in use, a server whose throughput is unknown gets one free ranged refresh.
-  // Without it the cold start's refreshes, sent before any size was known (the worker learns
-  // sizes from responses), leave the others at the average of the known rates — a slow
-  // body's own — and the fast first byte with the slow body keeps every request.
-  if (context.largeResourcesInUse) {
-    for (const server of input.candidates) {
-      const record = records.get(server);
-      if (record === undefined || !record.measured || record.throughput.known || record.throughputBootstrapSent) continue;
-      if (record.state === 'failed' || !free(server)) continue;
-      if (!extraBudget.trySpend()) break;
-      record.throughputBootstrapSent = true;
-      due.push(refresh(server, context));
-    }
-  }
-
   // Doubt (doubt.ts): a server that what is known of it cannot rule out (a pace never measured,
   // a first byte from a few old samples) is measured again, borrowing as refreshes do.
   for (const record of doubted(input.candidates, records, context.meanSizeBytes, context.largeResourcesInUse, nowMs, options)) {

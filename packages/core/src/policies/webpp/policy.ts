@@ -60,7 +60,7 @@ export class WebppPolicy implements ClientPolicy {
    */
   private readonly extraBudget: TokenBucket;
   private readonly listeners = new Set<(server: ServerId) => void>();
-  private lastLargeSizeAtMs = Number.NEGATIVE_INFINITY;
+  private lastLargeSizeAtMs = -Infinity;
   private lastChangeRefreshAtMs = 0;
   /** Push, equivalent-server set and first-visit seeding (issue 13). */
   private readonly herd: HerdContext;
