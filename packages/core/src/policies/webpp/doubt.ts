@@ -30,32 +30,33 @@
  * So each server gets at most minSamplesForQuantile − 1 measurements for its first byte and one
  * for its pace, and each spends from the one extra budget (borrowing, as refreshes do).
  */
-import type { ServerId } from '../../types.js';
+import type { MaintenanceInput } from '../../engine/policy-types.js';
+import type { MaintenanceContext } from './maintenance.js';
 import { bodyMsOf } from './expected-time.js';
 import type { WebppOptions } from './options.js';
 import { harmonicMeanRate, type ServerRecord } from './server-record.js';
 
 /**
- * The servers of `candidates` to measure now, most promising first: available, measured, not
- * the best, whose lower bound (above) is below the best's expected time for `sizeBytes`.
+ * The servers of the request's candidates to measure now (each with its expected time and bound), most promising first: available, measured, not
+ * the best, whose lower bound (above) is below the best's expected time for the site's mean size.
  */
-export function doubted(candidates: readonly ServerId[], records: ReadonlyMap<ServerId, ServerRecord>, sizeBytes: number, paceMeasurable: boolean, nowMs: number, options: WebppOptions): ServerRecord[] {
+export function doubted({ candidates, nowMs }: MaintenanceInput, { records, options, meanSizeBytes: sizeBytes, largeResourcesInUse }: MaintenanceContext): [ServerRecord, number, number][] {
   const fallbackRate = harmonicMeanRate(candidates, records);
-  const scored = candidates.flatMap((server) => {
+  // [record, its expected time, its lower bound (Infinity: not in doubt)]
+  const scored = candidates.flatMap((server): [ServerRecord, number, number][] => {
     const record = records.get(server);
-    if (record?.measured !== true || record.state === 'failed') return [];
+    if (!record?.measured || record.state === 'failed') return [];
     const rate = record.throughput.bytesPerMs();
     const ttfbMs = record.ttfb.meanMs();
     const few = record.sampleCount < options.minSamplesForQuantile;
-    const doubt = (few || (rate === undefined && paceMeasurable && !record.throughputBootstrapSent)) && !measuring(record, nowMs, options);
-    const boundMs = ttfbMs * (few ? 2 ** (-(nowMs - record.lastSampleAtMs) / (options.estimateHalfLifeMs * record.sampleCount)) : 1) + bodyMsOf(sizeBytes, rate);
-    return [{ record, expectedMs: ttfbMs + bodyMsOf(sizeBytes, rate ?? fallbackRate), boundMs: doubt ? boundMs : Infinity }];
+    const doubt = (few || (rate === undefined && largeResourcesInUse && !record.throughputBootstrapSent)) && !measuring(record, nowMs, options);
+    const boundMs = ttfbMs * 2 ** (few ? -(nowMs - record.lastSampleAtMs) / (options.estimateHalfLifeMs * record.sampleCount) : 0) + bodyMsOf(sizeBytes, rate);
+    return [[record, ttfbMs + bodyMsOf(sizeBytes, rate ?? fallbackRate), doubt ? boundMs : Infinity]];
   });
-  const bestMs = Math.min(...scored.map((entry) => entry.expectedMs));
+  const bestMs = Math.min(...scored.map((entry) => entry[1]));
   return scored
-    .filter((entry) => entry.boundMs < bestMs && entry.expectedMs > bestMs)
-    .sort((a, b) => a.boundMs - b.boundMs)
-    .map((entry) => entry.record);
+    .filter((entry) => entry[2] < bestMs && entry[1] > bestMs)
+    .sort((a, b) => a[2] - b[2]);
 }
 
 /**

@@ -8,8 +8,9 @@
  *   the first page instead of from user requests; the first exchange also sets up the
  *   connection, the second measures the server) — at most twice per server, as far as the
  *   budget's floor goes (then as it earns);
- * - one ranged refresh of each server whose throughput is unknown, once large resources
- *   are in use — at most once per server;
+ * - doubt (doubt.ts): a refresh of a server what is known cannot rule out — its pace never
+ *   measured (once, a ranged GET, while large resources are in use) or its first byte from a
+ *   few old samples — when its lower bound beats the best's expected time; it may borrow;
  * - probes, refreshes, hedges and failovers may borrow (down to the bucket's capacity in
  *   debt: over any run, extra ≤ share × requests + floor + capacity); the cold start's
  *   measurements need a token in hand; a probe is sent even with the debt at its limit
@@ -96,7 +97,7 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
 
   // Doubt (doubt.ts): a server that what is known of it cannot rule out (a pace never measured,
   // a first byte from a few old samples) is measured again, borrowing as refreshes do.
-  for (const record of doubted(input.candidates, records, context.meanSizeBytes, context.largeResourcesInUse, nowMs, options)) {
+  for (const [record] of doubted(input, context)) {
     if (!free(record.server)) continue;
     if (!extraBudget.borrow()) break;
     if (context.largeResourcesInUse) record.throughputBootstrapSent = true;

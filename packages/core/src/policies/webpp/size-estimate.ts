@@ -64,7 +64,7 @@ export class SizeEstimates {
 
   /** The site's mean size (bytes; 0 when none is known): the expected size of a request not yet named. */
   meanBytes(): number {
-    return this.site.count === 0 ? 0 : meanOf(this.site);
+    return this.site.sumBytes / this.site.count || 0;
   }
 
   /** The expected size of `logicalUrl` (bytes), or undefined when nothing is known yet. */

@@ -30,10 +30,6 @@ export class ThroughputEstimate {
   private ms = 0;
   private atMs = 0;
 
-  get known(): boolean {
-    return this.ms > 0 && this.bytes > 0;
-  }
-
   /** A body of bodyBytes in bodyMs, complete at nowMs, on an exchange sent at sentAtMs. */
   add(bodyBytes: number, bodyMs: number, nowMs: number, halfLifeMs: number, sentAtMs = nowMs - bodyMs): 'slower' | undefined {
     // A body in under 1 ms is timed as 1 ms: the clock's resolution, not an infinite rate.
@@ -56,7 +52,7 @@ export class ThroughputEstimate {
 
   /** bytes/ms, or undefined before any sample. */
   bytesPerMs(): number | undefined {
-    return this.known ? this.bytes / this.ms : undefined;
+    return this.ms > 0 && this.bytes > 0 ? this.bytes / this.ms : undefined;
   }
 
   toJSON(): ThroughputJSON {
