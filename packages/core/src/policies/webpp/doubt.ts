@@ -43,16 +43,17 @@ import { harmonicMeanRate, type ServerRecord } from './server-record.js';
 export function doubted({ candidates, nowMs }: MaintenanceInput, { records, options, meanSizeBytes: sizeBytes, largeResourcesInUse }: MaintenanceContext): [ServerRecord, number, number][] {
   const fallbackRate = harmonicMeanRate(candidates, records);
   // [record, its expected time, its lower bound (Infinity: not in doubt)]
-  const scored = candidates.flatMap((server): [ServerRecord, number, number][] => {
+  const scored: [ServerRecord, number, number][] = [];
+  for (const server of candidates) {
     const record = records.get(server);
-    if (!record?.measured || record.state === 'failed') return [];
+    if (!record?.measured || record.state === 'failed') continue;
     const rate = record.throughput.bytesPerMs();
     const ttfbMs = record.ttfb.meanMs();
-    const few = record.sampleCount < options.minSamplesForQuantile;
+    // Fewer than minSamplesForQuantile samples (it is measured: its sketch is not empty).
+    const few = record.empty(options);
     const doubt = (few || (rate === undefined && largeResourcesInUse && !record.throughputBootstrapSent)) && !measuring(record, nowMs, options);
-    const boundMs = ttfbMs * 2 ** (few ? -(nowMs - record.lastSampleAtMs) / (options.estimateHalfLifeMs * record.sampleCount) : 0) + bodyMsOf(sizeBytes, rate);
-    return [[record, ttfbMs + bodyMsOf(sizeBytes, rate ?? fallbackRate), doubt ? boundMs : Infinity]];
-  });
+    scored.push([record, ttfbMs + bodyMsOf(sizeBytes, rate ?? fallbackRate), doubt ? (few ? ttfbMs * 2 ** (-(nowMs - record.lastSampleAtMs) / (options.estimateHalfLifeMs * record.sampleCount)) : ttfbMs) + bodyMsOf(sizeBytes, rate) : Infinity]);
+  }
   const bestMs = Math.min(...scored.map((entry) => entry[1]));
   return scored
     .filter((entry) => entry[2] < bestMs && entry[1] > bestMs)

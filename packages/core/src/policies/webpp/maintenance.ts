@@ -100,7 +100,7 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
   for (const [record] of doubted(input, context)) {
     if (!free(record.server)) continue;
     if (!extraBudget.borrow()) break;
-    if (context.largeResourcesInUse) record.throughputBootstrapSent = true;
+    record.throughputBootstrapSent ||= context.largeResourcesInUse;
     due.push(refresh(record.server, context));
   }
 
