@@ -299,7 +299,8 @@ export class WebppPolicy implements ClientPolicy {
       refreshBucket: this.refreshBucket,
       extraBudget: this.extraBudget,
       largeResourcesInUse: input.nowMs - this.lastLargeSizeAtMs < LARGE_IN_USE_MS,
-      meanSizeBytes: this.sizes.meanBytes(),
+      // A URL never named: the site's mean size (the type '' of extensionless URLs shrunk toward it).
+      meanSizeBytes: this.sizes.estimate('') ?? 0,
       random: this.deps.random,
       lastChangeRefreshAtMs: this.lastChangeRefreshAtMs,
     };

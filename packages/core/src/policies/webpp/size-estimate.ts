@@ -62,11 +62,6 @@ export class SizeEstimates {
     this.site.sumBytes += sizeBytes;
   }
 
-  /** The site's mean size (bytes; 0 when none is known): the expected size of a request not yet named. */
-  meanBytes(): number {
-    return this.site.sumBytes / this.site.count || 0;
-  }
-
   /** The expected size of `logicalUrl` (bytes), or undefined when nothing is known yet. */
   estimate(logicalUrl: string): number | undefined {
     const exact = this.exact.get(logicalUrl);
