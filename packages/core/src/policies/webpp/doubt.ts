@@ -15,7 +15,12 @@
  * Optimism in the face of uncertainty, as UCB does for a bandit (Auer, Cesa-Bianchi and
  * Fischer, "Finite-time Analysis of the Multiarmed Bandit Problem", Machine Learning 2002):
  * each server gets a lower bound of its expected time for the site's mean size L, and one whose
- * bound is below the best server's expected time may be the better one, so it is measured.
+ * bound is below half the best server's expected time is measured: it may be the better one, by
+ * more than the measurement costs. A measurement is about one request's work, and it pays when the
+ * time it can save on the next request exceeds that: best − bound > bound, the price head-
+ * redecision.ts and the hedges pay for an extra request (C3's load price, Suresh et al., NSDI 2015).
+ * Without it 2 000 clients' measurements of near-equal replicas cost the herd more than a random
+ * pick (herding.test.ts).
  * The measurement is a refresh (a ranged GET while large resources are in use, else a HEAD),
  * not a real request: exploring costs one extra request from the one budget, never a page's
  * request on a server that may be slow (Sparrow's probes, SOSP 2013: sample, then place work).
@@ -26,7 +31,7 @@
  *   E · 2^(−age / (halfLife · n)): the doubt about a few samples grows as they age (their weight
  *   halves every half-life, as in the sketch) and more slowly the more samples there are. A
  *   server just measured is never doubted (its bound is its estimate); one measured once, ten
- *   times slower than the best, is measured again after log2(10) half-lives.
+ *   times slower than the best, is measured again after log2(20) half-lives (below half the best).
  * So each server gets at most minSamplesForQuantile − 1 measurements for its first byte and one
  * for its pace, and each spends from the one extra budget (borrowing, as refreshes do).
  */
@@ -38,7 +43,7 @@ import { harmonicMeanRate, type ServerRecord } from './server-record.js';
 
 /**
  * The servers of the request's candidates to measure now (each with its expected time and bound), most promising first: available, measured, not
- * the best, whose lower bound (above) is below the best's expected time for the site's mean size.
+ * the best, whose lower bound (above) is below half the best's expected time for the site's mean size.
  */
 export function doubted({ candidates, nowMs }: MaintenanceInput, { records, options, meanSizeBytes: sizeBytes, largeResourcesInUse }: MaintenanceContext): [ServerRecord, number, number][] {
   const fallbackRate = harmonicMeanRate(candidates, records);
@@ -56,7 +61,7 @@ export function doubted({ candidates, nowMs }: MaintenanceInput, { records, opti
   }
   const bestMs = Math.min(...scored.map((entry) => entry[1]));
   return scored
-    .filter((entry) => entry[2] < bestMs && entry[1] > bestMs)
+    .filter((entry) => 2 * entry[2] < bestMs && entry[1] > bestMs)
     .sort((a, b) => a[2] - b[2]);
 }
 
