@@ -181,8 +181,10 @@ describe('a body crawling on a live replica finishes elsewhere (issue 22: 0 fail
 
   it('a large Content-Length at the head has the next maintenance measure the pace of a replica only first bytes were measured on', () => {
     const { policy, nowMs } = paceOfBUnknown();
-    // The first page's sizes were unknown and estimated small: no plan said "large".
-    policy.reconsiderAtHead({ server: A, ttfbMs: 20, contentLengthBytes: 3_000 * KB, alternatives: [B], nowMs, deferrable: true, bodyElapsedMs: 0 });
+    // The first page's sizes were unknown and estimated small: no plan said "large". The head's
+    // Content-Length is the site's first size (the drivers pass the URL: the site's mean size, L in
+    // doubt.ts); B's first byte alone (30 ms) beats A's expected time for it (~1.5 s): its pace matters.
+    policy.reconsiderAtHead({ server: A, ttfbMs: 20, contentLengthBytes: 3_000 * KB, alternatives: [B], nowMs, deferrable: true, bodyElapsedMs: 0, logicalUrl: '/big.bin' });
     const due = policy.maintenance({ candidates: [A, B], inFlight: new Set(), nowMs });
     expect(due).toContainEqual(expect.objectContaining({ server: B, purpose: 'refresh', method: 'range' }));
   });

@@ -68,14 +68,16 @@ describe('the simulator with a client delay', () => {
     expect(withDelay).toBeGreaterThan(1);
   });
 
-  it('makes the webpp policy pick the best server less often when the delay is noisy, not when it is constant', () => {
-    const quiet = ratio(() => registryPolicy('webpp'), sameMean);
+  // The paper's policy (its latest samples decide): the webpp engine became robust to this noise
+  // in session 15 (best-server share 0.81 with the constant delay, 0.82 with the noisy one).
+  it('makes a policy led by its latest samples pick the best server less often when the delay is noisy, not when it is constant', () => {
+    const quiet = ratio(() => registryPolicy('paper'), sameMean);
     // Averaged over the seven places the stall can fall in its 0.7 s cycle: one placement alone
     // is chaotic (a single stall landing on a switch of the best server moves the whole run; the
     // placement at i % 7 === 0 gave a best-server share of 0.80 on Node 20 and 0.86 on Node 24).
     const phases = Array.from({ length: 7 }, (_, phase) =>
       ratio(
-        () => registryPolicy('webpp'),
+        () => registryPolicy('paper'),
         clientDelayFromSamples(noisySamples.map((sample, i) => ({ ...sample, firstByteMs: i % 7 === phase ? 600 : 20 })), 1),
       ),
     );

@@ -194,7 +194,11 @@ export class ClientEngine<R, C = unknown> {
     if (last) plan.push(...last);
     const fetchesBody = input.method.toUpperCase() !== 'HEAD';
     if (sizeBytes !== undefined && fetchesBody) this.planSizes.set(plan, sizeBytes);
-    if (this.held !== undefined && fetchesBody) this.rebinders.set(plan, (before) => this.planNow(input, targetOf, demote, sizeBytes, before));
+    // Planned again, a request of unknown size takes the size the policy estimates by then (the
+    // burst's first answers teach it): the cold window (ClientPolicy.sendableAttempt) holds a
+    // large body off a link of unknown pace, and sized 0 as at the burst's start, 66 requests went
+    // at once to such a link (issue 22, training seed 95).
+    if (this.held !== undefined && fetchesBody) this.rebinders.set(plan, (before) => this.planNow(input, targetOf, demote, sizeBytes ?? this.policy.estimateSizeBytes?.(input.logicalUrl), before));
     return plan;
   }
 

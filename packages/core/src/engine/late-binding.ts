@@ -63,7 +63,7 @@ export class HoldQueue {
   private readonly held: Held[] = [];
   private pumpTimer: Cancel | undefined;
   /** When one of this client's exchanges last ended: a held request gives up waiting only when none has for its whole hold. */
-  private lastWakeAtMs = Number.NEGATIVE_INFINITY;
+  private lastWakeAtMs = -Infinity;
 
   constructor(private readonly options: HoldQueueOptions) {}
 

@@ -43,7 +43,7 @@ export function sendableAttempt(servers: readonly ServerId[], records: ReadonlyM
   for (let index = 0; index < servers.length; index++) {
     const server = servers[index]!;
     if (index > 0 && records.get(server)?.state === 'failed') continue;
-    const window = known(server) ? (pending ? PENDING_ANSWERS_WINDOW : Number.POSITIVE_INFINITY) : COLD_WINDOW;
+    const window = known(server) ? (pending ? PENDING_ANSWERS_WINDOW : Infinity) : COLD_WINDOW;
     if (countOf(server, inFlight) < window) return index;
     // A known server is the policy's choice: wait for it; an unknown one is passed over for the next.
     if (window !== COLD_WINDOW) return undefined;

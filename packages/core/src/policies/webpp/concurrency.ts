@@ -62,7 +62,7 @@ export class ServerConcurrency {
     // Before a fit, the residual is from the mean (no clipping yet).
     const predictedMs = fit === undefined ? (this.w > 0 ? this.y / this.w : ttfbMs) : fit.interceptMs + fit.slopeMs * contending;
     const residual = ttfbMs - predictedMs;
-    const limit = fit === undefined ? Number.POSITIVE_INFINITY : HUBER_K * Math.max(1, this.absResidual / this.w);
+    const limit = fit === undefined ? Infinity : HUBER_K * Math.max(1, this.absResidual / this.w);
     const clipped = Math.max(-limit, Math.min(limit, residual));
     const y = predictedMs + clipped;
     this.absResidual = this.absResidual * decay + Math.abs(clipped);
@@ -104,7 +104,7 @@ export class ServerConcurrency {
    */
   exchangesAtOnce(): number {
     const fit = this.fit();
-    if (fit === undefined || !fit.significant) return Number.POSITIVE_INFINITY;
+    if (fit === undefined || !fit.significant) return Infinity;
     return Math.max(1, Math.floor(fit.interceptMs / (2 * fit.slopeMs)));
   }
 }

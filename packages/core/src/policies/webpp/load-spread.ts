@@ -72,7 +72,7 @@ export function spreadWeights(
  */
 export class SpillMemory {
   value = 0;
-  private atMs = Number.NEGATIVE_INFINITY;
+  private atMs = -Infinity;
 
   /** Spilling at all (≥ 1 %): below, the servers count as idle and each request draws afresh (no inertia, keepDrawn). */
   get loaded(): boolean {

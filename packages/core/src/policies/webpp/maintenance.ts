@@ -8,8 +8,9 @@
  *   the first page instead of from user requests; the first exchange also sets up the
  *   connection, the second measures the server) — at most twice per server, as far as the
  *   budget's floor goes (then as it earns);
- * - one ranged refresh of each server whose throughput is unknown, once large resources
- *   are in use — at most once per server;
+ * - doubt (doubt.ts): a refresh of a server what is known cannot rule out — its pace never
+ *   measured (once, a ranged GET, while large resources are in use) or its first byte from a
+ *   few old samples — when its lower bound beats the best's expected time; it may borrow;
  * - probes, refreshes, hedges and failovers may borrow (down to the bucket's capacity in
  *   debt: over any run, extra ≤ share × requests + floor + capacity); the cold start's
  *   measurements need a token in hand; a probe is sent even with the debt at its limit
@@ -27,6 +28,7 @@
 import type { BackgroundRequest, MaintenanceInput } from '../../engine/policy-types.js';
 import type { ServerId } from '../../types.js';
 import { probeDelayMs } from './backoff.js';
+import { doubted, measuring } from './doubt.js';
 import type { WebppOptions } from './options.js';
 import { BOOTSTRAP_SAMPLES, type ServerRecord } from './server-record.js';
 import type { TokenBucket } from './token-bucket.js';
@@ -41,6 +43,8 @@ export interface MaintenanceContext {
   extraBudget: TokenBucket;
   /** True while requests of at least rangeRefreshBytes are being made. */
   largeResourcesInUse: boolean;
+  /** The site's mean size (bytes; 0: none known yet): the next request's expected size (size-estimate.ts). */
+  meanSizeBytes: number;
   random: () => number;
   /** When the last change-triggered refresh round went out; updated here. */
   lastChangeRefreshAtMs: number;
@@ -86,12 +90,8 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
   };
   for (const server of shuffled(input.candidates, random).sort((a, b) => neverAsked(a) - neverAsked(b))) {
     const record = context.recordOf(server);
-    // A request in flight measures its server; servers that requests measure need none. Not past
-    // that request's timeout (a server measured less than twice has the initial one): it was
-    // answered elsewhere first (a cold-start race another replica won, its attempt here
-    // cancelled) and measured nothing; on a short visit such a replica was otherwise never
-    // measured (issue 22, training seeds 227 and 290).
-    if (record.requestedAtMs > record.lastSampleAtMs && nowMs - record.requestedAtMs < options.initialTimeoutMs) continue;
+    // A request in flight measures its server; servers that requests measure need none (doubt.ts, measuring).
+    if (measuring(record, nowMs, options)) continue;
     const bootstrapping = record.sampleCount === 0 || (record.bootstrapsSent > 0 && record.sampleCount < BOOTSTRAP_SAMPLES);
     if (!bootstrapping || record.bootstrapsSent >= BOOTSTRAP_SAMPLES || record.state === 'failed' || !free(server)) continue;
     if (!extraBudget.trySpend()) break;
@@ -99,20 +99,13 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
     due.push(refresh(server, context));
   }
 
-  // Size-aware ranking needs every server's throughput, and a HEAD times no body: once large
-  // resources are in use, a server whose throughput is unknown gets one free ranged refresh.
-  // Without it the cold start's refreshes, sent before any size was known (the worker learns
-  // sizes from responses), leave the others at the average of the known rates — a slow
-  // body's own — and the fast first byte with the slow body keeps every request.
-  if (context.largeResourcesInUse) {
-    for (const server of input.candidates) {
-      const record = records.get(server);
-      if (record === undefined || !record.measured || record.throughput.known || record.throughputBootstrapSent) continue;
-      if (record.state === 'failed' || !free(server)) continue;
-      if (!extraBudget.trySpend()) break;
-      record.throughputBootstrapSent = true;
-      due.push(refresh(server, context));
-    }
+  // Doubt (doubt.ts): a server that what is known of it cannot rule out (a pace never measured,
+  // a first byte from a few old samples) is measured again, borrowing as refreshes do.
+  for (const [record] of doubted(input, context)) {
+    if (!free(record.server)) continue;
+    if (!extraBudget.borrow()) break;
+    record.throughputBootstrapSent ||= context.largeResourcesInUse;
+    due.push(refresh(record.server, context));
   }
 
   // A change of a server (server-record.ts, noteChange): re-measure every other one now, on

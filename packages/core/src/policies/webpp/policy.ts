@@ -60,7 +60,7 @@ export class WebppPolicy implements ClientPolicy {
    */
   private readonly extraBudget: TokenBucket;
   private readonly listeners = new Set<(server: ServerId) => void>();
-  private lastLargeSizeAtMs = Number.NEGATIVE_INFINITY;
+  private lastLargeSizeAtMs = -Infinity;
   private lastChangeRefreshAtMs = 0;
   /** Push, equivalent-server set and first-visit seeding (issue 13). */
   private readonly herd: HerdContext;
@@ -326,6 +326,8 @@ export class WebppPolicy implements ClientPolicy {
       refreshBucket: this.refreshBucket,
       extraBudget: this.extraBudget,
       largeResourcesInUse: input.nowMs - this.lastLargeSizeAtMs < LARGE_IN_USE_MS,
+      // A URL never named: the site's mean size (the type '' of extensionless URLs shrunk toward it).
+      meanSizeBytes: this.sizes.estimate('') ?? 0,
       random: this.deps.random,
       lastChangeRefreshAtMs: this.lastChangeRefreshAtMs,
     };

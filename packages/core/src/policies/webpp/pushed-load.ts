@@ -32,11 +32,11 @@ interface UnpairedSample {
 export class PushedLoad {
   /** The newest S (ms) and when it was valid (engine clock); undefined before any. */
   serviceMs: number | undefined;
-  atMs = Number.NEGATIVE_INFINITY;
+  atMs = -Infinity;
   /** The server's utilisation (busy share, 0–1), as it pushed it with S; undefined when it did not. */
   utilisation: number | undefined;
   /** When the utilisation was valid: an S without one (learnResponse) does not make it fresher. */
-  utilisationAtMs = Number.NEGATIVE_INFINITY;
+  utilisationAtMs = -Infinity;
   /** Time-decayed sums of ln(R / S) and of their weights, decayed to decayedAtMs. */
   private logFactorSum = 0;
   private factorWeight = 0;
@@ -44,7 +44,7 @@ export class PushedLoad {
   private unpaired: UnpairedSample | undefined;
   /** The S of the newest pair (what the server claimed when the client last measured it). */
   private pairedServiceMs: number | undefined;
-  private pairedAtMs = Number.NEGATIVE_INFINITY;
+  private pairedAtMs = -Infinity;
 
   /** A = R / S (geometric mean of the pairs, time-decayed), or undefined before a pair. */
   factor(): number | undefined {

@@ -63,7 +63,7 @@ export function connectionsFor(protocol: string | undefined): number {
  * pricing, its "busy, not dead" rule and the engine's queue timers (ClientPolicy.exchangesAtOnce).
  */
 export function exchangesAtOnce(record: Pick<ServerRecord, 'protocol' | 'concurrency'> | undefined): number {
-  return Math.min(connectionsFor(record?.protocol), record?.concurrency.exchangesAtOnce() ?? Number.POSITIVE_INFINITY);
+  return Math.min(connectionsFor(record?.protocol), record?.concurrency.exchangesAtOnce() ?? Infinity);
 }
 
 export interface QueueAhead {

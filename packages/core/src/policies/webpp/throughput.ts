@@ -33,10 +33,6 @@ export class ThroughputEstimate {
   private ms = 0;
   private atMs = 0;
 
-  get known(): boolean {
-    return this.ms > 0 && this.bytes > 0;
-  }
-
   /**
    * A body of bodyBytes in bodyMs, complete at nowMs, on an exchange sent at sentAtMs.
    *
@@ -75,7 +71,7 @@ export class ThroughputEstimate {
 
   /** bytes/ms, or undefined before any sample. */
   bytesPerMs(): number | undefined {
-    return this.known ? this.bytes / this.ms : undefined;
+    return this.ms > 0 && this.bytes > 0 ? this.bytes / this.ms : undefined;
   }
 
   toJSON(): ThroughputJSON {
