@@ -1,12 +1,10 @@
 /**
  * What the worker tells its pages: counters, the most recent decisions (which replica served
- * which logical URL) and events (failovers, refreshes, probes, bindings), plus a view of the
- * latency table. Pages ask for a snapshot with postMessage; live events are batched and
+ * which logical URL) and events (failovers, refreshes, probes, bindings). Pages ask for a snapshot with postMessage; live events are batched and
  * published on a BroadcastChannel so a dashboard updates as things happen.
  */
-import type { LatencyTable, ServerId } from '@webpp/core';
 import { EVENT_CHANNEL, EVENTS_HELLO, EVENTS_LEASE_MS, EVENTS_SUBSCRIBE } from './messages.js';
-import type { DecisionRecord, ServerView, WebppEvent, WorkerCounters } from './messages.js';
+import type { DecisionRecord, WebppEvent, WorkerCounters } from './messages.js';
 
 function emptyCounters(): WorkerCounters {
   return {
@@ -52,38 +50,6 @@ export class RingBuffer<T> {
   toArray(): T[] {
     return [...this.items];
   }
-}
-
-/** One row of the table, with derived figures. */
-export function serverView(table: LatencyTable, server: ServerId, nowMs: number): ServerView | undefined {
-  const row = table.get(server);
-  if (!row) return undefined;
-  const sPercentileMs = table.sPercentileMs(server);
-  return {
-    server,
-    state: row.state,
-    meanMs: round(row.meanMs),
-    stdDevMs: round(Math.sqrt(row.varianceMs2)),
-    sPercentileMs: Number.isFinite(sPercentileMs) ? round(sPercentileMs) : null,
-    timeoutMs: table.timeoutMs(server),
-    sampleCount: row.sampleCount,
-    lastSampleAgeMs: row.sampleCount > 0 ? Math.max(0, nowMs - row.lastSampleAtMs) : null,
-    expired: table.isExpired(server),
-    probeIntervalMs: row.probeIntervalMs,
-    nextProbeInMs: row.state === 'failed' ? Math.max(0, row.nextProbeAtMs - nowMs) : null,
-  };
-}
-
-export function serverViews(table: LatencyTable, nowMs: number): ServerView[] {
-  return table
-    .servers()
-    .sort()
-    .map((server) => serverView(table, server, nowMs))
-    .filter((view): view is ServerView => view !== undefined);
-}
-
-function round(value: number): number {
-  return Math.round(value * 100) / 100;
 }
 
 export interface StateReporterOptions {
