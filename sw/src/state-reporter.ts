@@ -171,15 +171,20 @@ export class StateReporter {
 
 /**
  * The BroadcastChannel the page script listens to: events are posted on it, and pages
- * subscribe on it (EVENTS_SUBSCRIBE → `onSubscribe`). The channel opens when the worker
- * starts, which posts one EVENTS_HELLO so that pages already listening subscribe again.
+ * subscribe on it (EVENTS_SUBSCRIBE → `onSubscribe`). The channel opens just after the
+ * worker's first evaluation (a task later: opening it is a tenth of that evaluation, which
+ * every cold start waits for), and posts one EVENTS_HELLO so that pages already listening
+ * subscribe again. Until then no page can have subscribed, so nothing is published.
  */
 export function broadcastPublisher(onSubscribe: (leaseMs: number) => void): ((events: WebppEvent[]) => void) | undefined {
   if (typeof BroadcastChannel === 'undefined') return undefined;
-  const channel = new BroadcastChannel(EVENT_CHANNEL);
-  channel.onmessage = (message: MessageEvent<{ type?: unknown } | null>) => {
-    if (message.data?.type === EVENTS_SUBSCRIBE) onSubscribe(EVENTS_LEASE_MS);
-  };
-  channel.postMessage({ type: EVENTS_HELLO });
-  return (events) => channel.postMessage(events);
+  let channel: BroadcastChannel | undefined;
+  setTimeout(() => {
+    channel = new BroadcastChannel(EVENT_CHANNEL);
+    channel.onmessage = (message: MessageEvent<{ type?: unknown } | null>) => {
+      if (message.data?.type === EVENTS_SUBSCRIBE) onSubscribe(EVENTS_LEASE_MS);
+    };
+    channel.postMessage({ type: EVENTS_HELLO });
+  }, 0);
+  return (events) => channel?.postMessage(events);
 }
