@@ -5,6 +5,7 @@
  */
 import type { ClientPolicy, LatencyTable, PolicyServerView, ServerId } from '@webpp/core';
 import type { ServerView } from './messages.js';
+import { round2 } from './_private/numbers.js';
 
 /** A table policy's rows (table-views.ts), put on the policy by the resolver that made it. */
 export interface TableViews {
@@ -20,9 +21,9 @@ function fromDescription(view: PolicyServerView, nowMs: number): ServerView {
   return {
     server: view.server,
     state: view.state === 'failed' ? 'failed' : 'available',
-    meanMs: Math.round(meanMs * 100) / 100,
+    meanMs: round2(meanMs),
     stdDevMs: 0,
-    sPercentileMs: view.ttfbEstimateMs === undefined ? null : Math.round(meanMs * 100) / 100,
+    sPercentileMs: view.ttfbEstimateMs === undefined ? null : round2(meanMs),
     timeoutMs: view.timeoutMs ?? 0,
     sampleCount: view.sampleCount,
     lastSampleAgeMs: view.sampleCount > 0 ? Math.max(0, nowMs - view.lastSampleAtMs) : null,

@@ -9,8 +9,7 @@ import type { ClientPolicy, LatencyTable, ServerId, TablePolicy } from '@webpp/c
 import type { PolicyResolver } from './addons.js';
 import type { ServerView } from './messages.js';
 import type { TableViews } from './policy-views.js';
-
-const round = (value: number): number => Math.round(value * 100) / 100;
+import { round2 as round } from './_private/numbers.js';
 
 /** One row of the table, with derived figures. */
 function serverView(table: LatencyTable, server: ServerId, nowMs: number): ServerView | undefined {
