@@ -19,6 +19,7 @@
  *   npm run bench page-cost -- --profile    # where the warm worker's time goes: docs/benchmarks/page-cost-profile.json
  *   npm run bench page-cost -- --path-files # the source files one request crosses: docs/benchmarks/page-cost-path-files.json
  *   npm run bench page-cost -- --per-request [--runs N] # the warm-up, then the per-request row alone; writes to the temp folder
+ *   npm run bench page-cost -- --dwell-ms 0  # loads back to back (default: 1.5 s idle before each measured load)
  *
  * docs/service-worker.md ("What the worker costs a page") reads the figures.
  */
@@ -36,14 +37,18 @@ const args = process.argv.slice(2);
 const quick = args.includes('--quick');
 const perRequestOnly = args.includes('--per-request');
 const runsFlag = args.indexOf('--runs');
+const dwellFlag = args.indexOf('--dwell-ms');
+/** Idle time before each measured load (run.ts, RunOptions.dwellMs); `--dwell-ms 0` loads back to back, as before 2026-11-29. */
+const DWELL_MS = dwellFlag < 0 ? 1_500 : Math.max(0, Number(args[dwellFlag + 1]) || 0);
 const RUNS = runsFlag < 0 ? 1 : Math.max(1, Number(args[runsFlag + 1]) || 1);
-/** A safety bound: one run takes about 3–5 minutes on a shared 2-core machine. */
-const BENCH_DEADLINE_MS = RUNS * 15 * 60_000;
+/** A safety bound: one run takes about 3–5 minutes on a shared 2-core machine, plus the dwell before each of its 392 measured loads. */
+const BENCH_DEADLINE_MS = RUNS * (15 * 60_000 + 400 * DWELL_MS);
 const OUT = quick ? join(tmpdir(), 'page-cost-quick.json') : join(repoRoot, 'docs/benchmarks/page-cost.json');
 
 const runOptions: RunOptions = {
   rounds: quick ? 3 : 7,
   warmupLoads: quick ? 1 : 2,
+  dwellMs: DWELL_MS,
   requestRounds: quick ? 3 : 6,
   requestsPerRound: quick ? 10 : 20,
   startupTraces: quick ? 1 : 3,
@@ -176,6 +181,7 @@ async function main(): Promise<void> {
     command: `npm run bench page-cost -- ${args.join(' ')}`.trim(),
     runs: RUNS,
     rounds_per_run: runOptions.rounds,
+    dwell_ms: runOptions.dwellMs,
     cpus: cpus().length,
     load_average: { before: loadBefore.map(round1), after: loadAfter.map(round1) },
     pages: PAGES.map((page) => page.page),

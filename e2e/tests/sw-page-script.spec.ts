@@ -90,3 +90,29 @@ test('other options on the tag still reach the worker: the page script registers
   await expect.poll(async () => (await spied(page)).registers, { timeout: 10_000 }).toBe(1);
   await expect.poll(scriptUrl, { timeout: 15_000 }).toContain('initialTimeoutMs=3000');
 });
+
+test('a page left for another page of the site: its state write waits for the new page, which asks after its load', async ({ page }) => {
+  // Writes only when a page asks (no batch write within the test: _flushDelayMs), so each
+  // policy-table write (counters.tableFlushes) is one page's request.
+  cluster.workerParams = { _flushDelayMs: 600_000 };
+  await spyOnPageScript(page);
+  await openControlled(page, cluster.logicalUrl('/index.html'));
+  await page.reload();
+  await page.waitForFunction(() => (window as { webpp?: unknown }).webpp !== undefined);
+  await expect.poll(async () => (await spied(page)).posts.some((post) => post.type === 'webpp:flush'), { timeout: 10_000 }).toBe(true);
+  const before = (await workerState(page)).counters.tableFlushes;
+
+  const loads = 4;
+  for (let load = 0; load < loads; load++) {
+    // The page grew its performance timeline after load (a site's own marks, fetches): it asks
+    // for the write when hidden, as the next page replaces it.
+    await page.evaluate(() => performance.mark('reading'));
+    await page.goto(cluster.logicalUrl(load % 2 ? '/index.html' : '/page2.html'), { waitUntil: 'load' });
+    await expect.poll(async () => (await spied(page)).posts.some((post) => post.type === 'webpp:flush'), { timeout: 10_000 }).toBe(true);
+    // The new page's request after its load is taken: the table is written.
+    await expect.poll(async () => (await workerState(page)).counters.tableFlushes, { timeout: 10_000 }).toBeGreaterThanOrEqual(before + load + 1);
+  }
+  // One write per new page, after its load; none for the pages left while the next one loaded
+  // (before: two per navigation, the left page's in the middle of the new page's load).
+  expect((await workerState(page)).counters.tableFlushes - before).toBe(loads);
+});

@@ -22,6 +22,10 @@ export const EVENTS_LEASE_MS = 60_000;
 
 /** Message types a page sends to the worker; the answer arrives on the transferred MessagePort. */
 export const STATE_REQUEST = 'webpp:state';
+/**
+ * Write the state now; answered with `true` once written. Sent without a port, it is the page
+ * script's own request (after its load, when hidden), which waits while another page loads.
+ */
 export const FLUSH_REQUEST = 'webpp:flush';
 /** Where to load the page's <object>/<embed> elements from (embed-relocation.ts); answer: (string | null)[]. */
 export const RELOCATE_REQUEST = 'webpp:relocate';

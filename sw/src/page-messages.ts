@@ -15,7 +15,8 @@ import type { WorkerStateSnapshot } from './messages.js';
 export interface PageMessageHandlers {
   ready: Promise<void>;
   snapshot(): WorkerStateSnapshot;
-  flush(): Promise<void>;
+  /** `fromPage`: the page script's own request (no answer wanted), by that page's client id. */
+  flush(fromPage?: string): Promise<void>;
   relocate(query: RelocateQuery): Promise<(string | null)[]>;
   /** The page's Resource Timing and failed elements (direct.ts); `pageId` is the posting page's client id. */
   timing(pageId: string | undefined, report: ReturnType<typeof parsePageTiming>): { written: Promise<void> | undefined; retry: string[] };
@@ -23,26 +24,26 @@ export interface PageMessageHandlers {
 
 export function listenToPages(scope: Pick<ServiceWorkerGlobalScope, 'addEventListener'>, handlers: PageMessageHandlers): void {
   scope.addEventListener('message', (event: ExtendableMessageEvent) => {
-    const data: unknown = event.data;
-    if (typeof data === 'object' && data !== null && (data as { type?: unknown }).type === PAGE_TIMING_MESSAGE) {
-      const source = event.source as { id?: unknown } | null;
+    // Only objects have a `type`: the parsers below read the fields they need, and check them.
+    const data = event.data as { type?: unknown } | null;
+    const type = data?.type;
+    const port = event.ports[0];
+    const page = (event.source as { id?: string } | null)?.id;
+    if (type === PAGE_TIMING_MESSAGE) {
       const report = parsePageTiming(data);
-      const port = event.ports[0];
       const taken = handlers.ready.then(() => {
-        const { written, retry } = handlers.timing(typeof source?.id === 'string' ? source.id : undefined, report);
+        const { written, retry } = handlers.timing(page, report);
         port?.postMessage(retry);
         return written;
       });
       event.waitUntil(taken);
-      return;
-    }
-    const port = event.ports[0];
-    if (!port || typeof data !== 'object' || data === null) return;
-    const type = (data as { type?: unknown }).type;
-    if (type === STATE_REQUEST) {
-      event.waitUntil(handlers.ready.then(() => port.postMessage(handlers.snapshot())));
     } else if (type === FLUSH_REQUEST) {
-      event.waitUntil(handlers.ready.then(() => handlers.flush()).then(() => port.postMessage({ type: 'webpp:flushed' })));
+      // Without a port: the page script's own request, at its load's end or when hidden.
+      event.waitUntil(handlers.ready.then(() => handlers.flush(port ? undefined : page)).then(() => port?.postMessage(true)));
+    } else if (!port) {
+      // The other requests are answered on their port.
+    } else if (type === STATE_REQUEST) {
+      event.waitUntil(handlers.ready.then(() => port.postMessage(handlers.snapshot())));
     } else if (type === RELOCATE_REQUEST) {
       const query = parseRelocateQuery(data);
       const answer = query ? handlers.ready.then(() => handlers.relocate(query)) : Promise.resolve([]);

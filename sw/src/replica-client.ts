@@ -76,6 +76,8 @@ export class ReplicaClient {
   private readonly router: Router;
   private readonly startedAtMs = Date.now();
   private messageListenerAttached = false;
+  /** The page the latest navigation loads (FetchEvent.resultingClientId, '' when unknown), until a page asks for the state's write after its load. */
+  private loadingPage: string | undefined;
   private batching: FrontStage | undefined;
 
   constructor(init: ReplicaClientOptions = {}) {
@@ -115,7 +117,10 @@ export class ReplicaClient {
    */
   routeEvent(event: FetchEvent): Route {
     const route = this.route(event.request, event.clientId || undefined);
-    if (route !== 'pass') this.parts.direct.noteNavigation(event.request, event.resultingClientId);
+    if (route !== 'pass') {
+      this.parts.direct.noteNavigation(event.request, event.resultingClientId);
+      if (event.request.mode === 'navigate') this.loadingPage = event.resultingClientId;
+    }
     return route;
   }
 
@@ -217,7 +222,15 @@ export class ReplicaClient {
     listenToPages(scope, {
       ready: this.ready,
       snapshot: () => this.snapshot(),
-      flush: () => this.flush(),
+      // The page script asks for the write at its load's end and when hidden. A page hidden
+      // because the visitor went on to another page of the site would write in the middle of
+      // that page's load (its fetch events wait for this thread): its changes wait for the
+      // batch (flushDelayMs) or the new page's request after its load, which ends the wait.
+      flush: (fromPage) => {
+        if (fromPage && this.loadingPage && fromPage !== this.loadingPage) return Promise.resolve();
+        if (fromPage) this.loadingPage = undefined;
+        return this.flush();
+      },
       relocate: (query) => this.relocateEmbeds(query),
       timing: (pageId, report) => this.parts.direct.report(pageId, report.entries, report.failedUrls),
     });

@@ -208,7 +208,7 @@ declare global {
     const timeline = performance.getEntries().length;
     if (!container?.controller || timeline === timelineSeen) return;
     timelineSeen = timeline;
-    container.controller.postMessage({ type: FLUSH }, [new MessageChannel().port2]);
+    container.controller.postMessage({ type: FLUSH });
   };
   afterLoad(flushState);
   document.addEventListener('visibilitychange', () => document.hidden && flushState());

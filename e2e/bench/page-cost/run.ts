@@ -33,6 +33,13 @@ export interface RunOptions {
   rounds: number;
   /** Unmeasured loads of every page per variant first (caches, bindings). */
   warmupLoads: number;
+  /**
+   * Idle time before each measured load, after its tab's worker was woken (or stopped): a
+   * visitor who reads a page for a moment. Work a worker defers past a page's `load` (webpp's
+   * timing report, its state write, IndexedDB batches at most `flushDelayMs` = 1 s later) is
+   * then over before the next load starts, as it is for a visitor, instead of landing in it.
+   */
+  dwellMs: number;
   /** Per-request row: rounds, and sequential fetches per (size, path) in a round. */
   requestRounds: number;
   requestsPerRound: number;
@@ -115,6 +122,7 @@ export async function runOnce(options: RunOptions): Promise<RunResult> {
           const tab = tabs[variantOf(configuration)];
           if (configuration === 'webpp-cold') await stopAllWorkers(tab.cdp);
           else if (configuration !== 'no-worker') await wakeWorker(tab);
+          await new Promise((resolve) => setTimeout(resolve, options.dwellMs));
           const sample = await measureLoad(tab.page, url(variantOf(configuration), path));
           loads.push({ ...sample, page, configuration, round });
         }
