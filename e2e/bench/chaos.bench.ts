@@ -18,6 +18,7 @@
  *   CHAOS_PRESET          the worker's preset, "fast" or "paper" (default fast)
  *   CHAOS_KEEP_WORKDIR=1  keep the servers' logs and data dirs (kept anyway when a load failed)
  *   CHAOS_OUT             where to write the JSON (default docs/benchmarks/chaos.json)
+ *   CHAOS_TRACE_FACTOR    trace loads under faults slower than this × the fault-free p99 (default 3)
  *
  * Writes docs/benchmarks/chaos.json. See docs/chaos.md.
  */
@@ -54,7 +55,7 @@ const OUT = process.env.CHAOS_OUT ?? join(repoRoot, 'docs/benchmarks/chaos.json'
 /** The fault-free loop gets at most this share of the time limit; the faulty loop the rest. */
 const BASELINE_TIME_SHARE = 0.3;
 /** Loads under faults slower than this multiple of the fault-free p99 are kept with the worker's account (issue 22's goal: ≤ 3×). */
-const SLOW_TRACE_FACTOR = 3;
+const SLOW_TRACE_FACTOR = envNumber('CHAOS_TRACE_FACTOR', 3);
 /** Kept for cleanup and the report at the end of the time limit. */
 const CLEANUP_RESERVE_MS = 30_000;
 

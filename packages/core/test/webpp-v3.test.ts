@@ -266,24 +266,74 @@ describe('while the body streams: its own pace (head-redecision.ts, HeadFacts.bo
     expect(look?.startAfterMs).toBeLessThanOrEqual(policy.options.probeBackoffBaseMs);
   });
 
-  it('when the budget has no token it borrows as a failover does; with the debt at its limit it looks again instead of giving up', () => {
+  it('a body its own bytes prove slow is moved whatever the debt (a replacement, charged); a whole copy at the debt limit waits for its doubled price', () => {
     const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
-    teach(policy, A, 20, 2_000, 12);
+    teach(policy, A, 20, 200, 12); // A's link: 200 kB/s
     const nowMs = teach(policy, B, 20, 2_000, 12, T0);
+    // 110 KB in 400 ms: the rest takes about 14 s here at this pace, about 7 × the rest from B.
     const facts = { server: A, ttfbMs: 20, contentLengthBytes: MB4, alternatives: [B], nowMs: nowMs + 400, deferrable: true, bodyElapsedMs: 400, bodyBytesSoFar: 110 * KB };
     const answers = Array.from({ length: 20 }, () => policy.reconsiderAtHead(facts));
-    const started = answers.filter((answer) => answer !== undefined && (answer.startAfterMs ?? 0) === 0);
-    // The floor's tokens and the bucket's capacity in debt, no more (the hard ceiling).
-    expect(started.length).toBeGreaterThan(3);
-    expect(started.length).toBeLessThanOrEqual(policy.options.extraBudgetFloorTokens + policy.options.bucketCapacityTokens);
-    // The rest are told to look again (the body still crawls; later requests pay the debt back).
-    expect(answers.every((answer) => answer !== undefined)).toBe(true);
-    // At the debt's limit the price has doubled with every token short (2 · 2^4 = 32 here):
-    // a body whose rest takes 7 × a fetch elsewhere waits, one that stalled (rest ~100 s) is bought.
-    expect(policy.reconsiderAtHead(facts)?.startAfterMs).toBeGreaterThan(0);
-    const stalled = policy.reconsiderAtHead({ ...facts, nowMs: facts.nowMs + 3_600, bodyElapsedMs: 4_000 });
-    expect(stalled).toMatchObject({ server: B });
-    expect(stalled?.startAfterMs ?? 0).toBe(0);
+    // The driver fetches only the rest and drops the first body when it answers: a move, not a
+    // copy. Past the floor's tokens and the debt's limit (6 here) it is still made: refused, such
+    // bodies crawled for seconds beside a healthy replica in the chaos bench.
+    expect(answers.every((answer) => answer?.server === B && (answer.startAfterMs ?? 0) === 0)).toBe(true);
+    // The budget is at its limit now: a driver that cannot count bytes (it races a whole copy)
+    // is told to look again at the head, and after 4 s of rent still (its price: 2 · 2^4 × elsewhere).
+    const copy = { server: A, ttfbMs: 20, contentLengthBytes: MB4, alternatives: [B], nowMs: nowMs + 400, deferrable: true };
+    expect(policy.reconsiderAtHead({ ...copy, bodyElapsedMs: 0 })?.startAfterMs).toBeGreaterThan(0);
+    expect(policy.reconsiderAtHead({ ...copy, bodyElapsedMs: 4_000 })?.startAfterMs).toBeGreaterThan(0);
+  });
+
+  it('probes refused by a dead replica cost the budget nothing: a crawling body is still finished elsewhere (the chaos bench)', () => {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    const C = 'http://c.localhost:8083';
+    teach(policy, A, 20, 2_000, 12);
+    let nowMs = teach(policy, B, 20, 2_000, 12, T0);
+    // C dies (a refused connection ejects it) and stays dead: its probes are refused, one per backoff.
+    policy.observe({ server: C, purpose: 'request', outcome: 'network-error', nowMs });
+    let probes = 0;
+    for (let round = 0; round < 40; round++) {
+      nowMs += 2_000;
+      // A request of the page meanwhile, earning its share (0.05 token): 2 tokens in all.
+      policy.plan({ logicalUrl: `/r${round}`, method: 'GET', candidates: [A, B, C], sizeBytes: 1_000, nowMs });
+      for (const due of policy.maintenance({ candidates: [], inFlight: new Set(), nowMs })) {
+        if (due.purpose !== 'probe' || due.server !== C) continue;
+        probes++;
+        policy.observe({ server: C, purpose: 'probe', outcome: 'network-error', nowMs: nowMs + 1 });
+      }
+    }
+    expect(probes).toBeGreaterThan(10);
+    // A body on A then crawls: its rest takes about 7 × a fetch of the rest from B. Charged at
+    // the send, the refused probes had left the budget at its debt limit, where the fetch
+    // elsewhere must save 32 × its cost, and this body was left to crawl.
+    const facts = { server: A, ttfbMs: 20, contentLengthBytes: MB4, alternatives: [B, C], nowMs: nowMs + 400, deferrable: true, bodyElapsedMs: 400, bodyBytesSoFar: 110 * KB };
+    const decision = policy.reconsiderAtHead(facts);
+    expect(decision).toMatchObject({ server: B });
+    expect(decision?.startAfterMs ?? 0).toBe(0);
+  });
+
+  it('a probe the server answers is paid from the budget', () => {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    const C = 'http://c.localhost:8083';
+    teach(policy, A, 20, 200, 12); // A's link: 200 kB/s
+    let nowMs = teach(policy, B, 20, 2_000, 12, T0);
+    // At the head, A's measured pace predicts about 20 s for the body, B about 2 s: a whole copy from B is worth it.
+    const facts = { server: A, ttfbMs: 20, contentLengthBytes: MB4, alternatives: [B], deferrable: true, bodyElapsedMs: 0 };
+    /** Copies elsewhere the budget admits now (the floor's tokens, then the debt: no request earns meanwhile). */
+    const admitted = (atMs: number): number => Array.from({ length: 20 }, () => policy.reconsiderAtHead({ ...facts, nowMs: atMs })).filter((answer) => answer !== undefined && (answer.startAfterMs ?? 0) === 0).length;
+    policy.observe({ server: C, purpose: 'request', outcome: 'network-error', nowMs });
+    // C comes back: its first probe is answered.
+    let answered = 0;
+    for (let round = 0; round < 10 && answered === 0; round++) {
+      nowMs += 2_000;
+      for (const due of policy.maintenance({ candidates: [], inFlight: new Set(), nowMs })) {
+        if (due.purpose !== 'probe' || due.server !== C) continue;
+        answered++;
+        policy.observe({ server: C, purpose: 'probe', outcome: 'served', nowMs: nowMs + 30, ttfbMs: 30, status: 200 });
+      }
+    }
+    expect(answered).toBe(1);
+    expect(admitted(nowMs + 400)).toBe(policy.options.extraBudgetFloorTokens + policy.options.bucketCapacityTokens - 1);
   });
 
   it('an alternative whose link was never measured is priced at the harmonic mean of the measured links', () => {

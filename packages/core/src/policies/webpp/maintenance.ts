@@ -54,15 +54,19 @@ export function dueBackground(input: MaintenanceInput, context: MaintenanceConte
 
   for (const record of records.values()) {
     if (record.state !== 'failed' || record.nextProbeAtMs > nowMs) continue;
-    // A probe is charged to the budget while it can borrow and sent free when it cannot: the
-    // backoff alone bounds it (one per server every probeBackoffCapMs / 2 at most), as Envoy
-    // ends an ejection after its ejection time whatever else is going on. Held back by the
-    // debt, the best server stayed out for 8 s after its outage (the outage scenario: re-
-    // decisions and failovers of the outage had spent the budget; docs/selection.md, Recovery).
+    // A probe is sent whatever the budget: the backoff alone bounds it (one per server every
+    // probeBackoffCapMs / 2 at most), as Envoy ends an ejection after its ejection time
+    // whatever else is going on. Held back by the debt, the best server stayed out for 8 s
+    // after its outage (the outage scenario: re-decisions and failovers of the outage had spent
+    // the budget; docs/selection.md, Recovery). It is charged when the server answers it
+    // (policy.ts, observe), not when it is sent: a probe refused by a dead server did it no
+    // work, as a failover after a refused connection. Charged at the send, the probes of the
+    // chaos bench's dead replicas (160 in 1 545 requests) held the budget at its debt limit
+    // and left nothing for the hedges and the fetches elsewhere of crawling bodies.
     // A server with a background request in flight is being probed already: the next probe
     // waits its turn (so that the maintenance timer is not due again at once).
     if (free(record.server)) {
-      extraBudget.charge();
+      record.unpaidProbes++;
       due.push({ server: record.server, purpose: 'probe', method: 'head' });
     }
     record.probesSent++;

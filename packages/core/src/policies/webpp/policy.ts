@@ -207,6 +207,12 @@ export class WebppPolicy implements ClientPolicy {
       this.lastLargeSizeAtMs = Math.max(this.lastLargeSizeAtMs, sample.nowMs);
     }
     const record = this.recordOf(sample.server);
+    // A probe of an ejected server is paid when the server answers it (maintenance.ts); a
+    // refused or reset one did no work there, and is free as such a failover is.
+    if (sample.purpose === 'probe' && record.unpaidProbes > 0) {
+      record.unpaidProbes--;
+      if (sample.outcome !== 'network-error') this.extraBudget.charge();
+    }
     // A timeout behind as many of this client's own exchanges as the server takes at once
     // (its connections, or its own concurrency) is the client's queue, not the server's
     // failure (issue 22 §2, bursts).
@@ -242,8 +248,10 @@ export class WebppPolicy implements ClientPolicy {
    * the fetch elsewhere, when it is worth its cost and the one extra budget admits it. It is
    * the failover of a body that crawls or stalls (saving more than it costs, by the rule), so
    * it may borrow as a failover after a timeout does (admitFailover), down to the bucket's
-   * capacity in debt. When even that is spent, a driver that can wait looks again after one
-   * fetch elsewhere: later requests pay the debt back while the body runs.
+   * capacity in debt. Beyond, a body proven slow by its own bytes is still moved (the rest
+   * fetched, the first dropped); a copy of a whole body waits for a doubled price, and a
+   * driver that can wait looks again after one fetch elsewhere: later requests pay the debt
+   * back while the body runs.
    */
   reconsiderAtHead(facts: HeadFacts): HeadRedecision | undefined {
     if (facts.logicalUrl !== undefined) this.sizes.learn(facts.logicalUrl, facts.contentLengthBytes);
@@ -254,26 +262,28 @@ export class WebppPolicy implements ClientPolicy {
     // Asking again later costs nothing; a fetch started now spends from the one extra budget.
     if ((decision.startAfterMs ?? 0) > 0) return decision;
     if (this.extraBudget.trySpend() || this.extraBudget.borrow()) return decision;
-    // In debt at its limit: the fetch is still bought when the body's own bytes prove it
-    // crawls (its pace measured, HeadFacts.bodyBytesSoFar; a prediction from the server's
-    // past is no proof) and it saves far more than it costs. Its price doubles with every
-    // token the budget is short of (C3's load penalty, priced in time: the more the client
-    // owes, the larger the saving an extra request must bring), so a crawling body (a rest of
-    // seconds against a fetch of tens of ms elsewhere) is finished elsewhere during a run of
-    // failures, and a marginal one waits for the debt to be paid back.
-    //
-    // A driver that cannot count the body's bytes (the simulator) has one proof left: the
-    // time the body has taken, the rent paid so far. Rent or buy (head-redecision.ts) at the
-    // same doubled price: the fetch is bought once the body has run for longer than that and
-    // its predicted rest (if any) is longer too, so a body about to end is left to end.
-    // Without it such a driver never bought with the debt at its limit, and nothing pays the
-    // debt back while a page waits for its own burst: a first page's bodies, bound to a
-    // replica whose link then fell to a fifteenth, ran on past the page's 5 minutes.
-    const shortTokens = 1 - this.extraBudget.balance;
+    // In debt at its limit. A body whose own bytes prove it (its pace measured,
+    // HeadFacts.bodyBytesSoFar; a prediction from the server's past is no proof) slower than
+    // twice the rest elsewhere is moved, not copied: such a driver fetches only the rest and
+    // drops the first body once the rest answers (the worker: head-race.ts, raced-body.ts), so
+    // the servers carry the same bytes, plus the overlap. The move replaces an attempt proven
+    // to lose, as the failover after a timeout does (admitFailover): charged, never refused for
+    // want of a token, at most one per body. Refused, bodies at 100–500 kB/s ran on for 2–10 s
+    // beside a healthy replica in the chaos bench, the budget held at its limit by the faults.
     const paced = (facts.bodyBytesSoFar ?? 0) >= MIN_PACE_BYTES;
+    // A driver that cannot count the body's bytes (the simulator) races a whole second copy:
+    // extra work, priced by the debt. Its price doubles with every token the budget is short
+    // of (C3's load penalty, priced in time: the more the client owes, the larger the saving
+    // an extra request must bring). Its one proof is the time the body has taken, the rent
+    // paid so far: rent or buy (head-redecision.ts) at that doubled price, the fetch bought
+    // once the body has run for longer than that and its predicted rest (if any) is longer
+    // too, so a body about to end is left to end. Without it such a driver never bought with
+    // the debt at its limit, and nothing pays the debt back while a page waits for its own
+    // burst: a first page's bodies, bound to a replica whose link then fell to a fifteenth,
+    // ran on past the page's 5 minutes.
     const rentPaidMs = facts.bodyBytesSoFar === undefined ? (facts.bodyElapsedMs ?? 0) : 0;
-    const provenMs = paced ? decision.restHereMs : Number.isNaN(decision.restHereMs) ? rentPaidMs : Math.min(rentPaidMs, decision.restHereMs);
-    if (provenMs > WORTH_FACTOR_AT_HEAD * 2 ** shortTokens * decision.elsewhereMs) {
+    const provenMs = Number.isNaN(decision.restHereMs) ? rentPaidMs : Math.min(rentPaidMs, decision.restHereMs);
+    if (paced || provenMs > WORTH_FACTOR_AT_HEAD * 2 ** (1 - this.extraBudget.balance) * decision.elsewhereMs) {
       this.extraBudget.charge();
       return decision;
     }

@@ -39,6 +39,8 @@ export class ServerRecord {
   /** When it was last ejected (engine clock; 0: not by this client since it started, e.g. a restored state). */
   ejectedAtMs = 0;
   nextProbeAtMs = 0;
+  /** Probes sent while ejected whose answer is not in yet: each is paid when the server answers it (policy.ts, observe). */
+  unpaidProbes = 0;
   /** Samples of the first byte folded in so far, and when the last came. */
   sampleCount = 0;
   lastSampleAtMs = 0;
