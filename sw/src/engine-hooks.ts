@@ -18,7 +18,7 @@
  *     not tried yet: with the size and the server's pace known, the policy may find that
  *     the rest of the body takes longer here than a whole fetch elsewhere (core
  *     head-redecision.ts: rest here > 2 × elsewhere). Then one more fetch of the whole body
- *     goes to that server, run by the engine as a 'resume' (ledger, budget, timeouts), and
+ *     goes to that server, run by the engine as a 'hedge' (ledger, timeouts; paid once, at the decision), and
  *     the page gets its bytes from the first body until the second answers with the same
  *     entity; from then on from the second, the bytes the page has skipped (raced-body.ts,
  *     as resumable-body.ts continues a broken body). If the first body ends first, the

@@ -2,8 +2,8 @@
  * The second fetch of one first body when the policy decides again at the response head
  * (engine-hooks.ts, hook C): the policy's timer while it says to look again (rent or buy, or
  * the body's own pace; core head-redecision.ts), the fetch of the rest once it says to start
- * (a 'resume' run of the engine: ledger, budget, timeouts; a ranged GET from the byte the page
- * has), and its answer for the raced body (raced-body.ts). A closure,
+ * (a 'hedge' run of the engine, paid by the policy when it decided: ledger, timeouts; a ranged
+ * GET from the byte the page has), and its answer for the raced body (raced-body.ts). A closure,
  * not a class: it is in every worker bundle, and minified closures are the smaller.
  */
 import type { ClientEngine, EngineAttempt, HeadRedecision, ServerId } from '@webpp/core';
@@ -84,7 +84,7 @@ export function headRace(
       second = run.kind === 'served' ? run.response : undefined;
       if (run.kind === 'failed') run.fallback?.response.body?.cancel().catch(() => undefined);
       resolveAnswer(second);
-    }, { context: sender(), purpose: 'resume' });
+    }, { context: sender(), purpose: 'hedge' });
   };
   return {
     answer,

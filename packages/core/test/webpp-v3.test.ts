@@ -222,6 +222,9 @@ describe('while the body streams: its own pace (head-redecision.ts, HeadFacts.bo
     expect(atHead?.startAfterMs).toBeGreaterThan(0);
     // …and a driver that counts bytes is asked again soon, not at the body's predicted end.
     expect(atHead!.startAfterMs).toBeLessThanOrEqual(50);
+    // Without the byte count (the old driver), the moment below still looks on time: no start.
+    const blind = policy.reconsiderAtHead({ ...facts, nowMs: nowMs + 400, bodyElapsedMs: 400 });
+    expect(blind?.startAfterMs ?? 0).toBeGreaterThan(0);
     // At 400 ms only 110 KB came (the link fell to 20 kB/s after 50 ms): at this pace the rest
     // takes about 14 s here, against about 2 s for the rest from B.
     const late = policy.reconsiderAtHead({ ...facts, nowMs: nowMs + 400, bodyElapsedMs: 400, bodyBytesSoFar: 110 * KB });
@@ -230,9 +233,6 @@ describe('while the body streams: its own pace (head-redecision.ts, HeadFacts.bo
     expect(late!.restHereMs).toBeGreaterThan(10_000);
     // Elsewhere is the rest's time (the bytes not received yet), not the whole body's.
     expect(late!.elsewhereMs).toBeLessThan(20 + MB4 / 2_000);
-    // Without the byte count (the old driver), the same moment still looks on time: no start.
-    const blind = policy.reconsiderAtHead({ ...facts, nowMs: nowMs + 400, bodyElapsedMs: 400 });
-    expect(blind?.startAfterMs ?? 0).toBeGreaterThan(0);
   });
 
   it('a body that keeps its pace starts nothing, and is looked at within one fetch elsewhere', () => {
@@ -347,6 +347,64 @@ describe('while the body streams: its own pace (head-redecision.ts, HeadFacts.bo
     for (let i = 0; i < 200; i++) policy.plan({ logicalUrl: `/r${i}`, method: 'GET', candidates: [A, B, C], sizeBytes: 1_000, nowMs }); // earn budget
     const facts = { server: A, ttfbMs: 20, contentLengthBytes: MB4, alternatives: [B, C], nowMs: nowMs + 400, deferrable: true, bodyElapsedMs: 400, bodyBytesSoFar: 110 * KB };
     expect(policy.reconsiderAtHead(facts)).toMatchObject({ server: C });
+  });
+});
+
+describe('a body finished elsewhere teaches its server\'s pace (policy.ts, reconsiderAtHead)', () => {
+  /** A: 20 ms, 2 MB/s; B: 20 ms, 1 MB/s. A 4 MB body: about 2 s on A, 4 s on B. */
+  function fastAndSlower(): { policy: Policy; nowMs: number } {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    teach(policy, A, 20, 2_000, 12);
+    const nowMs = teach(policy, B, 20, 1_000, 12, T0);
+    for (let i = 0; i < 200; i++) policy.plan({ logicalUrl: `/r${i}`, method: 'GET', candidates: [A, B], sizeBytes: 1_000, nowMs }); // earn budget
+    return { policy, nowMs };
+  }
+  const MB4 = 4_000 * KB;
+  const rateOf = (policy: Policy, server: string, nowMs: number): number | undefined => policy.describe(nowMs).find((view) => view.server === server)?.throughputBytesPerMs;
+
+  it('a driver that cannot count bytes: a body bought away after 20 s ran at most L / 20 s, and the next large body goes elsewhere', () => {
+    const { policy, nowMs } = fastAndSlower();
+    expect(policy.plan({ logicalUrl: '/big-0', method: 'GET', candidates: [A, B], sizeBytes: MB4, nowMs })[0]?.server).toBe(A);
+    // The body on A, predicted to take 2 s, still runs after 20 s (A's link fell to a crawl after the head): B takes it over.
+    const late = policy.reconsiderAtHead({ server: A, ttfbMs: 20, contentLengthBytes: MB4, alternatives: [B], nowMs: nowMs + 20_000, deferrable: true, bodyElapsedMs: 20_000 });
+    expect(late).toMatchObject({ server: B });
+    expect(late?.startAfterMs ?? 0).toBe(0);
+    // It never ends on A (the fetch from B wins, and it is cancelled): A is at most 4 MB / 20 s ≈ 205 B/ms
+    // (entered at no less than a quarter of its estimate: one body cannot tell a slower link from a stall).
+    const afterMs = nowMs + 24_000;
+    expect(rateOf(policy, A, afterMs)).toBeLessThan(1_000);
+    expect(policy.plan({ logicalUrl: '/big-1', method: 'GET', candidates: [A, B], sizeBytes: MB4, nowMs: afterMs })[0]?.server).toBe(B);
+  });
+
+  it('a driver that counts bytes: the pace so far of a body bought away is a sample of its link', () => {
+    const { policy, nowMs } = fastAndSlower();
+    // 200 KB in 1 s after the head: 200 B/ms, against 2 MB/s measured before.
+    const late = policy.reconsiderAtHead({ server: A, ttfbMs: 20, contentLengthBytes: MB4, alternatives: [B], nowMs: nowMs + 1_000, deferrable: true, bodyElapsedMs: 1_000, bodyBytesSoFar: 200 * KB });
+    expect(late).toMatchObject({ server: B });
+    expect(late?.startAfterMs ?? 0).toBe(0);
+    expect(rateOf(policy, A, nowMs + 2_000)).toBeLessThan(1_000);
+    expect(policy.plan({ logicalUrl: '/big-1', method: 'GET', candidates: [A, B], sizeBytes: MB4, nowMs: nowMs + 2_000 })[0]?.server).toBe(B);
+  });
+
+  it('a small body bought away after a stall does not sink a fast link: at most a factor of four per such body', () => {
+    const policy = createWebppPolicy({ random: seededRandom(1), now: () => T0 });
+    teach(policy, A, 20, 10_000, 12); // 10 MB/s
+    let nowMs = teach(policy, B, 60, 1_000, 12, T0); // 1 MB/s
+    for (let i = 0; i < 200; i++) policy.plan({ logicalUrl: `/r${i}`, method: 'GET', candidates: [A, B], sizeBytes: 1_000, nowMs }); // earn budget
+    // 36 KB on A, about 4 ms of link, still not there 250 ms after the head (a stall): B takes it over.
+    nowMs += 250;
+    const late = policy.reconsiderAtHead({ server: A, ttfbMs: 20, contentLengthBytes: 36 * KB, alternatives: [B], nowMs, deferrable: true, bodyElapsedMs: 250 });
+    expect(late).toMatchObject({ server: B });
+    expect(late?.startAfterMs ?? 0).toBe(0);
+    expect(rateOf(policy, A, nowMs)).toBeGreaterThan(10_000 / 4);
+    expect(policy.plan({ logicalUrl: '/big', method: 'GET', candidates: [A, B], sizeBytes: MB4, nowMs })[0]?.server).toBe(A);
+  });
+
+  it('a body only looked at again (on time, or not yet bought) teaches nothing: it will end and be measured whole', () => {
+    const { policy, nowMs } = fastAndSlower();
+    const look = policy.reconsiderAtHead({ server: A, ttfbMs: 20, contentLengthBytes: MB4, alternatives: [B], nowMs: nowMs + 1_000, deferrable: true, bodyElapsedMs: 1_000 });
+    expect(look?.startAfterMs).toBeGreaterThan(0);
+    expect(rateOf(policy, A, nowMs + 1_000)).toBeCloseTo(2_000, 0);
   });
 });
 

@@ -295,7 +295,7 @@ class EngineClient implements PolicyClient {
           resume();
         };
         const cancel = engine.run([{ ...attempt, hedgeAfterMs: undefined, reason: 'head-redecision' }], (result) => void (result.kind !== 'served' && lost()), {
-          purpose: 'resume',
+          purpose: 'hedge',
           context: { request, resume: 1 },
           sizeBytes: request.sizeBytes,
           onBodyComplete: (server) => finish({ ok: true, server }),

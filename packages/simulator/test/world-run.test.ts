@@ -223,6 +223,29 @@ describe('a body crawling on a live replica (issue 22: 0 failed requests)', () =
     expect(webpp.failed).toBe(0);
     expect(webpp.pageMeanMs!).toBeLessThan(60_000);
   });
+
+  it('the fetch elsewhere is paid once, when the policy decides it: its exchanges are hedges, not resumes the budget charges again', () => {
+    const servers = {
+      A: { link: { delayMs: 10, bandwidthBytesPerSec: 500_000 }, linkSharing: 'shared' as const, schedule: [{ atMs: 1_000, link: { bandwidthBytesPerSec: 10_000 } }] },
+      B: { link: { delayMs: 40, bandwidthBytesPerSec: 2_000_000 }, linkSharing: 'shared' as const },
+    };
+    const page = [resource(0, 4_000), resource(1, 4_000), ...Array.from({ length: 12 }, (_, i) => ({ url: `/media/m${i}.mp4`, kind: 'media' as const, sizeBytes: 1_000_000 }))];
+    const generated = world(servers, [page], null);
+    generated.workload.requestTimeoutMs = 60_000;
+    // The policy learns every exchange's sample (ClientPolicy.observe), and charges the extra
+    // budget for each 'resume' one it learns: a fetch it paid for at the head must not be one.
+    const purposes: string[] = [];
+    const policy = enginePolicy({
+      name: 'webpp',
+      description: 'webpp, head re-decisions recorded',
+      policy: 'webpp',
+      hooks: { runDidFinish: (result) => void result.attempts.forEach((attempt) => attempt.reason === 'head-redecision' && purposes.push(attempt.purpose)) },
+    });
+    const webpp = runWorld(generated, policy);
+    expect(webpp.failed).toBe(0);
+    expect(purposes.length).toBeGreaterThan(0);
+    expect(new Set(purposes)).toEqual(new Set(['hedge']));
+  });
 });
 
 describe('the ceiling on extra requests (docs/selection.md, "One budget for extra work")', () => {

@@ -47,8 +47,13 @@ export interface ClientEngineOptions<R, C = unknown> {
 export interface RunOptions<C = unknown> {
   /** The driver's context, handed to every send of this run (the page's Request in the worker). */
   context?: C;
-  /** 'request' for the page's request; 'resume' for the rest of a body that broke off. */
-  purpose?: 'request' | 'resume';
+  /**
+   * 'request' for the page's request; 'resume' for the rest of a body that broke off (each of
+   * its exchanges is an extra request the policy charges as it learns it); 'hedge' for a fetch
+   * the policy decided and paid for already (ClientPolicy.reconsiderAtHead): its exchanges are
+   * not charged again.
+   */
+  purpose?: 'request' | 'resume' | 'hedge';
   /** The winner's body broke off (or froze) after it was served: resume from remainingPlan(plan, exclude). */
   onBodyBroken?: (server: ServerId) => void;
   /** The winner's body arrived whole (drivers that follow bodies, e.g. the simulator). */

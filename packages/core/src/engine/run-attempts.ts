@@ -34,8 +34,8 @@ export interface RunContext<R, C = unknown> {
   io: EngineIO<R, C>;
   /** Handed to every send of this run. */
   context?: C | undefined;
-  /** 'request' for the page's request, 'resume' for the rest of a broken body. */
-  purpose: 'request' | 'resume';
+  /** 'request' for the page's request, 'resume' for the rest of a broken body, 'hedge' for a fetch the policy paid for at the head (RunOptions.purpose). */
+  purpose: 'request' | 'resume' | 'hedge';
   winOn?: 'head' | 'body' | undefined;
   /** The learn stage: every sample goes here (to the policy). */
   learn(sample: ExchangeSample): void;

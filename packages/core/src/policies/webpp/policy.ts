@@ -261,33 +261,50 @@ export class WebppPolicy implements ClientPolicy {
     if (decision === undefined) return undefined;
     // Asking again later costs nothing; a fetch started now spends from the one extra budget.
     if ((decision.startAfterMs ?? 0) > 0) return decision;
-    if (this.extraBudget.trySpend() || this.extraBudget.borrow()) return decision;
-    // In debt at its limit. A body whose own bytes prove it (its pace measured,
-    // HeadFacts.bodyBytesSoFar; a prediction from the server's past is no proof) slower than
-    // twice the rest elsewhere is moved, not copied: such a driver fetches only the rest and
-    // drops the first body once the rest answers (the worker: head-race.ts, raced-body.ts), so
-    // the servers carry the same bytes, plus the overlap. The move replaces an attempt proven
-    // to lose, as the failover after a timeout does (admitFailover): charged, never refused for
-    // want of a token, at most one per body. Refused, bodies at 100–500 kB/s ran on for 2–10 s
-    // beside a healthy replica in the chaos bench, the budget held at its limit by the faults.
     const paced = (facts.bodyBytesSoFar ?? 0) >= MIN_PACE_BYTES;
-    // A driver that cannot count the body's bytes (the simulator) races a whole second copy:
-    // extra work, priced by the debt. Its price doubles with every token the budget is short
-    // of (C3's load penalty, priced in time: the more the client owes, the larger the saving
-    // an extra request must bring). Its one proof is the time the body has taken, the rent
-    // paid so far: rent or buy (head-redecision.ts) at that doubled price, the fetch bought
-    // once the body has run for longer than that and its predicted rest (if any) is longer
-    // too, so a body about to end is left to end. Without it such a driver never bought with
-    // the debt at its limit, and nothing pays the debt back while a page waits for its own
-    // burst: a first page's bodies, bound to a replica whose link then fell to a fifteenth,
-    // ran on past the page's 5 minutes.
-    const rentPaidMs = facts.bodyBytesSoFar === undefined ? (facts.bodyElapsedMs ?? 0) : 0;
-    const provenMs = Number.isNaN(decision.restHereMs) ? rentPaidMs : Math.min(rentPaidMs, decision.restHereMs);
-    if (paced || provenMs > WORTH_FACTOR_AT_HEAD * 2 ** (1 - this.extraBudget.balance) * decision.elsewhereMs) {
+    if (!(this.extraBudget.trySpend() || this.extraBudget.borrow())) {
+      // In debt at its limit. A body whose own bytes prove it (its pace measured,
+      // HeadFacts.bodyBytesSoFar; a prediction from the server's past is no proof) slower than
+      // twice the rest elsewhere is moved, not copied: such a driver fetches only the rest and
+      // drops the first body once the rest answers (the worker: head-race.ts, raced-body.ts), so
+      // the servers carry the same bytes, plus the overlap. The move replaces an attempt proven
+      // to lose, as the failover after a timeout does (admitFailover): charged, never refused for
+      // want of a token, at most one per body. Refused, bodies at 100–500 kB/s ran on for 2–10 s
+      // beside a healthy replica in the chaos bench, the budget held at its limit by the faults.
+      //
+      // A driver that cannot count the body's bytes (the simulator) races a whole second copy:
+      // extra work, priced by the debt. Its price doubles with every token the budget is short
+      // of (C3's load penalty, priced in time: the more the client owes, the larger the saving
+      // an extra request must bring). Its one proof is the time the body has taken, the rent
+      // paid so far: rent or buy (head-redecision.ts) at that doubled price, the fetch bought
+      // once the body has run for longer than that and its predicted rest (if any) is longer
+      // too, so a body about to end is left to end. Without it such a driver never bought with
+      // the debt at its limit, and nothing pays the debt back while a page waits for its own
+      // burst: a first page's bodies, bound to a replica whose link then fell to a fifteenth,
+      // ran on past the page's 5 minutes.
+      const rentPaidMs = facts.bodyBytesSoFar === undefined ? (facts.bodyElapsedMs ?? 0) : 0;
+      const provenMs = Number.isNaN(decision.restHereMs) ? rentPaidMs : Math.min(rentPaidMs, decision.restHereMs);
+      if (!(paced || provenMs > WORTH_FACTOR_AT_HEAD * 2 ** (1 - this.extraBudget.balance) * decision.elsewhereMs)) {
+        return facts.deferrable ? { ...decision, startAfterMs: Math.max(1, decision.elsewhereMs) } : undefined;
+      }
       this.extraBudget.charge();
-      return decision;
     }
-    return facts.deferrable ? { ...decision, startAfterMs: Math.max(1, decision.elsewhereMs) } : undefined;
+    // The fetch elsewhere starts. The body here will end cancelled, and a cancelled exchange
+    // teaches nothing (learnSample): its server kept the pace of its last complete body, and
+    // the next large body went there again, to crawl again (the nine scenarios' flapping: a
+    // replica in its bad phase). What it did so far is learnt now: from a driver that counts
+    // its bytes (at least MIN_PACE_BYTES), those bytes over the time since the head, a sample
+    // of the link's pace as a complete body is; else the whole length was not there after that
+    // time, so the link is at most that fast, a censored sample (throughput.ts, add: atMost).
+    // A slower link is news as from a complete body (learnSample): the others are re-measured.
+    // (redecideAtHead decides only for a server it knows.)
+    // (Its exchange is taken as sent at the head: its first byte only shifts the gap share.)
+    const here = this.records.get(facts.server)!;
+    const elapsedMs = facts.bodyElapsedMs ?? 0;
+    if (elapsedMs > 0 && here.throughput.add(paced ? facts.bodyBytesSoFar! : facts.contentLengthBytes, elapsedMs, facts.nowMs, this.options.estimateHalfLifeMs, undefined, !paced)) {
+      here.changeSuspectedAtMs = facts.nowMs;
+    }
+    return decision;
   }
 
   /** Server push (ClientPolicy.learnPushedServiceTime; pushed-load.ts). A value dated in the future is ignored. */

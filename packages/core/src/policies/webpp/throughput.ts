@@ -19,6 +19,9 @@ const SLOWER_FACTOR = 1.5;
 /** Its least share of the estimate (by bytes): the estimate moves most of the way at once. */
 const SLOWER_SAMPLE_SHARE = 0.75;
 
+/** A censored sample (add, atMost) is entered at no less than the estimate over this. */
+const CENSORED_MAX_DROP = 4;
+
 export interface ThroughputJSON {
   bytes: number;
   ms: number;
@@ -34,14 +37,30 @@ export class ThroughputEstimate {
     return this.ms > 0 && this.bytes > 0;
   }
 
-  /** A body of bodyBytes in bodyMs, complete at nowMs, on an exchange sent at sentAtMs. */
-  add(bodyBytes: number, bodyMs: number, nowMs: number, halfLifeMs: number, sentAtMs = nowMs - bodyMs): 'slower' | undefined {
+  /**
+   * A body of bodyBytes in bodyMs, complete at nowMs, on an exchange sent at sentAtMs.
+   *
+   * `atMost`: a body still running, bodyBytes not all there after bodyMs, so the link was at
+   * most bodyBytes / bodyMs fast (a right-censored sample). It teaches only where it contradicts
+   * the estimate, and then at its bound, a lower bound of the time it cost, as the latency sketch
+   * enters a timeout at its value (Kaplan and Meier, JASA 1958: a censored observation says only
+   * that the event came later). A bound above the estimate, or with none known, says nothing the
+   * estimate does not. And one such body cannot tell a slower link from a stall of the server's
+   * heavy tail (a 36 KB body on a 10 MB/s link, bought away after a 220 ms stall, bounds the link
+   * at 160 B/ms): it is entered at no less than the estimate over CENSORED_MAX_DROP. A link slower
+   * still is seen at its next bodies, or at a complete one (which has no such limit).
+   */
+  add(bodyBytes: number, bodyMs: number, nowMs: number, halfLifeMs: number, sentAtMs = nowMs - bodyMs, atMost = false): 'slower' | undefined {
+    const rate = this.bytesPerMs();
     // A body in under 1 ms is timed as 1 ms: the clock's resolution, not an infinite rate.
-    const ms = Math.max(1, bodyMs);
+    let ms = Math.max(1, bodyMs);
+    if (atMost) {
+      if (!(rate! > bodyBytes / ms)) return undefined;
+      ms = Math.min(ms, (CENSORED_MAX_DROP * bodyBytes) / rate!);
+    }
     let decay = this.atMs === 0 ? 0 : 2 ** (-Math.max(0, nowMs - this.atMs) / halfLifeMs);
     const gapMs = Math.min(nowMs, sentAtMs) - this.atMs;
     let share = this.atMs > 0 && gapMs > 0 ? 1 - 2 ** (-gapMs / halfLifeMs) : 0;
-    const rate = this.bytesPerMs();
     const slower = rate !== undefined && bodyBytes / ms < rate / SLOWER_FACTOR;
     if (slower) share = Math.max(share, SLOWER_SAMPLE_SHARE);
     // The share is by bytes, so that the estimate is a byte-weighted mean of ms per byte (what
