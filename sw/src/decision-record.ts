@@ -4,6 +4,7 @@
  */
 import type { RunResult } from '@webpp/core';
 import type { AttemptOutcome, DecisionRecord, WebppEvent } from './messages.js';
+import { round2 } from './_private/numbers.js';
 
 function isFailureOutcome(outcome: AttemptOutcome): boolean {
   return outcome === 'timeout' || outcome === 'network-error' || outcome === 'server-error' || outcome === 'stale';
@@ -43,9 +44,9 @@ export function decisionRecord(input: DecisionInput): DecisionRecord {
       : {}),
     failover: result.attempts.some((attempt) => isFailureOutcome(attempt.outcome) || attempt.timedOut === true),
     attempts: result.attempts,
-    bindMs: round(input.bindMs),
-    totalMs: round(input.totalMs),
-    workerMs: round(Math.max(0, input.totalMs - waitedMs)),
+    bindMs: round2(input.bindMs),
+    totalMs: round2(input.totalMs),
+    workerMs: round2(Math.max(0, input.totalMs - waitedMs)),
     policy: input.policy,
   };
 }
@@ -62,8 +63,4 @@ export function failoverEvents(decision: DecisionRecord, atMs: number): WebppEve
       outcome: attempt.timedOut === true ? ('timeout' as const) : attempt.outcome,
       ...(attempt.status === undefined ? {} : { status: attempt.status }),
     }));
-}
-
-function round(value: number): number {
-  return Math.round(value * 100) / 100;
 }

@@ -41,6 +41,7 @@ import { headRace } from './head-race.js';
 import { racedBody, type BodyProgress } from './raced-body.js';
 import { bodyExtent } from './resumable-body.js';
 import type { StateReporter } from './state-reporter.js';
+import { headerInteger } from './_private/numbers.js';
 
 export interface EngineHooksOptions {
   policy: ClientPolicy;
@@ -56,10 +57,7 @@ export interface EngineHooksOptions {
 }
 
 function contentLengthOf(response: Response): number | undefined {
-  const value = response.headers.get('content-length');
-  if (value === null || !/^\d+$/.test(value.trim())) return undefined;
-  const bytes = Number(value);
-  return Number.isSafeInteger(bytes) ? bytes : undefined;
+  return headerInteger(response.headers.get('content-length'));
 }
 
 function isEncoded(response: Response): boolean {

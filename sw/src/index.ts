@@ -9,6 +9,8 @@ export { ReplicaClient } from './replica-client.js';
 export type { ReplicaClientOptions, RespondIO, Route } from './replica-client.js';
 // Policies live in one registry in @webpp/core (packages/core/src/policies), shared with the simulator.
 export { registerPolicy, createPolicy, policyNames } from '@webpp/core';
+// The paper's latency table in full in webpp.state() for the table policies a resolver makes (table-views.ts).
+export { withTableViews } from './table-views.js';
 export type { ClientPolicy, PlannedAttempt, PlanInput, PolicyFactory, PolicyDeps } from '@webpp/core';
 export { parseWorkerOptions, resolveWorkerOptions, DEFAULT_WORKER_OPTIONS } from './config.js';
 export type { WorkerOptions, WorkerOptionsInput, InternalOverrides, ParsedWorkerOptions } from './config.js';

@@ -68,8 +68,8 @@ function isRecentOff(value: unknown, offRetryMs: number): boolean {
   return off === true && typeof atMs === 'number' && Date.now() - atMs < offRetryMs;
 }
 
-/** Posts to every window of the site, controlled or not (clients.matchAll). */
-export function pageNotifier(): PageNotifier {
+/** Posts to every window of the site, controlled or not (clients.matchAll): the switch-off here, unusable replicas' reports (unusable-replicas.ts). */
+export function pageNotifier(): (message: object) => Promise<void> {
   const clients = (globalThis as unknown as { clients?: Clients }).clients;
   if (!clients) return () => Promise.resolve();
   return async (message) => {

@@ -1,29 +1,29 @@
 /**
  * The dashboard's rows (ServerView) from whatever policy runs: the paper's latency table in
- * full when the policy keeps one (core's TablePolicy), else the policy's own describe().
+ * full when the policy carries its table's rows (a table policy made by the policies add-on or
+ * the Workbox strategy: table-views.ts), else the policy's own describe().
  */
-import type { ClientPolicy, LatencyTable, PolicyServerView, ServerId, TablePolicy } from '@webpp/core';
+import type { ClientPolicy, LatencyTable, PolicyServerView, ServerId } from '@webpp/core';
 import type { ServerView } from './messages.js';
-import { serverView, serverViews } from './state-reporter.js';
+import { round2 } from './_private/numbers.js';
 
-/**
- * The policy's latency table, when it is one of core's table policies (the paper's, the
- * baselines). Recognised by its shape, not with instanceof: those policies come from the
- * policies add-on (addons.ts), whose LatencyTable class is not this bundle's.
- */
-function tableOf(policy: ClientPolicy): LatencyTable | undefined {
-  const table = (policy as Partial<TablePolicy>).table;
-  return typeof table === 'object' && table !== null && typeof table.toJSON === 'function' && typeof table.get === 'function' ? table : undefined;
+/** A table policy's rows (table-views.ts), put on the policy by the resolver that made it. */
+export interface TableViews {
+  all(nowMs: number): ServerView[];
+  one(server: ServerId, nowMs: number): ServerView | undefined;
+  json(): ReturnType<LatencyTable['toJSON']>;
 }
+
+const viewsOf = (policy: ClientPolicy): TableViews | undefined => (policy as { tableViews?: TableViews }).tableViews;
 
 function fromDescription(view: PolicyServerView, nowMs: number): ServerView {
   const meanMs = view.ttfbEstimateMs ?? 0;
   return {
     server: view.server,
     state: view.state === 'failed' ? 'failed' : 'available',
-    meanMs: Math.round(meanMs * 100) / 100,
+    meanMs: round2(meanMs),
     stdDevMs: 0,
-    sPercentileMs: view.ttfbEstimateMs === undefined ? null : Math.round(meanMs * 100) / 100,
+    sPercentileMs: view.ttfbEstimateMs === undefined ? null : round2(meanMs),
     timeoutMs: view.timeoutMs ?? 0,
     sampleCount: view.sampleCount,
     lastSampleAgeMs: view.sampleCount > 0 ? Math.max(0, nowMs - view.lastSampleAtMs) : null,
@@ -36,8 +36,8 @@ function fromDescription(view: PolicyServerView, nowMs: number): ServerView {
 }
 
 export function policyServerViews(policy: ClientPolicy, nowMs: number): ServerView[] {
-  const table = tableOf(policy);
-  if (table) return serverViews(table, nowMs);
+  const views = viewsOf(policy);
+  if (views) return views.all(nowMs);
   return policy
     .describe(nowMs)
     .map((view) => fromDescription(view, nowMs))
@@ -45,14 +45,13 @@ export function policyServerViews(policy: ClientPolicy, nowMs: number): ServerVi
 }
 
 export function policyServerView(policy: ClientPolicy, server: ServerId, nowMs: number): ServerView | undefined {
-  const table = tableOf(policy);
-  if (table) return serverView(table, server, nowMs);
+  const views = viewsOf(policy);
+  if (views) return views.one(server, nowMs);
   const view = policy.describe(nowMs).find((candidate) => candidate.server === server);
   return view && fromDescription(view, nowMs);
 }
 
-/** The persisted state as the snapshot's `table` field shows it (the paper's table, or the policy's own JSON). */
+/** The persisted state as the snapshot's `table` field shows it (the paper's table, or an empty one). */
 export function policyTableJSON(policy: ClientPolicy): ReturnType<LatencyTable['toJSON']> {
-  const table = tableOf(policy);
-  return table ? table.toJSON() : { formatVersion: 1, servers: {} };
+  return viewsOf(policy)?.json() ?? { formatVersion: 1, servers: {} };
 }

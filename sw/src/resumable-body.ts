@@ -21,6 +21,7 @@
  * is not sent as If-Range, and only Last-Modified is compared then.
  */
 import type { ServerId } from '@webpp/core';
+import { headerInteger } from './_private/numbers.js';
 
 /** What the first answer says about the entity and where its body lies in it. */
 export interface BodyExtent {
@@ -110,11 +111,6 @@ function readWithin(
 
 const CONTENT_RANGE = /^bytes (\d+)-(\d+)\/(\d+|\*)$/;
 
-function nonNegativeInteger(value: string | null | undefined): number | undefined {
-  if (value === null || value === undefined || !/^\d+$/.test(value.trim())) return undefined;
-  const number = Number(value.trim());
-  return Number.isSafeInteger(number) ? number : undefined;
-}
 
 /** Where the body of a 200 or single-range 206 answer lies; undefined when it cannot be resumed. */
 export function bodyExtent(response: Response): BodyExtent | undefined {
@@ -131,7 +127,7 @@ export function bodyExtent(response: Response): BodyExtent | undefined {
   // A live stream (server-sent events): silences are part of it, and there is no rest to ask another replica for.
   if (headers.get('content-type')?.trim().toLowerCase().startsWith('text/event-stream') === true) return undefined;
   if (response.status === 200) {
-    const totalBytes = encoded ? undefined : nonNegativeInteger(headers.get('content-length'));
+    const totalBytes = encoded ? undefined : headerInteger(headers.get('content-length'));
     // Nothing names the entity (no ETag, no Last-Modified, no length): another replica's answer
     // could not be checked against it, so a resume could splice two entities. Such bodies are
     // mostly generated streams (server-sent events, long polls), whose silences are normal.

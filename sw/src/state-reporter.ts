@@ -1,12 +1,10 @@
 /**
  * What the worker tells its pages: counters, the most recent decisions (which replica served
- * which logical URL) and events (failovers, refreshes, probes, bindings), plus a view of the
- * latency table. Pages ask for a snapshot with postMessage; live events are batched and
+ * which logical URL) and events (failovers, refreshes, probes, bindings). Pages ask for a snapshot with postMessage; live events are batched and
  * published on a BroadcastChannel so a dashboard updates as things happen.
  */
-import type { LatencyTable, ServerId } from '@webpp/core';
 import { EVENT_CHANNEL, EVENTS_HELLO, EVENTS_LEASE_MS, EVENTS_SUBSCRIBE } from './messages.js';
-import type { DecisionRecord, ServerView, WebppEvent, WorkerCounters } from './messages.js';
+import type { DecisionRecord, WebppEvent, WorkerCounters } from './messages.js';
 
 function emptyCounters(): WorkerCounters {
   return {
@@ -52,38 +50,6 @@ export class RingBuffer<T> {
   toArray(): T[] {
     return [...this.items];
   }
-}
-
-/** One row of the table, with derived figures. */
-export function serverView(table: LatencyTable, server: ServerId, nowMs: number): ServerView | undefined {
-  const row = table.get(server);
-  if (!row) return undefined;
-  const sPercentileMs = table.sPercentileMs(server);
-  return {
-    server,
-    state: row.state,
-    meanMs: round(row.meanMs),
-    stdDevMs: round(Math.sqrt(row.varianceMs2)),
-    sPercentileMs: Number.isFinite(sPercentileMs) ? round(sPercentileMs) : null,
-    timeoutMs: table.timeoutMs(server),
-    sampleCount: row.sampleCount,
-    lastSampleAgeMs: row.sampleCount > 0 ? Math.max(0, nowMs - row.lastSampleAtMs) : null,
-    expired: table.isExpired(server),
-    probeIntervalMs: row.probeIntervalMs,
-    nextProbeInMs: row.state === 'failed' ? Math.max(0, row.nextProbeAtMs - nowMs) : null,
-  };
-}
-
-export function serverViews(table: LatencyTable, nowMs: number): ServerView[] {
-  return table
-    .servers()
-    .sort()
-    .map((server) => serverView(table, server, nowMs))
-    .filter((view): view is ServerView => view !== undefined);
-}
-
-function round(value: number): number {
-  return Math.round(value * 100) / 100;
 }
 
 export interface StateReporterOptions {
@@ -205,15 +171,20 @@ export class StateReporter {
 
 /**
  * The BroadcastChannel the page script listens to: events are posted on it, and pages
- * subscribe on it (EVENTS_SUBSCRIBE → `onSubscribe`). The channel opens when the worker
- * starts, which posts one EVENTS_HELLO so that pages already listening subscribe again.
+ * subscribe on it (EVENTS_SUBSCRIBE → `onSubscribe`). The channel opens just after the
+ * worker's first evaluation (a task later: opening it is a tenth of that evaluation, which
+ * every cold start waits for), and posts one EVENTS_HELLO so that pages already listening
+ * subscribe again. Until then no page can have subscribed, so nothing is published.
  */
 export function broadcastPublisher(onSubscribe: (leaseMs: number) => void): ((events: WebppEvent[]) => void) | undefined {
   if (typeof BroadcastChannel === 'undefined') return undefined;
-  const channel = new BroadcastChannel(EVENT_CHANNEL);
-  channel.onmessage = (message: MessageEvent<{ type?: unknown } | null>) => {
-    if (message.data?.type === EVENTS_SUBSCRIBE) onSubscribe(EVENTS_LEASE_MS);
-  };
-  channel.postMessage({ type: EVENTS_HELLO });
-  return (events) => channel.postMessage(events);
+  let channel: BroadcastChannel | undefined;
+  setTimeout(() => {
+    channel = new BroadcastChannel(EVENT_CHANNEL);
+    channel.onmessage = (message: MessageEvent<{ type?: unknown } | null>) => {
+      if (message.data?.type === EVENTS_SUBSCRIBE) onSubscribe(EVENTS_LEASE_MS);
+    };
+    channel.postMessage({ type: EVENTS_HELLO });
+  }, 0);
+  return (events) => channel?.postMessage(events);
 }

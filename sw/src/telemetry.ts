@@ -10,8 +10,8 @@ import type { AttemptOutcome } from './messages.js';
 import type { WorkerPlugin } from './plugins.js';
 import { policyServerView } from './policy-views.js';
 import type { StateReporter } from './state-reporter.js';
+import { round2 } from './_private/numbers.js';
 
-const round = (value: number): number => Math.round(value * 100) / 100;
 
 /** The record's outcome for a failure sample (a broken body counts as a network error). */
 function attemptOutcome(outcome: ExchangeSample['outcome']): AttemptOutcome {
@@ -27,7 +27,7 @@ export function telemetryHooks(reporter: StateReporter, policy: ClientPolicy): E
         if (!reporter.listening) return; // the live sample event is for a page that listens
         const view = policyServerView(policy, sample.server, nowMs);
         const kind = sample.purpose === 'refresh' || sample.purpose === 'probe' ? sample.purpose : 'request';
-        if (view) reporter.send({ type: 'sample', atMs: nowMs, server: sample.server, ttfbMs: round(sample.ttfbMs), kind, view });
+        if (view) reporter.send({ type: 'sample', atMs: nowMs, server: sample.server, ttfbMs: round2(sample.ttfbMs), kind, view });
       } else if (sample.outcome !== 'served' && sample.outcome !== 'stale' && sample.outcome !== 'cancelled' && sample.purpose !== 'probe' && !wasFailed) {
         reporter.event({ type: 'server-failed', atMs: nowMs, server: sample.server, outcome: attemptOutcome(sample.outcome) });
       }
@@ -39,7 +39,7 @@ export function telemetryHooks(reporter: StateReporter, policy: ClientPolicy): E
       if (request.purpose === 'refresh') {
         reporter.count('refreshes');
         const ok = sample.outcome === 'served';
-        reporter.event({ type: 'refresh', atMs: nowMs, server, url, ok, ...status, ...(ok && sample.ttfbMs !== undefined ? { ttfbMs: round(sample.ttfbMs) } : {}) });
+        reporter.event({ type: 'refresh', atMs: nowMs, server, url, ok, ...status, ...(ok && sample.ttfbMs !== undefined ? { ttfbMs: round2(sample.ttfbMs) } : {}) });
         return;
       }
       reporter.count('probes');

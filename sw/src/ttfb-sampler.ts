@@ -175,6 +175,8 @@ export class TtfbSampler {
    * Starts watching the worker's own Resource Timing entries. Returns false where the
    * platform has none; samples are then recorded at once, from fetch() → headers.
    *
+   * The observer itself starts a task later, off the worker's first evaluation, which every
+   * cold start waits for (issue 26); `buffered` hands it the entries of requests sent before.
    * The buffer never fills: the observer receives every entry whether or not the buffer
    * has room, and empties the buffer after each delivery; a larger buffer and a
    * buffer-full handler cover bursts between two deliveries.
@@ -183,18 +185,20 @@ export class TtfbSampler {
     const Observer = (globalThis as { PerformanceObserver?: typeof PerformanceObserver }).PerformanceObserver;
     const perf = (globalThis as { performance?: Performance }).performance;
     if (!Observer || !perf || !Observer.supportedEntryTypes?.includes('resource')) return false;
-    try {
-      perf.setResourceTimingBufferSize?.(RESOURCE_BUFFER_SIZE);
-      perf.addEventListener?.('resourcetimingbufferfull', () => perf.clearResourceTimings());
-      new Observer((list) => {
-        this.onEntries(list.getEntries() as unknown as ResourceEntryLike[]);
-        perf.clearResourceTimings?.();
-      }).observe({ type: 'resource' });
-      this.observing = true;
-    } catch {
-      this.observing = false;
-    }
-    return this.observing;
+    this.observing = true;
+    setTimeout(() => {
+      try {
+        perf.setResourceTimingBufferSize?.(RESOURCE_BUFFER_SIZE);
+        perf.addEventListener?.('resourcetimingbufferfull', () => perf.clearResourceTimings());
+        new Observer((list) => {
+          this.onEntries(list.getEntries() as unknown as ResourceEntryLike[]);
+          perf.clearResourceTimings?.();
+        }).observe({ type: 'resource', buffered: true });
+      } catch {
+        this.observing = false;
+      }
+    }, 0);
+    return true;
   }
 
   /** The server was just marked failed: pending samples of earlier answers are older news. */

@@ -15,6 +15,7 @@
  * A lifecycle plugin (plugins.ts) on every physical request of a bound request.
  */
 import { REPLICA_UNUSABLE_MESSAGE, type ReplicaUnusableMessage as UnusableReplicaReport } from './messages.js';
+import { pageNotifier } from './kill-switch.js';
 import type { WorkerPlugin } from './plugins.js';
 import type { StateReporter } from './state-reporter.js';
 
@@ -27,11 +28,7 @@ interface UnusableReplicasOptions {
 const REPROBE_AFTER_MS = 60_000;
 
 function tellAllPages(report: UnusableReplicaReport): void {
-  const scope = globalThis as unknown as { clients?: Clients };
-  void scope.clients
-    ?.matchAll({ type: 'window', includeUncontrolled: true })
-    .then((windows) => windows.forEach((client) => client.postMessage(report)))
-    .catch(() => undefined);
+  pageNotifier()(report).catch(() => undefined);
 }
 
 export class UnusableReplicas {

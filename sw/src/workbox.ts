@@ -31,6 +31,7 @@ import { createOfflineCopies } from './offline-cache.js';
 import { isSameOrigin } from './physical-request.js';
 import { ReplicaClient } from './replica-client.js';
 import type { ReplicaClientOptions } from './replica-client.js';
+import { withTableViews } from './table-views.js';
 
 let sharedClient: ReplicaClient | undefined;
 /** Clients whose strategy was asked to leave to the browser what it cannot improve (`leaveToBrowser`). */
@@ -46,8 +47,8 @@ export function getReplicaClient(settings?: WorkerOptionsInput, extra: ReplicaCl
   if (!sharedClient) {
     const { unregisterOnSwitchOff = false, leaveToBrowser = false, ...rest } = extra;
     sharedClient = new ReplicaClient({
-      // A site bundles its own worker: every policy of core's registry is there.
-      policies: createPolicy,
+      // A site bundles its own worker: every policy of core's registry is there, the table policies with their rows.
+      policies: withTableViews(createPolicy),
       // Offline copies keep every bound answer, so they are off where requests are left to the browser.
       ...(leaveToBrowser ? {} : { offlineCopies: createOfflineCopies }),
       integrity: createIntegrity,

@@ -43,3 +43,13 @@ describe('the default worker bundle', () => {
     }
   });
 });
+
+describe('the policies add-on bundle', () => {
+  it('carries the paper\'s policies and the baselines, but not a second copy of the webpp policy that the default worker has', () => {
+    const payload = JSON.parse(readFileSync(join(bundleDir, 'webpp-sw-policies.js.map'), 'utf8')) as SourceMapPayload;
+    const sources = payload.sources.map((source) => source.replace(/^(\.\.\/)+/, ''));
+    expect(sources).toContain('packages/core/src/policies/extended-refresh.ts');
+    expect(sources).toContain('packages/core/src/policies/baselines.ts');
+    expect(sources.filter((source) => source.includes('policies/webpp/'))).toEqual([]);
+  });
+});

@@ -6,6 +6,7 @@ import { BINDINGS_HEADER, CONTROL_HEADER, FAST_PRESET, PAPER_DEFAULTS, encodeBin
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPolicy, registerPolicy } from '@webpp/core';
 import { ReplicaClient } from '../src/replica-client.js';
+import { withTableViews } from '../src/table-views.js';
 import { memoryKeyValueStore } from '../src/storage.js';
 import type { WebppEvent } from '../src/messages.js';
 import { eventIO } from './support/event-io.js';
@@ -57,7 +58,7 @@ function client(overrides: ConstructorParameters<typeof ReplicaClient>[0] = {}) 
   const unregistered: string[] = [];
   const instance = new ReplicaClient({
     internal: { preset: 'fast', flushDelayMs: 0 },
-    policies: createPolicy, // every policy of core's registry, as a Workbox worker has them
+    policies: withTableViews(createPolicy), // every policy of core's registry, as a Workbox worker has them
     selfOrigin: primary.origin,
     storage: memoryKeyValueStore(),
     observeResourceTiming: false,
@@ -213,6 +214,23 @@ describe('ReplicaClient', () => {
     await response.text();
     expect(instance.snapshot().decisions.at(-1)?.policy).toBe('paper');
     expect(client({ settings: { policy: 'refresh' }, internal: { preset: 'fast' } }).instance.snapshot().config).toEqual(FAST_PRESET);
+  });
+
+  it('shows a table policy\'s latency table in full (its rows come with the policies add-on\'s resolver), and webpp\'s rows from its own description', async () => {
+    const { instance } = client({ settings: { policy: 'paper' }, internal: { flushDelayMs: 0 } });
+    await learn(instance);
+    const response = await instance.respond(new Request(`${primary.origin}/file.txt`), eventIO());
+    await response.text();
+    const served = instance.snapshot().decisions.at(-1)?.servedBy;
+    const row = instance.snapshot().servers.find((view) => view.server === served);
+    expect(row?.sampleCount).toBeGreaterThan(0);
+    expect(row?.probeIntervalMs).toBe(PAPER_DEFAULTS.probeIntervalMs);
+    expect(Object.keys(instance.snapshot().table.servers)).toContain(served);
+    const { instance: webpp } = client({ settings: { policy: 'webpp' }, internal: { flushDelayMs: 0 } });
+    await learn(webpp);
+    await (await webpp.respond(new Request(`${primary.origin}/file.txt`), eventIO())).text();
+    expect(webpp.snapshot().servers.find((view) => view.server === webpp.snapshot().decisions.at(-1)?.servedBy)?.sampleCount).toBeGreaterThan(0);
+    expect(webpp.snapshot().table).toEqual({ formatVersion: 1, servers: {} });
   });
 
   it('a bad selection parameter of the paper\'s policies is reported by the policy, and the worker still runs on the preset\'s values', () => {

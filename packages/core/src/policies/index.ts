@@ -1,4 +1,5 @@
 export { createPolicy, policyNames, registerPolicy } from './registry.js';
+export { createTablePolicy } from './table-registry.js';
 export {
   WebppPolicy,
   createWebppPolicy,

@@ -16,31 +16,13 @@
  * `selection` (SelectionConfig overrides); single-server: `position` (1-based) or `server`;
  * round-robin: `startAt`.
  */
-import { FAST_PRESET, PAPER_DEFAULTS } from '../config.js';
 import type { ClientPolicy, PolicyDeps, PolicyFactory } from '../engine/policy-types.js';
-import { optimalCompletePolicy, optimalPolicy, randomPolicy, roundRobinPolicy, singleServerPolicy } from './baselines.js';
-import { extendedRefreshPolicy } from './extended-refresh.js';
-import { hedgedPolicy } from './hedged.js';
-import { selectionFrom } from './table-policy.js';
+import { singleAtPosition, TABLE_POLICY_FACTORIES } from './table-registry.js';
 import { createWebppPolicy, webppOptionsFrom } from './webpp/index.js';
 
 const NAME = /^[a-z][a-z0-9-]{0,40}$/;
 
-const factories = new Map<string, PolicyFactory>([
-  ['webpp', (deps, options) => createWebppPolicy(deps, webppOptionsFrom(options))],
-  ['paper', (deps, options) => extendedRefreshPolicy(deps, 'paper', selectionFrom(options, PAPER_DEFAULTS))],
-  ['fast', (deps, options) => extendedRefreshPolicy(deps, 'fast', selectionFrom(options, FAST_PRESET))],
-  ['refresh', (deps, options) => extendedRefreshPolicy(deps, 'refresh', selectionFrom(options))],
-  ['hedged', (deps, options) => hedgedPolicy(deps, selectionFrom(options), (options?.['hedge'] ?? {}))],
-  ['random', (deps, options) => randomPolicy(deps, selectionFrom(options))],
-  ['round-robin', (deps, options) => roundRobinPolicy(deps, selectionFrom(options), Number(options?.['startAt'] ?? 0))],
-  [
-    'single-server',
-    (deps, options) => singleServerPolicy(deps, selectionFrom(options), { position: Number(options?.['position'] ?? 1), ...(typeof options?.['server'] === 'string' ? { server: options['server'] } : {}) }),
-  ],
-  ['optimal', (deps, options) => optimalPolicy(deps, selectionFrom(options))],
-  ['optimal-complete', (deps, options) => optimalCompletePolicy(deps, selectionFrom(options))],
-]);
+const factories = new Map<string, PolicyFactory>([['webpp', (deps, options) => createWebppPolicy(deps, webppOptionsFrom(options))], ...TABLE_POLICY_FACTORIES]);
 
 /** Makes a policy available by name. Replaces an earlier one of that name. */
 export function registerPolicy(name: string, factory: PolicyFactory): void {
@@ -59,7 +41,6 @@ export function policyNames(): string[] {
  * @throws RangeError when the options are invalid.
  */
 export function createPolicy(name: string, deps: PolicyDeps, options?: Record<string, unknown>): ClientPolicy | undefined {
-  const single = /^single-([1-9])$/.exec(name);
-  if (single && !factories.has(name)) return singleServerPolicy(deps, selectionFrom(options), { position: Number(single[1]) });
-  return factories.get(name)?.(deps, options);
+  const factory = factories.get(name);
+  return factory ? factory(deps, options) : singleAtPosition(name, deps, options);
 }
