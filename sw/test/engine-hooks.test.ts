@@ -216,6 +216,7 @@ describe('engine v3 hooks in the worker', () => {
     expect(instance.snapshot().decisions.at(-1)?.servedBy).toBe(a.origin);
     // At a's head nothing said how long its 256 KiB would take (a sends them over about 1.6 s):
     // the worker waited as long as a whole fetch from b takes (about 50 ms), then fetched from b.
+    expect(await eventually(() => events.some((event) => event.type === 'head-redecided'))).toBe(true);
     const redecided = events.filter((event) => event.type === 'head-redecided');
     expect(redecided).toHaveLength(1);
     expect(redecided[0]).toMatchObject({ from: a.origin, to: b.origin, switched: true });
