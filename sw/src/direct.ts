@@ -5,7 +5,9 @@
  * fetch handler does not call respondWith, so the request costs what it costs without a
  * worker. Decided synchronously, from memory only, when all of this holds:
  *
- * - a GET subresource (not a navigation, no Range), smaller than `resumeMinBytes` as far as
+ * - a GET subresource (not a navigation, no Range) and not a script (a page's script that
+ *   fails is skipped and its later scripts run without it: no retry can keep their order),
+ *   smaller than `resumeMinBytes` as far as
  *   the worker knows (larger bodies keep resume and the decision at the head; a size comes
  *   from the binding, an earlier answer, the page's Resource Timing or the policy's estimate);
  * - the binding's physical URL on the own origin is the request's own URL, and it has not
@@ -25,7 +27,11 @@
  * - it is not the set's exploration request: one request per set of replicas per
  *   `exploreEveryMs` (the policy's refreshMinIntervalMs, the most often it refreshes a
  *   server) goes through the worker anyway, so the policy keeps planning, drawing among its
- *   equivalent servers and running its refreshes and probes.
+ *   equivalent servers and running its refreshes and probes;
+ * - the page has not asked for this URL before and had it left to the browser: a second
+ *   request is what the page script's retry of a failed element looks like (webpp.ts, at once
+ *   in the element's `error` event, before the worker can hear of the failure), and the
+ *   page's own retries look the same; it goes through the worker and its failover.
  *
  * The own origin's answers to requests left to the browser are still measured: the page
  * script posts the page's Resource Timing entries (webpp.ts), and those of the URLs passed on
@@ -85,7 +91,6 @@ export interface DirectRouteOptions {
 interface PassedUrl {
   pending: number;
   directoryVersion: number;
-  left: boolean;
 }
 
 /** Pages, sets of replicas and URLs remembered at most (bounded, least recent first out). */
@@ -104,11 +109,12 @@ export class DirectRoute {
   private readonly exploredAtMs = new BoundedMap<string, number>(SETS);
   /**
    * URL → what the worker knows of its requests left to the browser: how many still await the
-   * page's Resource Timing (`pending`), under which directory version, and whether its last
-   * bound request was left (`left`; the entry stays after the timing arrives). A URL never left
+   * page's Resource Timing (`pending`), and under which directory version. A URL never left
    * has no entry, so a request the worker takes writes nothing here.
    */
   private readonly passed = new BoundedMap<string, PassedUrl>(PASSED_URLS);
+  /** "<page> <URL>" of the requests left to the browser: the page's next request of that URL is the worker's. */
+  private readonly leftToPage = new BoundedMap<string, true>(PASSED_URLS);
   private readonly persisted: PersistedState | undefined;
 
   constructor(private readonly options: DirectRouteOptions) {
@@ -139,17 +145,19 @@ export class DirectRoute {
 
   /** route.ts: true when this bound request is left to the browser. */
   goesDirect(request: Request, resolved: ResolvedBinding, clientId: string | undefined): boolean {
+    const { url } = request;
     const direct = this.decide(request, resolved, clientId);
-    const passed = this.passed.get(request.url);
-    if (direct) this.passed.set(request.url, { pending: (passed?.pending ?? 0) + 1, directoryVersion: resolved.directoryVersion, left: true });
-    else if (passed) passed.left = false;
+    if (direct) {
+      this.passed.set(url, { pending: (this.passed.get(url)?.pending ?? 0) + 1, directoryVersion: resolved.directoryVersion });
+      this.leftToPage.set(`${clientId} ${url}`, true);
+    }
     return direct;
   }
 
   private decide(request: Request, resolved: ResolvedBinding, clientId: string | undefined): boolean {
     const { options } = this;
-    if (!options.enabled || request.mode === 'navigate' || request.method !== 'GET' || request.headers.has('range')) return false;
-    if (clientId === undefined || this.pages.get(clientId) !== true) return false;
+    if (!options.enabled || request.mode === 'navigate' || request.destination === 'script' || request.method !== 'GET' || request.headers.has('range')) return false;
+    if (clientId === undefined || this.pages.get(clientId) !== true || this.leftToPage.has(`${clientId} ${request.url}`)) return false;
     if (!isSameOrigin(request.url, options.selfOrigin) || !resolved.physicalUrls.includes(request.url)) return false;
     // The own origin said it does not hold this URL: the plan asks another replica first.
     if (options.staleBindings.isStale(request.url, resolved.directoryVersion)) return false;
@@ -195,18 +203,10 @@ export class DirectRoute {
    * elements that failed to load. A failure keeps the page's requests with the worker; the
    * entries of URLs passed on are samples of the own origin, and a 404/410 among them makes
    * that URL stale, as when the worker gets one itself (server-memory.ts), so that its next
-   * request goes through the worker to a replica that holds it. `written`: the batched write
-   * of a page's change. `retry`: the failed URLs the page may load once more, those whose last
-   * bound request the worker left to the browser; the page's further requests now go through
-   * the worker, so that second load has its failover (a URL the worker answered itself failed
-   * there already, with its failover, and is not worth another try).
+   * request goes through the worker to a replica that holds it. Returns the batched write of
+   * a page's change.
    */
-  report(pageId: string | undefined, entries: readonly PageTimingEntry[], failedUrls: readonly string[]): { written: Promise<void> | undefined; retry: string[] } {
-    const written = this.learn(pageId, entries, failedUrls);
-    return { written, retry: failedUrls.filter((url) => this.passed.get(url)?.left === true) };
-  }
-
-  private learn(pageId: string | undefined, entries: readonly PageTimingEntry[], failedUrls: readonly string[]): Promise<void> | undefined {
+  report(pageId: string | undefined, entries: readonly PageTimingEntry[], failedUrls: readonly string[]): Promise<void> | undefined {
     // Any failed element of the own origin (a passed request's network error has no entry to tell it by).
     let failed = failedUrls.length > 0;
     for (const entry of entries) {

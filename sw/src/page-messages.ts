@@ -2,9 +2,7 @@
  * The page script's messages ({type: 'webpp:state'}, {type: 'webpp:flush'} and
  * {type: 'webpp:relocate', urls, failed, pageUrl}), answered on the transferred MessagePort
  * once the stored state is loaded; and its reports of Resource Timing and failed elements
- * ({type: 'webpp:timing', entries, failed}; direct.ts), answered only when the page sends a
- * port with one: the failed URLs it may load once more (their last request was left to the
- * browser), once the report is taken, so that the page's second load goes through the worker.
+ * ({type: 'webpp:timing', entries, failed}; direct.ts), not answered.
  */
 import { parsePageTiming } from './direct.js';
 import { parseRelocateQuery } from './embed-relocation.js';
@@ -19,7 +17,7 @@ export interface PageMessageHandlers {
   flush(fromPage?: string): Promise<void>;
   relocate(query: RelocateQuery): Promise<(string | null)[]>;
   /** The page's Resource Timing and failed elements (direct.ts); `pageId` is the posting page's client id. */
-  timing(pageId: string | undefined, report: ReturnType<typeof parsePageTiming>): { written: Promise<void> | undefined; retry: string[] };
+  timing(pageId: string | undefined, report: ReturnType<typeof parsePageTiming>): Promise<void> | undefined;
 }
 
 export function listenToPages(scope: Pick<ServiceWorkerGlobalScope, 'addEventListener'>, handlers: PageMessageHandlers): void {
@@ -31,12 +29,7 @@ export function listenToPages(scope: Pick<ServiceWorkerGlobalScope, 'addEventLis
     const page = (event.source as { id?: string } | null)?.id;
     if (type === PAGE_TIMING_MESSAGE) {
       const report = parsePageTiming(data);
-      const taken = handlers.ready.then(() => {
-        const { written, retry } = handlers.timing(page, report);
-        port?.postMessage(retry);
-        return written;
-      });
-      event.waitUntil(taken);
+      event.waitUntil(handlers.ready.then(() => handlers.timing(page, report)));
     } else if (type === FLUSH_REQUEST) {
       // Without a port: the page script's own request, at its load's end or when hidden.
       event.waitUntil(handlers.ready.then(() => handlers.flush(port ? undefined : page)).then(() => port?.postMessage(true)));

@@ -252,23 +252,22 @@ declare global {
   // Each entry as [name, requestStart, responseStart, responseEnd, transferSize, encodedBodySize,
   // decodedBodySize, responseStatus] (direct.ts parsePageTiming).
   const failed: string[] = [];
-  const report = (entries: PerformanceResourceTiming[], retry?: (urls: unknown) => unknown): void => {
+  const report = (entries: PerformanceResourceTiming[]): void => {
     const own = entries
       .filter((entry) => entry.name.startsWith(location.origin + '/'))
       .map((e) => [e.name, e.requestStart, e.responseStart, e.responseEnd, e.transferSize, e.encodedBodySize, e.decodedBodySize, (e as { responseStatus?: number }).responseStatus ?? 0]);
     if (own.length + failed.length === 0) return;
-    const answer = new MessageChannel();
-    answer.port1.onmessage = (message) => retry?.(message.data);
-    container?.controller?.postMessage({ type: 'webpp:timing', entries: own, failed: failed.splice(0) }, retry ? [answer.port2] : []);
+    container?.controller?.postMessage({ type: 'webpp:timing', entries: own, failed: failed.splice(0) });
   };
-  // A failed own-origin image or stylesheet that the worker had left to the browser (no
-  // failover there) is loaded once more, after the worker has taken the report and so takes
-  // this page's further requests: the second load goes through it and its failover. Once per
-  // element, never when the worker answered it (its answer had the failover already). Not
-  // scripts: one that failed is skipped, and the page's later scripts run without it; running
-  // it afterwards, out of order, could do more harm than its absence (docs/service-worker.md).
+  // A failed own-origin image or stylesheet is loaded once more at once, in its `error` event
+  // (or, when it failed before this async script ran, when the script starts), once per
+  // element: the page's `load` then waits for the second load. The worker takes a page's
+  // second request for a URL it had left to the browser (direct.ts), so the second load has
+  // its failover. Scripts are never left to the browser: one that failed would be skipped and
+  // the page's later scripts would run without it (docs/service-worker.md).
   const retried = moved; // (never the same elements: those are <object> and <embed>)
   const loadAgain = (element: Element): void => {
+    if (retried.has(element)) return;
     retried.add(element);
     if (element instanceof HTMLImageElement) {
       // Setting src or srcset, even to the same value, makes the image select and load again.
@@ -276,7 +275,7 @@ declare global {
         const value = element.getAttribute(name);
         if (value !== null) element.setAttribute(name, value);
       }
-    } else if (element.isConnected) {
+    } else if (element instanceof HTMLLinkElement && element.rel === 'stylesheet' && element.isConnected) {
       const copy = element.cloneNode() as Element;
       retried.add(copy);
       element.replaceWith(copy);
@@ -292,19 +291,28 @@ declare global {
         // No PerformanceObserver: the worker keeps its exploration requests only.
       }
     });
-    document.addEventListener(
-      'error',
-      (event) => {
-        const target = event.target as Element & { currentSrc?: unknown; src?: unknown; href?: unknown };
-        const url = target.currentSrc || target.src || target.href;
-        if (typeof url === 'string' && url.startsWith(location.origin + '/')) {
-          failed.push(url);
-          const again = !retried.has(target) && (target instanceof HTMLImageElement || (target instanceof HTMLLinkElement && target.rel === 'stylesheet'));
-          report([], again ? (urls) => (urls as string[]).includes(url) && loadAgain(target) : undefined);
-        }
-      },
-      true,
-    );
+    const ownUrl = (element: Element): string | undefined => {
+      const target = element as Element & { currentSrc?: unknown; src?: unknown; href?: unknown };
+      const url = target.currentSrc || target.src || target.href;
+      return typeof url === 'string' && url.startsWith(location.origin + '/') ? url : undefined;
+    };
+    const failedElement = (element: Element): void => {
+      const url = ownUrl(element);
+      if (url === undefined) return;
+      failed.push(url);
+      if (container.controller) loadAgain(element);
+      report([]);
+    };
+    document.addEventListener('error', (event) => failedElement(event.target as Element), true);
+    // Images and stylesheets that failed before this async script listened: the last Resource
+    // Timing entry of the URL has no status (a network error) or an error status, and a broken
+    // image is complete without a size (Chromium gives a failed stylesheet an empty sheet).
+    for (const element of document.querySelectorAll('img, link[rel=stylesheet]')) {
+      const url = ownUrl(element);
+      const status = url === undefined ? undefined : (performance.getEntriesByName(url).pop() as { responseStatus?: number } | undefined)?.responseStatus;
+      const image = element instanceof HTMLImageElement;
+      if ((status === 0 || (status ?? 0) >= 400) && (!image || (element.complete && element.naturalWidth === 0))) failedElement(element);
+    }
   }
 
   window.webpp = {

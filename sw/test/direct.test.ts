@@ -45,6 +45,9 @@ function setUp(ttfbMs: Record<string, number>) {
   return { client, direct, sizes, staleBindings, page, advance: (ms: number) => void (nowMs += ms) };
 }
 
+/** The n-th image: a page asks for each once. */
+const image = (n: number): [Request, ResolvedBinding] => [new Request(`${A}/img/${n}.png`), binding(`/img/${n}.png`)];
+
 const entry = (name: string, extra: Partial<PageTimingEntry> = {}): PageTimingEntry => ({
   name,
   requestStart: 100,
@@ -62,10 +65,31 @@ describe('DirectRoute', () => {
     const { direct, client, page, advance } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
     page('p1');
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false); // the set's exploration request
-    for (let i = 0; i < 5; i++) expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
+    for (let i = 2; i < 7; i++) expect(direct.goesDirect(...image(i), 'p1')).toBe(true);
     expect(client.reporter.counters.direct).toBe(5);
     advance(EXPLORE_EVERY_MS);
-    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false); // the next exploration
+    expect(direct.goesDirect(...image(7), 'p1')).toBe(false); // the next exploration
+    expect(direct.goesDirect(...image(8), 'p1')).toBe(true);
+  });
+
+  it('takes a page\'s second request for a URL it left to the browser (the page script\'s retry of a failed element): through the worker and its failover', () => {
+    const { direct, page } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
+    page('p1');
+    page('p2');
+    direct.goesDirect(...image(9), 'p1'); // the set's exploration request
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
+    for (let i = 0; i < 2; i++) expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
+    // The page's other URLs, and another page's request of the same URL, are left as before.
+    expect(direct.goesDirect(...image(2), 'p1')).toBe(true);
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p2')).toBe(true);
+  });
+
+  it('never leaves a script to the browser: one that failed there would be skipped, and the page\'s later scripts would run without it', () => {
+    const { direct, page } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
+    page('p1');
+    direct.goesDirect(...image(2), 'p1'); // the set's exploration request
+    const script = { url: `${A}/app.js`, mode: 'no-cors', method: 'GET', destination: 'script', headers: new Headers() } as unknown as Request;
+    for (let i = 0; i < 3; i++) expect(direct.goesDirect(script, binding('/app.js'), 'p1')).toBe(false);
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
   });
 
@@ -109,35 +133,21 @@ describe('DirectRoute', () => {
     expect(client.reporter.counters.directSamples).toBe(1);
     expect(client.policy.describe(Date.now()).find((view) => view.server === A)!.sampleCount).toBe(samplesBefore + 1);
     // The page says an element failed: its further requests stay with the worker.
-    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
+    expect(direct.goesDirect(...image(2), 'p1')).toBe(true);
     direct.report('p1', [], [IMAGE]);
-    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
+    expect(direct.goesDirect(...image(3), 'p1')).toBe(false);
   });
 
-  it('names, among the failed URLs a page reports, those it left to the browser: the page loads them once more, through the worker', () => {
-    const { direct, page } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
-    page('p1');
-    const other = `${A}/img/2.png`;
-    expect(direct.goesDirect(new Request(other), binding('/img/2.png'), 'p1')).toBe(false); // the exploration request: the worker's
-    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
-    const { retry } = direct.report('p1', [], [IMAGE, other, `${A}/never-seen.png`]);
-    expect(retry).toEqual([IMAGE]);
-    // The second load goes through the worker; if it fails too, the page is not told to try again.
-    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
-    expect(direct.report('p1', [], [IMAGE]).retry).toEqual([]);
-  });
-
-  it('samples each request left to the browser once, and still knows the URL was left after its timing arrived', () => {
+  it('samples each request left to the browser once', () => {
     const { direct, client, page } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
     page('p1');
-    direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1'); // the exploration request
+    page('p2');
+    direct.goesDirect(...image(2), 'p1'); // the exploration request
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
-    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
+    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p2')).toBe(true);
     // Two left, three entries posted (one of a request the worker answered): two samples.
     direct.report('p1', [entry(IMAGE), entry(IMAGE), entry(IMAGE)], []);
     expect(client.reporter.counters.directSamples).toBe(2);
-    // Its last request was left: a failure of it is loaded once more, through the worker.
-    expect(direct.report('p1', [], [IMAGE]).retry).toEqual([IMAGE]);
   });
 
   it('a request it left that the own origin answered 404 keeps the page\'s further requests with the worker, as a failed element does (heard or not)', () => {
