@@ -28,10 +28,10 @@
  *   `exploreEveryMs` (the policy's refreshMinIntervalMs, the most often it refreshes a
  *   server) goes through the worker anyway, so the policy keeps planning, drawing among its
  *   equivalent servers and running its refreshes and probes;
- * - the page has not asked for this URL before and had it left to the browser: a second
- *   request is what the page script's retry of a failed element looks like (webpp.ts, at once
- *   in the element's `error` event, before the worker can hear of the failure), and the
- *   page's own retries look the same; it goes through the worker and its failover.
+ * - it is not an image or stylesheet that this page asked for before and had left to the
+ *   browser: that second request is the page script's retry of a failed element (webpp.ts,
+ *   at once in the element's `error` event, before the worker can hear of the failure); it
+ *   goes through the worker and its failover. (A page's repeated fetch() stays direct.)
  *
  * The own origin's answers to requests left to the browser are still measured: the page
  * script posts the page's Resource Timing entries (webpp.ts), and those of the URLs passed on
@@ -113,7 +113,7 @@ export class DirectRoute {
    * has no entry, so a request the worker takes writes nothing here.
    */
   private readonly passed = new BoundedMap<string, PassedUrl>(PASSED_URLS);
-  /** "<page> <URL>" of the requests left to the browser: the page's next request of that URL is the worker's. */
+  /** "<page> <URL>" of images and stylesheets left to the browser: the page's next request of that URL is the worker's. */
   private readonly leftToPage = new BoundedMap<string, true>(PASSED_URLS);
   private readonly persisted: PersistedState | undefined;
 
@@ -149,7 +149,7 @@ export class DirectRoute {
     const direct = this.decide(request, resolved, clientId);
     if (direct) {
       this.passed.set(url, { pending: (this.passed.get(url)?.pending ?? 0) + 1, directoryVersion: resolved.directoryVersion });
-      this.leftToPage.set(`${clientId} ${url}`, true);
+      if (request.destination === 'image' || request.destination === 'style') this.leftToPage.set(`${clientId} ${url}`, true);
     }
     return direct;
   }

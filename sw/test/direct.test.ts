@@ -72,16 +72,21 @@ describe('DirectRoute', () => {
     expect(direct.goesDirect(...image(8), 'p1')).toBe(true);
   });
 
-  it('takes a page\'s second request for a URL it left to the browser (the page script\'s retry of a failed element): through the worker and its failover', () => {
+  it('takes a page\'s second request for an image or stylesheet it left to the browser (the page script\'s retry of a failed element): through the worker and its failover', () => {
     const { direct, page } = setUp({ [A]: 5, [B]: 5, [C]: 5 });
     page('p1');
     page('p2');
+    const element = (destination: string, url = IMAGE): Request => ({ url, mode: 'no-cors', method: 'GET', destination, headers: new Headers() }) as unknown as Request;
     direct.goesDirect(...image(9), 'p1'); // the set's exploration request
-    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
-    for (let i = 0; i < 2; i++) expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
-    // The page's other URLs, and another page's request of the same URL, are left as before.
+    expect(direct.goesDirect(element('image'), binding('/img/1.png'), 'p1')).toBe(true);
+    for (let i = 0; i < 2; i++) expect(direct.goesDirect(element('image'), binding('/img/1.png'), 'p1')).toBe(false);
+    const style = `${A}/style.css`;
+    expect(direct.goesDirect(element('style', style), binding('/style.css'), 'p1')).toBe(true);
+    expect(direct.goesDirect(element('style', style), binding('/style.css'), 'p1')).toBe(false);
+    // The page's other URLs, another page's request of the same URL, and a page's repeated fetch() are left as before.
     expect(direct.goesDirect(...image(2), 'p1')).toBe(true);
-    expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p2')).toBe(true);
+    expect(direct.goesDirect(element('image'), binding('/img/1.png'), 'p2')).toBe(true);
+    for (let i = 0; i < 2; i++) expect(direct.goesDirect(element('', `${A}/img/3.png`), binding('/img/3.png'), 'p1')).toBe(true);
   });
 
   it('never leaves a script to the browser: one that failed there would be skipped, and the page\'s later scripts would run without it', () => {
