@@ -134,12 +134,12 @@ describe('DirectRoute', () => {
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
     const samplesBefore = client.policy.describe(Date.now()).find((view) => view.server === A)!.sampleCount;
     // An entry of a URL never left to the browser teaches nothing; the left one is a sample of A.
-    direct.report('p1', [entry(`${A}/other.png`), entry(IMAGE, { requestStart: 100, responseStart: 105 })], []);
+    void direct.report('p1', [entry(`${A}/other.png`), entry(IMAGE, { requestStart: 100, responseStart: 105 })], []);
     expect(client.reporter.counters.directSamples).toBe(1);
     expect(client.policy.describe(Date.now()).find((view) => view.server === A)!.sampleCount).toBe(samplesBefore + 1);
     // The page says an element failed: its further requests stay with the worker.
     expect(direct.goesDirect(...image(2), 'p1')).toBe(true);
-    direct.report('p1', [], [IMAGE]);
+    void direct.report('p1', [], [IMAGE]);
     expect(direct.goesDirect(...image(3), 'p1')).toBe(false);
   });
 
@@ -151,7 +151,7 @@ describe('DirectRoute', () => {
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p2')).toBe(true);
     // Two left, three entries posted (one of a request the worker answered): two samples.
-    direct.report('p1', [entry(IMAGE), entry(IMAGE), entry(IMAGE)], []);
+    void direct.report('p1', [entry(IMAGE), entry(IMAGE), entry(IMAGE)], []);
     expect(client.reporter.counters.directSamples).toBe(2);
   });
 
@@ -162,7 +162,7 @@ describe('DirectRoute', () => {
     direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1'); // the exploration request
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
     // The page script posts the entry, but heard no `error` event (it ran after the image failed).
-    direct.report('p1', [entry(IMAGE, { responseStatus: 404 })], []);
+    void direct.report('p1', [entry(IMAGE, { responseStatus: 404 })], []);
     expect(direct.goesDirect(new Request(`${A}/img/2.png`), binding('/img/2.png'), 'p1')).toBe(false);
     // Another page the own origin served is not concerned.
     expect(direct.goesDirect(new Request(`${A}/img/2.png`), binding('/img/2.png'), 'p2')).toBe(true);
@@ -185,7 +185,7 @@ describe('DirectRoute', () => {
     direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1'); // the exploration request
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(true);
     expect(direct.goesDirect(new Request(`${A}/img/2.png`), binding('/img/2.png'), 'p1')).toBe(true);
-    direct.report('p1', [entry(IMAGE, { responseStatus: 404 }), entry(`${A}/img/2.png`, { responseStatus: 410 })], []);
+    void direct.report('p1', [entry(IMAGE, { responseStatus: 404 }), entry(`${A}/img/2.png`, { responseStatus: 410 })], []);
     page('p2'); // the next page, also answered by the own origin
     expect(direct.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p2')).toBe(false);
     expect(direct.goesDirect(new Request(`${A}/img/2.png`), binding('/img/2.png'), 'p2')).toBe(false);
@@ -211,7 +211,7 @@ describe('DirectRoute', () => {
       persistent.noteNavigation(request, id);
       void persistent.pageAnswered(request, own);
     }
-    persistent.report('p3', [], [IMAGE]); // an element of p3 failed
+    void persistent.report('p3', [], [IMAGE]); // an element of p3 failed
     await persistent.flushNow();
     // The worker stops; a new one reads the stored state (malformed entries are dropped).
     const restarted = route();
@@ -222,7 +222,7 @@ describe('DirectRoute', () => {
     for (const other of ['p2', 'p3', 'p4']) expect(restarted.goesDirect(new Request(IMAGE), binding('/img/1.png'), other)).toBe(false);
     // What the new worker learned before its state came back wins over what was stored.
     const early = route();
-    early.report('p1', [], [IMAGE]);
+    void early.report('p1', [], [IMAGE]);
     early.restore(stored);
     for (let i = 0; i < 2; i++) expect(early.goesDirect(new Request(IMAGE), binding('/img/1.png'), 'p1')).toBe(false);
   });
