@@ -302,10 +302,7 @@ export class WebppPolicy implements ClientPolicy {
     const here = this.records.get(facts.server)!;
     const elapsedMs = facts.bodyElapsedMs ?? 0;
     const halfLifeMs = this.options.estimateHalfLifeMs;
-    const slower =
-      elapsedMs > 0 &&
-      (paced ? here.throughput.add(facts.bodyBytesSoFar!, elapsedMs, facts.nowMs, halfLifeMs) : here.throughput.addAtMost(facts.contentLengthBytes, elapsedMs, facts.nowMs, halfLifeMs));
-    if (slower) {
+    if (elapsedMs > 0 && (paced ? here.throughput.add(facts.bodyBytesSoFar!, elapsedMs, facts.nowMs, halfLifeMs) : here.throughput.addAtMost(facts.contentLengthBytes, elapsedMs, facts.nowMs, halfLifeMs))) {
       here.changeSuspectedAtMs = facts.nowMs;
     }
     return decision;

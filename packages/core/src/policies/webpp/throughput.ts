@@ -53,8 +53,7 @@ export class ThroughputEstimate {
   addAtMost(bodyBytes: number, bodyMs: number, nowMs: number, halfLifeMs: number): 'slower' | undefined {
     const rate = this.bytesPerMs();
     const ms = Math.max(1, bodyMs);
-    if (!(rate! > bodyBytes / ms)) return undefined;
-    return this.enter(bodyBytes, Math.min(ms, (CENSORED_MAX_DROP * bodyBytes) / rate!), nowMs, halfLifeMs, nowMs - bodyMs);
+    return rate! > bodyBytes / ms ? this.enter(bodyBytes, Math.min(ms, (CENSORED_MAX_DROP * bodyBytes) / rate!), nowMs, halfLifeMs, nowMs - bodyMs) : undefined;
   }
 
   /** A sample of bodyBytes in ms (≥ 1), entered with its share (above). */
