@@ -208,30 +208,29 @@ describe('starvation (issue 22: a replica sampled once early is tried again)', (
 });
 
 describe('a body crawling on a live replica (issue 22: 0 failed requests)', () => {
-  it('a first page bound to the replica that answered first, whose link then falls to a fiftieth, is finished from the other one before the page gives up', () => {
-    // A answers first (10 ms, 500 kB/s) and takes the first page's burst (sizes unknown, estimated
-    // small from the first bodies); 1 s in, its link falls to 10 kB/s. B: 40 ms, 2 MB/s, alive throughout.
+  /**
+   * A answers first (10 ms, 500 kB/s) and takes the first page's burst (sizes unknown, estimated
+   * small from the first bodies); 1 s in, its link falls to 10 kB/s. B: 40 ms, 2 MB/s, alive throughout.
+   * The page gives up on a request after 60 s (runWorld: a failed request). A alone would take 20 minutes.
+   */
+  function crawlingWorld(): GeneratedWorld {
     const servers = {
       A: { link: { delayMs: 10, bandwidthBytesPerSec: 500_000 }, linkSharing: 'shared' as const, schedule: [{ atMs: 1_000, link: { bandwidthBytesPerSec: 10_000 } }] },
       B: { link: { delayMs: 40, bandwidthBytesPerSec: 2_000_000 }, linkSharing: 'shared' as const },
     };
     const page = [resource(0, 4_000), resource(1, 4_000), ...Array.from({ length: 12 }, (_, i) => ({ url: `/media/m${i}.mp4`, kind: 'media' as const, sizeBytes: 1_000_000 }))];
     const generated = world(servers, [page], null);
-    // The page gives up on a request after 60 s (runWorld: a failed request). A alone would take 20 minutes.
     generated.workload.requestTimeoutMs = 60_000;
-    const webpp = runWorld(generated, registryPolicy('webpp'));
+    return generated;
+  }
+
+  it('a first page bound to the replica that answered first, whose link then falls to a fiftieth, is finished from the other one before the page gives up', () => {
+    const webpp = runWorld(crawlingWorld(), registryPolicy('webpp'));
     expect(webpp.failed).toBe(0);
     expect(webpp.pageMeanMs!).toBeLessThan(60_000);
   });
 
   it('the fetch elsewhere is paid once, when the policy decides it: its exchanges are hedges, not resumes the budget charges again', () => {
-    const servers = {
-      A: { link: { delayMs: 10, bandwidthBytesPerSec: 500_000 }, linkSharing: 'shared' as const, schedule: [{ atMs: 1_000, link: { bandwidthBytesPerSec: 10_000 } }] },
-      B: { link: { delayMs: 40, bandwidthBytesPerSec: 2_000_000 }, linkSharing: 'shared' as const },
-    };
-    const page = [resource(0, 4_000), resource(1, 4_000), ...Array.from({ length: 12 }, (_, i) => ({ url: `/media/m${i}.mp4`, kind: 'media' as const, sizeBytes: 1_000_000 }))];
-    const generated = world(servers, [page], null);
-    generated.workload.requestTimeoutMs = 60_000;
     // The policy learns every exchange's sample (ClientPolicy.observe), and charges the extra
     // budget for each 'resume' one it learns: a fetch it paid for at the head must not be one.
     const purposes: string[] = [];
@@ -241,7 +240,7 @@ describe('a body crawling on a live replica (issue 22: 0 failed requests)', () =
       policy: 'webpp',
       hooks: { runDidFinish: (result) => void result.attempts.forEach((attempt) => attempt.reason === 'head-redecision' && purposes.push(attempt.purpose)) },
     });
-    const webpp = runWorld(generated, policy);
+    const webpp = runWorld(crawlingWorld(), policy);
     expect(webpp.failed).toBe(0);
     expect(purposes.length).toBeGreaterThan(0);
     expect(new Set(purposes)).toEqual(new Set(['hedge']));

@@ -57,7 +57,12 @@ export function doubted({ candidates, nowMs }: MaintenanceInput, { records, opti
     // Fewer than minSamplesForQuantile samples (it is measured: its sketch is not empty).
     const few = record.empty(options);
     const doubt = (few || (rate === undefined && largeResourcesInUse && !record.throughputBootstrapSent)) && !measuring(record, nowMs, options);
-    scored.push([record, ttfbMs + bodyMsOf(sizeBytes, rate ?? fallbackRate), doubt ? (few ? ttfbMs * 2 ** (-(nowMs - record.lastSampleAtMs) / (options.estimateHalfLifeMs * record.sampleCount)) : ttfbMs) + bodyMsOf(sizeBytes, rate) : Infinity]);
+    const expectedMs = ttfbMs + bodyMsOf(sizeBytes, rate ?? fallbackRate);
+    // The first byte's bound: E · 2^(−age / (halfLife · n)) from few samples, else the estimate;
+    // the body's bound: 0 for a pace never measured (bodyMsOf of undefined).
+    const ttfbBoundMs = few ? ttfbMs * 2 ** (-(nowMs - record.lastSampleAtMs) / (options.estimateHalfLifeMs * record.sampleCount)) : ttfbMs;
+    const boundMs = doubt ? ttfbBoundMs + bodyMsOf(sizeBytes, rate) : Infinity;
+    scored.push([record, expectedMs, boundMs]);
   }
   const bestMs = Math.min(...scored.map((entry) => entry[1]));
   return scored

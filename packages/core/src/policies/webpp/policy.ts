@@ -295,13 +295,14 @@ export class WebppPolicy implements ClientPolicy {
     // replica in its bad phase). What it did so far is learnt now: from a driver that counts
     // its bytes (at least MIN_PACE_BYTES), those bytes over the time since the head, a sample
     // of the link's pace as a complete body is; else the whole length was not there after that
-    // time, so the link is at most that fast, a censored sample (throughput.ts, add: atMost).
+    // time, so the link is at most that fast, a censored sample (throughput.ts, addAtMost).
     // A slower link is news as from a complete body (learnSample): the others are re-measured.
     // (redecideAtHead decides only for a server it knows.)
     // (Its exchange is taken as sent at the head: its first byte only shifts the gap share.)
     const here = this.records.get(facts.server)!;
     const elapsedMs = facts.bodyElapsedMs ?? 0;
-    if (elapsedMs > 0 && here.throughput.add(paced ? facts.bodyBytesSoFar! : facts.contentLengthBytes, elapsedMs, facts.nowMs, this.options.estimateHalfLifeMs, undefined, !paced)) {
+    const halfLifeMs = this.options.estimateHalfLifeMs;
+    if (elapsedMs > 0 && (paced ? here.throughput.add(facts.bodyBytesSoFar!, elapsedMs, facts.nowMs, halfLifeMs) : here.throughput.addAtMost(facts.contentLengthBytes, elapsedMs, facts.nowMs, halfLifeMs))) {
       here.changeSuspectedAtMs = facts.nowMs;
     }
     return decision;

@@ -19,7 +19,7 @@ const SLOWER_FACTOR = 1.5;
 /** Its least share of the estimate (by bytes): the estimate moves most of the way at once. */
 const SLOWER_SAMPLE_SHARE = 0.75;
 
-/** A censored sample (add, atMost) is entered at no less than the estimate over this. */
+/** A censored sample (addAtMost) is entered at no less than the estimate over this. */
 const CENSORED_MAX_DROP = 4;
 
 export interface ThroughputJSON {
@@ -33,10 +33,14 @@ export class ThroughputEstimate {
   private ms = 0;
   private atMs = 0;
 
+  /** A body of bodyBytes in bodyMs, complete at nowMs, on an exchange sent at sentAtMs. */
+  add(bodyBytes: number, bodyMs: number, nowMs: number, halfLifeMs: number, sentAtMs = nowMs - bodyMs): 'slower' | undefined {
+    // A body in under 1 ms is timed as 1 ms: the clock's resolution, not an infinite rate.
+    return this.enter(bodyBytes, Math.max(1, bodyMs), nowMs, halfLifeMs, sentAtMs);
+  }
+
   /**
-   * A body of bodyBytes in bodyMs, complete at nowMs, on an exchange sent at sentAtMs.
-   *
-   * `atMost`: a body still running, bodyBytes not all there after bodyMs, so the link was at
+   * A body still running, bodyBytes not all there after bodyMs (now nowMs), so the link was at
    * most bodyBytes / bodyMs fast (a right-censored sample). It teaches only where it contradicts
    * the estimate, and then at its bound, a lower bound of the time it cost, as the latency sketch
    * enters a timeout at its value (Kaplan and Meier, JASA 1958: a censored observation says only
@@ -46,14 +50,15 @@ export class ThroughputEstimate {
    * at 160 B/ms): it is entered at no less than the estimate over CENSORED_MAX_DROP. A link slower
    * still is seen at its next bodies, or at a complete one (which has no such limit).
    */
-  add(bodyBytes: number, bodyMs: number, nowMs: number, halfLifeMs: number, sentAtMs = nowMs - bodyMs, atMost = false): 'slower' | undefined {
+  addAtMost(bodyBytes: number, bodyMs: number, nowMs: number, halfLifeMs: number): 'slower' | undefined {
     const rate = this.bytesPerMs();
-    // A body in under 1 ms is timed as 1 ms: the clock's resolution, not an infinite rate.
-    let ms = Math.max(1, bodyMs);
-    if (atMost) {
-      if (!(rate! > bodyBytes / ms)) return undefined;
-      ms = Math.min(ms, (CENSORED_MAX_DROP * bodyBytes) / rate!);
-    }
+    const ms = Math.max(1, bodyMs);
+    return rate! > bodyBytes / ms ? this.enter(bodyBytes, Math.min(ms, (CENSORED_MAX_DROP * bodyBytes) / rate!), nowMs, halfLifeMs, nowMs - bodyMs) : undefined;
+  }
+
+  /** A sample of bodyBytes in ms (≥ 1), entered with its share (above). */
+  private enter(bodyBytes: number, ms: number, nowMs: number, halfLifeMs: number, sentAtMs: number): 'slower' | undefined {
+    const rate = this.bytesPerMs();
     let decay = this.atMs === 0 ? 0 : 2 ** (-Math.max(0, nowMs - this.atMs) / halfLifeMs);
     const gapMs = Math.min(nowMs, sentAtMs) - this.atMs;
     let share = this.atMs > 0 && gapMs > 0 ? 1 - 2 ** (-gapMs / halfLifeMs) : 0;
