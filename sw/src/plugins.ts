@@ -28,6 +28,13 @@ export interface RespondIO {
    * PlanInput.preferred; navigation-preload.ts).
    */
   preferred?: string;
+  /**
+   * Runs `work` once the page has its response: the fetch handler chains it on the promise it
+   * gave respondWith, after the browser's own reaction, so that the answer leaves the worker
+   * before what the request taught is learnt (learn.ts). Without it (a caller that is not a
+   * fetch event), `work` runs at once.
+   */
+  afterResponse?: (work: () => void) => void;
 }
 
 /** A range of a body to fetch again (resumable-body.ts), for a 'resume' run. */
@@ -97,8 +104,8 @@ export interface WorkerPlugin {
   cacheWillUpdate?(request: Request, logicalUrl: string, response: Response, waitUntil: RespondIO['waitUntil']): Response;
   /** serve: the page cancelled a body a plugin streams (resume.ts): the request's exchanges will not end on their own. */
   bodyWasCancelled?(bound: BoundRequest): void;
-  /** learn: the page has its response (decision records, telemetry, the own-origin check). */
-  handlerDidRespond?(bound: BoundRequest, result: RunResult<Response>, response: Response): void;
+  /** learn: the page has its response, since `respondedMs` (performance.now()): decision records, telemetry, the own-origin check. */
+  handlerDidRespond?(bound: BoundRequest, result: RunResult<Response>, response: Response, respondedMs: number): void;
   /** learn, inside waitUntil, one plugin after the other: background work (refreshes, probes, state writes). */
   handlerDidComplete?(bound: BoundRequest): Promise<void>;
 }

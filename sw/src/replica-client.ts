@@ -191,7 +191,8 @@ export class ReplicaClient {
    * route and respond. Returns false when the worker does not answer (no respondWith), so
    * the browser fetches the request itself. `fetcher` sends the event's requests (the bundled
    * worker's takes a navigation's preload response: navigation-preload.ts), and `preferred` is
-   * the server whose answer it already has on its way (RespondIO.preferred).
+   * the server whose answer it already has on its way (RespondIO.preferred). What a bound
+   * request taught is learnt once the page has its answer (RespondIO.afterResponse, learn.ts).
    */
   handleFetch(event: FetchEvent, fetcher: (request: Request) => Promise<Response> = (request) => fetch(request), preferred?: string): boolean {
     if (this.batching?.handleFetch(event)) return true;
@@ -202,7 +203,16 @@ export class ReplicaClient {
       return false; // fail open: the browser fetches as if there were no worker
     }
     if (route === 'pass') return false;
-    event.respondWith(this.respond(event.request, { fetch: fetcher, waitUntil: (promise) => event.waitUntil(promise), ...(preferred === undefined ? {} : { preferred }) }));
+    let answer: Promise<Response> | undefined;
+    const io: RespondIO = {
+      fetch: fetcher,
+      waitUntil: (promise) => event.waitUntil(promise),
+      // Chained after respondWith's own reaction to the same promise: the answer leaves the worker first.
+      afterResponse: (work) => event.waitUntil((answer ?? Promise.resolve()).then(() => work())),
+      ...(preferred === undefined ? {} : { preferred }),
+    };
+    answer = this.respond(event.request, io);
+    event.respondWith(answer);
     return true;
   }
 
