@@ -134,12 +134,20 @@ export class HeaderLearning {
   }
 }
 
-/** fetchDidSucceed: the headers of every answer below 500; a replica's pass the trust rule (trust.ts). */
+/**
+ * fetchDidSucceed: the headers of every answer below 500; a replica's pass the trust rule
+ * (trust.ts). Read once the page has its answer (RespondIO.afterResponse): in the same task,
+ * before any other request of the page reaches the worker, so its bindings and a switch-off
+ * still hold for all of them.
+ */
 export function headerLearningPlugin(headers: HeaderLearning, trust: TrustRule): WorkerPlugin {
   return {
     fetchDidSucceed({ bound, exchange, response, outcome }) {
       if (outcome === 'server-error') return;
-      headers.learnFrom(response, bound.logicalUrl, bound.io.waitUntil, trust.isOwn(exchange.server, response.url) ? undefined : exchange.server);
+      const { io, logicalUrl } = bound;
+      const learn = (): void => headers.learnFrom(response, logicalUrl, io.waitUntil, trust.isOwn(exchange.server, response.url) ? undefined : exchange.server);
+      if (io.afterResponse) io.afterResponse(learn);
+      else learn();
     },
   };
 }

@@ -204,15 +204,18 @@ export class ReplicaClient {
     }
     if (route === 'pass') return false;
     let answer: Promise<Response> | undefined;
+    let handedOver = false;
     const io: RespondIO = {
       fetch: fetcher,
       waitUntil: (promise) => event.waitUntil(promise),
-      // Chained after respondWith's own reaction to the same promise: the answer leaves the worker first.
-      afterResponse: (work) => event.waitUntil((answer ?? Promise.resolve()).then(() => work())),
+      // Chained after respondWith's own reaction to the same promise: the answer leaves the
+      // worker first. Once it has (a late answer of another replica), the work runs at once.
+      afterResponse: (work) => (handedOver ? work() : event.waitUntil((answer ?? Promise.resolve()).then(() => work()))),
       ...(preferred === undefined ? {} : { preferred }),
     };
     answer = this.respond(event.request, io);
     event.respondWith(answer);
+    void answer.then(() => (handedOver = true));
     return true;
   }
 
