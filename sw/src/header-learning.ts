@@ -11,6 +11,7 @@ import type { BindingsStore, LearnResult } from './bindings-store.js';
 import type { IntegrityStage } from './integrity-stage.js';
 import { isSwitchOff } from './kill-switch.js';
 import type { KillSwitch } from './kill-switch.js';
+import { afterResponse } from './plugins.js';
 import type { WorkerPlugin } from './plugins.js';
 import type { PushedLoad } from './pushed-load.js';
 import type { ClientAggregateStage } from './client-aggregate-stage.js';
@@ -144,10 +145,7 @@ export function headerLearningPlugin(headers: HeaderLearning, trust: TrustRule):
   return {
     fetchDidSucceed({ bound, exchange, response, outcome }) {
       if (outcome === 'server-error') return;
-      const { io, logicalUrl } = bound;
-      const learn = (): void => headers.learnFrom(response, logicalUrl, io.waitUntil, trust.isOwn(exchange.server, response.url) ? undefined : exchange.server);
-      if (io.afterResponse) io.afterResponse(learn);
-      else learn();
+      afterResponse(bound.io, () => headers.learnFrom(response, bound.logicalUrl, bound.io.waitUntil, trust.isOwn(exchange.server, response.url) ? undefined : exchange.server));
     },
   };
 }

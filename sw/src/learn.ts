@@ -11,9 +11,9 @@ import type { RunResult } from '@webpp/core';
 import type { RequestPath } from './plan.js';
 import type { BoundRequest } from './plugins.js';
 
-export function learn(bound: BoundRequest, result: RunResult<Response>, response: Response, path: RequestPath, respondedMs: number): void {
+export function learn(bound: BoundRequest, result: RunResult<Response>, response: Response, path: RequestPath): void {
   const { lifecycle } = path;
-  lifecycle.notify('handlerDidRespond', bound, result, response, respondedMs);
+  lifecycle.notify('handlerDidRespond', bound, result, response);
   const background = lifecycle.with('handlerDidComplete');
   if (background.length > 0) {
     bound.io.waitUntil(

@@ -37,6 +37,11 @@ export interface RespondIO {
   afterResponse?: (work: () => void) => void;
 }
 
+/** Runs `work` once the page has its response (RespondIO.afterResponse), or at once without a fetch event. */
+export function afterResponse(io: RespondIO, work: () => void): void {
+  (io.afterResponse ?? ((now) => now()))(work);
+}
+
 /** A range of a body to fetch again (resumable-body.ts), for a 'resume' run. */
 export type ResumeRange = NonNullable<PhysicalRequestOptions['resume']>;
 
@@ -104,8 +109,8 @@ export interface WorkerPlugin {
   cacheWillUpdate?(request: Request, logicalUrl: string, response: Response, waitUntil: RespondIO['waitUntil']): Response;
   /** serve: the page cancelled a body a plugin streams (resume.ts): the request's exchanges will not end on their own. */
   bodyWasCancelled?(bound: BoundRequest): void;
-  /** learn: the page has its response, since `respondedMs` (performance.now()): decision records, telemetry, the own-origin check. */
-  handlerDidRespond?(bound: BoundRequest, result: RunResult<Response>, response: Response, respondedMs: number): void;
+  /** learn: the page has its response (decision records, telemetry, the own-origin check). */
+  handlerDidRespond?(bound: BoundRequest, result: RunResult<Response>, response: Response): void;
   /** learn, inside waitUntil, one plugin after the other: background work (refreshes, probes, state writes). */
   handlerDidComplete?(bound: BoundRequest): Promise<void>;
 }

@@ -203,19 +203,21 @@ export class ReplicaClient {
       return false; // fail open: the browser fetches as if there were no worker
     }
     if (route === 'pass') return false;
-    let answer: Promise<Response> | undefined;
-    let handedOver = false;
-    const io: RespondIO = {
+    const answer: Promise<Response> = this.respond(event.request, {
       fetch: fetcher,
       waitUntil: (promise) => event.waitUntil(promise),
       // Chained after respondWith's own reaction to the same promise: the answer leaves the
-      // worker first. Once it has (a late answer of another replica), the work runs at once.
-      afterResponse: (work) => (handedOver ? work() : event.waitUntil((answer ?? Promise.resolve()).then(() => work()))),
+      // worker first. When the event is over (a late answer of another replica), at once.
+      afterResponse: (work) => {
+        try {
+          event.waitUntil(answer.then(work));
+        } catch {
+          work();
+        }
+      },
       ...(preferred === undefined ? {} : { preferred }),
-    };
-    answer = this.respond(event.request, io);
+    });
     event.respondWith(answer);
-    void answer.then(() => (handedOver = true));
     return true;
   }
 

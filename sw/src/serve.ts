@@ -15,16 +15,14 @@ import { navigationErrorPage } from './error-page.js';
 import { learn } from './learn.js';
 import { mediaServedResponse } from './media-range.js';
 import type { RequestPath } from './plan.js';
+import { afterResponse } from './plugins.js';
 import type { BoundRequest } from './plugins.js';
 import { servedResponse } from './served-response.js';
 
 export async function serve(bound: BoundRequest, result: RunResult<Response>, path: RequestPath): Promise<Response> {
   const response = await answer(bound, result, path);
   // The page's answer first, then the learn stage (RespondIO.afterResponse).
-  const respondedMs = performance.now();
-  const { afterResponse } = bound.io;
-  if (afterResponse) afterResponse(() => learn(bound, result, response, path, respondedMs));
-  else learn(bound, result, response, path, respondedMs);
+  afterResponse(bound.io, () => learn(bound, result, response, path));
   return response;
 }
 

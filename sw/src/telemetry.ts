@@ -59,10 +59,10 @@ export function telemetryHooks(reporter: StateReporter, policy: ClientPolicy): E
 export function telemetryPlugin(reporter: StateReporter, policyName: string): WorkerPlugin {
   return {
     handlerWillStart: () => reporter.count('bound'),
-    handlerDidRespond(bound, result, _response, respondedMs) {
+    handlerDidRespond(bound, result) {
       if (result.kind !== 'aborted') reporter.count(result.kind === 'served' ? 'served' : 'failed');
       const { request, logicalUrl, atMs, planMs } = bound;
-      const decision = decisionRecord({ id: reporter.decisionId(), atMs, request, logicalUrl, policy: policyName, result, bindMs: planMs, totalMs: respondedMs - bound.arrivedMs });
+      const decision = decisionRecord({ id: reporter.decisionId(), atMs, request, logicalUrl, policy: policyName, result, bindMs: planMs, totalMs: performance.now() - bound.arrivedMs });
       for (const event of failoverEvents(decision, Date.now())) {
         reporter.count('failovers');
         if (event.type === 'failover' && event.outcome === 'stale') reporter.count('staleBindings');
