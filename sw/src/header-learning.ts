@@ -137,9 +137,9 @@ export class HeaderLearning {
 
 /**
  * fetchDidSucceed: the headers of every answer below 500; a replica's pass the trust rule
- * (trust.ts). Read once the page has its answer (RespondIO.afterResponse): in the same task,
- * before any other request of the page reaches the worker, so its bindings and a switch-off
- * still hold for all of them.
+ * (trust.ts). Read once the page has its answer (RespondIO.afterResponse): for the page's own
+ * answer in the same task, before any other request of the page reaches the worker, so its
+ * bindings and a switch-off still hold for all of them.
  */
 export function headerLearningPlugin(headers: HeaderLearning, trust: TrustRule): WorkerPlugin {
   return {
