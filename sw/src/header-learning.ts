@@ -11,6 +11,7 @@ import type { BindingsStore, LearnResult } from './bindings-store.js';
 import type { IntegrityStage } from './integrity-stage.js';
 import { isSwitchOff } from './kill-switch.js';
 import type { KillSwitch } from './kill-switch.js';
+import { afterResponse } from './plugins.js';
 import type { WorkerPlugin } from './plugins.js';
 import type { PushedLoad } from './pushed-load.js';
 import type { ClientAggregateStage } from './client-aggregate-stage.js';
@@ -134,12 +135,17 @@ export class HeaderLearning {
   }
 }
 
-/** fetchDidSucceed: the headers of every answer below 500; a replica's pass the trust rule (trust.ts). */
+/**
+ * fetchDidSucceed: the headers of every answer below 500; a replica's pass the trust rule
+ * (trust.ts). Read once the page has its answer (RespondIO.afterResponse): for the page's own
+ * answer in the same task, before any other request of the page reaches the worker, so its
+ * bindings and a switch-off still hold for all of them.
+ */
 export function headerLearningPlugin(headers: HeaderLearning, trust: TrustRule): WorkerPlugin {
   return {
     fetchDidSucceed({ bound, exchange, response, outcome }) {
       if (outcome === 'server-error') return;
-      headers.learnFrom(response, bound.logicalUrl, bound.io.waitUntil, trust.isOwn(exchange.server, response.url) ? undefined : exchange.server);
+      afterResponse(bound.io, () => headers.learnFrom(response, bound.logicalUrl, bound.io.waitUntil, trust.isOwn(exchange.server, response.url) ? undefined : exchange.server));
     },
   };
 }

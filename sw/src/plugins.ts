@@ -28,6 +28,18 @@ export interface RespondIO {
    * PlanInput.preferred; navigation-preload.ts).
    */
   preferred?: string;
+  /**
+   * Runs `work` once the page has its response: the fetch handler chains it on the promise it
+   * gave respondWith, after the browser's own reaction, so that the answer leaves the worker
+   * before what the request taught is learnt (learn.ts). Without it (a caller that is not a
+   * fetch event), `work` runs at once.
+   */
+  afterResponse?: (work: () => void) => void;
+}
+
+/** Runs `work` once the page has its response (RespondIO.afterResponse), or at once without a fetch event. */
+export function afterResponse(io: RespondIO, work: () => void): void {
+  (io.afterResponse ?? ((now) => now()))(work);
 }
 
 /** A range of a body to fetch again (resumable-body.ts), for a 'resume' run. */

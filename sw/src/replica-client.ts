@@ -191,7 +191,8 @@ export class ReplicaClient {
    * route and respond. Returns false when the worker does not answer (no respondWith), so
    * the browser fetches the request itself. `fetcher` sends the event's requests (the bundled
    * worker's takes a navigation's preload response: navigation-preload.ts), and `preferred` is
-   * the server whose answer it already has on its way (RespondIO.preferred).
+   * the server whose answer it already has on its way (RespondIO.preferred). What a bound
+   * request taught is learnt once the page has its answer (RespondIO.afterResponse, learn.ts).
    */
   handleFetch(event: FetchEvent, fetcher: (request: Request) => Promise<Response> = (request) => fetch(request), preferred?: string): boolean {
     if (this.batching?.handleFetch(event)) return true;
@@ -202,7 +203,21 @@ export class ReplicaClient {
       return false; // fail open: the browser fetches as if there were no worker
     }
     if (route === 'pass') return false;
-    event.respondWith(this.respond(event.request, { fetch: fetcher, waitUntil: (promise) => event.waitUntil(promise), ...(preferred === undefined ? {} : { preferred }) }));
+    const answer: Promise<Response> = this.respond(event.request, {
+      fetch: fetcher,
+      waitUntil: (promise) => event.waitUntil(promise),
+      // Chained after respondWith's own reaction to the same promise: the answer leaves the
+      // worker first. When the event is over (a late answer of another replica), at once.
+      afterResponse: (work) => {
+        try {
+          event.waitUntil(answer.then(work));
+        } catch {
+          work();
+        }
+      },
+      ...(preferred === undefined ? {} : { preferred }),
+    });
+    event.respondWith(answer);
     return true;
   }
 

@@ -7,18 +7,23 @@
  *    plugins may wrap (handlerWillRespond: decide again at the head, resume a broken body,
  *    check its digest as it ends).
  *  - Every replica failed but one answered (404 everywhere): that answer is the truth.
- * The page's answer may be kept (cacheWillUpdate: offline copies). Then learn.ts.
+ * The page's answer may be kept (cacheWillUpdate: offline copies). Then learn.ts, once the page
+ * has its answer (the fetch handler's RespondIO.afterResponse).
  */
 import type { RunResult } from '@webpp/core';
 import { navigationErrorPage } from './error-page.js';
 import { learn } from './learn.js';
 import { mediaServedResponse } from './media-range.js';
 import type { RequestPath } from './plan.js';
+import { afterResponse } from './plugins.js';
 import type { BoundRequest } from './plugins.js';
 import { servedResponse } from './served-response.js';
 
 export async function serve(bound: BoundRequest, result: RunResult<Response>, path: RequestPath): Promise<Response> {
-  return learn(bound, result, await answer(bound, result, path), path);
+  const response = await answer(bound, result, path);
+  // The page's answer first, then the learn stage (RespondIO.afterResponse).
+  afterResponse(bound.io, () => learn(bound, result, response, path));
+  return response;
 }
 
 async function answer(bound: BoundRequest, result: RunResult<Response>, path: RequestPath): Promise<Response> {

@@ -112,6 +112,31 @@ describe('ReplicaClient', () => {
     expect(servedBy).toBe(fast.origin);
   });
 
+  it('hands a bound answer to the page before it learns from it (after respondWith\'s own reaction)', async () => {
+    const { instance } = client();
+    await learn(instance);
+    const servedBefore = instance.snapshot().counters.served;
+    const pending: Promise<unknown>[] = [];
+    let servedWhenAnswered: number | undefined;
+    let answered: Promise<Response> | undefined;
+    // A fetch event as the browser drives it: respondWith reacts to the promise it is given first.
+    const event = {
+      request: new Request(`${primary.origin}/file.txt`),
+      clientId: '',
+      resultingClientId: '',
+      respondWith: (promise: Promise<Response>) => {
+        answered = promise.then((response) => ((servedWhenAnswered = instance.snapshot().counters.served), response));
+      },
+      waitUntil: (promise: Promise<unknown>) => void pending.push(promise),
+    } as unknown as FetchEvent;
+    expect(instance.handleFetch(event)).toBe(true);
+    expect(await (await answered!).text()).toMatch(/^from /);
+    while (pending.length > 0) await Promise.allSettled(pending.splice(0));
+    expect(servedWhenAnswered).toBe(servedBefore); // the learn stage had not run when the page got its answer
+    expect(instance.snapshot().counters.served).toBe(servedBefore + 1); // it ran after, inside waitUntil
+    expect(instance.snapshot().decisions.at(-1)?.logicalUrl).toBe(`${primary.origin}/file.txt`);
+  });
+
   it('fails open: an internal error falls back to a plain fetch of the request', async () => {
     const { instance, events } = client({
       policy: {
