@@ -154,9 +154,19 @@ test("the site's own origin still switches the worker off, though the pages come
   await loadUntilServedBy(page, cluster.replica('c').origin);
   // The origin's own kill switch (@webpp/origin `killSwitch`): only a sends the header.
   cluster.primary.killSwitch = true; // the origin's own kill switch (app.webpp.killSwitch)
-  await page.reload(); // served by a replica; the worker then asks a in the background
+  // Each reload is served by a replica; after it the worker asks a in the background. At most
+  // one such check runs at a time (control-check.ts): a navigation that comes while the check of
+  // an earlier one (before the switch) is still on its way to a (300 ms away) is not checked
+  // again, so the switch-off arrives with the next navigation. Reload until it has (bounded).
   await expect
-    .poll(() => page.evaluate(async () => (await navigator.serviceWorker.getRegistration()) === undefined), { timeout: 20_000 })
+    .poll(
+      async () => {
+        if (await page.evaluate(async () => (await navigator.serviceWorker.getRegistration()) === undefined)) return true;
+        await page.reload();
+        return false;
+      },
+      { timeout: 20_000 },
+    )
     .toBe(true);
   await page.reload();
   expect(await page.evaluate(() => navigator.serviceWorker.controller)).toBeNull();
