@@ -150,24 +150,47 @@ test('a replica that sends `webpp-control: off`: the worker stays on and keeps b
 });
 
 test("the site's own origin still switches the worker off, though the pages come from a replica", async ({ page }) => {
-  cluster = await Cluster.start({ root, delaysMs: { a: 300, b: 200, c: 0 } });
+  // While `holding`, a keeps its answers to HEADs (the worker's checks) once their headers are set.
+  let holding: Promise<void> | undefined;
+  let held = 0;
+  cluster = await Cluster.start({
+    root,
+    delaysMs: { a: 300, b: 200, c: 0 },
+    configure: {
+      a: (app) =>
+        app.addHook('onSend', async (request, _reply, payload) => {
+          if (request.method === 'HEAD' && holding) {
+            held++;
+            await holding;
+          }
+          return payload;
+        }),
+    },
+  });
   await loadUntilServedBy(page, cluster.replica('c').origin);
-  // The origin's own kill switch (@webpp/origin `killSwitch`): only a sends the header.
-  cluster.primary.killSwitch = true; // the origin's own kill switch (app.webpp.killSwitch)
-  // Each reload is served by a replica; after it the worker asks a in the background. At most
-  // one such check runs at a time (control-check.ts): a navigation that comes while the check of
-  // an earlier one (before the switch) is still on its way to a (300 ms away) is not checked
-  // again, so the switch-off arrives with the next navigation. Reload until it has (bounded).
+  // A navigation served by a replica; after it the worker asks a in the background: that check
+  // is still on its way, with a's answer from before the switch, when the switch comes. (Reload
+  // until one is held: on a loaded machine a may serve a navigation itself; bounded.)
+  let release = (): void => undefined;
+  holding = new Promise((resolve) => (release = resolve));
   await expect
     .poll(
       async () => {
-        if (await page.evaluate(async () => (await navigator.serviceWorker.getRegistration()) === undefined)) return true;
+        if (held > 0) return true;
         await page.reload();
         return false;
       },
       { timeout: 20_000 },
     )
     .toBe(true);
+  // The origin's own kill switch (@webpp/origin `killSwitch`): only a sends the header.
+  cluster.primary.killSwitch = true; // the origin's own kill switch (app.webpp.killSwitch)
+  // One reload after the switch, while that check is on its way: its own check runs as soon as
+  // that one ends (control-check.ts), so the switch-off reaches this first navigation after it.
+  await page.reload();
+  holding = undefined;
+  release();
+  await expect.poll(() => page.evaluate(async () => (await navigator.serviceWorker.getRegistration()) === undefined), { timeout: 20_000 }).toBe(true);
   await page.reload();
   expect(await page.evaluate(() => navigator.serviceWorker.controller)).toBeNull();
   await expect(page.locator('#title')).toHaveText('Gallery');

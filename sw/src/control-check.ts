@@ -4,7 +4,9 @@
  * bound to replicas the worker may not hear from it for a long time. So, on a navigation
  * served by a replica, when the own origin has not answered for `intervalMs`, the worker
  * sends it one background HEAD for the page's URL and reads its webpp headers
- * (`webpp-control`, bindings, digests). At most one such check runs at a time.
+ * (`webpp-control`, bindings, digests). At most one such check runs at a time; one due while
+ * another runs is run once that one ends (coalesced: at most one waits, for the latest page),
+ * since the answer on its way may predate a switch-off that the later page must hear of.
  */
 import type { WorkerPlugin } from './plugins.js';
 
@@ -21,7 +23,10 @@ export interface ControlCheckOptions {
 
 export class ControlCheck {
   private heardAtMs = Number.NEGATIVE_INFINITY;
-  private running = false;
+  /** The checks on their way: the running one, then the one asked for meanwhile, if any. */
+  private running: Promise<void> | undefined;
+  /** The URL to check next: the latest page's that asked (coalesced: one at most). */
+  private pendingUrl: string | undefined;
 
   constructor(private readonly options: ControlCheckOptions) {}
 
@@ -30,12 +35,24 @@ export class ControlCheck {
     this.heardAtMs = this.options.now();
   }
 
-  /** After a navigation to `logicalUrl` that a replica served. Never rejects. */
+  /** After a navigation to `logicalUrl` that a replica served; resolves when its check is done. Never rejects. */
   async afterReplicaNavigation(logicalUrl: string): Promise<void> {
     const { selfOrigin, intervalMs, now } = this.options;
-    if (this.running || now() - this.heardAtMs < intervalMs) return;
-    this.running = true;
-    const url = logicalUrl.startsWith(`${selfOrigin}/`) ? logicalUrl : `${selfOrigin}/`;
+    if (now() - this.heardAtMs < intervalMs) return;
+    this.pendingUrl = logicalUrl.startsWith(`${selfOrigin}/`) ? logicalUrl : `${selfOrigin}/`;
+    return (this.running ??= this.checkPending());
+  }
+
+  /** Checks the pending URL until none is left: the one asked for during a check is not held to the interval (the answer just heard may predate it). */
+  private async checkPending(): Promise<void> {
+    for (let url = this.pendingUrl; url !== undefined; url = this.pendingUrl) {
+      this.pendingUrl = undefined;
+      await this.check(url);
+    }
+    this.running = undefined;
+  }
+
+  private async check(url: string): Promise<void> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.options.timeoutMs());
     try {
@@ -46,7 +63,6 @@ export class ControlCheck {
       // The own origin is down or slow: the replicas keep serving; try again next navigation.
     } finally {
       clearTimeout(timer);
-      this.running = false;
     }
   }
 }

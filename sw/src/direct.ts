@@ -91,12 +91,20 @@ export interface DirectRouteOptions {
 interface PassedUrl {
   pending: number;
   directoryVersion: number;
+  /** The last pages (client ids, at most LEFT_PAGES) that had it left to the browser as an image or stylesheet: their next request of it is the worker's. */
+  leftTo: string[];
 }
 
 /** Pages, sets of replicas and URLs remembered at most (bounded, least recent first out). */
 const PAGES = 256;
 const SETS = 256;
 const PASSED_URLS = 2_000;
+/**
+ * Pages remembered per URL left to the browser. A page's retry of a failed element comes at
+ * once (its `error` event), so only the pages that asked for the same URL while that one
+ * element was loading can come between.
+ */
+const LEFT_PAGES = 16;
 
 export class DirectRoute {
   private readonly ownServer: ServerId;
@@ -113,8 +121,6 @@ export class DirectRoute {
    * has no entry, so a request the worker takes writes nothing here.
    */
   private readonly passed = new BoundedMap<string, PassedUrl>(PASSED_URLS);
-  /** "<page> <URL>" of images and stylesheets left to the browser: the page's next request of that URL is the worker's. */
-  private readonly leftToPage = new BoundedMap<string, true>(PASSED_URLS);
   private readonly persisted: PersistedState | undefined;
 
   constructor(private readonly options: DirectRouteOptions) {
@@ -146,18 +152,18 @@ export class DirectRoute {
   /** route.ts: true when this bound request is left to the browser. */
   goesDirect(request: Request, resolved: ResolvedBinding, clientId: string | undefined): boolean {
     const { url } = request;
-    const direct = this.decide(request, resolved, clientId);
-    if (direct) {
-      this.passed.set(url, { pending: (this.passed.get(url)?.pending ?? 0) + 1, directoryVersion: resolved.directoryVersion });
-      if (request.destination === 'image' || request.destination === 'style') this.leftToPage.set(`${clientId} ${url}`, true);
-    }
-    return direct;
+    if (clientId === undefined || !this.decide(request, resolved, clientId)) return false;
+    const known = this.passed.get(url);
+    const leftTo = known?.leftTo ?? [];
+    if ((request.destination === 'image' || request.destination === 'style') && leftTo.push(clientId) > LEFT_PAGES) leftTo.shift();
+    this.passed.set(url, { pending: (known?.pending ?? 0) + 1, directoryVersion: resolved.directoryVersion, leftTo });
+    return true;
   }
 
-  private decide(request: Request, resolved: ResolvedBinding, clientId: string | undefined): boolean {
+  private decide(request: Request, resolved: ResolvedBinding, clientId: string): boolean {
     const { options } = this;
     if (!options.enabled || request.mode === 'navigate' || request.destination === 'script' || request.method !== 'GET' || request.headers.has('range')) return false;
-    if (clientId === undefined || this.pages.get(clientId) !== true || this.leftToPage.has(`${clientId} ${request.url}`)) return false;
+    if (this.pages.get(clientId) !== true || this.passed.get(request.url)?.leftTo.includes(clientId)) return false;
     if (!isSameOrigin(request.url, options.selfOrigin) || !resolved.physicalUrls.includes(request.url)) return false;
     // The own origin said it does not hold this URL: the plan asks another replica first.
     if (options.staleBindings.isStale(request.url, resolved.directoryVersion)) return false;

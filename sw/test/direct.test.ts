@@ -86,6 +86,9 @@ describe('DirectRoute', () => {
     // The page's other URLs, another page's request of the same URL, and a page's repeated fetch() are left as before.
     expect(direct.goesDirect(...image(2), 'p1')).toBe(true);
     expect(direct.goesDirect(element('image'), binding('/img/1.png'), 'p2')).toBe(true);
+    // Each page's retry is still the worker's, whichever page had the URL left to it last.
+    expect(direct.goesDirect(element('image'), binding('/img/1.png'), 'p1')).toBe(false);
+    expect(direct.goesDirect(element('image'), binding('/img/1.png'), 'p2')).toBe(false);
     for (let i = 0; i < 2; i++) expect(direct.goesDirect(element('', `${A}/img/3.png`), binding('/img/3.png'), 'p1')).toBe(true);
   });
 
