@@ -104,3 +104,16 @@ export async function pageRendered(page: Page): Promise<{ images: number; broken
     };
   });
 }
+
+/**
+ * Where the browser says the page's last request for the page script (/webpp.js) was answered
+ * from (Resource Timing's `workerFinalSourceType`, Chromium's ServiceWorker static routing):
+ * "cache" when the worker's static route answered it from the worker's copy without a fetch
+ * event; "" when no static route matched (the fetch event answered it, or no worker).
+ */
+export function pageScriptSource(page: Page): Promise<string | undefined> {
+  return page.evaluate(() => {
+    const entries = performance.getEntriesByType('resource').filter((entry) => new URL(entry.name).pathname === '/webpp.js');
+    return (entries.at(-1) as (PerformanceResourceTiming & { workerFinalSourceType?: string }) | undefined)?.workerFinalSourceType;
+  });
+}

@@ -9,7 +9,7 @@
 import { expect, test } from '@playwright/test';
 import type { Page } from '@playwright/test';
 import { Cluster, demoSite } from '../support/cluster/index.js';
-import { openControlled, workerState } from '../support/webpp-page.js';
+import { openControlled, pageScriptSource, workerState } from '../support/webpp-page.js';
 
 let cluster: Cluster;
 
@@ -73,10 +73,36 @@ test('a warm page: its script comes from the worker, and registration and report
     expect(posts.filter((post) => post.readyState !== 'complete'), `load ${load}`).toEqual([]);
   }
   // The script came from the worker's copy: the origin was asked for it at most once (the
-  // copy's background check, once a minute).
+  // copy's background check, once a minute)…
   expect(cluster.primary.requests('/webpp.js', 'GET').length).toBeLessThanOrEqual(1);
+  // …answered by the browser through the worker's static route, with no fetch event (no hop to
+  // the worker's thread on the page's path; page-script-cache.ts, routerRule).
+  expect(await pageScriptSource(page)).toBe('cache');
   const state = await workerState(page);
-  expect(state.counters.pageScriptFromCache).toBeGreaterThanOrEqual(loads);
+  expect(state.counters.pageScriptFromCache).toBe(0);
+});
+
+test('without the worker\'s copy, the static route falls back to the network', async ({ page }) => {
+  await openControlled(page, cluster.logicalUrl('/index.html'));
+  await page.reload();
+  await page.waitForFunction(() => (window as { webpp?: unknown }).webpp !== undefined);
+  // The copy lost (storage cleared by hand, or an install whose fetch of the script failed).
+  expect(await page.evaluate(async () => Promise.all((await caches.keys()).filter((name) => name.startsWith('webpp-page-script-')).map((name) => caches.delete(name))))).toContain(true);
+  cluster.primary.clearLog();
+  await page.reload({ waitUntil: 'load' });
+  await page.waitForFunction(() => (window as { webpp?: unknown }).webpp !== undefined);
+  expect(cluster.primary.requests('/webpp.js', 'GET').length).toBeGreaterThanOrEqual(1);
+});
+
+test('the page script with a query comes from the worker\'s copy through the fetch event', async ({ page }) => {
+  await openControlled(page, cluster.logicalUrl('/index.html'));
+  await page.reload();
+  cluster.primary.clearLog();
+  // The static route covers the plain URL only (the copy is kept under it); the fetch event answers the rest from the same copy.
+  const body = await page.evaluate(async () => (await fetch('/webpp.js?v=2')).text());
+  expect(body).toContain('webpp');
+  expect(cluster.primary.requests('/webpp.js', 'GET').length).toBeLessThanOrEqual(1);
+  expect((await workerState(page)).counters.pageScriptFromCache).toBeGreaterThanOrEqual(1);
 });
 
 test('other options on the tag still reach the worker: the page script registers the new worker URL', async ({ page }) => {

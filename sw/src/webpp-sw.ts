@@ -42,9 +42,13 @@ const pageScript = new PageScriptCache({
 // not with batch transmission, whose page request is its own.
 const navigationPreload = new NavigationPreload(self.registration, addons['batch'] === undefined);
 
-self.addEventListener('install', (event) => {
+/** ServiceWorker static routing (Chromium ≥ 123); not yet in TypeScript's lib. */
+type Routable = ExtendableEvent & { addRoutes?: (rules: object) => Promise<void> };
+
+self.addEventListener('install', (event: Routable) => {
   void self.skipWaiting();
-  event.waitUntil(pageScript.install());
+  // The copy first: the route answers from it, and falls back to the network without it.
+  event.waitUntil(pageScript.install().then(() => event.addRoutes?.(pageScript.routerRule())).catch(() => undefined));
 });
 
 self.addEventListener('activate', (event) => {
@@ -56,6 +60,8 @@ self.addEventListener('fetch', (event) => {
     event.respondWith(pageScript.respond(event.request, (promise) => event.waitUntil(promise)));
     return;
   }
+  // Where the browser answers the script by the static route, its copy is checked on navigations.
+  if (event.request.mode === 'navigate') pageScript.checkInBackground((promise) => event.waitUntil(promise));
   // The pipeline: (an add-on's front stage) → route → plan → attempt → serve → learn (replica-client.ts, plugins.ts).
   client.handleFetch(event, navigationPreload.fetchFor(event), navigationPreload.preferredFor(event));
 });
