@@ -57,5 +57,5 @@ self.addEventListener('fetch', (event) => {
     return;
   }
   // The pipeline: (an add-on's front stage) → route → plan → attempt → serve → learn (replica-client.ts, plugins.ts).
-  client.handleFetch(event, navigationPreload.fetchFor(event), navigationPreload.preferredFor(event));
+  client.handleFetch(event, navigationPreload.ioFor(event));
 });
