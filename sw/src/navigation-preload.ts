@@ -12,7 +12,7 @@
  * preload unused, an extra request to the own origin; so the preload follows the site:
  * it is switched off after a navigation went elsewhere first, and on again after one was
  * sent to the own origin. The plan prefers the own origin for a navigation wherever the
- * policy predicts no gain elsewhere (preferredFor; core's PlanInput.preferred), so among
+ * policy predicts no gain elsewhere (ioFor's `preferred`; core's PlanInput.preferred), so among
  * equivalent replicas the preload stays on.
  */
 import { stripHash } from './_private/strip-hash.js';
@@ -51,18 +51,22 @@ export class NavigationPreload {
   }
 
   /**
-   * The fetch the worker uses for this event's requests. For a navigation, the first GET of
-   * its own URL takes the preload response (or, with no preload, is sent as usual); every
-   * other request is a plain fetch.
+   * How the worker sends this event's requests, and what is on its way for it. For a
+   * navigation, the first GET of its own URL takes the preload response (or, with no preload,
+   * is sent as usual), and every other request is a plain fetch; `preferred` is the server whose
+   * answer the preload brings (the own origin), for the plan to prefer where it predicts no
+   * gain elsewhere (RespondIO.preferred), so that the preload stays on; `preload` is that answer,
+   * which a cold worker may give the page before its state is restored (RespondIO.preload,
+   * cold-navigation.ts). Any other request, or with the preload not allowed: a plain fetch alone.
    */
-  fetchFor(event: FetchEvent): Fetcher {
+  ioFor(event: FetchEvent): { fetch: Fetcher; preferred?: string; preload?: Promise<Response | undefined> } {
     const logical = event.request;
-    if (logical.mode !== 'navigate' || logical.method !== 'GET' || !this.allowed) return this.plainFetch;
+    if (logical.mode !== 'navigate' || logical.method !== 'GET' || !this.allowed) return { fetch: this.plainFetch };
     const preload = (event as { preloadResponse?: Promise<Response | undefined> }).preloadResponse;
     // Let the preload settle within the event even when it goes unused (else the browser warns it was cancelled).
     if (preload !== undefined) event.waitUntil(preload.catch(() => undefined));
     let first = true;
-    return (request) => {
+    const fetch: Fetcher = (request) => {
       const isFirst = first;
       first = false;
       const own = request.method === 'GET' && stripHash(request.url) === stripHash(logical.url) && request.cache === logical.cache && !request.headers.has('range');
@@ -70,16 +74,7 @@ export class NavigationPreload {
       if (!isFirst || !own || preload === undefined) return this.plainFetch(request);
       return usePreload(preload, request, this.plainFetch);
     };
-  }
-
-  /**
-   * The server whose answer the navigation's preload brings (the own origin), for the plan to
-   * prefer where it predicts no gain elsewhere (RespondIO.preferred), so that the preload
-   * stays on; undefined for any other request, or when the preload is not allowed.
-   */
-  preferredFor(event: FetchEvent): string | undefined {
-    const { request } = event;
-    return request.mode === 'navigate' && request.method === 'GET' && this.allowed ? new URL(request.url).origin : undefined;
+    return { fetch, preferred: new URL(logical.url).origin, ...(preload === undefined ? {} : { preload }) };
   }
 
   private async set(enabled: boolean): Promise<void> {

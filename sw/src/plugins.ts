@@ -29,6 +29,11 @@ export interface RespondIO {
    */
   preferred?: string;
   /**
+   * A navigation's preload response (navigation-preload.ts): a cold worker gives it to the page
+   * without waiting for its stored state when it comes first and serves (cold-navigation.ts).
+   */
+  preload?: Promise<Response | undefined>;
+  /**
    * Runs `work` once the page has its response: the fetch handler chains it on the promise it
    * gave respondWith, after the browser's own reaction, so that the answer leaves the worker
    * before what the request taught is learnt (learn.ts). Without it (a caller that is not a

@@ -14,6 +14,7 @@
 import { serverOf } from '@webpp/core';
 import type { ClientPolicy } from '@webpp/core';
 import { assemble } from './assemble.js';
+import { learnPreloaded, preloadFirst } from './cold-navigation.js';
 import type { ClientParts } from './assemble.js';
 import type { BindingsStore } from './bindings-store.js';
 import type { ReplicaClientOptions } from './client-options.js';
@@ -131,9 +132,21 @@ export class ReplicaClient {
    */
   async respond(request: Request, io: RespondIO): Promise<Response> {
     this.reporter.count('intercepted');
+    const arrivedMs = performance.now();
+    const atMs = Date.now();
     try {
       // The stored state first (a request planned on an empty state goes to the origin's first replica), within a bound.
-      if (!this.loaded && !(await this.restoredInTime())) return await io.fetch(request).catch(() => Response.error());
+      if (!this.loaded) {
+        const restored = this.restoredInTime();
+        // A cold worker's navigation: the preload's answer, when it comes first and serves, does not wait for it (cold-navigation.ts).
+        const early = io.preload && !this.offline.enabled ? await preloadFirst(io.preload, restored) : undefined;
+        if (early) {
+          const totalMs = performance.now() - arrivedMs;
+          io.waitUntil(restored.then((inTime) => inTime && this.isEnabled && learnPreloaded(this.parts, request, this.router.resolved(request), early, io, atMs, totalMs)));
+          return early;
+        }
+        if (!(await restored)) return await io.fetch(request).catch(() => Response.error());
+      }
       if (this.bindings.learning) await this.bindings.settled();
       const enabled = this.isEnabled;
       const resolved = enabled ? this.router.resolved(request) : undefined;
@@ -189,12 +202,12 @@ export class ReplicaClient {
   /**
    * The worker's whole fetch pipeline for one event: the batch stage (if enabled), then
    * route and respond. Returns false when the worker does not answer (no respondWith), so
-   * the browser fetches the request itself. `fetcher` sends the event's requests (the bundled
-   * worker's takes a navigation's preload response: navigation-preload.ts), and `preferred` is
-   * the server whose answer it already has on its way (RespondIO.preferred). What a bound
-   * request taught is learnt once the page has its answer (RespondIO.afterResponse, learn.ts).
+   * the browser fetches the request itself. `own`: how the event's requests are sent, when not
+   * with a plain fetch, and what is already on its way for it (the bundled worker's: a
+   * navigation's preload, navigation-preload.ts; RespondIO.preferred and RespondIO.preload).
+   * What a bound request taught is learnt once the page has its answer (RespondIO.afterResponse, learn.ts).
    */
-  handleFetch(event: FetchEvent, fetcher: (request: Request) => Promise<Response> = (request) => fetch(request), preferred?: string): boolean {
+  handleFetch(event: FetchEvent, own: Partial<Pick<RespondIO, 'fetch' | 'preferred' | 'preload'>> = {}): boolean {
     if (this.batching?.handleFetch(event)) return true;
     let route: Route;
     try {
@@ -204,7 +217,8 @@ export class ReplicaClient {
     }
     if (route === 'pass') return false;
     const answer: Promise<Response> = this.respond(event.request, {
-      fetch: fetcher,
+      fetch: (request) => fetch(request),
+      ...own,
       waitUntil: (promise) => event.waitUntil(promise),
       // Chained after respondWith's own reaction to the same promise: the answer leaves the
       // worker first. When the event is over (a late answer of another replica), at once.
@@ -215,7 +229,6 @@ export class ReplicaClient {
           work();
         }
       },
-      ...(preferred === undefined ? {} : { preferred }),
     });
     event.respondWith(answer);
     return true;

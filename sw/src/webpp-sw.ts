@@ -63,5 +63,5 @@ self.addEventListener('fetch', (event) => {
   // Where the browser answers the script by the static route, its copy is checked on navigations.
   if (event.request.mode === 'navigate') pageScript.checkInBackground((promise) => event.waitUntil(promise));
   // The pipeline: (an add-on's front stage) → route → plan → attempt → serve → learn (replica-client.ts, plugins.ts).
-  client.handleFetch(event, navigationPreload.fetchFor(event), navigationPreload.preferredFor(event));
+  client.handleFetch(event, navigationPreload.ioFor(event));
 });

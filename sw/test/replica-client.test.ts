@@ -7,7 +7,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPolicy, registerPolicy } from '@webpp/core';
 import { ReplicaClient } from '../src/replica-client.js';
 import { withTableViews } from '../src/table-views.js';
-import { memoryKeyValueStore } from '../src/storage.js';
+import { CONTROL_KEY, memoryKeyValueStore } from '../src/storage.js';
+import type { KeyValueStore } from '../src/storage.js';
 import type { WebppEvent } from '../src/messages.js';
 import { eventIO } from './support/event-io.js';
 import { closeServers, startServer } from './support/servers.js';
@@ -304,4 +305,84 @@ describe('ReplicaClient and its own scripts', () => {
     expect(instance.route(new Request(`${primary.origin}/webpp-sw.js?policy=fast`))).toBe('pass');
     expect(instance.route(new Request(`${primary.origin}/webpp.json`))).not.toBe('pass');
   });
+});
+
+describe('ReplicaClient, a cold worker\'s navigation (cold-navigation.ts)', () => {
+  /** A navigation, as a fetch event brings it (Node's Request cannot be built with mode 'navigate'). */
+  function navigation(url: string): Request {
+    const request = new Request(url);
+    Object.defineProperty(request, 'mode', { value: 'navigate' });
+    return request;
+  }
+
+  /** The same stored state, whose start-up read (one getMany) waits until `open()`: a slow IndexedDB. */
+  function slowStart(storage: KeyValueStore): { storage: KeyValueStore; open: () => void } {
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    return { storage: { ...storage, getMany: async (keys) => (await gate, Promise.all(keys.map((key) => storage.get(key)))) }, open };
+  }
+
+  const pending = <T>(promise: Promise<T>): Promise<T | 'pending'> => Promise.race([promise, new Promise<'pending'>((resolve) => setTimeout(() => resolve('pending'), 20))]);
+
+  /** A stored state that binds /file.txt (a first worker's, written). */
+  async function storedState(): Promise<KeyValueStore> {
+    const storage = memoryKeyValueStore();
+    const first = client({ storage });
+    await learn(first.instance);
+    await first.instance.flush();
+    for (const server of servers) server.log.length = 0;
+    return storage;
+  }
+
+  it('gives the page the preload\'s answer before the state is restored, and learns it after (a bound navigation, served by the own origin)', async () => {
+    const slow = slowStart(await storedState());
+    const { instance } = client({ storage: slow.storage });
+    const request = navigation(`${primary.origin}/file.txt`);
+    expect(instance.route(request)).toBe('wait');
+    const io = eventIO();
+    const response = await pending(instance.respond(request, { ...io, preload: Promise.resolve(new Response('from the preload')) }));
+    expect(response).not.toBe('pending');
+    expect(await (response as Response).text()).toBe('from the preload');
+    expect(servers.flatMap((server) => server.log)).toEqual([]); // the worker sent nothing
+    expect(instance.snapshot().decisions).toEqual([]); // nothing learnt yet
+    slow.open();
+    await io.settled();
+    expect(instance.snapshot().decisions.at(-1)).toMatchObject({ navigation: true, logicalUrl: `${primary.origin}/file.txt`, servedBy: primary.origin, outcome: 'served' });
+    expect(instance.snapshot().decisions.at(-1)?.attempts[0]?.reason).toBe('preload-before-restore');
+    expect(instance.snapshot().counters).toMatchObject({ bound: 1, served: 1 });
+  });
+
+  it('a stored switch-off still holds: the page has the own origin\'s answer, and nothing is learnt from it', async () => {
+    const storage = await storedState();
+    await storage.set(CONTROL_KEY, { off: true, atMs: Date.now() });
+    const slow = slowStart(storage);
+    const { instance, unregistered } = client({ storage: slow.storage });
+    const io = eventIO();
+    const response = await instance.respond(navigation(`${primary.origin}/file.txt`), { ...io, preload: Promise.resolve(new Response('from the preload')) });
+    expect(await response.text()).toBe('from the preload');
+    slow.open();
+    await io.settled();
+    expect(instance.isEnabled).toBe(false);
+    expect(unregistered).toEqual(['unregistered']);
+    expect(instance.snapshot().decisions).toEqual([]);
+  });
+
+  for (const [what, preload] of [
+    ['answers 503', () => Promise.resolve(new Response('down', { status: 503 }))],
+    ['hangs', () => new Promise<Response>(() => undefined)],
+  ] as const) {
+    it(`a preload that ${what} is not the page's answer: the navigation waits for the state and goes to the replicas`, async () => {
+      const slow = slowStart(await storedState());
+      const { instance } = client({ storage: slow.storage });
+      const io = eventIO();
+      const answer = instance.respond(navigation(`${primary.origin}/file.txt`), { ...io, preload: preload() });
+      expect(await pending(answer)).toBe('pending');
+      slow.open();
+      const response = await answer;
+      expect(response.status).toBe(200);
+      expect(await response.text()).toMatch(/^from http/);
+      await io.settled();
+      expect(instance.snapshot().decisions.at(-1)?.attempts[0]?.reason).not.toBe('preload-before-restore');
+    });
+  }
 });
