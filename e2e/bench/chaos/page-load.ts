@@ -2,12 +2,15 @@
  * One page load as a visitor sees it, and whether it was whole: the navigation succeeded
  * with a status below 400, `load` came within the bound, every image decoded at its size,
  * the style sheet applied, the script ran, the 1 MiB file arrived with the right length and
- * SHA-256, and no resource (Resource Timing) answered with a status of 400 or more.
+ * SHA-256, and no resource (Resource Timing) answered with a status of 400 or more. Apart
+ * from those checks, the page's own resources that failed with a network error and were never
+ * loaded (network-errors.ts): Resource Timing gives them status 0, not ≥ 400.
  *
  * The time of a load runs from the navigation's start to `load` and, on pages that fetch
  * the 1 MiB file, to that file's check: what the visitor waits for.
  */
 import type { Page } from '@playwright/test';
+import { unrecoveredNetworkErrors, type StatusEntry } from './network-errors.js';
 import { TITLE_COLOR } from './site.js';
 
 interface ResourceFailure {
@@ -21,6 +24,8 @@ export interface PageLoadResult {
   /** Set when the navigation itself failed (error, status ≥ 400 or no `load` in time). */
   navigationError?: string;
   failedResources: ResourceFailure[];
+  /** The page's own resources that failed with a network error (status 0) and were not loaded again (network-errors.ts); not in failedResources, not in ok. */
+  networkErrors: string[];
   /** Navigation start to `load` (and the 1 MiB file's check), in ms; undefined if no `load`. */
   loadMs?: number;
   slowest?: SlowestResource;
@@ -39,6 +44,7 @@ interface PageChecks {
   failures: ResourceFailure[];
   slowest: SlowestResource;
   timings: [string, number, number, number][];
+  statuses: StatusEntry[];
 }
 
 /** Runs in the page: the visitor-visible checks. */
@@ -64,8 +70,10 @@ async function checkInPage(args: { titleColor: string; bigSha256: string; bigByt
     if (big.error !== undefined) failures.push({ url, why: `1 MiB file: ${big.error}` });
     else if (big.bytes !== args.bigBytes || big.sha256 !== args.bigSha256) failures.push({ url, why: `1 MiB file: ${big.bytes} bytes, sha-256 ${big.sha256}` });
   }
+  const statuses: [string, number, string][] = [];
   for (const entry of performance.getEntriesByType('resource') as PerformanceResourceTiming[]) {
     const status = (entry as PerformanceResourceTiming & { responseStatus?: number }).responseStatus ?? 0;
+    statuses.push([entry.name, status, entry.initiatorType]);
     if (status >= 400) failures.push({ url: entry.name, why: `status ${status}` });
   }
   let slowest = { path: location.pathname, durationMs: 0 };
@@ -75,7 +83,7 @@ async function checkInPage(args: { titleColor: string; bigSha256: string; bigByt
     timings.push([new URL(entry.name).pathname, Math.round(entry.startTime), Math.round(entry.responseStart), Math.round(entry.responseEnd)]);
     if (entry.duration > slowest.durationMs) slowest = { path: new URL(entry.name).pathname, durationMs: Math.round(entry.duration) };
   }
-  return { failures, slowest, timings };
+  return { failures, slowest, timings, statuses };
 }
 
 function uniqueByUrl(failures: ResourceFailure[]): ResourceFailure[] {
@@ -94,16 +102,17 @@ export async function loadPage(
   const startedAtMs = Date.now();
   try {
     const response = await page.goto(url, { waitUntil: 'load', timeout: boundMs });
-    if (!response) return { path, ok: false, navigationError: 'no response', failedResources: [], startedAtMs };
+    if (!response) return { path, ok: false, navigationError: 'no response', failedResources: [], networkErrors: [], startedAtMs };
     if (response.status() >= 400) {
-      return { path, ok: false, navigationError: `status ${response.status()}`, failedResources: [], startedAtMs };
+      return { path, ok: false, navigationError: `status ${response.status()}`, failedResources: [], networkErrors: [], startedAtMs };
     }
     const remainingMs = Math.max(1_000, boundMs - (Date.now() - startedAtMs));
     const checks = await page.evaluate(checkInPage, { titleColor: TITLE_COLOR, ...expected, boundMs: remainingMs });
     const loadMs = Date.now() - startedAtMs;
     const failedResources = uniqueByUrl(checks.failures);
-    return { path, ok: failedResources.length === 0, failedResources, loadMs, slowest: checks.slowest, timings: checks.timings, startedAtMs };
+    const networkErrors = unrecoveredNetworkErrors(checks.statuses, new URL(url).origin);
+    return { path, ok: failedResources.length === 0, failedResources, networkErrors, loadMs, slowest: checks.slowest, timings: checks.timings, startedAtMs };
   } catch (error) {
-    return { path, ok: false, navigationError: (error as Error).message.split('\n')[0], failedResources: [], startedAtMs };
+    return { path, ok: false, navigationError: (error as Error).message.split('\n')[0], failedResources: [], networkErrors: [], startedAtMs };
   }
 }

@@ -18,6 +18,7 @@ interface LoopFigures {
   page_loads: number;
   failed_page_loads: number;
   failed_resources: number;
+  network_error_resources: number;
   failed_navigations: number;
   p50_ms: number | null;
   p95_ms: number | null;
@@ -39,6 +40,7 @@ function loopFigures(loop: LoopResult): LoopFigures {
     page_loads: loop.loads.length,
     failed_page_loads: loop.loads.filter((load) => !load.ok).length,
     failed_resources: loop.loads.reduce((sum, load) => sum + load.failedResources.length, 0),
+    network_error_resources: loop.loads.reduce((sum, load) => sum + load.networkErrors.length, 0),
     failed_navigations: loop.loads.filter((load) => load.navigationError !== undefined).length,
     p50_ms: percentile(times, 50),
     p95_ms: percentile(times, 95),
@@ -75,6 +77,10 @@ function compactLoads(loop: LoopResult): unknown[] {
   return loop.loads.map((load) => [load.startedAtMs - phaseStartMs, load.path, load.loadMs ?? null, load.ok, load.slowest?.path ?? null, load.slowest?.durationMs ?? null]);
 }
 
+function networkErrorLoads(loop: LoopResult): unknown[] {
+  return loop.loads.flatMap((load, index) => (load.networkErrors.length === 0 ? [] : [[index, load.path, load.networkErrors.map((url) => new URL(url).pathname)]]));
+}
+
 export function chaosReport(input: ChaosReportInput): Record<string, unknown> {
   const faulty = loopFigures(input.faulty);
   const base = loopFigures(input.baseline);
@@ -86,7 +92,10 @@ export function chaosReport(input: ChaosReportInput): Record<string, unknown> {
     worker_preset: input.preset,
     page_loads: faulty.page_loads,
     failed_page_loads: faulty.failed_page_loads,
+    /** Resources of the visitor's checks that failed (image not decoded, style not applied, script not run, 1 MiB file wrong) or answered ≥ 400; a network error (status 0) alone is not one. */
     failed_resources: faulty.failed_resources,
+    /** The page's own resources that failed with a network error (Resource Timing status 0) and were not loaded again (network-errors.ts); may overlap failed_resources. */
+    network_error_resources: faulty.network_error_resources,
     failed_navigations: faulty.failed_navigations,
     p50_ms: faulty.p50_ms,
     p95_ms: faulty.p95_ms,
@@ -95,6 +104,7 @@ export function chaosReport(input: ChaosReportInput): Record<string, unknown> {
     page_loads_no_faults: base.page_loads,
     failed_page_loads_no_faults: base.failed_page_loads,
     failed_resources_no_faults: base.failed_resources,
+    network_error_resources_no_faults: base.network_error_resources,
     p50_ms_no_faults: base.p50_ms,
     p95_ms_no_faults: base.p95_ms,
     p99_ms_no_faults: base.p99_ms,
@@ -132,6 +142,9 @@ export function chaosReport(input: ChaosReportInput): Record<string, unknown> {
       faults: compactLoads(input.faulty),
       no_faults: compactLoads(input.baseline),
     },
+    /** Loads with network_error_resources: [index, path, the resources' paths]. */
+    network_errors: networkErrorLoads(input.faulty),
+    network_errors_no_faults: networkErrorLoads(input.baseline),
     failures: input.faulty.failures,
     failures_no_faults: input.baseline.failures,
     /** Loads under faults slower than 3 × the fault-free p99 (issue 22's goal line), with the worker's account (load-loop.ts, SlowLoadDetail). */
@@ -148,6 +161,7 @@ export function printReport(report: Record<string, unknown>): void {
   console.log(row('page loads', report.page_loads, report.page_loads_no_faults));
   console.log(row('failed page loads', report.failed_page_loads, report.failed_page_loads_no_faults));
   console.log(row('failed resources', report.failed_resources, report.failed_resources_no_faults));
+  console.log(row('network errors', report.network_error_resources, report.network_error_resources_no_faults));
   console.log(row('p50 ms', report.p50_ms, report.p50_ms_no_faults));
   console.log(row('p95 ms', report.p95_ms, report.p95_ms_no_faults));
   console.log(row('p99 ms', report.p99_ms, report.p99_ms_no_faults));
