@@ -117,3 +117,12 @@ export function pageScriptSource(page: Page): Promise<string | undefined> {
     return (entries.at(-1) as (PerformanceResourceTiming & { workerFinalSourceType?: string }) | undefined)?.workerFinalSourceType;
   });
 }
+
+/** Loads `url` until the worker knows `servers` replicas and its latest navigation was served by `origin`. */
+export async function untilNavigationServedBy(page: Page, url: string, origin: string, servers = 3): Promise<void> {
+  await openControlled(page, url);
+  await waitForState(page, (state) => state.servers.length === servers && state.decisions.filter((d) => d.navigation).at(-1)?.servedBy === origin, {
+    what: `navigations served by ${origin}`,
+    between: async () => void (await page.reload()),
+  });
+}

@@ -13,7 +13,7 @@
 import { expect, test } from '@playwright/test';
 import type { BrowserContext, Page } from '@playwright/test';
 import { Cluster, demoSite } from '../support/cluster/index.js';
-import { flushWorker, openControlled, pageRendered, waitForState, workerState } from '../support/webpp-page.js';
+import { flushWorker, pageRendered, untilNavigationServedBy, workerState } from '../support/webpp-page.js';
 
 const IMAGES = 2;
 /** How long the other tab holds the worker's store: below the worker's 1 s bound on the read (replica-client.ts, RESTORE_WAIT_MS). */
@@ -27,12 +27,7 @@ test.afterEach(async () => {
 
 /** Loads until the worker knows the three replicas and a navigation went to `fastest`; its state is written. */
 async function warmUp(page: Page, fastest: string): Promise<void> {
-  await openControlled(page, cluster.logicalUrl('/index.html'));
-  const origin = cluster.replica(fastest).origin;
-  await waitForState(page, (state) => state.servers.length === 3 && state.decisions.filter((d) => d.navigation).at(-1)?.servedBy === origin, {
-    what: `navigations served by ${fastest}`,
-    between: async () => void (await page.reload()),
-  });
+  await untilNavigationServedBy(page, cluster.logicalUrl('/index.html'), cluster.replica(fastest).origin);
   await flushWorker(page);
 }
 

@@ -12,7 +12,7 @@ import type { BrowserContext, Page } from '@playwright/test';
 import { Cluster, demoSite } from '../support/cluster/index.js';
 import type { RequestLogEntry } from '../support/cluster/request-log.js';
 import type { DecisionRecord } from '../support/webpp-page.js';
-import { decisionsAfter, lastDecisionId, openControlled, pageRendered, waitForState, workerState } from '../support/webpp-page.js';
+import { decisionsAfter, lastDecisionId, openControlled, pageRendered, untilNavigationServedBy, waitForState, workerState } from '../support/webpp-page.js';
 
 let cluster: Cluster;
 
@@ -22,14 +22,7 @@ test.afterEach(async () => {
 
 const isPreload = (entry: RequestLogEntry): boolean => entry.headers['service-worker-navigation-preload'] === 'true';
 
-async function warmUp(page: Page, fastest: string): Promise<void> {
-  await openControlled(page, cluster.logicalUrl('/index.html'));
-  const origin = cluster.replica(fastest).origin;
-  await waitForState(page, (state) => state.servers.length === 3 && state.decisions.filter((d) => d.navigation).at(-1)?.servedBy === origin, {
-    what: `navigations served by ${fastest}`,
-    between: async () => void (await page.reload()),
-  });
-}
+const warmUp = (page: Page, fastest: string): Promise<void> => untilNavigationServedBy(page, cluster.logicalUrl('/index.html'), cluster.replica(fastest).origin);
 
 async function reloadBoundToA(page: Page, context: BrowserContext, start: 'warm' | 'cold'): Promise<{ navigation: DecisionRecord | undefined; pageRequests: boolean[] }> {
   cluster = await Cluster.start({ site: demoSite(2), delaysMs: { a: 0, b: 400, c: 400 } });

@@ -23,18 +23,16 @@ afterAll(async () => {
   await app.close();
 });
 
+/** A check of the test's own origin, at most once a second by the given clock. */
+function checkOnOwnOrigin(now: () => number, answered: (response: Response, url: string) => Promise<void>): ControlCheck {
+  return new ControlCheck({ selfOrigin: origin, intervalMs: 1_000, now, head: (url, signal) => fetch(url, { method: 'HEAD', signal }), timeoutMs: () => 2_000, answered });
+}
+
 describe('ControlCheck', () => {
   it("asks the own origin after a replica's navigation, at most once per interval since it was last heard", async () => {
     let nowMs = 0;
     const answers: string[] = [];
-    const check = new ControlCheck({
-      selfOrigin: origin,
-      intervalMs: 1_000,
-      now: () => nowMs,
-      head: (url, signal) => fetch(url, { method: 'HEAD', signal }),
-      timeoutMs: () => 2_000,
-      answered: async (response, url) => void answers.push(`${url} ${response.headers.get('webpp-control')}`),
-    });
+    const check = checkOnOwnOrigin(() => nowMs, async (response, url) => void answers.push(`${url} ${response.headers.get('webpp-control')}`));
     heads.length = 0;
     await check.afterReplicaNavigation(`${origin}/page.html`);
     expect(answers).toEqual([`${origin}/page.html off`]);
@@ -55,14 +53,7 @@ describe('ControlCheck', () => {
   it('runs one more check, for the latest page, when navigations came while one was on its way', async () => {
     let nowMs = 0;
     const answers: string[] = [];
-    const check = new ControlCheck({
-      selfOrigin: origin,
-      intervalMs: 1_000,
-      now: () => nowMs,
-      head: (url, signal) => fetch(url, { method: 'HEAD', signal }),
-      timeoutMs: () => 2_000,
-      answered: async (_response, url) => void answers.push(url),
-    });
+    const check = checkOnOwnOrigin(() => nowMs, async (_response, url) => void answers.push(url));
     heads.length = 0;
     let release = (): void => undefined;
     held = new Promise((resolve) => (release = resolve));
