@@ -21,6 +21,7 @@
  *   them at their value, a lower bound of what they cost.
  * Plain data; the caller passes the clock.
  */
+import { expectedMs } from './expected-time.js';
 
 /** Relative accuracy α of a bucket's representative value. */
 const RELATIVE_ACCURACY = 0.02;
@@ -58,6 +59,8 @@ export class LatencySketch {
   private atMs = 0;
   /** weighted(), until the next change (decay alone does not change normalised weights). */
   private cached: WeightedSamples | undefined;
+  /** answeredQuantileMs's last [q, answer], until the next change: a plan asks it once per attempt (timeoutMsOf). */
+  private answered: [number, number] | undefined;
 
   /** Total weight (a decayed count of samples). */
   get weight(): number {
@@ -91,7 +94,7 @@ export class LatencySketch {
     bucket[0] = before + weight;
     bucket[1] = (bucket[1] * before + (censored ? weight : 0)) / bucket[0];
     this.buckets.set(index, bucket);
-    this.cached = undefined;
+    this.cached = this.answered = undefined;
     if (this.buckets.size > MAX_BUCKETS) this.dropLightest();
   }
 
@@ -104,7 +107,7 @@ export class LatencySketch {
     const factor = totalWeight / this.weight;
     if (!(factor < 1)) return;
     for (const bucket of this.buckets.values()) bucket[0] *= factor;
-    this.cached = undefined;
+    this.cached = this.answered = undefined;
   }
 
   /**
@@ -119,7 +122,7 @@ export class LatencySketch {
       bucket[1] = 0;
       if (bucket[0] <= 0) this.buckets.delete(index);
     }
-    this.cached = undefined;
+    this.cached = this.answered = undefined;
   }
 
   /** Buckets by value with weights normalised; the same at any later time, since all decay alike. */
@@ -135,9 +138,7 @@ export class LatencySketch {
   }
 
   meanMs(): number {
-    if (this.empty) return Number.NaN;
-    const { valuesMs, weights } = this.weighted();
-    return valuesMs.reduce((sum, value, i) => sum + value * (weights[i] as number), 0);
+    return this.empty ? Number.NaN : expectedMs(this.weighted(), 0);
   }
 
   quantileMs(q: number): number {
@@ -157,6 +158,7 @@ export class LatencySketch {
    * 4 500 ms). NaN when nothing answered.
    */
   answeredQuantileMs(q: number): number {
+    if (this.answered?.[0] === q) return this.answered[1];
     const indices = [...this.buckets.keys()].sort((a, b) => a - b);
     let atRisk = this.weight;
     let survival = 1;
@@ -168,7 +170,8 @@ export class LatencySketch {
       return 1 - survival;
     });
     const at = answeredBy.findIndex((share) => share >= q * (1 - survival) - 1e-12);
-    return survival < 1 && at >= 0 ? valueOf(indices[at] as number) : Number.NaN;
+    this.answered = [q, survival < 1 && at >= 0 ? valueOf(indices[at] as number) : Number.NaN];
+    return this.answered[1];
   }
 
   toJSON(): SketchJSON {
@@ -179,7 +182,7 @@ export class LatencySketch {
   load(json: SketchJSON): void {
     this.buckets = new Map(json.buckets.map(([index, weight]) => [index, [weight, 0]]));
     this.atMs = json.atMs;
-    this.cached = undefined;
+    this.cached = this.answered = undefined;
     while (this.buckets.size > MAX_BUCKETS) this.dropLightest();
   }
 
@@ -191,7 +194,7 @@ export class LatencySketch {
       bucket[0] *= factor;
       if (bucket[0] < NEGLIGIBLE_WEIGHT) this.buckets.delete(index);
     }
-    this.cached = undefined;
+    this.cached = this.answered = undefined;
     this.atMs = nowMs;
   }
 
@@ -201,7 +204,7 @@ export class LatencySketch {
       if (lightest === undefined || entry[1][0] < lightest[1][0]) lightest = entry;
     }
     if (lightest !== undefined) this.buckets.delete(lightest[0]);
-    this.cached = undefined;
+    this.cached = this.answered = undefined;
   }
 }
 
