@@ -132,11 +132,11 @@ export class ReplicaClient {
    */
   async respond(request: Request, io: RespondIO): Promise<Response> {
     this.reporter.count('intercepted');
-    const arrivedMs = performance.now();
-    const atMs = Date.now();
     try {
       // The stored state first (a request planned on an empty state goes to the origin's first replica), within a bound.
       if (!this.loaded) {
+        const arrivedMs = performance.now();
+        const atMs = Date.now();
         const restored = this.restoredInTime();
         // A cold worker's navigation: the preload's answer, when it comes first and serves, does not wait for it (cold-navigation.ts).
         const early = io.preload && !this.offline.enabled ? await preloadFirst(io.preload, restored) : undefined;
